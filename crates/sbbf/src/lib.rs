@@ -1,0 +1,71 @@
+//! Spec-exact Parquet split-block Bloom filters (SBBF).
+//!
+//! A filter is `z` blocks of 256 bits, each block eight little-endian `u32` words. A value is
+//! hashed with XXH64 (seed 0); the upper 32 bits of the hash pick a block, the lower 32 bits,
+//! multiplied by eight salt constants, pick one bit in each word. This is the layout of the
+//! Parquet specification (`BloomFilter.md`), so bitsets move between this crate and Parquet
+//! files byte for byte.
+//!
+//! - [`Sbbf`] owns its bitset and can insert, union and fold.
+//! - [`SbbfRef`] probes a bitset that lives in someone else's buffer, zero-copy.
+//! - [`sizing`] chooses sizes; the default keeps its false-positive promise.
+//!
+//! On x86_64 an AVX2 kernel is chosen at run time; elsewhere a portable kernel runs. Both set
+//! and test exactly the same bits.
+//!
+//! ```
+//! use sbbf::{Sbbf, SbbfRef};
+//!
+//! let mut filter = Sbbf::with_ndv_fpp(10_000, 0.01)?;
+//! for word in ["hello", "parquet", "bloom", "filter"] {
+//!     filter.insert(word.as_bytes());
+//! }
+//! // Store the bitset anywhere, probe it where it lies.
+//! let stored: Vec<u8> = filter.as_bytes().to_vec();
+//! let view = SbbfRef::new(&stored)?;
+//! assert!(view.contains(b"parquet"));
+//! # Ok::<(), sbbf::Error>(())
+//! ```
+
+mod error;
+mod filter;
+mod kernel;
+pub mod sizing;
+mod view;
+
+pub use error::Error;
+pub use filter::Sbbf;
+pub use kernel::{BLOCK_BYTES, SALT};
+pub use view::SbbfRef;
+
+/// Smallest bitset writers produce and readers accept: one block.
+pub const MIN_BYTES: usize = 32;
+/// Largest bitset writers produce and readers accept (the Apache implementations' bound).
+pub const MAX_BYTES: usize = 128 * 1024 * 1024;
+
+/// XXH64 with seed 0, the hash Parquet uses for Bloom filters.
+///
+/// ```
+/// // Known answer of XXH64 for the empty input.
+/// assert_eq!(sbbf::hash(b""), 0xef46db3751d8e999);
+/// ```
+#[inline(always)]
+pub fn hash(value: &[u8]) -> u64 {
+    xxhash_rust::xxh64::xxh64(value, 0)
+}
+
+/// Which kernel this process uses: `"avx2"` or `"portable"`.
+///
+/// ```
+/// assert!(["avx2", "portable"].contains(&sbbf::kernel_name()));
+/// ```
+pub fn kernel_name() -> &'static str {
+    if kernel::has_avx2() {
+        "avx2"
+    } else {
+        "portable"
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,229 @@
+//! Property tests: every kernel sets and tests exactly the bits a plain reading of the spec does.
+
+use crate::kernel::{self, portable};
+use crate::{Sbbf, SbbfRef, SALT};
+use proptest::prelude::*;
+
+/// The spec, read aloud: no SIMD, no shortcuts, words as integers.
+struct Reference {
+    words: Vec<[u32; 8]>,
+}
+
+impl Reference {
+    fn new(num_blocks: usize) -> Self {
+        Reference {
+            words: vec![[0; 8]; num_blocks],
+        }
+    }
+    fn index(&self, h: u64) -> usize {
+        let z = self.words.len() as u128;
+        (((h >> 32) as u128 * z) >> 32) as usize
+    }
+    fn mask(key: u32, i: usize) -> u32 {
+        let bit = key.wrapping_mul(SALT[i]) >> 27;
+        1u32 << bit
+    }
+    fn insert(&mut self, h: u64) {
+        let b = self.index(h);
+        for i in 0..8 {
+            self.words[b][i] |= Self::mask(h as u32, i);
+        }
+    }
+    fn check(&self, h: u64) -> bool {
+        let b = self.index(h);
+        (0..8).all(|i| self.words[b][i] & Self::mask(h as u32, i) != 0)
+    }
+    fn bytes(&self) -> Vec<u8> {
+        self.words
+            .iter()
+            .flat_map(|w| w.iter().flat_map(|x| x.to_le_bytes()))
+            .collect()
+    }
+}
+
+fn blocks() -> impl Strategy<Value = usize> {
+    prop_oneof![1usize..=9, Just(64usize), Just(1000usize), Just(1024usize)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn every_kernel_matches_the_reference(
+        nblocks in blocks(),
+        inserted in prop::collection::vec(any::<u64>(), 0..300),
+        probed in prop::collection::vec(any::<u64>(), 0..300),
+    ) {
+        let mut reference = Reference::new(nblocks);
+        for h in &inserted { reference.insert(*h); }
+        let expected = reference.bytes();
+
+        // Portable, one at a time and in a batch.
+        let mut one = vec![0u8; nblocks * 32];
+        for h in &inserted { portable::insert_hash(&mut one, *h); }
+        prop_assert_eq!(&one, &expected);
+        let mut batch = vec![0u8; nblocks * 32];
+        portable::insert_hashes(&mut batch, &inserted);
+        prop_assert_eq!(&batch, &expected);
+
+        // Whatever the dispatcher picks (AVX2 on most x86_64 machines).
+        let mut f = Sbbf::from_bitset(&vec![0u8; nblocks * 32]).unwrap();
+        for h in &inserted { f.insert_hash(*h); }
+        prop_assert_eq!(f.as_bytes(), &expected[..]);
+        let mut fb = Sbbf::from_bitset(&vec![0u8; nblocks * 32]).unwrap();
+        fb.insert_hashes(&inserted);
+        prop_assert_eq!(fb.as_bytes(), &expected[..]);
+
+        let all: Vec<u64> = inserted.iter().chain(probed.iter()).copied().collect();
+        let mut batch_out = vec![false; all.len()];
+        f.contains_hashes(&all, &mut batch_out);
+        let mut portable_out = vec![false; all.len()];
+        portable::contains_hashes(&expected, &all, &mut portable_out);
+        for (i, h) in all.iter().enumerate() {
+            let want = reference.check(*h);
+            prop_assert_eq!(portable::contains_hash(&expected, *h), want);
+            prop_assert_eq!(f.contains_hash(*h), want);
+            prop_assert_eq!(batch_out[i], want);
+            prop_assert_eq!(portable_out[i], want);
+        }
+        // Inserted values are always found (no false negatives).
+        for h in &inserted { prop_assert!(f.contains_hash(*h)); }
+    }
+
+    #[test]
+    fn avx2_matches_portable(
+        nblocks in blocks(),
+        inserted in prop::collection::vec(any::<u64>(), 0..300),
+        probed in prop::collection::vec(any::<u64>(), 0..300),
+        values in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..50),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // This test is meaningless without AVX2; CI machines have it, so fail loudly.
+            prop_assert!(kernel::has_avx2(), "this x86_64 CPU has no AVX2");
+            use kernel::avx2;
+            let mut p = vec![0u8; nblocks * 32];
+            let mut a = vec![0u8; nblocks * 32];
+            let mut ab = vec![0u8; nblocks * 32];
+            // SAFETY (test): AVX2 presence is asserted above.
+            unsafe {
+                for h in &inserted {
+                    portable::insert_hash(&mut p, *h);
+                    avx2::insert_hash(&mut a, *h);
+                }
+                avx2::insert_hashes(&mut ab, &inserted);
+                for v in &values {
+                    portable::insert_value(&mut p, v);
+                    avx2::insert_value(&mut a, v);
+                    avx2::insert_value(&mut ab, v);
+                }
+                prop_assert_eq!(&p, &a);
+                prop_assert_eq!(&p, &ab);
+                let mut out = vec![false; probed.len()];
+                avx2::contains_hashes(&p, &probed, &mut out);
+                for (i, h) in probed.iter().enumerate() {
+                    let want = portable::contains_hash(&p, *h);
+                    prop_assert_eq!(avx2::contains_hash(&p, *h), want);
+                    prop_assert_eq!(out[i], want);
+                }
+                for v in &values {
+                    prop_assert!(avx2::contains(&p, v));
+                    prop_assert!(portable::contains(&p, v));
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        { let _ = (nblocks, inserted, probed, values); }
+    }
+
+    #[test]
+    fn view_on_any_alignment_matches_owned(
+        offset in 0usize..32,
+        inserted in prop::collection::vec(any::<u64>(), 1..200),
+        probed in prop::collection::vec(any::<u64>(), 0..200),
+    ) {
+        let mut f = Sbbf::with_num_bytes(512);
+        f.insert_hashes(&inserted);
+        let mut buf = vec![0xAAu8; offset];
+        buf.extend_from_slice(f.as_bytes());
+        let view = SbbfRef::new(&buf[offset..]).unwrap();
+        for h in inserted.iter().chain(&probed) {
+            prop_assert_eq!(view.contains_hash(*h), f.contains_hash(*h));
+        }
+    }
+
+    #[test]
+    fn fold_equals_building_small(
+        log_blocks in 1u32..8,
+        times in 1u32..8,
+        inserted in prop::collection::vec(any::<u64>(), 0..500),
+    ) {
+        let times = times.min(log_blocks);
+        let mut big = Sbbf::with_num_bytes(32 << log_blocks);
+        let mut small = Sbbf::with_num_bytes(32 << (log_blocks - times));
+        big.insert_hashes(&inserted);
+        small.insert_hashes(&inserted);
+        big.fold(times).unwrap();
+        prop_assert_eq!(big.as_bytes(), small.as_bytes());
+    }
+
+    #[test]
+    fn fold_is_exact_for_even_non_power_of_two(
+        half in 1usize..50,
+        inserted in prop::collection::vec(any::<u64>(), 0..300),
+    ) {
+        let mut big = Sbbf::from_bitset(&vec![0u8; 64 * half]).unwrap();
+        let mut small = Sbbf::from_bitset(&vec![0u8; 32 * half]).unwrap();
+        big.insert_hashes(&inserted);
+        small.insert_hashes(&inserted);
+        big.fold(1).unwrap();
+        prop_assert_eq!(big.as_bytes(), small.as_bytes());
+    }
+
+    #[test]
+    fn union_equals_inserting_both(
+        a in prop::collection::vec(any::<u64>(), 0..200),
+        b in prop::collection::vec(any::<u64>(), 0..200),
+    ) {
+        let (mut fa, mut fb, mut both) = (Sbbf::with_num_bytes(256), Sbbf::with_num_bytes(256), Sbbf::with_num_bytes(256));
+        fa.insert_hashes(&a);
+        fb.insert_hashes(&b);
+        both.insert_hashes(&a);
+        both.insert_hashes(&b);
+        fa.union(&fb).unwrap();
+        prop_assert_eq!(fa, both);
+    }
+
+    #[test]
+    fn serialization_round_trips(inserted in prop::collection::vec(any::<u64>(), 0..200), kb in 0usize..6) {
+        let mut f = Sbbf::with_num_bytes(32 << kb);
+        f.insert_hashes(&inserted);
+        let back = Sbbf::from_bitset(f.as_bytes()).unwrap();
+        prop_assert_eq!(&back, &f);
+        prop_assert_eq!(SbbfRef::new(f.as_bytes()).unwrap().to_owned(), f);
+    }
+}
+
+#[test]
+fn fold_rejects_what_cannot_halve() {
+    let mut f = Sbbf::from_bitset(&[0u8; 96]).unwrap();
+    assert!(f.fold(1).is_err());
+    let mut g = Sbbf::with_num_bytes(64);
+    assert!(g.fold(2).is_err());
+    assert!(g.fold(64).is_err());
+    g.fold(1).unwrap();
+    assert_eq!(g.num_bytes(), 32);
+}
+
+#[test]
+fn estimated_fpp_is_exact_for_a_known_block() {
+    // One block with every word half full: any absent key hits with probability 1/2^8.
+    let mut bits = [0u8; 32];
+    for w in 0..8 {
+        bits[4 * w..4 * w + 4].copy_from_slice(&0x0000_ffffu32.to_le_bytes());
+    }
+    let v = SbbfRef::new(&bits).unwrap();
+    assert_eq!(v.estimated_fpp(), 1.0 / 256.0);
+    assert_eq!(v.count_ones(), 128);
+    assert_eq!(v.fill_ratio(), 0.5);
+}
