@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Create tools/.venv with the pinned Python writers/oracles used by tools/gen.
+# Idempotent: re-running only installs what is missing or at the wrong version.
+set -euo pipefail
+
+PYARROW_VERSION=26.0.1
+DUCKDB_VERSION=2.0.1
+PYSPARK_VERSION=4.3.0
+NUMPY_VERSION=2.4.6
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="$here/.venv"
+python="${PYTHON:-python3}"
+
+die() { echo "setup-venv.sh: ERROR: $*" >&2; exit 1; }
+
+command -v "$python" >/dev/null || die "$python not found"
+if [ ! -x "$venv/bin/python" ]; then
+    echo "setup-venv.sh: creating $venv"
+    "$python" -m venv "$venv" || die "python -m venv failed (apt-get install python3-venv?)"
+fi
+
+"$venv/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip \
+    || die "pip upgrade failed"
+"$venv/bin/python" -m pip install --disable-pip-version-check -q \
+    "pyarrow==$PYARROW_VERSION" "duckdb==$DUCKDB_VERSION" "pyspark==$PYSPARK_VERSION" "numpy==$NUMPY_VERSION" \
+    || die "pip install failed"
+
+"$venv/bin/python" - <<PY || die "version check failed"
+import pyarrow, duckdb, pyspark, numpy
+assert pyarrow.__version__ == "$PYARROW_VERSION", pyarrow.__version__
+assert duckdb.__version__ == "$DUCKDB_VERSION", duckdb.__version__
+assert pyspark.__version__ == "$PYSPARK_VERSION", pyspark.__version__
+assert numpy.__version__ == "$NUMPY_VERSION", numpy.__version__
+print("setup-venv.sh: ok: pyarrow", pyarrow.__version__, "duckdb", duckdb.__version__, "pyspark", pyspark.__version__)
+PY
+
+if ! command -v java >/dev/null; then
+    echo "setup-venv.sh: WARNING: java not found; the Spark/parquet-java generator and oracle need Java 17+" >&2
+fi
