@@ -1,1 +1,42 @@
-fn main() {}
+//! `sbbf`: probe and inspect the split-block Bloom filters of Parquet files.
+
+mod files;
+mod inspect;
+mod probe;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+/// Parquet split-block Bloom filters: ask which row groups may hold a value, and look inside
+/// the filters a file carries.
+#[derive(Parser, Debug)]
+#[command(name = "sbbf", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Probe(probe::ProbeArgs),
+    Inspect(inspect::InspectArgs),
+}
+
+/// Output format.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Lines for people.
+    #[default]
+    Text,
+    /// One JSON object per file and line, for scripts.
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse_from(probe::protect_negative_values(std::env::args_os()));
+    let code = match cli.command {
+        Command::Probe(a) => probe::run(a),
+        Command::Inspect(a) => inspect::run(a),
+    };
+    ExitCode::from(code)
+}

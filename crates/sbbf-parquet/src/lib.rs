@@ -1,1 +1,40 @@
-//! Placeholder
+//! The Parquet side of split-block Bloom filters: where a column chunk's filter is, how to read
+//! it cheaply and safely, and which bytes a value is hashed as.
+//!
+//! Data flows one way: file bytes → footer ([`ParquetFile::open`], the `parquet` crate decodes
+//! it) → column chunk ([`ParquetFile::filter_locations`]) → filter bytes ([`header`], [`io`]) →
+//! [`sbbf::SbbfRef`]; and value text → typed value → plain bytes ([`value`]) → hash → probe.
+//!
+//! The Bloom filter header is decoded with the `thrift` crate's compact protocol (the
+//! `parquet` crate keeps its own Thrift reader private), configured with tight size limits
+//! because its defaults allocate what a length prefix claims.
+//!
+//! ```no_run
+//! use sbbf_parquet::{ParquetFile, IoPolicy, Answer, value::{encode_text, EncodeOptions}};
+//!
+//! let pq = ParquetFile::open(std::fs::File::open("events.parquet")?)?;
+//! let col = pq.column_index("user_id")?;
+//! let value = encode_text(&pq.columns()[col], "12345", EncodeOptions::default())?;
+//! let skippable: Vec<usize> = pq
+//!     .probe(col, &[value], IoPolicy::default())
+//!     .iter()
+//!     .filter(|rg| rg.answers[0] == Answer::Absent)
+//!     .map(|rg| rg.row_group)
+//!     .collect();
+//! println!("row groups to skip: {skippable:?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod column;
+mod error;
+mod file;
+pub mod header;
+pub mod inspect;
+pub mod io;
+mod probe;
+pub mod value;
+
+pub use error::Error;
+pub use file::ParquetFile;
+pub use io::IoPolicy;
+pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};

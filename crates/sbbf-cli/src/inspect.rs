@@ -1,0 +1,140 @@
+//! `sbbf inspect FILE`
+
+use crate::{files, Format};
+use clap::Args;
+use sbbf_parquet::ParquetFile;
+use serde_json::json;
+
+/// Show every column chunk's Bloom filter: where it is, how big, how full, the false-positive
+/// rate its fill implies, and anything wrong with it (bad header, offsets outside the data area,
+/// overlap with other structures, sizes other readers reject).
+///
+/// Examples:
+///   sbbf inspect data.parquet
+///   sbbf inspect data/ --format json
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct InspectArgs {
+    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob.
+    pub file: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Only these columns (dotted paths); repeatable.
+    #[arg(long = "column", short = 'c')]
+    pub columns: Vec<String>,
+}
+
+pub fn run(a: InspectArgs) -> u8 {
+    let paths = match files::expand(&a.file) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sbbf inspect: {e}");
+            return 2;
+        }
+    };
+    let mut failed = false;
+    for path in &paths {
+        let shown = path.display().to_string();
+        if let Err(e) = inspect_file(&shown, path, &a) {
+            eprintln!("sbbf inspect: {shown}: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        2
+    } else {
+        0
+    }
+}
+
+fn inspect_file(
+    shown: &str,
+    path: &std::path::Path,
+    a: &InspectArgs,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let pq = ParquetFile::open(std::fs::File::open(path)?)?;
+    for c in &a.columns {
+        pq.column_index(c)?;
+    }
+    let created_by = pq
+        .metadata()
+        .file_metadata()
+        .created_by()
+        .map(str::to_string);
+    let reports: Vec<_> = pq
+        .inspect()
+        .into_iter()
+        .filter(|r| a.columns.is_empty() || a.columns.contains(&r.column))
+        .collect();
+    let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
+    if a.format == Format::Json {
+        let chunks: Vec<_> = reports
+            .iter()
+            .map(|r| {
+                let ty = pq.columns().iter().find(|c| c.path == r.column);
+                json!({
+                    "row_group": r.row_group,
+                    "column": r.column,
+                    "physical_type": ty.map(|t| t.physical_name()),
+                    "logical_type": ty.and_then(|t| t.logical.clone()),
+                    "has_filter": r.offset.is_some(),
+                    "offset": r.offset,
+                    "length": r.length,
+                    "header_bytes": r.header_len,
+                    "bitset_bytes": r.num_bytes,
+                    "bits_set": r.bits_set,
+                    "fill_ratio": r.fill,
+                    "estimated_fpp": r.fpp,
+                    "problems": r.problems,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "file": shown,
+                "created_by": created_by,
+                "file_size": pq.file_len(),
+                "num_row_groups": pq.metadata().num_row_groups(),
+                "chunks": chunks,
+                "problems": problems,
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "{shown}: {} bytes, {} row group(s), written by {}",
+        pq.file_len(),
+        pq.metadata().num_row_groups(),
+        created_by.as_deref().unwrap_or("(unknown writer)")
+    );
+    println!(
+        "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
+        "rg", "column", "offset", "length", "bitset", "bits set", "fill", "fpp"
+    );
+    for r in &reports {
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
+        match r.offset {
+            None => println!("  {:>3}  {:<24} no Bloom filter", r.row_group, r.column),
+            Some(o) => println!(
+                "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
+                r.row_group,
+                r.column,
+                o,
+                r.length
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| "absent".into()),
+                opt(r.num_bytes.map(|n| n.to_string())),
+                opt(r.bits_set.map(|n| n.to_string())),
+                opt(r.fill.map(|f| format!("{:.1}%", f * 100.0))),
+                opt(r.fpp.map(|f| format!("{f:.2e}"))),
+            ),
+        }
+        for p in &r.problems {
+            println!("       problem: {p}");
+        }
+    }
+    println!("  {problems} problem(s) found");
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! Opening a file: the footer, read once with exactly two ranged reads.
+
+use crate::column::ColumnType;
+use crate::io::{read_range, Range};
+use crate::Error;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::reader::ChunkReader;
+use std::sync::Arc;
+
+/// A Parquet file whose footer has been read: the reader, the metadata and where the footer
+/// starts (filters must lie before it).
+pub struct ParquetFile<R> {
+    reader: R,
+    metadata: Arc<ParquetMetaData>,
+    file_len: u64,
+    footer_start: u64,
+    columns: Vec<ColumnType>,
+}
+
+impl<R: ChunkReader> ParquetFile<R> {
+    /// Reads and decodes the footer: the last 8 bytes, then the metadata they announce.
+    ///
+    /// ```no_run
+    /// let file = std::fs::File::open("data.parquet")?;
+    /// let pq = sbbf_parquet::ParquetFile::open(file)?;
+    /// println!("{} row groups", pq.metadata().num_row_groups());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(reader: R) -> Result<Self, Error> {
+        let file_len = reader.len();
+        if file_len < 12 {
+            return Err(Error::NotParquet(format!(
+                "{file_len} bytes is shorter than the smallest Parquet file"
+            )));
+        }
+        let tail = read_range(
+            &reader,
+            Range {
+                start: file_len - 8,
+                end: file_len,
+            },
+        )
+        .map_err(Error::Read)?;
+        match &tail[4..8] {
+            b"PAR1" => {}
+            b"PARE" => return Err(Error::Encrypted),
+            other => {
+                return Err(Error::NotParquet(format!(
+                    "the file does not end with PAR1 (found {:?})",
+                    String::from_utf8_lossy(other)
+                )))
+            }
+        }
+        let meta_len = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as u64;
+        if meta_len + 12 > file_len {
+            return Err(Error::NotParquet(format!(
+                "footer length {meta_len} exceeds the file size {file_len}"
+            )));
+        }
+        let footer_start = file_len - 8 - meta_len;
+        let meta = read_range(
+            &reader,
+            Range {
+                start: footer_start,
+                end: file_len - 8,
+            },
+        )
+        .map_err(Error::Read)?;
+        let metadata = ParquetMetaDataReader::decode_metadata(&meta).map_err(|e| {
+            let text = e.to_string();
+            if text.to_lowercase().contains("encrypt") {
+                Error::Encrypted
+            } else {
+                Error::Footer(text)
+            }
+        })?;
+        let columns = metadata
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| ColumnType::from_descriptor(c))
+            .collect();
+        Ok(ParquetFile {
+            reader,
+            metadata: Arc::new(metadata),
+            file_len,
+            footer_start,
+            columns,
+        })
+    }
+}
+
+impl<R> ParquetFile<R> {
+    /// The decoded footer.
+    pub fn metadata(&self) -> &Arc<ParquetMetaData> {
+        &self.metadata
+    }
+
+    /// The reader the file was opened with.
+    pub fn reader(&self) -> &R {
+        &self.reader
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// Offset of the first footer byte (the Thrift `FileMetaData`).
+    pub fn footer_start(&self) -> u64 {
+        self.footer_start
+    }
+
+    /// Every leaf column, in schema order.
+    pub fn columns(&self) -> &[ColumnType] {
+        &self.columns
+    }
+
+    /// The index of the leaf column with this dotted path. When there is none, the error lists
+    /// the leaves that look related (same last name, or under the given prefix), or all leaves.
+    pub fn column_index(&self, path: &str) -> Result<usize, Error> {
+        if let Some(i) = self.columns.iter().position(|c| c.path == path) {
+            return Ok(i);
+        }
+        let prefix = format!("{path}.");
+        let suffix = format!(".{path}");
+        let mut candidates: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| c.path.clone())
+            .filter(|p| {
+                p.starts_with(&prefix) || p.ends_with(&suffix) || p.eq_ignore_ascii_case(path)
+            })
+            .collect();
+        if candidates.is_empty() {
+            candidates = self.columns.iter().map(|c| c.path.clone()).collect();
+        }
+        Err(Error::UnknownColumn {
+            column: path.to_string(),
+            candidates,
+        })
+    }
+}

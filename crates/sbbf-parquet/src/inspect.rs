@@ -1,0 +1,206 @@
+//! A full report on every filter of a file: where it is, what it holds, what is wrong with it.
+
+use crate::header::BloomFilterHeader;
+use crate::io::{read_range, Range};
+use crate::ParquetFile;
+use parquet::file::reader::ChunkReader;
+use sbbf::SbbfRef;
+
+/// What `sbbf inspect` says about one column chunk's filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilterReport {
+    /// Row group index.
+    pub row_group: usize,
+    /// Leaf column path.
+    pub column: String,
+    /// `bloom_filter_offset`, if any.
+    pub offset: Option<i64>,
+    /// `bloom_filter_length`, if the footer has it.
+    pub length: Option<i32>,
+    /// Bytes of the header, when it could be decoded.
+    pub header_len: Option<u64>,
+    /// Bitset size the header announces.
+    pub num_bytes: Option<i32>,
+    /// Bits set in the bitset.
+    pub bits_set: Option<u64>,
+    /// Share of bits set.
+    pub fill: Option<f64>,
+    /// False-positive rate these bits give a random absent value.
+    pub fpp: Option<f64>,
+    /// Problems found; empty for a healthy filter.
+    pub problems: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+struct Region {
+    start: u64,
+    end: u64,
+    what: RegionKind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum RegionKind {
+    Data(usize, usize),
+    ColumnIndex(usize, usize),
+    OffsetIndex(usize, usize),
+    Filter(usize, usize),
+}
+
+impl<R: ChunkReader> ParquetFile<R> {
+    /// Reads every filter of the file (one at a time, each bounded by the file size) and reports
+    /// on it. Chunks without a filter are listed too, with no offset.
+    pub fn inspect(&self) -> Vec<FilterReport> {
+        let meta = self.metadata();
+        let mut regions = Vec::new();
+        for (r, rg) in meta.row_groups().iter().enumerate() {
+            for (c, col) in rg.columns().iter().enumerate() {
+                let (start, len) = col.byte_range();
+                regions.push(Region {
+                    start,
+                    end: start.saturating_add(len),
+                    what: RegionKind::Data(r, c),
+                });
+                if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
+                    regions.push(Region {
+                        start: o.max(0) as u64,
+                        end: (o.max(0) as u64).saturating_add(l.max(0) as u64),
+                        what: RegionKind::ColumnIndex(r, c),
+                    });
+                }
+                if let (Some(o), Some(l)) = (col.offset_index_offset(), col.offset_index_length()) {
+                    regions.push(Region {
+                        start: o.max(0) as u64,
+                        end: (o.max(0) as u64).saturating_add(l.max(0) as u64),
+                        what: RegionKind::OffsetIndex(r, c),
+                    });
+                }
+            }
+        }
+        let mut reports = Vec::new();
+        for (r, rg) in meta.row_groups().iter().enumerate() {
+            for (c, col) in rg.columns().iter().enumerate() {
+                let mut rep = FilterReport {
+                    row_group: r,
+                    column: self.columns()[c].path.clone(),
+                    offset: col.bloom_filter_offset(),
+                    length: col.bloom_filter_length(),
+                    header_len: None,
+                    num_bytes: None,
+                    bits_set: None,
+                    fill: None,
+                    fpp: None,
+                    problems: Vec::new(),
+                };
+                if rep.offset.is_some() {
+                    let end = self.read_one(&mut rep);
+                    if let (Some(o), Some(end)) = (rep.offset, end) {
+                        let me = Region {
+                            start: o as u64,
+                            end,
+                            what: RegionKind::Filter(r, c),
+                        };
+                        for other in &regions {
+                            if other.start < me.end && me.start < other.end {
+                                rep.problems
+                                    .push(format!("overlaps {}", self.describe(other.what)));
+                            }
+                        }
+                        regions.push(me);
+                    }
+                }
+                reports.push(rep);
+            }
+        }
+        reports
+    }
+
+    fn describe(&self, what: RegionKind) -> String {
+        let name = |c: usize| self.columns()[c].path.clone();
+        match what {
+            RegionKind::Data(r, c) => format!("the data pages of `{}` in row group {r}", name(c)),
+            RegionKind::ColumnIndex(r, c) => {
+                format!("the column index of `{}` in row group {r}", name(c))
+            }
+            RegionKind::OffsetIndex(r, c) => {
+                format!("the offset index of `{}` in row group {r}", name(c))
+            }
+            RegionKind::Filter(r, c) => {
+                format!("the Bloom filter of `{}` in row group {r}", name(c))
+            }
+        }
+    }
+
+    /// Fills in header and bitset facts; returns the filter's end offset when it is known.
+    fn read_one(&self, rep: &mut FilterReport) -> Option<u64> {
+        let offset = rep.offset?;
+        let footer = self.footer_start();
+        if offset < 4 || offset as u64 >= footer {
+            rep.problems.push(format!(
+                "offset {offset} is outside the data area [4, {footer})"
+            ));
+            return None;
+        }
+        let offset = offset as u64;
+        if let Some(l) = rep.length {
+            if l <= 0 {
+                rep.problems
+                    .push(format!("bloom_filter_length {l} is not positive"));
+            } else if offset + l as u64 > footer {
+                rep.problems.push(format!(
+                    "bloom_filter_length {l} runs past the data area (footer at {footer})"
+                ));
+            }
+        }
+        let head = Range {
+            start: offset,
+            end: (offset + crate::header::MAX_HEADER_BYTES as u64).min(footer),
+        };
+        let (header, header_len) = match read_range(self.reader(), head)
+            .map_err(|e| format!("cannot read the header: {e}"))
+            .and_then(|b| BloomFilterHeader::parse(&b).map_err(|e| e.to_string()))
+        {
+            Ok(h) => h,
+            Err(e) => {
+                rep.problems.push(e);
+                return None;
+            }
+        };
+        rep.header_len = Some(header_len as u64);
+        rep.num_bytes = Some(header.num_bytes);
+        let n = header.num_bytes as u64;
+        if !n.is_power_of_two() {
+            rep.problems.push(format!(
+                "bitset size {n} is not a power of two (Arrow C++ and parquet-java writers never write one; some readers reject it)"
+            ));
+        }
+        if let Some(l) = rep.length {
+            if l > 0 && l as u64 != header_len as u64 + n {
+                rep.problems.push(format!(
+                    "bloom_filter_length {l} disagrees with the header ({header_len} + {n} bytes)"
+                ));
+            }
+        }
+        let bits = Range {
+            start: offset + header_len as u64,
+            end: offset + header_len as u64 + n,
+        };
+        if bits.end > footer {
+            rep.problems.push(format!(
+                "the bitset runs past the data area (ends at {}, footer at {footer})",
+                bits.end
+            ));
+            return None;
+        }
+        match read_range(self.reader(), bits) {
+            Ok(b) => {
+                if let Ok(v) = SbbfRef::new(&b) {
+                    rep.bits_set = Some(v.count_ones());
+                    rep.fill = Some(v.fill_ratio());
+                    rep.fpp = Some(v.estimated_fpp());
+                }
+            }
+            Err(e) => rep.problems.push(format!("cannot read the bitset: {e}")),
+        }
+        Some(bits.end)
+    }
+}
