@@ -145,7 +145,7 @@ impl Sbbf {
     /// f.insert(b"parquet");
     /// assert!(f.contains(b"parquet"));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, value: &[u8]) {
         dispatch!(insert_value(self.as_bytes_mut(), value))
     }
@@ -169,7 +169,7 @@ impl Sbbf {
     }
 
     /// See [`SbbfRef::contains`].
-    #[inline]
+    #[inline(always)]
     pub fn contains(&self, value: &[u8]) -> bool {
         dispatch!(contains(self.as_bytes(), value))
     }

@@ -140,16 +140,6 @@ pub(crate) mod portable {
             insert(block_mut(bits, block_index(*h, n)), *h as u32);
         }
     }
-
-    #[inline]
-    pub(crate) fn contains(bits: &[u8], value: &[u8]) -> bool {
-        contains_hash(bits, crate::hash(value))
-    }
-
-    #[inline]
-    pub(crate) fn insert_value(bits: &mut [u8], value: &[u8]) {
-        insert_hash(bits, crate::hash(value))
-    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -169,7 +159,19 @@ pub(crate) fn has_avx2() -> bool {
 }
 
 /// Calls the AVX2 version of an operation when the CPU has it, the portable one otherwise.
+///
+/// Operations on a value hash it here, in the caller, and dispatch only the probe: a
+/// `target_feature` function cannot be inlined into code compiled without the feature, so
+/// hashing inside it would hash the generic way (run-time length) behind a call. Inlined into
+/// the caller, the hash sees the value's length at compile time (8 for an `i64`, 16 for a
+/// `[u8; 16]`) and its constants stay in registers across a loop of probes.
 macro_rules! dispatch {
+    (contains($bits:expr, $value:expr)) => {
+        $crate::kernel::dispatch!(contains_hash($bits, $crate::hash($value)))
+    };
+    (insert_value($bits:expr, $value:expr)) => {
+        $crate::kernel::dispatch!(insert_hash($bits, $crate::hash($value)))
+    };
     ($op:ident ( $($arg:expr),* )) => {{
         #[cfg(target_arch = "x86_64")]
         {

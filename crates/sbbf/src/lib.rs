@@ -32,6 +32,7 @@ mod filter;
 mod kernel;
 pub mod sizing;
 mod view;
+mod xxh64;
 
 pub use error::Error;
 pub use filter::Sbbf;
@@ -51,7 +52,7 @@ pub const MAX_BYTES: usize = 128 * 1024 * 1024;
 /// ```
 #[inline(always)]
 pub fn hash(value: &[u8]) -> u64 {
-    xxhash_rust::xxh64::xxh64(value, 0)
+    xxh64::xxh64(value)
 }
 
 /// Which kernel this process uses: `"avx2"` or `"portable"`.

@@ -113,9 +113,10 @@ proptest! {
                 }
                 avx2::insert_hashes(&mut ab, &inserted);
                 for v in &values {
-                    portable::insert_value(&mut p, v);
-                    avx2::insert_value(&mut a, v);
-                    avx2::insert_value(&mut ab, v);
+                    let h = crate::hash(v);
+                    portable::insert_hash(&mut p, h);
+                    avx2::insert_hash(&mut a, h);
+                    avx2::insert_hash(&mut ab, h);
                 }
                 prop_assert_eq!(&p, &a);
                 prop_assert_eq!(&p, &ab);
@@ -127,8 +128,8 @@ proptest! {
                     prop_assert_eq!(out[i], want);
                 }
                 for v in &values {
-                    prop_assert!(avx2::contains(&p, v));
-                    prop_assert!(portable::contains(&p, v));
+                    prop_assert!(avx2::contains_hash(&p, crate::hash(v)));
+                    prop_assert!(portable::contains_hash(&p, crate::hash(v)));
                 }
             }
         }
@@ -226,4 +227,37 @@ fn estimated_fpp_is_exact_for_a_known_block() {
     assert_eq!(v.estimated_fpp(), 1.0 / 256.0);
     assert_eq!(v.count_ones(), 128);
     assert_eq!(v.fill_ratio(), 0.5);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The inlined short-input XXH64 equals `xxhash_rust` for every length and path.
+    #[test]
+    fn xxh64_matches_xxhash_rust(value in prop::collection::vec(any::<u8>(), 0..80)) {
+        prop_assert_eq!(crate::hash(&value), xxhash_rust::xxh64::xxh64(&value, 0));
+    }
+
+    #[test]
+    fn xxh64_fixed_widths_match_xxhash_rust(v in any::<u64>()) {
+        let h8 = xxhash_rust::xxh64::xxh64(&v.to_le_bytes(), 0);
+        prop_assert_eq!(crate::xxh64::xxh64_u64(v), h8);
+        prop_assert_eq!(crate::hash(&v.to_le_bytes()), h8);
+        let w = v as u32;
+        let h4 = xxhash_rust::xxh64::xxh64(&w.to_le_bytes(), 0);
+        prop_assert_eq!(crate::xxh64::xxh64_u32(w), h4);
+        prop_assert_eq!(crate::hash(&w.to_le_bytes()), h4);
+    }
+}
+
+#[test]
+fn xxh64_every_short_length() {
+    let data: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
+    for len in 0..=data.len() {
+        assert_eq!(
+            crate::hash(&data[..len]),
+            xxhash_rust::xxh64::xxh64(&data[..len], 0),
+            "length {len}"
+        );
+    }
 }

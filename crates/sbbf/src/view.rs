@@ -64,7 +64,7 @@ impl<'a> SbbfRef<'a> {
     /// let full = sbbf::SbbfRef::new(&bits).unwrap();
     /// assert!(full.contains(b"anything"));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains(&self, value: &[u8]) -> bool {
         dispatch!(contains(self.bits, value))
     }

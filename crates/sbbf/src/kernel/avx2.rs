@@ -59,16 +59,6 @@ pub(crate) fn insert_hash(bits: &mut [u8], hash: u64) {
 }
 
 #[target_feature(enable = "avx2")]
-pub(crate) fn contains(bits: &[u8], value: &[u8]) -> bool {
-    contains_hash(bits, crate::hash(value))
-}
-
-#[target_feature(enable = "avx2")]
-pub(crate) fn insert_value(bits: &mut [u8], value: &[u8]) {
-    insert_hash(bits, crate::hash(value))
-}
-
-#[target_feature(enable = "avx2")]
 pub(crate) fn contains_hashes(bits: &[u8], hashes: &[u64], out: &mut [bool]) {
     let n = bits.len() / BLOCK_BYTES;
     for (i, (h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Turn the criterion results of `cargo bench -p sbbf` into a Markdown comparison table.
+
+Usage:
+    cargo bench -p sbbf                      # writes target/criterion/**/new/estimates.json
+    python3 tools/bench_ratios.py            # prints the table and the target check
+    python3 tools/bench_ratios.py --criterion-dir path/to/target/criterion
+
+Reads every `<group>/<operation>/<implementation>/new/{benchmark,estimates}.json` written by
+crates/sbbf/benches/filter.rs (groups `sbbf_<size>_<key>` and `sbbf_<size>_hash`). The time of
+one iteration is criterion's slope estimate (its mean when there is no slope), divided by the
+iteration's element count (the benchmark's `Throughput::Elements`) to give ns per key.
+
+Columns: operation, filter size, key type, ours ns/key, arrow-rs ns/key, ratio arrow-rs / ours
+(above 1 means ours is faster), and for the batch probe its time over the floor (bare random
+32-byte reads at the same block indices; 1.0 means the batch costs only its memory reads).
+arrow-rs has no public API taking a pre-computed hash, so the hash rows have no arrow-rs column.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+SIZES = ["32KiB", "1MiB", "128MiB"]
+KEYS = ["i64", "str16", "hash"]
+OPS = [
+    "contains_present",
+    "contains_absent",
+    "insert",
+    "contains_hash_present",
+    "contains_hash_absent",
+    "insert_hash",
+    "contains_hashes_absent",
+    "floor_read",
+]
+OP_LABEL = {
+    "contains_present": "test, present keys",
+    "contains_absent": "test, absent keys",
+    "insert": "insert",
+    "contains_hash_present": "`contains_hash`, present",
+    "contains_hash_absent": "`contains_hash`, absent",
+    "insert_hash": "`insert_hash`",
+    "contains_hashes_absent": "`contains_hashes` batch, absent",
+    "floor_read": "floor: bare 32-byte reads",
+}
+KEY_LABEL = {"i64": "i64", "str16": "16-byte string", "hash": "pre-computed hash"}
+
+# (description, size, key, operation, kind, bound): kind "ratio" needs arrow-rs/ours >= bound,
+# kind "floor" needs batch/floor <= bound.
+TARGETS = [
+    ("i64 test, present keys, 32 KiB: >= 3.5x arrow-rs", "32KiB", "i64", "contains_present", "ratio", 3.5),
+    ("i64 test, absent keys, 32 KiB: >= 6x arrow-rs", "32KiB", "i64", "contains_absent", "ratio", 6.0),
+    ("16-byte string test, present keys, 32 KiB: >= 2.3x arrow-rs", "32KiB", "str16", "contains_present", "ratio", 2.3),
+    ("16-byte string test, absent keys, 32 KiB: >= 2.3x arrow-rs", "32KiB", "str16", "contains_absent", "ratio", 2.3),
+    ("i64 insert, 32 KiB: >= 3.5x arrow-rs", "32KiB", "i64", "insert", "ratio", 3.5),
+    ("batch test of hashes, 128 MiB: <= 1.3x the floor", "128MiB", "hash", "contains_hashes_absent", "floor", 1.3),
+]
+
+
+def load(criterion_dir):
+    """{(group, op, impl): ns per key} for every finished benchmark."""
+    results = {}
+    for root, _dirs, files in os.walk(criterion_dir):
+        if os.path.basename(root) != "new" or "estimates.json" not in files:
+            continue
+        with open(os.path.join(root, "estimates.json")) as f:
+            est = json.load(f)
+        meta_path = os.path.join(root, "benchmark.json")
+        if os.path.exists(meta_path):
+            with open(meta_path) as f:
+                meta = json.load(f)
+            group, op, impl = meta["group_id"], meta["function_id"], meta["value_str"]
+            elements = (meta.get("throughput") or {}).get("Elements", 1)
+        else:  # fall back on the directory names
+            rel = os.path.relpath(os.path.dirname(root), criterion_dir).split(os.sep)
+            if len(rel) != 3:
+                continue
+            group, op, impl = rel
+            elements = 1
+        point = (est.get("slope") or est["mean"])["point_estimate"]
+        results[(group, op, impl)] = point / elements
+    return results
+
+
+def fmt(x, digits=2):
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--criterion-dir",
+        default=os.path.join(here, "..", "target", "criterion"),
+        help="criterion output directory (default: target/criterion of this checkout)",
+    )
+    args = parser.parse_args()
+    r = load(args.criterion_dir)
+    if not r:
+        sys.exit(f"no criterion results under {args.criterion_dir}; run `cargo bench -p sbbf` first")
+
+    def get(size, key, op, impl):
+        return r.get((f"sbbf_{size}_{key}", op, impl))
+
+    def batch_over_floor(size):
+        batch = get(size, "hash", "contains_hashes_absent", "ours")
+        floor = get(size, "hash", "floor_read", "floor")
+        return batch / floor if batch and floor else None
+
+    print("| operation | filter size | key type | ours ns/key | arrow-rs ns/key | arrow-rs / ours | batch / floor |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for key in KEYS:
+        for op in OPS:
+            for size in SIZES:
+                impl = "floor" if op == "floor_read" else "ours"
+                ours = get(size, key, op, impl)
+                if ours is None:
+                    continue
+                arrow = get(size, key, op, "arrow-rs")
+                ratio = arrow / ours if arrow else None
+                bf = batch_over_floor(size) if op == "contains_hashes_absent" else None
+                arrow_cell = fmt(arrow) if key != "hash" else "no hash API"
+                print(
+                    f"| {OP_LABEL.get(op, op)} | {size} | {KEY_LABEL[key]} | {fmt(ours)} | "
+                    f"{arrow_cell} | {fmt(ratio)} | {fmt(bf)} |"
+                )
+
+    print()
+    print("Targets:")
+    print()
+    for desc, size, key, op, kind, bound in TARGETS:
+        if kind == "ratio":
+            ours, arrow = get(size, key, op, "ours"), get(size, key, op, "arrow-rs")
+            value = arrow / ours if ours and arrow else None
+            met = value is not None and value >= bound
+        else:
+            value = batch_over_floor(size)
+            met = value is not None and value <= bound
+        verdict = "not measured" if value is None else ("met" if met else "MISSED")
+        print(f"- {desc}: {fmt(value)}x, {verdict}")
+
+
+if __name__ == "__main__":
+    main()
