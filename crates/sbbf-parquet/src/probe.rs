@@ -9,6 +9,9 @@ use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
 use std::collections::BTreeSet;
 
+/// Bytes read for a header whose length is unknown: a standard header is 15 to 19 bytes.
+const HEADER_GUESS: usize = 32;
+
 /// The answer for one value in one row group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
@@ -146,26 +149,34 @@ impl<R: ChunkReader> ParquetFile<R> {
             }
         }
 
-        // Round 1: headers of filters whose length the footer does not give.
-        let header_ranges: Vec<Range> = plans
-            .iter()
-            .filter_map(|p| match p {
-                Plan::NeedHeader { offset } => Some(self.header_range(*offset)),
-                _ => None,
-            })
-            .collect();
-        if !header_ranges.is_empty() {
+        // Round 1: headers of filters whose length the footer does not give. A standard header
+        // is at most 19 bytes; a longer one (fields from a future writer) is read again whole.
+        for window in [HEADER_GUESS, MAX_HEADER_BYTES] {
+            let header_ranges: Vec<Range> = plans
+                .iter()
+                .filter_map(|p| match p {
+                    Plan::NeedHeader { offset } => Some(self.header_range(*offset, window)),
+                    _ => None,
+                })
+                .collect();
+            if header_ranges.is_empty() {
+                break;
+            }
             let fetched = Fetched::read(self.reader(), &coalesce(header_ranges, policy.max_gap));
-            for p in plans.iter_mut() {
+            for (i, p) in plans.iter_mut().enumerate() {
                 if let Plan::NeedHeader { offset } = *p {
-                    let r = self.header_range(offset);
-                    *p = match fetched
+                    let r = self.header_range(offset, window);
+                    let length = locations[i].length.map(|l| l as u64);
+                    let parsed = fetched
                         .get(r.start, r.end - r.start)
                         .map_err(|e| format!("cannot read the filter header: {e}"))
-                        .and_then(|b| BloomFilterHeader::parse(&b).map_err(|e| e.to_string()))
-                    {
+                        .and_then(|b| BloomFilterHeader::parse(&b).map_err(|e| e.to_string()));
+                    *p = match parsed {
                         Ok((h, len)) => {
-                            self.checked_ready(offset, len as u64, h.num_bytes as u64, None, true)
+                            self.checked_ready(offset, len as u64, h.num_bytes as u64, length, true)
+                        }
+                        Err(_) if window < MAX_HEADER_BYTES && r.end - r.start == window as u64 => {
+                            Plan::NeedHeader { offset }
                         }
                         Err(e) => Plan::Done(FilterState::Invalid(e)),
                     };
@@ -223,7 +234,7 @@ impl<R: ChunkReader> ParquetFile<R> {
             let header_ranges: Vec<Range> = retry
                 .iter()
                 .filter_map(|i| match plans[*i] {
-                    Plan::Ready { offset, .. } => Some(self.header_range(offset)),
+                    Plan::Ready { offset, .. } => Some(self.header_range(offset, MAX_HEADER_BYTES)),
                     _ => None,
                 })
                 .collect();
@@ -231,7 +242,7 @@ impl<R: ChunkReader> ParquetFile<R> {
             let mut ranges = Vec::new();
             for i in &retry {
                 if let Plan::Ready { offset, .. } = plans[*i] {
-                    let r = self.header_range(offset);
+                    let r = self.header_range(offset, MAX_HEADER_BYTES);
                     let length = locations[*i].length.map(|l| l as u64);
                     plans[*i] = match headers
                         .get(r.start, r.end - r.start)
@@ -313,13 +324,11 @@ impl<R: ChunkReader> ParquetFile<R> {
             .collect()
     }
 
-    /// The bytes a header may occupy: up to [`MAX_HEADER_BYTES`], never into the footer.
-    fn header_range(&self, offset: u64) -> Range {
+    /// The `len` bytes a header may occupy from `offset`, never into the footer.
+    fn header_range(&self, offset: u64, len: usize) -> Range {
         Range {
             start: offset,
-            end: (offset + MAX_HEADER_BYTES as u64)
-                .min(self.footer_start())
-                .max(offset),
+            end: (offset + len as u64).min(self.footer_start()).max(offset),
         }
     }
 
