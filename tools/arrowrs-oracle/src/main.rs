@@ -20,7 +20,9 @@ use std::process::ExitCode;
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ConvertedType, LogicalType, TimeUnit, Type as PhysicalType, ZstdLevel};
+use parquet::basic::{
+    Compression, ConvertedType, LogicalType, TimeUnit, Type as PhysicalType, ZstdLevel,
+};
 use parquet::bloom_filter::Sbbf;
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{AsBytes, DataType, Int96};
@@ -46,7 +48,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: arrowrs-oracle write IN OUT [--position end|after-row-group] [--rg-rows N] \
                  [--bloom COL[:NDV[:FPP]]]... [--bloom-all] [--dictionary on|off] \
-                 [--dict-chunk-filters on|off] [--v2] [--compression none|snappy|zstd] [--created-by S]\n\
+                 [--dict-chunk-filters on|off] [--dict-page-limit BYTES] [--v2] [--compression none|snappy|zstd] [--created-by S]\n\
                  \x20      arrowrs-oracle probe FILE < probes.jsonl\n\
                  \x20      arrowrs-oracle dump FILE\n\
                  \x20      arrowrs-oracle strip-length IN OUT"
@@ -82,7 +84,9 @@ fn cmd_write(args: &[String]) -> Res<()> {
     let mut i = 2;
     let next = |i: &mut usize| -> Res<String> {
         *i += 1;
-        args.get(*i).cloned().ok_or_else(|| format!("missing value after {}", args[*i - 1]).into())
+        args.get(*i)
+            .cloned()
+            .ok_or_else(|| format!("missing value after {}", args[*i - 1]).into())
     };
     while i < args.len() {
         match args[i].as_str() {
@@ -112,6 +116,9 @@ fn cmd_write(args: &[String]) -> Res<()> {
             "--dict-chunk-filters" => {
                 props = props.set_bloom_filter_for_dictionary_encoded_chunks(next(&mut i)? == "on")
             }
+            "--dict-page-limit" => {
+                props = props.set_dictionary_page_size_limit(next(&mut i)?.parse()?)
+            }
             "--v2" => props = props.set_writer_version(WriterVersion::PARQUET_2_0),
             "--compression" => {
                 let v = next(&mut i)?;
@@ -128,7 +135,8 @@ fn cmd_write(args: &[String]) -> Res<()> {
         i += 1;
     }
     props = props.set_max_row_group_row_count(Some(rg_rows));
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(input)?)?.with_batch_size(rg_rows);
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(File::open(input)?)?.with_batch_size(rg_rows);
     let schema = builder.schema().clone();
     let reader = builder.build()?;
     let mut writer = ArrowWriter::try_new(File::create(output)?, schema, Some(props.build()))?;
@@ -144,9 +152,16 @@ fn cmd_write(args: &[String]) -> Res<()> {
 
 fn open_with_filters(path: &str) -> Res<SerializedFileReader<File>> {
     let opts = ReadOptionsBuilder::new()
-        .with_reader_properties(ReaderProperties::builder().set_read_bloom_filter(true).build())
+        .with_reader_properties(
+            ReaderProperties::builder()
+                .set_read_bloom_filter(true)
+                .build(),
+        )
         .build();
-    Ok(SerializedFileReader::new_with_options(File::open(path)?, opts)?)
+    Ok(SerializedFileReader::new_with_options(
+        File::open(path)?,
+        opts,
+    )?)
 }
 
 fn unhex(s: &str) -> Res<Vec<u8>> {
@@ -216,7 +231,11 @@ fn cmd_probe(args: &[String]) -> Res<()> {
     let mut filters: Vec<Vec<Option<Sbbf>>> = Vec::new();
     for rg in 0..md.num_row_groups() {
         let r = reader.get_row_group(rg)?;
-        filters.push((0..schema.num_columns()).map(|c| r.get_column_bloom_filter(c).cloned()).collect());
+        filters.push(
+            (0..schema.num_columns())
+                .map(|c| r.get_column_bloom_filter(c).cloned())
+                .collect(),
+        );
     }
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -228,17 +247,30 @@ fn cmd_probe(args: &[String]) -> Res<()> {
         }
         let q: Value = serde_json::from_str(&line)?;
         let column = q["column"].as_str().ok_or("probe line needs column")?;
-        let rg = q["row_group"].as_u64().ok_or("probe line needs row_group")? as usize;
-        let bytes = unhex(q["plain_hex"].as_str().ok_or("probe line needs plain_hex")?)?;
-        let &ci = by_path.get(column).ok_or_else(|| format!("no column {column}"))?;
+        let rg = q["row_group"]
+            .as_u64()
+            .ok_or("probe line needs row_group")? as usize;
+        let bytes = unhex(
+            q["plain_hex"]
+                .as_str()
+                .ok_or("probe line needs plain_hex")?,
+        )?;
+        let &ci = by_path
+            .get(column)
+            .ok_or_else(|| format!("no column {column}"))?;
         let ptype = schema.column(ci).physical_type();
-        let f = filters.get(rg).ok_or_else(|| format!("no row group {rg}"))?[ci].as_ref();
+        let f = filters
+            .get(rg)
+            .ok_or_else(|| format!("no row group {rg}"))?[ci]
+            .as_ref();
         let has = md.row_group(rg).column(ci).bloom_filter_offset().is_some();
         let maybe = match f {
             Some(f) => json!(check_typed(f, ptype, &bytes)?),
             None => {
                 if has {
-                    return Err(format!("arrow-rs could not read the filter of {column} rg {rg}").into());
+                    return Err(
+                        format!("arrow-rs could not read the filter of {column} rg {rg}").into(),
+                    );
                 }
                 Value::Null
             }
@@ -316,7 +348,8 @@ fn read_all<T: DataType>(
         defs.clear();
         reps.clear();
         vals.clear();
-        let (records, values, nlevels) = r.read_records(4096, Some(&mut defs), Some(&mut reps), &mut vals)?;
+        let (records, values, nlevels) =
+            r.read_records(4096, Some(&mut defs), Some(&mut reps), &mut vals)?;
         if records == 0 && values == 0 && nlevels == 0 {
             break;
         }
@@ -352,13 +385,25 @@ fn cmd_dump(args: &[String]) -> Res<()> {
             let ptype = d.physical_type();
             let (levels, values): (usize, Vec<Vec<u8>>) = match rgr.get_column_reader(ci)? {
                 ColumnReader::BoolColumnReader(r) => read_all(r, |v: &bool| vec![*v as u8])?,
-                ColumnReader::Int32ColumnReader(r) => read_all(r, |v: &i32| v.to_le_bytes().to_vec())?,
-                ColumnReader::Int64ColumnReader(r) => read_all(r, |v: &i64| v.to_le_bytes().to_vec())?,
-                ColumnReader::Int96ColumnReader(r) => read_all(r, |v: &Int96| v.as_bytes().to_vec())?,
-                ColumnReader::FloatColumnReader(r) => read_all(r, |v: &f32| v.to_le_bytes().to_vec())?,
-                ColumnReader::DoubleColumnReader(r) => read_all(r, |v: &f64| v.to_le_bytes().to_vec())?,
+                ColumnReader::Int32ColumnReader(r) => {
+                    read_all(r, |v: &i32| v.to_le_bytes().to_vec())?
+                }
+                ColumnReader::Int64ColumnReader(r) => {
+                    read_all(r, |v: &i64| v.to_le_bytes().to_vec())?
+                }
+                ColumnReader::Int96ColumnReader(r) => {
+                    read_all(r, |v: &Int96| v.as_bytes().to_vec())?
+                }
+                ColumnReader::FloatColumnReader(r) => {
+                    read_all(r, |v: &f32| v.to_le_bytes().to_vec())?
+                }
+                ColumnReader::DoubleColumnReader(r) => {
+                    read_all(r, |v: &f64| v.to_le_bytes().to_vec())?
+                }
                 ColumnReader::ByteArrayColumnReader(r) => read_all(r, |v| v.data().to_vec())?,
-                ColumnReader::FixedLenByteArrayColumnReader(r) => read_all(r, |v| v.data().to_vec())?,
+                ColumnReader::FixedLenByteArrayColumnReader(r) => {
+                    read_all(r, |v| v.data().to_vec())?
+                }
             };
             let distinct: BTreeSet<String> = values.iter().map(|v| hex(v)).collect();
             writeln!(
@@ -404,7 +449,8 @@ fn cmd_strip_length(args: &[String]) -> Res<()> {
     }
     let footer_len = u32::from_le_bytes(data[n - 8..n - 4].try_into()?) as usize;
     let meta_start = n - 8 - footer_len;
-    let md: ParquetMetaData = ParquetMetaDataReader::new().parse_and_finish(&File::open(&args[0])?)?;
+    let md: ParquetMetaData =
+        ParquetMetaDataReader::new().parse_and_finish(&File::open(&args[0])?)?;
     let row_groups = md
         .row_groups()
         .iter()
