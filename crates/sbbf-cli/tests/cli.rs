@@ -1,0 +1,380 @@
+//! The `sbbf` binary as a user runs it.
+
+use flate2::read::GzDecoder;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn shared() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
+}
+
+fn file(name: &str) -> String {
+    shared()
+        .join("files")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn sbbf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(args)
+        .output()
+        .expect("run sbbf")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_lines(o: &Output) -> Vec<Json> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn json_output_has_exactly_the_documented_shape() {
+    let o = sbbf(&[
+        "probe",
+        &file("pyarrow_int_types.parquet"),
+        "i8",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 1);
+    let j = &lines[0];
+    let keys: Vec<&str> = j.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "column",
+            "file",
+            "logical_type",
+            "physical_type",
+            "row_groups"
+        ]
+    );
+    assert_eq!(j["physical_type"], "INT32");
+    assert_eq!(j["logical_type"], "INT(8,true)");
+    let rgs = j["row_groups"].as_array().unwrap();
+    assert_eq!(rgs.len(), 4);
+    for rg in rgs {
+        let keys: Vec<&str> = rg.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["filter", "num_rows", "reason", "row_group", "values"]
+        );
+        assert_eq!(rg["filter"], "present");
+        assert_eq!(rg["reason"], Json::Null);
+        assert_eq!(rg["num_rows"], 1500);
+        assert_eq!(rg["values"][0]["value"], "1");
+        assert!(["maybe", "absent"].contains(&rg["values"][0]["result"].as_str().unwrap()));
+    }
+    // A plain INT32 column has no logical type: null.
+    let o = sbbf(&[
+        "probe",
+        &file("pyarrow_int_types.parquet"),
+        "i32",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json_lines(&o)[0]["logical_type"], Json::Null);
+}
+
+#[test]
+fn exit_status_tells_maybe_absent_and_errors() {
+    // "hello" is in the parquet-testing file; a value never written is absent everywhere.
+    let f = file("pt_data_index_bloom_encoding_with_length.parquet");
+    let absent = "definitely-not-a-value-in-this-file-0123456789";
+    assert_eq!(
+        sbbf(&["probe", &f, "String", "Hello"]).status.code(),
+        Some(0)
+    );
+    let o = sbbf(&["probe", &f, "String", absent]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 of 1 row group(s) can be skipped"));
+    // Unknown column: exit 2 and the candidates.
+    let o = sbbf(&["probe", &file("pyarrow_nested.parquet"), "b", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("s.b"), "{}", stderr(&o));
+    // A value that does not parse: exit 2, says what was expected.
+    let o = sbbf(&[
+        "probe",
+        &file("pyarrow_int_types.parquet"),
+        "date",
+        "31/01/2024",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("YYYY-MM-DD"), "{}", stderr(&o));
+    // Not a Parquet file.
+    let o = sbbf(&["probe", &file("bloom_filter.bin"), "x", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a Parquet file"), "{}", stderr(&o));
+    // No such file.
+    assert_eq!(
+        sbbf(&["probe", "/no/such/file.parquet", "x", "1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn values_that_look_like_options_are_values() {
+    let f = file("pyarrow_float_bytes.parquet");
+    for args in [
+        vec!["probe", f.as_str(), "f64", "-0.0", "-inf", "-1.5"],
+        vec!["probe", "--", f.as_str(), "f64", "-0.0", "-inf", "-1.5"],
+        vec![
+            "probe",
+            "--format",
+            "json",
+            "--",
+            f.as_str(),
+            "f64",
+            "-0.0",
+            "-inf",
+            "-1.5",
+        ],
+        vec![
+            "probe",
+            f.as_str(),
+            "f64",
+            "-0.0",
+            "-inf",
+            "-1.5",
+            "--format",
+            "json",
+        ],
+    ] {
+        let o = sbbf(&args);
+        assert!(
+            o.status.code() == Some(0) || o.status.code() == Some(1),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        let out = stdout(&o);
+        assert!(
+            out.contains("-inf") && out.contains("-1.5"),
+            "{args:?}: {out}"
+        );
+    }
+    let o = sbbf(&["probe", &file("pyarrow_int_types.parquet"), "i8", "-7"]);
+    assert!(stdout(&o).contains("-7"), "{}", stderr(&o));
+}
+
+#[test]
+fn directories_and_globs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for name in ["pyarrow_v2_zstd.parquet", "duckdb_five_rowgroups.parquet"] {
+        std::fs::copy(file(name), sub.join(name)).unwrap();
+    }
+    std::fs::write(dir.path().join("notes.txt"), "not parquet").unwrap();
+    let o = sbbf(&[
+        "probe",
+        dir.path().to_str().unwrap(),
+        "str",
+        "x",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json_lines(&o).len(), 2, "{}", stderr(&o));
+    let pattern = format!("{}/sub/*.parquet", dir.path().display());
+    let o = sbbf(&["probe", &pattern, "str", "x", "--format", "json"]);
+    assert_eq!(json_lines(&o).len(), 2, "{}", stderr(&o));
+    let o = sbbf(&[
+        "probe",
+        &format!("{}/nothing*.parquet", dir.path().display()),
+        "str",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn chunks_without_a_filter_are_unknown() {
+    use arrow::array::Int64Array;
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    // arrow-rs writes no filters unless asked: two row groups, no filter anywhere.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plain.parquet");
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(10))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&path).unwrap(),
+        schema.clone(),
+        Some(props),
+    )
+    .unwrap();
+    let batch = arrow::record_batch::RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from((0..20).collect::<Vec<i64>>()))],
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let p = path.to_str().unwrap();
+    let o = sbbf(&["probe", p, "id", "12345", "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "no filter is never 'absent': {}",
+        stdout(&o)
+    );
+    let j = &json_lines(&o)[0];
+    let rgs = j["row_groups"].as_array().unwrap();
+    assert_eq!(rgs.len(), 2);
+    for rg in rgs {
+        assert_eq!(rg["filter"], "missing");
+        assert_eq!(rg["reason"], Json::Null);
+        assert_eq!(rg["values"][0]["result"], "unknown");
+    }
+    let text = stdout(&sbbf(&["probe", p, "id", "12345"]));
+    assert!(text.contains("unknown (no Bloom filter)"), "{text}");
+    assert!(
+        text.contains("0 of 2 row group(s) can be skipped"),
+        "{text}"
+    );
+    // Out-of-range for INT64 is provably absent even without a filter.
+    let o = sbbf(&["probe", p, "id", "99999999999999999999"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let text = stdout(&sbbf(&["inspect", p]));
+    assert!(text.contains("no Bloom filter"), "{text}");
+}
+
+#[test]
+fn corrupt_filter_makes_its_row_group_unknown_and_inspect_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.parquet");
+    let mut bytes = std::fs::read(file("pyarrow_v2_zstd.parquet")).unwrap();
+    // Find the first filter of `i64` through inspect's JSON, then break its header.
+    let o = sbbf(&[
+        "inspect",
+        &file("pyarrow_v2_zstd.parquet"),
+        "--format",
+        "json",
+    ]);
+    let j = &json_lines(&o)[0];
+    assert_eq!(j["problems"], 0);
+    assert_eq!(j["created_by"], "parquet-cpp-arrow version 26.0.1");
+    let chunk = j["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["column"] == "i64" && c["row_group"] == 0)
+        .unwrap();
+    let offset = chunk["offset"].as_u64().unwrap() as usize;
+    bytes[offset] = 0x16; // num_bytes as i64: wrong Thrift type
+    std::fs::write(&path, &bytes).unwrap();
+    let o = sbbf(&[
+        "probe",
+        path.to_str().unwrap(),
+        "i64",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let j = &json_lines(&o)[0];
+    let rgs = j["row_groups"].as_array().unwrap();
+    assert_eq!(rgs[0]["filter"], "invalid");
+    assert_eq!(rgs[0]["values"][0]["result"], "unknown");
+    assert!(rgs[0]["reason"].as_str().unwrap().contains("num_bytes"));
+    for rg in &rgs[1..] {
+        assert_eq!(rg["filter"], "present");
+    }
+    let o = sbbf(&["inspect", path.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("problem: field `num_bytes`"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn help_teaches() {
+    let o = sbbf(&["probe", "--help"]);
+    let h = stdout(&o);
+    for needle in [
+        "Examples:",
+        "Exit status",
+        "2024-01-31",
+        "--exact-bits",
+        "--format",
+    ] {
+        assert!(h.contains(needle), "probe --help lacks {needle}");
+    }
+    assert!(stdout(&sbbf(&["--help"])).contains("inspect"));
+}
+
+/// The CLI agrees with the reference readers: for every Parquet file of the shared corpus and
+/// every column, a sample of rows is probed through the binary with --exact-bits.
+#[test]
+fn cli_matches_reference_answers_on_a_sample() {
+    let expected = shared().join("expected");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&expected).unwrap() {
+        let p = entry.unwrap().path();
+        let f = std::fs::File::open(&p).unwrap();
+        let mut by_col: BTreeMap<(String, String), Vec<Json>> = BTreeMap::new();
+        for line in std::io::BufReader::new(GzDecoder::new(f)).lines() {
+            let j: Json = serde_json::from_str(&line.unwrap()).unwrap();
+            let Some(col) = j["column"].as_str() else {
+                continue;
+            };
+            let key = (j["file"].as_str().unwrap().to_string(), col.to_string());
+            let rows = by_col.entry(key).or_default();
+            if rows.len() < 12 && !rows.iter().any(|r| r["value"] == j["value"]) {
+                rows.push(j);
+            }
+        }
+        for ((name, col), rows) in by_col {
+            let mut args = vec![
+                "probe".to_string(),
+                "--exact-bits".into(),
+                "--format".into(),
+                "json".into(),
+                "--".into(),
+                file(&name),
+                col.clone(),
+            ];
+            args.extend(
+                rows.iter()
+                    .map(|r| r["value"].as_str().unwrap().to_string()),
+            );
+            let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+            let o = sbbf(&argv);
+            assert!(o.status.code() != Some(2), "{name} {col}: {}", stderr(&o));
+            let j = &json_lines(&o)[0];
+            for (i, r) in rows.iter().enumerate() {
+                let rg = &j["row_groups"][r["row_group"].as_u64().unwrap() as usize];
+                let got = rg["values"][i]["result"].as_str().unwrap();
+                let want = match r["arrowrs_says_maybe"].as_bool() {
+                    Some(true) => "maybe",
+                    Some(false) => "absent",
+                    None => "unknown",
+                };
+                assert_eq!(got, want, "{name} {col} {:?}", r["value"]);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "only {checked} rows checked");
+}
