@@ -229,3 +229,33 @@ fn answers_do_not_depend_on_the_read_strategy() {
     );
     assert_eq!(blocks, whole);
 }
+
+#[test]
+fn encrypted_and_broken_footers_are_clear_errors() {
+    use sbbf_parquet::Error;
+    let mut encrypted = b"PAR1".to_vec();
+    encrypted.extend_from_slice(&[0u8; 100]);
+    encrypted.extend_from_slice(&100u32.to_le_bytes());
+    encrypted.extend_from_slice(b"PARE");
+    assert!(matches!(
+        ParquetFile::open(Bytes::from(encrypted)),
+        Err(Error::Encrypted)
+    ));
+    assert!(matches!(
+        ParquetFile::open(Bytes::from_static(b"PAR1")),
+        Err(Error::NotParquet(_))
+    ));
+    let mut huge = b"PAR1".to_vec();
+    huge.extend_from_slice(&u32::MAX.to_le_bytes());
+    huge.extend_from_slice(b"PAR1");
+    let e = ParquetFile::open(Bytes::from(huge)).err().unwrap();
+    assert!(e.to_string().contains("exceeds the file size"), "{e}");
+    let mut garbage = b"PAR1".to_vec();
+    garbage.extend_from_slice(&[0xffu8; 64]);
+    garbage.extend_from_slice(&64u32.to_le_bytes());
+    garbage.extend_from_slice(b"PAR1");
+    assert!(matches!(
+        ParquetFile::open(Bytes::from(garbage)),
+        Err(Error::Footer(_))
+    ));
+}
