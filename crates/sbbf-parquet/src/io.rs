@@ -74,6 +74,11 @@ impl Fetched {
         f
     }
 
+    /// Takes over the ranges of another fetch.
+    pub fn extend(&mut self, other: Fetched) {
+        self.chunks.extend(other.chunks);
+    }
+
     /// Adds a range fetched elsewhere (e.g. asynchronously).
     pub fn push(&mut self, range: Range, bytes: Result<Bytes, String>) {
         self.chunks.push((range, bytes));

@@ -31,10 +31,12 @@ mod file;
 pub mod header;
 pub mod inspect;
 pub mod io;
+mod job;
 mod probe;
 pub mod value;
 
 pub use error::Error;
 pub use file::ParquetFile;
 pub use io::IoPolicy;
+pub use job::ProbeJob;
 pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};

@@ -1,0 +1,437 @@
+//! The probe as a state machine without I/O: it says which byte ranges it needs, is handed the
+//! bytes, and finally answers. The sync and async drivers ([`crate::ParquetFile::probe`],
+//! [`crate::asyncio`]) only move bytes, so both share every rule here.
+
+use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
+use crate::io::{coalesce, Fetched, IoPolicy, Range};
+use crate::probe::{decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
+use crate::value::Encoded;
+use bytes::Bytes;
+use sbbf::SbbfRef;
+use std::collections::BTreeSet;
+
+/// Bytes read for a header whose length is unknown: a standard header is 15 to 19 bytes.
+const HEADER_GUESS: usize = 32;
+
+/// Where a filter's bitset is once its header is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    header_len: u64,
+    num_bytes: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Plan {
+    Done(FilterState),
+    /// The header must be read (no usable `bloom_filter_length`), `window` bytes at a time.
+    NeedHeader {
+        offset: u64,
+        window: usize,
+    },
+    /// Layout known (`verified`: parsed) or guessed from `bloom_filter_length`; `fetched` once
+    /// the bitset bytes the probe needs have been read.
+    Ready {
+        offset: u64,
+        layout: Layout,
+        verified: bool,
+        fetched: bool,
+    },
+}
+
+/// What a job reads of each filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// The blocks the hashes need, or the whole bitset when the cost rule says so.
+    Blocks,
+    /// Always the whole bitset (to keep the filters for later probes).
+    Whole,
+}
+
+/// One column's filters across row groups, being read.
+#[derive(Debug)]
+pub struct ProbeJob {
+    plans: Vec<Plan>,
+    lengths: Vec<Option<u64>>,
+    num_rows: Vec<i64>,
+    hashes: Vec<u64>,
+    footer_start: u64,
+    policy: IoPolicy,
+    want: Want,
+    fetched: Fetched,
+}
+
+impl ProbeJob {
+    /// A job probing `hashes` in the filters at `locations` (one per row group, with the row
+    /// counts in `num_rows`), in a file whose footer starts at `footer_start`.
+    pub fn new(
+        locations: &[FilterLocation],
+        num_rows: Vec<i64>,
+        footer_start: u64,
+        hashes: Vec<u64>,
+        policy: IoPolicy,
+    ) -> ProbeJob {
+        ProbeJob::build(
+            locations,
+            num_rows,
+            footer_start,
+            hashes,
+            policy,
+            Want::Blocks,
+        )
+    }
+
+    /// A job that reads every filter whole, to keep them ([`ProbeJob::into_filters`]).
+    pub fn whole(
+        locations: &[FilterLocation],
+        num_rows: Vec<i64>,
+        footer_start: u64,
+        policy: IoPolicy,
+    ) -> ProbeJob {
+        ProbeJob::build(
+            locations,
+            num_rows,
+            footer_start,
+            Vec::new(),
+            policy,
+            Want::Whole,
+        )
+    }
+
+    fn build(
+        locations: &[FilterLocation],
+        num_rows: Vec<i64>,
+        footer_start: u64,
+        hashes: Vec<u64>,
+        policy: IoPolicy,
+        want: Want,
+    ) -> ProbeJob {
+        let plans = locations
+            .iter()
+            .map(|l| initial_plan(*l, footer_start))
+            .collect();
+        ProbeJob {
+            plans,
+            lengths: locations
+                .iter()
+                .map(|l| l.length.filter(|n| *n > 0).map(|n| n as u64))
+                .collect(),
+            num_rows,
+            hashes,
+            footer_start,
+            policy,
+            want,
+            fetched: Fetched::default(),
+        }
+    }
+
+    /// The merged byte ranges to read next, or `None` when the job has all it needs.
+    pub fn next_reads(&self) -> Option<Vec<Range>> {
+        let mut ranges = Vec::new();
+        for p in &self.plans {
+            match p {
+                Plan::NeedHeader { offset, window } => {
+                    ranges.push(self.header_range(*offset, *window))
+                }
+                Plan::Ready {
+                    offset,
+                    layout,
+                    verified,
+                    fetched: false,
+                } => ranges.extend(self.needed_ranges(*offset, *layout, *verified)),
+                _ => {}
+            }
+        }
+        if self
+            .plans
+            .iter()
+            .all(|p| matches!(p, Plan::Done(_) | Plan::Ready { fetched: true, .. }))
+        {
+            None
+        } else {
+            Some(coalesce(ranges, self.policy.max_gap))
+        }
+    }
+
+    /// Hands the job the bytes of the ranges [`ProbeJob::next_reads`] asked for (a failed read
+    /// is passed as an error and makes the filters it held "invalid").
+    pub fn supply(&mut self, fetched: Fetched) {
+        self.fetched.extend(fetched);
+        let plans = std::mem::take(&mut self.plans);
+        self.plans = plans
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| self.advance(i, p))
+            .collect();
+    }
+
+    fn advance(&self, i: usize, p: Plan) -> Plan {
+        match p {
+            Plan::NeedHeader { offset, window } => {
+                let r = self.header_range(offset, window);
+                match self.parse_header(r) {
+                    Ok((h, len)) => {
+                        self.checked_ready(offset, len as u64, h.num_bytes as u64, self.lengths[i])
+                    }
+                    // A header longer than the first guess: read the most a header may take.
+                    Err(_) if window < MAX_HEADER_BYTES && r.end - r.start == window as u64 => {
+                        Plan::NeedHeader {
+                            offset,
+                            window: MAX_HEADER_BYTES,
+                        }
+                    }
+                    Err(e) => Plan::Done(FilterState::Invalid(e)),
+                }
+            }
+            Plan::Ready {
+                offset,
+                layout,
+                verified: false,
+                fetched: false,
+            } => {
+                let r = Range {
+                    start: offset,
+                    end: offset + layout.header_len,
+                };
+                match self.parse_header(r) {
+                    Ok((h, len))
+                        if len as u64 == layout.header_len
+                            && h.num_bytes as u64 == layout.num_bytes =>
+                    {
+                        Plan::Ready {
+                            offset,
+                            layout,
+                            verified: true,
+                            fetched: true,
+                        }
+                    }
+                    // The guess from `bloom_filter_length` was wrong (a non-standard header, or
+                    // a corrupt length): read the header properly, then check the length.
+                    _ => Plan::NeedHeader {
+                        offset,
+                        window: MAX_HEADER_BYTES,
+                    },
+                }
+            }
+            Plan::Ready {
+                offset,
+                layout,
+                verified,
+                fetched: false,
+            } => Plan::Ready {
+                offset,
+                layout,
+                verified,
+                fetched: true,
+            },
+            done => done,
+        }
+    }
+
+    fn parse_header(&self, r: Range) -> Result<(BloomFilterHeader, usize), String> {
+        let b = self
+            .fetched
+            .get(r.start, r.end - r.start)
+            .map_err(|e| format!("cannot read the filter header: {e}"))?;
+        BloomFilterHeader::parse(&b).map_err(|e| e.to_string())
+    }
+
+    fn header_range(&self, offset: u64, len: usize) -> Range {
+        Range {
+            start: offset,
+            end: (offset + len as u64).min(self.footer_start).max(offset),
+        }
+    }
+
+    /// Validates a parsed header's layout against the data area and the footer's length.
+    fn checked_ready(
+        &self,
+        offset: u64,
+        header_len: u64,
+        num_bytes: u64,
+        length: Option<u64>,
+    ) -> Plan {
+        let end = offset + header_len + num_bytes;
+        if end > self.footer_start {
+            return Plan::Done(FilterState::Invalid(format!(
+                "the filter ({header_len}-byte header + {num_bytes}-byte bitset at offset {offset}) runs past the data area (footer at {})",
+                self.footer_start
+            )));
+        }
+        if let Some(l) = length {
+            if l != header_len + num_bytes {
+                return Plan::Done(FilterState::Invalid(format!(
+                    "bloom_filter_length {l} disagrees with the header ({header_len}-byte header + {num_bytes}-byte bitset)"
+                )));
+            }
+        }
+        Plan::Ready {
+            offset,
+            layout: Layout {
+                header_len,
+                num_bytes,
+            },
+            verified: true,
+            fetched: false,
+        }
+    }
+
+    /// The byte ranges one filter needs, by the cost rule of [`IoPolicy`]: `k` separate blocks
+    /// cost `k * request_cost`, the whole bitset costs its size; the cheaper wins.
+    fn needed_ranges(&self, offset: u64, layout: Layout, header_verified: bool) -> Vec<Range> {
+        let bitset = offset + layout.header_len;
+        let blocks = (layout.num_bytes / 32) as usize;
+        let mut out = Vec::new();
+        if !header_verified {
+            out.push(Range {
+                start: offset,
+                end: bitset,
+            });
+        }
+        let needed: BTreeSet<u64> = self
+            .hashes
+            .iter()
+            .map(|h| sbbf::block_index(*h, blocks) as u64)
+            .collect();
+        let whole = self.want == Want::Whole
+            || (!needed.is_empty()
+                && layout.num_bytes
+                    <= (needed.len() as u64).saturating_mul(self.policy.request_cost));
+        if whole {
+            out.push(Range {
+                start: bitset,
+                end: bitset + layout.num_bytes,
+            });
+        } else {
+            out.extend(needed.iter().map(|i| Range {
+                start: bitset + i * 32,
+                end: bitset + i * 32 + 32,
+            }));
+        }
+        out
+    }
+
+    /// The answers, one per row group, for `values` (whose candidate hashes, in order, are the
+    /// `hashes` the job was made with).
+    pub fn finish(self, values: &[Encoded]) -> Vec<RowGroupAnswer> {
+        self.plans
+            .iter()
+            .enumerate()
+            .map(|(rg, plan)| {
+                let (filter, answers) = match plan {
+                    Plan::Done(state) => {
+                        let answers = values.iter().map(|v| decide(v, state, |_| true)).collect();
+                        (state.clone(), answers)
+                    }
+                    Plan::Ready { offset, layout, .. } => {
+                        self.answer_present(*offset, *layout, values)
+                    }
+                    Plan::NeedHeader { .. } => (
+                        FilterState::Invalid("the filter header was never read".into()),
+                        values.iter().map(|_| Answer::Unknown).collect(),
+                    ),
+                };
+                RowGroupAnswer {
+                    row_group: rg,
+                    num_rows: self.num_rows.get(rg).copied().unwrap_or(0),
+                    filter,
+                    answers,
+                }
+            })
+            .collect()
+    }
+
+    fn answer_present(
+        &self,
+        offset: u64,
+        layout: Layout,
+        values: &[Encoded],
+    ) -> (FilterState, Vec<Answer>) {
+        let bitset_start = offset + layout.header_len;
+        let blocks = (layout.num_bytes / 32) as usize;
+        let mut failure = None;
+        let answers: Vec<Answer> = values
+            .iter()
+            .map(|v| {
+                decide(v, &FilterState::Present, |h| {
+                    let i = sbbf::block_index(h, blocks) as u64;
+                    match self.fetched.get(bitset_start + i * 32, 32).and_then(|b| {
+                        SbbfRef::new(&b)
+                            .map(|v| v.contains_hash(h))
+                            .map_err(|e| e.to_string())
+                    }) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            failure.get_or_insert(e);
+                            true
+                        }
+                    }
+                })
+            })
+            .collect();
+        match failure {
+            None => (FilterState::Present, answers),
+            Some(e) => {
+                let state = FilterState::Invalid(format!("cannot read the filter: {e}"));
+                let answers = values.iter().map(|v| decide(v, &state, |_| true)).collect();
+                (state, answers)
+            }
+        }
+    }
+
+    /// The filters read by a [`ProbeJob::whole`] job: per row group the bitset, or why there
+    /// is none.
+    pub fn into_filters(self) -> Vec<Result<Bytes, FilterState>> {
+        self.plans
+            .iter()
+            .map(|p| match p {
+                Plan::Done(state) => Err(state.clone()),
+                Plan::Ready { offset, layout, .. } => self
+                    .fetched
+                    .get(offset + layout.header_len, layout.num_bytes)
+                    .map_err(|e| FilterState::Invalid(format!("cannot read the filter: {e}"))),
+                Plan::NeedHeader { .. } => Err(FilterState::Invalid(
+                    "the filter header was never read".into(),
+                )),
+            })
+            .collect()
+    }
+}
+
+fn initial_plan(loc: FilterLocation, footer: u64) -> Plan {
+    let Some(offset) = loc.offset else {
+        return Plan::Done(FilterState::Missing);
+    };
+    let invalid = |s: String| Plan::Done(FilterState::Invalid(s));
+    if offset < 4 || offset as u64 >= footer {
+        return invalid(format!(
+            "bloom_filter_offset {offset} is outside the data area [4, {footer})"
+        ));
+    }
+    let offset = offset as u64;
+    match loc.length {
+        None => Plan::NeedHeader {
+            offset,
+            window: HEADER_GUESS,
+        },
+        Some(len) if len <= 0 => invalid(format!("bloom_filter_length {len} is not positive")),
+        Some(len) if offset + len as u64 > footer => invalid(format!(
+            "bloom_filter_length {len} at offset {offset} runs past the data area (footer at {footer})"
+        )),
+        Some(len) => match BloomFilterHeader::num_bytes_for_total(len as i64) {
+            Some(n) => Plan::Ready {
+                offset,
+                layout: Layout {
+                    header_len: BloomFilterHeader::encoded_len(n) as u64,
+                    num_bytes: n as u64,
+                },
+                verified: false,
+                fetched: false,
+            },
+            // No standard header plus a valid size adds up to this length: read the header.
+            None => Plan::NeedHeader {
+                offset,
+                window: MAX_HEADER_BYTES.min(len as usize),
+            },
+        },
+    }
+}
