@@ -18,4 +18,5 @@ cd "$here"
 "$py" writers.py pyarrow arrowrs duckdb spark pjava strip
 "$py" expected.py
 "$py" expected.py --check
+"$py" verify_bits.py
 du -ch "$root"/testdata/*.parquet | tail -1
