@@ -32,7 +32,9 @@ pub mod header;
 pub mod inspect;
 pub mod io;
 mod job;
+pub mod literal;
 mod probe;
+pub mod prune;
 pub mod value;
 
 pub use error::Error;

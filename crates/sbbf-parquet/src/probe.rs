@@ -109,6 +109,22 @@ impl<R> ParquetFile<R> {
             .collect()
     }
 
+    /// A job that reads every filter of leaf `column` whole.
+    pub fn whole_job(&self, column: usize, policy: IoPolicy) -> ProbeJob {
+        let num_rows = self
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|rg| rg.num_rows())
+            .collect();
+        ProbeJob::whole(
+            &self.filter_locations(column),
+            num_rows,
+            self.footer_start(),
+            policy,
+        )
+    }
+
     /// The I/O-free job behind [`ParquetFile::probe`], for drivers of other readers.
     pub fn probe_job(&self, column: usize, values: &[Encoded], policy: IoPolicy) -> ProbeJob {
         let num_rows = self
