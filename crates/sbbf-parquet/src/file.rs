@@ -28,11 +28,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// ```
     pub fn open(reader: R) -> Result<Self, Error> {
         let file_len = reader.len();
-        if file_len < 12 {
-            return Err(Error::NotParquet(format!(
-                "{file_len} bytes is shorter than the smallest Parquet file"
-            )));
-        }
+        check_min_len(file_len)?;
         let tail = read_range(
             &reader,
             Range {
@@ -41,23 +37,7 @@ impl<R: ChunkReader> ParquetFile<R> {
             },
         )
         .map_err(Error::Read)?;
-        match &tail[4..8] {
-            b"PAR1" => {}
-            b"PARE" => return Err(Error::Encrypted),
-            other => {
-                return Err(Error::NotParquet(format!(
-                    "the file does not end with PAR1 (found {:?})",
-                    String::from_utf8_lossy(other)
-                )))
-            }
-        }
-        let meta_len = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as u64;
-        if meta_len + 12 > file_len {
-            return Err(Error::NotParquet(format!(
-                "footer length {meta_len} exceeds the file size {file_len}"
-            )));
-        }
-        let footer_start = file_len - 8 - meta_len;
+        let footer_start = footer_start(&tail, file_len)?;
         let meta = read_range(
             &reader,
             Range {
@@ -66,7 +46,55 @@ impl<R: ChunkReader> ParquetFile<R> {
             },
         )
         .map_err(Error::Read)?;
-        let metadata = ParquetMetaDataReader::decode_metadata(&meta).map_err(|e| {
+        ParquetFile::from_footer(reader, file_len, footer_start, &meta)
+    }
+}
+
+pub(crate) fn check_min_len(file_len: u64) -> Result<(), Error> {
+    if file_len < 12 {
+        return Err(Error::NotParquet(format!(
+            "{file_len} bytes is shorter than the smallest Parquet file"
+        )));
+    }
+    Ok(())
+}
+
+/// Where the footer starts, from the file's last 8 bytes (metadata length and magic).
+pub(crate) fn footer_start(tail: &[u8], file_len: u64) -> Result<u64, Error> {
+    if tail.len() != 8 {
+        return Err(Error::Read(format!(
+            "read {} of the 8 tail bytes",
+            tail.len()
+        )));
+    }
+    match &tail[4..8] {
+        b"PAR1" => {}
+        b"PARE" => return Err(Error::Encrypted),
+        other => {
+            return Err(Error::NotParquet(format!(
+                "the file does not end with PAR1 (found {:?})",
+                String::from_utf8_lossy(other)
+            )))
+        }
+    }
+    let meta_len = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as u64;
+    if meta_len + 12 > file_len {
+        return Err(Error::NotParquet(format!(
+            "footer length {meta_len} exceeds the file size {file_len}"
+        )));
+    }
+    Ok(file_len - 8 - meta_len)
+}
+
+impl<R> ParquetFile<R> {
+    /// Builds the file from its decoded-to-be footer bytes (`FileMetaData`, without the tail).
+    pub(crate) fn from_footer(
+        reader: R,
+        file_len: u64,
+        footer_start: u64,
+        meta: &[u8],
+    ) -> Result<Self, Error> {
+        let metadata = ParquetMetaDataReader::decode_metadata(meta).map_err(|e| {
             let text = e.to_string();
             if text.to_lowercase().contains("encrypt") {
                 Error::Encrypted
@@ -88,6 +116,11 @@ impl<R: ChunkReader> ParquetFile<R> {
             footer_start,
             columns,
         })
+    }
+
+    /// The reader, mutably (async readers need it).
+    pub fn reader_mut(&mut self) -> &mut R {
+        &mut self.reader
     }
 }
 

@@ -25,6 +25,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "async")]
+pub mod asyncio;
 pub mod column;
 mod error;
 mod file;

@@ -153,6 +153,15 @@ fn leaf(
         .collect())
 }
 
+/// Evaluates `p` with leaf answers from `answers` (called once per leaf, in pre-order).
+pub(crate) fn evaluate_with(
+    p: &Predicate,
+    num_row_groups: usize,
+    answers: &LeafAnswers<'_>,
+) -> Result<Pruned, Error> {
+    Ok(finish(evaluate(p, num_row_groups, answers)?))
+}
+
 fn finish(verdicts: Vec<Verdict>) -> Pruned {
     let mut row_groups = Vec::new();
     let mut reasons = Vec::new();
