@@ -113,8 +113,8 @@ def main():
     print("| operation | filter size | key type | ours ns/key | arrow-rs ns/key | arrow-rs / ours | batch / floor |")
     print("|---|---|---|---:|---:|---:|---:|")
     for key in KEYS:
-        for op in OPS:
-            for size in SIZES:
+        for size in SIZES:
+            for op in OPS:
                 impl = "floor" if op == "floor_read" else "ours"
                 ours = get(size, key, op, impl)
                 if ours is None:
