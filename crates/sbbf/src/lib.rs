@@ -55,6 +55,22 @@ pub fn hash(value: &[u8]) -> u64 {
     xxh64::xxh64(value)
 }
 
+/// The block (0-based) that a hash selects in a filter of `num_blocks` blocks:
+/// `((hash >> 32) * num_blocks) >> 32`. With it a reader can fetch just the 32 bytes a probe
+/// needs and test them as a one-block [`SbbfRef`].
+///
+/// ```
+/// let mut f = sbbf::Sbbf::with_num_bytes(4096);
+/// let h = sbbf::hash(b"x");
+/// f.insert_hash(h);
+/// let i = sbbf::block_index(h, f.num_blocks());
+/// let block = &f.as_bytes()[i * 32..i * 32 + 32];
+/// assert!(sbbf::SbbfRef::new(block).unwrap().contains_hash(h));
+/// ```
+pub fn block_index(hash: u64, num_blocks: usize) -> usize {
+    kernel::block_index(hash, num_blocks)
+}
+
 /// Which kernel this process uses: `"avx2"` or `"portable"`.
 ///
 /// ```
