@@ -3,6 +3,9 @@
 mod files;
 mod inspect;
 mod probe;
+#[cfg(feature = "object_store")]
+mod remote;
+mod verify;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -20,6 +23,7 @@ struct Cli {
 enum Command {
     Probe(probe::ProbeArgs),
     Inspect(inspect::InspectArgs),
+    Verify(verify::VerifyArgs),
 }
 
 /// Output format.
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Probe(a) => probe::run(a),
         Command::Inspect(a) => inspect::run(a),
+        Command::Verify(a) => verify::run(a),
     };
     ExitCode::from(code)
 }

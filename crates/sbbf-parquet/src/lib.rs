@@ -28,6 +28,7 @@
 #[cfg(feature = "async")]
 pub mod asyncio;
 pub mod column;
+pub mod decode;
 mod error;
 mod file;
 pub mod header;
@@ -38,6 +39,7 @@ pub mod literal;
 mod probe;
 pub mod prune;
 pub mod value;
+pub mod verify;
 
 pub use error::Error;
 pub use file::ParquetFile;

@@ -1,0 +1,154 @@
+//! `sbbf verify FILE`
+
+use crate::{files, Format};
+use clap::Args;
+use sbbf_parquet::{FilterState, ParquetFile};
+use serde_json::json;
+use std::io::IsTerminal;
+
+/// Check a writer's filters against its data: decode every column chunk that has a filter and
+/// test each stored value ("definitely absent" for a stored value means the writer is broken),
+/// then probe random absent values to measure the real false-positive rate next to the one the
+/// filter's fill predicts.
+///
+/// Exit status: 0 when every stored value tests "maybe", 1 when a false negative is found, 2 on
+/// errors.
+///
+/// Examples:
+///   sbbf verify data.parquet
+///   sbbf verify data.parquet --column user_id --column s.b --format json
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct VerifyArgs {
+    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob.
+    pub file: String,
+    /// Only these columns (dotted paths); repeatable. Default: every column with a filter.
+    #[arg(long = "column", short = 'c')]
+    pub columns: Vec<String>,
+    /// Random absent values probed per column chunk to measure the false-positive rate.
+    #[arg(long, default_value_t = 10_000)]
+    pub samples: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+pub fn run(a: VerifyArgs) -> u8 {
+    let paths = match files::expand(&a.file) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sbbf verify: {e}");
+            return 2;
+        }
+    };
+    let mut failed = false;
+    let mut broken = false;
+    for path in &paths {
+        let shown = path.display().to_string();
+        match verify_file(&shown, path, &a) {
+            Ok(fn_found) => broken |= fn_found,
+            Err(e) => {
+                eprintln!("sbbf verify: {shown}: {e}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        2
+    } else if broken {
+        1
+    } else {
+        0
+    }
+}
+
+fn pct(p: Option<f64>) -> String {
+    p.map(|p| format!("{:.3}%", p * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn verify_file(
+    shown: &str,
+    path: &std::path::Path,
+    a: &VerifyArgs,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let pq = ParquetFile::open(std::fs::File::open(path)?)?;
+    let columns = a
+        .columns
+        .iter()
+        .map(|c| pq.column_index(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let data =
+        parquet::file::serialized_reader::SerializedFileReader::new(std::fs::File::open(path)?)?;
+    let tty = std::io::stderr().is_terminal();
+    let reports = pq.verify(&data, &columns, a.samples, |done, total| {
+        if tty {
+            eprint!("\rverifying {shown}: {done}/{total} column chunks");
+            if done == total {
+                eprintln!();
+            }
+        }
+    })?;
+    let false_negatives: u64 = reports.iter().map(|r| r.false_negatives).sum();
+    if a.format == Format::Json {
+        let chunks: Vec<_> = reports
+            .iter()
+            .map(|r| {
+                let (filter, reason) = match &r.filter {
+                    FilterState::Present => ("present", None),
+                    FilterState::Missing => ("missing", None),
+                    FilterState::Invalid(why) => ("invalid", Some(why.clone())),
+                };
+                json!({
+                    "row_group": r.row_group,
+                    "column": r.column,
+                    "filter": filter,
+                    "reason": reason,
+                    "values": r.values,
+                    "distinct_values": r.distinct,
+                    "false_negatives": r.false_negatives,
+                    "false_negative_examples": r.false_negative_examples,
+                    "absent_probes": r.absent_probes,
+                    "measured_fpp": r.measured_fpp,
+                    "predicted_fpp": r.predicted_fpp,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({"file": shown, "false_negatives": false_negatives, "chunks": chunks})
+        );
+    } else {
+        println!("{shown}:");
+        println!(
+            "  {:>3}  {:<24} {:>9} {:>9} {:>8} {:>10} {:>10}",
+            "rg", "column", "values", "distinct", "false -", "fpp real", "fpp fill"
+        );
+        for r in &reports {
+            let filter = match &r.filter {
+                FilterState::Present => String::new(),
+                FilterState::Missing => "  (no filter)".into(),
+                FilterState::Invalid(why) => format!("  (unusable filter: {why})"),
+            };
+            println!(
+                "  {:>3}  {:<24} {:>9} {:>9} {:>8} {:>10} {:>10}{filter}",
+                r.row_group,
+                r.column,
+                r.values,
+                r.distinct,
+                r.false_negatives,
+                pct(r.measured_fpp),
+                pct(r.predicted_fpp)
+            );
+            for v in &r.false_negative_examples {
+                println!("       FALSE NEGATIVE: {v} is stored but the filter says absent");
+            }
+        }
+        if false_negatives > 0 {
+            println!("  {false_negatives} false negative(s): the writer's filters are broken");
+        } else {
+            println!("  no false negatives in {} column chunk(s)", reports.len());
+        }
+    }
+    Ok(false_negatives > 0)
+}

@@ -1,0 +1,180 @@
+//! Checking a writer's filters against its data: every stored value must test "maybe" (a
+//! "definitely absent" for a stored value is a broken writer), and the real false-positive
+//! rate on random absent values is measured next to the rate the filter's fill predicts.
+
+use crate::column::ColumnType;
+use crate::decode::for_each_value;
+use crate::io::IoPolicy;
+use crate::{Error, FilterState, ParquetFile};
+use parquet::basic::Type as PhysicalType;
+use parquet::file::reader::{ChunkReader, FileReader};
+use sbbf::SbbfRef;
+use std::collections::HashSet;
+
+/// False negatives kept per chunk for the report (all are counted).
+pub const MAX_REPORTED: usize = 20;
+
+/// The verdict on one column chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkReport {
+    /// Row group index.
+    pub row_group: usize,
+    /// Leaf column path.
+    pub column: String,
+    /// The chunk's filter.
+    pub filter: FilterState,
+    /// Non-null values decoded.
+    pub values: u64,
+    /// Distinct values (by hash).
+    pub distinct: u64,
+    /// Stored values the filter says are absent.
+    pub false_negatives: u64,
+    /// The first few of them, as text.
+    pub false_negative_examples: Vec<String>,
+    /// Random absent values probed.
+    pub absent_probes: u64,
+    /// Share of them the filter called "maybe".
+    pub measured_fpp: Option<f64>,
+    /// What the filter's fill predicts.
+    pub predicted_fpp: Option<f64>,
+}
+
+impl<R: ChunkReader> ParquetFile<R> {
+    /// Verifies the filters of `columns` (leaf indices; all leaves with any filter when empty)
+    /// against the data decoded through `data`, probing `absent_probes` random absent values per
+    /// chunk. `progress` is called after each chunk with (done, total).
+    pub fn verify(
+        &self,
+        data: &dyn FileReader,
+        columns: &[usize],
+        absent_probes: u64,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<Vec<ChunkReport>, Error> {
+        let chosen: Vec<usize> = if columns.is_empty() {
+            (0..self.columns().len())
+                .filter(|c| {
+                    self.columns()[*c].physical != PhysicalType::BOOLEAN
+                        && self.filter_locations(*c).iter().any(|l| l.offset.is_some())
+                })
+                .collect()
+        } else {
+            columns.to_vec()
+        };
+        let total = chosen.len() * self.metadata().num_row_groups();
+        let mut reports = Vec::new();
+        for c in chosen {
+            let ty = self.columns()[c].clone();
+            let mut job = self.whole_job(c, IoPolicy::default());
+            while let Some(ranges) = job.next_reads() {
+                job.supply(crate::io::Fetched::read(self.reader(), &ranges));
+            }
+            for (rg, filter) in job.into_filters().into_iter().enumerate() {
+                reports.push(verify_chunk(data, rg, c, &ty, filter, absent_probes)?);
+                progress(reports.len(), total);
+            }
+        }
+        Ok(reports)
+    }
+}
+
+fn verify_chunk(
+    data: &dyn FileReader,
+    rg: usize,
+    c: usize,
+    ty: &ColumnType,
+    filter: Result<bytes::Bytes, FilterState>,
+    absent_probes: u64,
+) -> Result<ChunkReport, Error> {
+    let (state, bits) = match filter {
+        Ok(b) => (FilterState::Present, Some(b)),
+        Err(s) => (s, None),
+    };
+    let view = bits.as_ref().and_then(|b| SbbfRef::new(b).ok());
+    let mut seen = HashSet::new();
+    let mut false_negatives = 0u64;
+    let mut examples = Vec::new();
+    let values = for_each_value(data, rg, c, |v| {
+        let h = sbbf::hash(v);
+        if seen.insert(h) {
+            if let Some(view) = view {
+                if !view.contains_hash(h) {
+                    false_negatives += 1;
+                    if examples.len() < MAX_REPORTED {
+                        examples.push(display_plain(ty, v));
+                    }
+                }
+            }
+        }
+    })?;
+    let (mut measured, mut predicted, mut probes) = (None, None, 0);
+    if let Some(view) = view {
+        let mut hits = 0u64;
+        let mut rng = 0x5bbf_u64 ^ ((rg as u64) << 32) ^ c as u64;
+        let width = match ty.physical {
+            PhysicalType::INT32 | PhysicalType::FLOAT => 4,
+            PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+            PhysicalType::INT96 => 12,
+            PhysicalType::FIXED_LEN_BYTE_ARRAY => ty.type_length.clamp(1, 64) as usize,
+            _ => 16,
+        };
+        let mut buf = vec![0u8; width];
+        while probes < absent_probes {
+            for chunk in buf.chunks_mut(8) {
+                let r = splitmix(&mut rng).to_le_bytes();
+                chunk.copy_from_slice(&r[..chunk.len()]);
+            }
+            let h = sbbf::hash(&buf);
+            if seen.contains(&h) {
+                continue;
+            }
+            probes += 1;
+            hits += view.contains_hash(h) as u64;
+        }
+        if probes > 0 {
+            measured = Some(hits as f64 / probes as f64);
+        }
+        predicted = Some(view.estimated_fpp());
+    }
+    Ok(ChunkReport {
+        row_group: rg,
+        column: ty.path.clone(),
+        filter: state,
+        values,
+        distinct: seen.len() as u64,
+        false_negatives,
+        false_negative_examples: examples,
+        absent_probes: probes,
+        measured_fpp: measured,
+        predicted_fpp: predicted,
+    })
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A stored value as readable text: numbers for numeric types, UTF-8 for strings, hex else.
+pub fn display_plain(ty: &ColumnType, v: &[u8]) -> String {
+    use crate::column::ValueKind;
+    let hex = || {
+        format!(
+            "0x{}",
+            v.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        )
+    };
+    match (ty.physical, v.len()) {
+        (PhysicalType::INT32, 4) => i32::from_le_bytes(v.try_into().unwrap()).to_string(),
+        (PhysicalType::INT64, 8) => i64::from_le_bytes(v.try_into().unwrap()).to_string(),
+        (PhysicalType::FLOAT, 4) => format!("{:?}", f32::from_le_bytes(v.try_into().unwrap())),
+        (PhysicalType::DOUBLE, 8) => format!("{:?}", f64::from_le_bytes(v.try_into().unwrap())),
+        _ if ty.kind == ValueKind::String => match std::str::from_utf8(v) {
+            Ok(s) => format!("{s:?}"),
+            Err(_) => hex(),
+        },
+        _ => hex(),
+    }
+}
