@@ -32,10 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 1. Prune: footer and filter bytes only.
     let pq = ParquetFile::open(std::fs::File::open(&path)?)?;
-    let predicate = Predicate::Or(vec![
-        Predicate::eq(column.clone(), Literal::Utf8(value.clone())),
-        Predicate::In(column.clone(), vec![]),
-    ]);
+    // Text literals are read by the column's type; typed ones (Literal::Int, ...) work too.
+    let predicate = Predicate::eq(column.clone(), Literal::Utf8(value.clone()));
     let pruned = pq.prune(&predicate)?;
     for (rg, why) in pruned.reasons.iter().enumerate() {
         println!("row group {rg}: {why}");

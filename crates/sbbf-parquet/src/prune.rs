@@ -108,22 +108,26 @@ fn evaluate(
             Ok(acc)
         }
         Predicate::Or(ps) => {
-            let mut acc = vec![Verdict::False("OR of nothing is false".into()); num_row_groups];
+            let mut acc: Vec<Option<Verdict>> = vec![None; num_row_groups];
             for child in ps {
                 for (a, v) in acc
                     .iter_mut()
                     .zip(evaluate(child, num_row_groups, answers)?)
                 {
-                    match (&*a, v) {
-                        (Verdict::False(_), v @ Verdict::Maybe(_)) => *a = v,
-                        (Verdict::False(x), Verdict::False(y)) => {
-                            *a = Verdict::False(format!("{x}; {y}"))
+                    *a = Some(match (a.take(), v) {
+                        (None, v) => v,
+                        (Some(m @ Verdict::Maybe(_)), _) => m,
+                        (Some(Verdict::False(_)), m @ Verdict::Maybe(_)) => m,
+                        (Some(Verdict::False(x)), Verdict::False(y)) => {
+                            Verdict::False(format!("{x}; {y}"))
                         }
-                        _ => {}
-                    }
+                    });
                 }
             }
-            Ok(acc)
+            Ok(acc
+                .into_iter()
+                .map(|v| v.unwrap_or_else(|| Verdict::False("an empty OR is false".into())))
+                .collect())
         }
     }
 }
