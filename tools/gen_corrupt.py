@@ -580,7 +580,7 @@ def cases():
              footer_edit=set_md(1, 0, 14, I64, -5))
         case(f"offset_in_data_pages{sfx}", base,
              "bloom_filter_offset at the first page header of the chunk's own data",
-             bad("Bloom filter header"),
+             bad("lies inside the data pages of", "Bloom filter header"),
              footer_edit=set_md(1, 0, 14, I64, lambda w: w[("data", 1, 0)][0]))
     case("offset_zero", P, "bloom_filter_offset 0 (the PAR1 magic)",
          bad("bloom_filter_offset 0 is outside the data area", "offset 0 is outside the data area"),
@@ -596,18 +596,30 @@ def cases():
          footer_edit=set_md(1, 0, 14, I64, lambda w: w["footer"] + 2))
     case("offset_shared_by_two_columns", P,
          "i16's filter in row group 1 points at i8's filter (offset and length): a valid "
-         "filter of another column. probe cannot tell (it reads i16 through i8's bits); "
-         "inspect reports the overlap",
-         {"foreign": ["1"], "problems": [[1, 1, "overlaps the Bloom filter of `i8` in row group 1"]]},
+         "filter, of another column. The footer names one offset for two chunks, so neither "
+         "filter can be trusted",
+         {"invalid": {"1": "is also given for another column chunk's filter"},
+          "problems": [[1, 1, "overlaps the Bloom filter of `i8` in row group 1"]]},
          col=1,
          footer_edit=edits(set_md(1, 1, 14, I64, lambda w: w[("filter", 1, 0)][0]),
                            set_md(1, 1, 15, I32, lambda w: w[("filter", 1, 0)][1])))
     case("filter_inside_data_pages", P,
          "a valid filter placed right after its chunk's pages, with total_compressed_size "
-         "grown to cover it: probe uses it, inspect reports the overlap",
-         {"problems": [[1, 0, "overlaps the data pages of `i8` in row group 1"]]},
+         "grown to cover it: the footer says these bytes are data",
+         {"invalid": {"1": "lies inside the data pages of `i8` in row group 1"},
+          "problems": [[1, 0, "overlaps the data pages of `i8` in row group 1"]]},
          layout_edit="filter_after_data",
          footer_edit=set_md(1, 0, 7, I64, lambda w: w[("data", 1, 0)][1] + w[("filter", 1, 0)][1]))
+
+    case("negative_compressed_size", P,
+         "total_compressed_size -5 for i8 in row group 1 (the filter is fine)", {},
+         footer_edit=set_md(1, 0, 7, I64, -5))
+    case("negative_dictionary_page_offset", P,
+         "dictionary_page_offset -7 for i8 in row group 1 (the filter is fine)", {},
+         footer_edit=set_md(1, 0, 11, I64, -7))
+    case("negative_data_page_offset", P,
+         "data_page_offset -1 and no dictionary_page_offset for i8 in row group 1 (the filter is fine)",
+         {}, footer_edit=edits(set_md(1, 0, 11, I64, None), set_md(1, 0, 9, I64, -1)))
 
     # lengths ------------------------------------------------------------------------------
     for n, text in ((-80, "bloom_filter_length -80 is not positive"),
@@ -853,9 +865,9 @@ Probe values (in `expected.json` under `bases`) were chosen from the filter bits
 generator's own XXH64: one value that may be present in each row group, then one absent
 everywhere.
 
-`offset_shared_by_two_columns.parquet` documents a limit: a footer that points a chunk at another
-column's valid filter cannot be caught by `probe` (it reads the foreign bits and may answer
-`absent` wrongly); `inspect` reports the overlap.
+A filter's bytes alone cannot show that they belong to another column: a footer that points a
+chunk at another chunk's valid filter (`offset_shared_by_two_columns`) or into data pages
+(`filter_inside_data_pages`) is caught by checking the offset against the rest of the footer.
 
 ## Files
 

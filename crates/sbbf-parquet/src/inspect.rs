@@ -54,12 +54,18 @@ impl<R: ChunkReader> ParquetFile<R> {
         let mut regions = Vec::new();
         for (r, rg) in meta.row_groups().iter().enumerate() {
             for (c, col) in rg.columns().iter().enumerate() {
-                let (start, len) = col.byte_range();
-                regions.push(Region {
-                    start,
-                    end: start.saturating_add(len),
-                    what: RegionKind::Data(r, c),
-                });
+                // Not `byte_range()`: it asserts, and a hostile footer may hold negative values.
+                let start = col
+                    .dictionary_page_offset()
+                    .unwrap_or(col.data_page_offset());
+                let len = col.compressed_size();
+                if start >= 0 && len >= 0 {
+                    regions.push(Region {
+                        start: start as u64,
+                        end: (start as u64).saturating_add(len as u64),
+                        what: RegionKind::Data(r, c),
+                    });
+                }
                 if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
                     regions.push(Region {
                         start: o.max(0) as u64,

@@ -124,6 +124,16 @@ impl ProbeJob {
         }
     }
 
+    /// Makes row group `rg`'s filter unusable for a reason found outside the job (in the
+    /// footer): it answers "unknown" and none of its bytes are read.
+    pub(crate) fn invalidate(&mut self, rg: usize, reason: String) {
+        if let Some(p) = self.plans.get_mut(rg) {
+            if !matches!(p, Plan::Done(_)) {
+                *p = Plan::Done(FilterState::Invalid(reason));
+            }
+        }
+    }
+
     /// The merged byte ranges to read next, or `None` when the job has all it needs.
     pub fn next_reads(&self) -> Option<Vec<Range>> {
         let mut ranges = Vec::new();

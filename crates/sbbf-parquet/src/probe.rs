@@ -6,6 +6,7 @@ use crate::job::ProbeJob;
 use crate::value::Encoded;
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
+use std::collections::HashMap;
 
 /// The answer for one value in one row group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,12 +118,16 @@ impl<R> ParquetFile<R> {
             .iter()
             .map(|rg| rg.num_rows())
             .collect();
-        ProbeJob::whole(
+        let mut job = ProbeJob::whole(
             &self.filter_locations(column),
             num_rows,
             self.footer_start(),
             policy,
-        )
+        );
+        for (rg, reason) in self.footer_conflicts(column) {
+            job.invalidate(rg, reason);
+        }
+        job
     }
 
     /// The I/O-free job behind [`ParquetFile::probe`], for drivers of other readers.
@@ -133,13 +138,85 @@ impl<R> ParquetFile<R> {
             .iter()
             .map(|rg| rg.num_rows())
             .collect();
-        ProbeJob::new(
+        let mut job = ProbeJob::new(
             &self.filter_locations(column),
             num_rows,
             self.footer_start(),
             candidate_hashes(values),
             policy,
-        )
+        );
+        for (rg, reason) in self.footer_conflicts(column) {
+            job.invalidate(rg, reason);
+        }
+        job
+    }
+
+    /// Row groups whose filter of leaf `column` starts where the footer also puts another
+    /// chunk's filter, or inside a chunk's data pages, with the reason. The bytes there are not
+    /// (only) this chunk's filter: probing them could answer "absent" for a value the row group
+    /// holds. No writer lays files out this way; a corrupt or hostile footer can.
+    fn footer_conflicts(&self, column: usize) -> Vec<(usize, String)> {
+        let rgs = self.metadata().row_groups();
+        let mut filters: HashMap<i64, usize> = HashMap::new();
+        let mut data: Vec<(u64, u64, usize, usize)> = Vec::new();
+        for (r, rg) in rgs.iter().enumerate() {
+            for (c, chunk) in rg.columns().iter().enumerate() {
+                if let Some(o) = chunk.bloom_filter_offset() {
+                    *filters.entry(o).or_default() += 1;
+                }
+                let start = chunk
+                    .dictionary_page_offset()
+                    .unwrap_or(chunk.data_page_offset());
+                let len = chunk.compressed_size();
+                if start >= 0 && len > 0 {
+                    let start = start as u64;
+                    data.push((start, start.saturating_add(len as u64), r, c));
+                }
+            }
+        }
+        data.sort_unstable();
+        // The data range reaching furthest among those starting at or before each one.
+        let mut furthest: Vec<(u64, usize, usize)> = Vec::with_capacity(data.len());
+        for &(_, end, r, c) in &data {
+            match furthest.last() {
+                Some(&f) if f.0 >= end => furthest.push(f),
+                _ => furthest.push((end, r, c)),
+            }
+        }
+        let name = |c: usize| self.columns().get(c).map_or("?", |t| t.path.as_str());
+        let mut out = Vec::new();
+        for (r, rg) in rgs.iter().enumerate() {
+            let Some(off) = rg
+                .columns()
+                .get(column)
+                .and_then(|c| c.bloom_filter_offset())
+            else {
+                continue;
+            };
+            if filters.get(&off).copied().unwrap_or(0) > 1 {
+                out.push((
+                    r,
+                    format!(
+                        "bloom_filter_offset {off} is also given for another column chunk's filter"
+                    ),
+                ));
+                continue;
+            }
+            let Ok(o) = u64::try_from(off) else { continue };
+            let i = data.partition_point(|d| d.0 <= o);
+            if let Some(&(end, r2, c2)) = i.checked_sub(1).map(|i| &furthest[i]) {
+                if o < end {
+                    out.push((
+                        r,
+                        format!(
+                            "bloom_filter_offset {off} lies inside the data pages of `{}` in row group {r2}",
+                            name(c2)
+                        ),
+                    ));
+                }
+            }
+        }
+        out
     }
 }
 
