@@ -2,8 +2,9 @@
 
 use crate::{files, Format};
 use clap::Args;
+use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::value::{encode_text, EncodeOptions, Encoded, InputMode};
-use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
+use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile, RowGroupAnswer};
 use serde_json::json;
 use std::ffi::OsString;
 
@@ -26,11 +27,15 @@ use std::ffi::OsString;
 ///   sbbf probe data.parquet user_id 42 43
 ///   sbbf probe data/ event_date 2024-01-31 --format json
 ///   sbbf probe 'logs/*.parquet' s.b hello
+///   sbbf probe s3://bucket/events/ user_id 42
 ///   sbbf probe --exact-bits -- data.parquet temperature -0.0
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct ProbeArgs {
-    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob.
+    /// A Parquet file, a directory (every *.parquet below it), a quoted glob, or an
+    /// object-store URL: s3://bucket/prefix/ (every *.parquet below it) or s3://bucket/f.parquet;
+    /// also gs://, az://, http(s)://. Credentials and endpoint come from the AWS_*, GOOGLE_* and
+    /// AZURE_* environment variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, ...).
     pub file: String,
     /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`.
     pub column: String,
@@ -91,19 +96,12 @@ pub fn protect_negative_values(args: impl Iterator<Item = OsString>) -> Vec<OsSt
     out
 }
 
-struct FileResult {
-    json: serde_json::Value,
-    any_not_absent: bool,
+pub(crate) struct FileResult {
+    pub(crate) json: serde_json::Value,
+    pub(crate) any_not_absent: bool,
 }
 
 pub fn run(a: ProbeArgs) -> u8 {
-    let paths = match files::expand(&a.file) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("sbbf probe: {e}");
-            return 2;
-        }
-    };
     let opts = EncodeOptions {
         exact_bits: a.exact_bits,
         input: if a.raw_int {
@@ -115,6 +113,17 @@ pub fn run(a: ProbeArgs) -> u8 {
         } else {
             InputMode::Typed
         },
+    };
+    #[cfg(feature = "object_store")]
+    if sbbf_parquet::remote::is_remote_url(&a.file) {
+        return crate::remote::run(&a, opts);
+    }
+    let paths = match files::expand(&a.file) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sbbf probe: {e}");
+            return 2;
+        }
     };
     let mut failed = false;
     let mut any_not_absent = false;
@@ -133,6 +142,11 @@ pub fn run(a: ProbeArgs) -> u8 {
             }
         }
     }
+    exit_code(failed, any_not_absent)
+}
+
+/// 2 when some file failed, else 0 when some value may be present somewhere, else 1.
+pub(crate) fn exit_code(failed: bool, any_not_absent: bool) -> u8 {
     if failed {
         2
     } else if any_not_absent {
@@ -158,6 +172,17 @@ fn probe_file(
         .map(|v| encode_text(ty, v, opts))
         .collect::<Result<_, _>>()?;
     let answers = pq.probe(col, &encoded, IoPolicy::default());
+    Ok(report(shown, ty, &encoded, &answers, a))
+}
+
+/// Prints one file's text lines (text format) and returns its JSON object.
+pub(crate) fn report(
+    shown: &str,
+    ty: &ColumnType,
+    encoded: &[Encoded],
+    answers: &[RowGroupAnswer],
+    a: &ProbeArgs,
+) -> FileResult {
     let text = a.format == Format::Text;
     if text {
         println!(
@@ -170,7 +195,7 @@ fn probe_file(
                 .unwrap_or_default(),
             answers.len()
         );
-        for (v, e) in a.values.iter().zip(&encoded) {
+        for (v, e) in a.values.iter().zip(encoded) {
             match e {
                 Encoded::NeverStored(why) => println!("  note: {v:?} is absent everywhere: {why}"),
                 Encoded::AlwaysMaybe(why) => println!("  note: {v:?}: {why}"),
@@ -182,7 +207,7 @@ fn probe_file(
     let mut any_not_absent = false;
     let mut skippable = 0;
     let mut rgs = Vec::new();
-    for rg in &answers {
+    for rg in answers {
         let (filter, reason) = match &rg.filter {
             FilterState::Present => ("present", None),
             FilterState::Missing => ("missing", None),
@@ -229,7 +254,7 @@ fn probe_file(
             }
         );
     }
-    Ok(FileResult {
+    FileResult {
         json: json!({
             "file": shown,
             "column": ty.path,
@@ -238,5 +263,5 @@ fn probe_file(
             "row_groups": rgs,
         }),
         any_not_absent,
-    })
+    }
 }

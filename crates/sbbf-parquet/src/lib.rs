@@ -38,6 +38,8 @@ mod job;
 pub mod literal;
 mod probe;
 pub mod prune;
+#[cfg(feature = "object_store")]
+pub mod remote;
 pub mod value;
 pub mod verify;
 

@@ -1,0 +1,550 @@
+//! Remote files through object_store against a real S3-compatible server (moto, started on a
+//! loopback port by each test): remote answers equal local ones, listing finds every file,
+//! and pruning one value of a 64-row-group file costs the footer plus one coalesced read.
+//!
+//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup-s3-test.sh`); fails without it.
+
+#![cfg(feature = "object_store")]
+
+mod moto;
+
+use arrow::array::{Int64Array, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use bytes::Bytes;
+use flate2::read::GzDecoder;
+use futures::stream::BoxStream;
+use futures::TryStreamExt;
+use moto::{repo, Moto};
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::{ArrowWriter, ParquetRecordBatchStreamBuilder};
+use parquet::file::properties::{BloomFilterPosition, WriterProperties};
+use parquet::schema::types::ColumnPath;
+use sbbf_parquet::asyncio::REMOTE_POLICY;
+use sbbf_parquet::literal::Literal;
+use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::remote::object_store::path::Path;
+use sbbf_parquet::remote::object_store::{
+    self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use sbbf_parquet::remote::{self, ManyOptions, ObjectReader};
+use sbbf_parquet::value::Encoded;
+use sbbf_parquet::{Answer, IoPolicy, ParquetFile};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+const BUCKET: &str = "sbbf";
+
+fn store(moto: &Moto, bucket: &str) -> Arc<dyn ObjectStore> {
+    let options = [
+        ("aws_access_key_id", moto::KEY.to_string()),
+        ("aws_secret_access_key", moto::SECRET.to_string()),
+        ("aws_region", moto::REGION.to_string()),
+        ("aws_endpoint", moto.endpoint()),
+        ("aws_allow_http", "true".to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v));
+    remote::store_from_url_opts(&format!("s3://{bucket}/"), options)
+        .expect("store")
+        .0
+}
+
+/// Up to `n` distinct values (as plain bytes) per column of a file, half present in the data
+/// and half not, from the expected-answer files of the corpus.
+fn sample_values(expected: &std::path::Path, n: usize) -> BTreeMap<String, Vec<Vec<u8>>> {
+    // Per column: (present, absent) values.
+    type Split = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+    let mut out: BTreeMap<String, Split> = BTreeMap::new();
+    let Ok(f) = std::fs::File::open(expected) else {
+        return BTreeMap::new();
+    };
+    for line in std::io::BufReader::new(GzDecoder::new(f)).lines() {
+        let j: Json = serde_json::from_str(&line.unwrap()).unwrap();
+        let Some(col) = j["column"].as_str() else {
+            continue;
+        };
+        let bytes = unhex(j["plain_hex"].as_str().unwrap());
+        let present = j["present_in_data"].as_bool().unwrap_or(false);
+        let (p, a) = out.entry(col.to_string()).or_default();
+        let side = if present { p } else { a };
+        if side.len() < n / 2 && !side.contains(&bytes) {
+            side.push(bytes);
+        }
+    }
+    out.into_iter()
+        .map(|(c, (mut p, a))| {
+            p.extend(a);
+            (c, p)
+        })
+        .collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Every file of testdata/ and the shared corpus, probed through S3 and locally, gives the
+/// same answers for sampled values of every column with filters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_answers_equal_local() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let dirs = [
+        (
+            "testdata",
+            repo().join("testdata"),
+            repo().join("fixtures/expected"),
+        ),
+        (
+            "conformance",
+            repo().join("../shared/conformance/files"),
+            repo().join("../shared/conformance/expected"),
+        ),
+    ];
+    let store = store(&moto, BUCKET);
+    let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut files_checked = 0;
+    for (prefix, dir, expected) in &dirs {
+        let names = moto.upload_dir(BUCKET, prefix, dir);
+        assert!(!names.is_empty(), "no files in {}", dir.display());
+        // Listing finds exactly the uploaded files, in order.
+        let listed = remote::list_parquet(&store, &Path::from(*prefix))
+            .await
+            .unwrap();
+        let listed_names: Vec<String> = listed
+            .iter()
+            .map(|m| m.location.filename().unwrap().to_string())
+            .collect();
+        assert_eq!(listed_names, names);
+        // A single object resolves to itself.
+        let one = remote::resolve(&store, &listed[0].location, false)
+            .await
+            .unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].location, listed[0].location);
+
+        for meta in &listed {
+            let name = meta.location.filename().unwrap();
+            let local_path = dir.join(name);
+            let stem = name.trim_end_matches(".parquet");
+            let samples = sample_values(&expected.join(format!("{stem}.jsonl.gz")), 8);
+            let local = ParquetFile::open(std::fs::File::open(&local_path).unwrap()).unwrap();
+            let mut remote_pq = remote::open(&store, &meta.location, meta.size)
+                .await
+                .unwrap();
+            assert_eq!(
+                remote_pq.metadata().num_row_groups(),
+                local.metadata().num_row_groups()
+            );
+            for (col, ty) in local.columns().iter().enumerate() {
+                // Sampled values, plus two arbitrary byte strings of the column's width.
+                let width = ty.type_length.max(8) as usize;
+                let mut values: Vec<Encoded> = samples
+                    .get(&ty.path)
+                    .into_iter()
+                    .flatten()
+                    .map(|b| Encoded::Candidates(vec![b.clone()]))
+                    .collect();
+                values.push(Encoded::Candidates(vec![vec![0xa5; width]]));
+                values.push(Encoded::Candidates(vec![vec![0x17; width]]));
+                let want = local.probe(col, &values, IoPolicy::default());
+                let got = remote_pq.probe_async(col, &values, REMOTE_POLICY).await;
+                assert_eq!(got, want, "{name} column {}", ty.path);
+                for rg in &want {
+                    for a in &rg.answers {
+                        *tally.entry(a.as_str()).or_default() += 1;
+                    }
+                }
+            }
+            files_checked += 1;
+        }
+
+        // probe_many over the prefix equals one-by-one local probes (first leaf of each file).
+        let results = remote::probe_many(
+            &store,
+            &listed,
+            "__no_such_column__",
+            |_| Ok(Vec::new()),
+            ManyOptions::default(),
+        )
+        .await;
+        assert!(
+            results.iter().all(|r| r.is_err()),
+            "unknown column is an error per file"
+        );
+    }
+    println!("remote == local over {files_checked} files: answers {tally:?}");
+    assert!(files_checked >= 30, "{files_checked} files");
+    assert!(tally.get("maybe").copied().unwrap_or(0) > 100, "{tally:?}");
+    assert!(tally.get("absent").copied().unwrap_or(0) > 100, "{tally:?}");
+}
+
+/// probe_many and prune_many (concurrent) equal the local answers, in file order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_files_concurrently() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let dir = repo().join("../shared/conformance/files");
+    moto.upload_dir(BUCKET, "c", &dir);
+    let store = store(&moto, BUCKET);
+    let files = remote::resolve(&store, &Path::from("c"), true)
+        .await
+        .unwrap();
+    let column = "i64";
+    let values = ["0", "1", "-1234567", "42", "9223372036854775807"];
+    let encode = |ty: &sbbf_parquet::column::ColumnType| {
+        values
+            .iter()
+            .map(|v| {
+                sbbf_parquet::value::encode_text(ty, v, Default::default())
+                    .map_err(sbbf_parquet::Error::from)
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    for concurrency in [1, 3, 8] {
+        let options = ManyOptions {
+            concurrency,
+            ..ManyOptions::default()
+        };
+        let got = remote::probe_many(&store, &files, column, encode, options).await;
+        let pred = Predicate::In(
+            column.into(),
+            vec![Literal::Int(-1234567), Literal::Int(42)],
+        );
+        let pruned = remote::prune_many(&store, &files, &pred, options).await;
+        assert_eq!(got.len(), files.len());
+        let mut with_column = 0;
+        for ((meta, r), p) in files.iter().zip(&got).zip(&pruned) {
+            let local = ParquetFile::open(
+                std::fs::File::open(dir.join(meta.location.filename().unwrap())).unwrap(),
+            )
+            .unwrap();
+            match local.column_index(column) {
+                Ok(col) => {
+                    with_column += 1;
+                    let enc = encode(&local.columns()[col]).unwrap();
+                    let r = r.as_ref().unwrap();
+                    assert_eq!(r.answers, local.probe(col, &enc, IoPolicy::default()));
+                    assert_eq!(r.encoded, enc);
+                    assert_eq!(p.as_ref().unwrap(), &local.prune(&pred).unwrap());
+                }
+                Err(_) => {
+                    assert!(r.is_err() && p.is_err(), "{}", meta.location);
+                }
+            }
+        }
+        assert!(with_column >= 3, "{with_column} files have `{column}`");
+    }
+}
+
+/// Counts the requests (and bytes) that reach the store: every GET goes through `get_opts`
+/// (ranged reads, `HEAD`s), `get_ranges` is counted and then split into GETs as object_store
+/// does by default (ranges closer than 1 MiB merged).
+#[derive(Debug)]
+struct Counting {
+    inner: Arc<dyn ObjectStore>,
+    gets: AtomicU64,
+    heads: AtomicU64,
+    get_ranges_calls: AtomicU64,
+    lists: AtomicU64,
+    bytes: AtomicU64,
+    log: std::sync::Mutex<Vec<String>>,
+}
+
+impl Counting {
+    fn new(inner: Arc<dyn ObjectStore>) -> Counting {
+        Counting {
+            inner,
+            gets: AtomicU64::new(0),
+            heads: AtomicU64::new(0),
+            get_ranges_calls: AtomicU64::new(0),
+            lists: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            log: Default::default(),
+        }
+    }
+    fn requests(&self) -> u64 {
+        self.gets.load(Ordering::SeqCst)
+            + self.heads.load(Ordering::SeqCst)
+            + self.lists.load(Ordering::SeqCst)
+    }
+    fn reset(&self) {
+        for c in [
+            &self.gets,
+            &self.heads,
+            &self.get_ranges_calls,
+            &self.lists,
+            &self.bytes,
+        ] {
+            c.store(0, Ordering::SeqCst);
+        }
+        self.log.lock().unwrap().clear();
+    }
+    fn report(&self) -> String {
+        format!(
+            "{} request(s) ({} GET, {} HEAD, {} LIST; {} get_ranges call(s)), {} bytes: {}",
+            self.requests(),
+            self.gets.load(Ordering::SeqCst),
+            self.heads.load(Ordering::SeqCst),
+            self.lists.load(Ordering::SeqCst),
+            self.get_ranges_calls.load(Ordering::SeqCst),
+            self.bytes.load(Ordering::SeqCst),
+            self.log.lock().unwrap().join(", ")
+        )
+    }
+}
+
+impl std::fmt::Display for Counting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Counting({})", self.inner)
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for Counting {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let head = options.head;
+        let asked = format!("{:?}", options.range);
+        let r = self.inner.get_opts(location, options).await?;
+        if head {
+            self.heads.fetch_add(1, Ordering::SeqCst);
+            self.log.lock().unwrap().push("HEAD".into());
+        } else {
+            self.gets.fetch_add(1, Ordering::SeqCst);
+            self.bytes
+                .fetch_add(r.range.end - r.range.start, Ordering::SeqCst);
+            self.log.lock().unwrap().push(format!(
+                "GET {asked} -> {}..{} ({} B)",
+                r.range.start,
+                r.range.end,
+                r.range.end - r.range.start
+            ));
+        }
+        Ok(r)
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        self.get_ranges_calls.fetch_add(1, Ordering::SeqCst);
+        // object_store's default: merge ranges closer than 1 MiB, fetch through `get_opts`.
+        object_store::coalesce_ranges(
+            ranges,
+            |r| {
+                use object_store::ObjectStoreExt;
+                self.get_range(location, r)
+            },
+            object_store::OBJECT_STORE_COALESCE_DEFAULT,
+        )
+        .await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// 64 row groups of 2,000 rows (`id` i64 with a Bloom filter, `payload` text without), filters
+/// where `position` puts them.
+fn write_64(position: BloomFilterPosition) -> Bytes {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("payload", DataType::Utf8, false),
+    ]));
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2000))
+        .set_column_bloom_filter_enabled(ColumnPath::from("id"), true)
+        .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 2000)
+        .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+        .set_bloom_filter_position(position)
+        .build();
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut out, schema.clone(), Some(props)).unwrap();
+    for rg in 0..64i64 {
+        let ids: Vec<i64> = (0..2000).map(|i| rg * 1_000_000 + i * 7).collect();
+        let payload: Vec<String> = ids
+            .iter()
+            .map(|i| format!("row {i} of some text"))
+            .collect();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(payload)),
+            ],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+    }
+    w.close().unwrap();
+    Bytes::from(out)
+}
+
+/// Pruning one value of a 64-row-group file through object_store: the footer and the filters
+/// in at most 3 requests (measured: footer GET + one coalesced filter GET).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prune_64_row_groups_in_few_requests() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let counting = Arc::new(Counting::new(store(&moto, BUCKET)));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    for (name, position) in [
+        ("end.parquet", BloomFilterPosition::End),
+        (
+            "after_row_group.parquet",
+            BloomFilterPosition::AfterRowGroup,
+        ),
+    ] {
+        let data = write_64(position);
+        moto.put(BUCKET, name, &data);
+        let local = ParquetFile::open(data.clone()).unwrap();
+        assert_eq!(local.metadata().num_row_groups(), 64);
+        let filters: u64 = local
+            .filter_locations(0)
+            .iter()
+            .map(|l| l.length.unwrap() as u64)
+            .sum();
+        let footer = local.file_len() - local.footer_start();
+
+        counting.reset();
+        let value: i64 = 17 * 1_000_000 + 7 * 123; // in row group 17 only
+        let pred = Predicate::eq("id", Literal::Int(value.into()));
+        let path = Path::from(name);
+        let mut pq = remote::open(&store, &path, data.len() as u64)
+            .await
+            .unwrap();
+        let pruned = pq.prune_async(&pred, REMOTE_POLICY).await.unwrap();
+        let requests = counting.requests();
+        println!(
+            "{name}: {} bytes, footer {footer} B, 64 filters {filters} B; prune `id = {value}` \
+             kept row groups {:?}; {}",
+            data.len(),
+            pruned.row_groups,
+            counting.report()
+        );
+        assert!(pruned.row_groups.contains(&17));
+        assert!(pruned.row_groups.len() <= 4, "{:?}", pruned.row_groups);
+        assert_eq!(pruned, local.prune(&pred).unwrap());
+        assert_eq!(counting.heads.load(Ordering::SeqCst), 0);
+        // No column data: the footer suffix and the filters (whole, by the cost rule).
+        let read = counting.bytes.load(Ordering::SeqCst);
+        assert!(
+            read <= sbbf_parquet::asyncio::FOOTER_SUFFIX + filters,
+            "{}",
+            counting.report()
+        );
+        if position == BloomFilterPosition::End {
+            // The footer, then every filter in one coalesced read.
+            assert!(requests <= 3, "{}", counting.report());
+        } else {
+            // Filters ~80 KB apart (more than REMOTE_POLICY.max_gap): one read each, fetched
+            // concurrently, rather than one read through 5 MB of column data.
+            assert!(requests <= 1 + 64, "{}", counting.report());
+        }
+
+        // The same reader then serves arrow-rs' async reader for the kept row groups.
+        counting.reset();
+        let reader = ObjectReader::new(store.clone(), path.clone(), data.len() as u64)
+            .with_coalesce(object_store::OBJECT_STORE_COALESCE_DEFAULT);
+        let builder =
+            ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
+                .await
+                .unwrap()
+                .with_row_groups(pruned.row_groups.clone());
+        let batches: Vec<RecordBatch> = builder.build().unwrap().try_collect().await.unwrap();
+        let found = batches.iter().any(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .values()
+                .contains(&value)
+        });
+        assert!(found, "the value is in the kept row groups");
+        println!("{name}: reading the kept row groups: {}", counting.report());
+    }
+
+    // Probing many values at once still reads each filter region once.
+    counting.reset();
+    let path = Path::from("end.parquet");
+    let head = remote::resolve(&store, &path, false).await.unwrap();
+    let files = vec![head[0].clone()];
+    counting.reset();
+    let got = remote::probe_many(
+        &store,
+        &files,
+        "id",
+        |ty| {
+            (0..50)
+                .map(|i| {
+                    sbbf_parquet::value::encode_text(
+                        ty,
+                        &(i * 1_000_000).to_string(),
+                        Default::default(),
+                    )
+                    .map_err(sbbf_parquet::Error::from)
+                })
+                .collect()
+        },
+        ManyOptions::default(),
+    )
+    .await;
+    let r = got[0].as_ref().unwrap();
+    assert!(r.answers.iter().all(|rg| rg.answers.len() == 50));
+    assert_eq!(r.answers[3].answers[3], Answer::Maybe);
+    println!("end.parquet: probe 50 values: {}", counting.report());
+    assert!(counting.requests() <= 3, "{}", counting.report());
+}
