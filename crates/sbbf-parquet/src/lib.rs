@@ -31,6 +31,7 @@ pub mod column;
 pub mod decode;
 mod error;
 mod file;
+pub mod footer;
 pub mod header;
 pub mod inspect;
 pub mod io;

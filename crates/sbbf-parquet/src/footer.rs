@@ -1,0 +1,231 @@
+//! Rewriting a file's footer (`FileMetaData`) with new Bloom filter locations, keeping
+//! everything else: every field, including fields this crate does not know, is copied through
+//! the Thrift compact protocol value by value. Only `ColumnMetaData` fields 14
+//! (`bloom_filter_offset`) and 15 (`bloom_filter_length`) of the chosen column chunks change.
+
+use crate::Error;
+use std::collections::HashMap;
+use std::io::Read;
+use thrift::protocol::{
+    TCompactInputProtocol, TCompactOutputProtocol, TFieldIdentifier, TInputProtocol,
+    TListIdentifier, TMapIdentifier, TOutputProtocol, TSetIdentifier, TStructIdentifier, TType,
+};
+use thrift::TConfiguration;
+
+/// A new location for one column chunk's filter: `(row group, leaf column) -> (offset, length)`.
+pub type FilterEdits = HashMap<(usize, usize), (i64, i32)>;
+
+/// Where in the footer's struct tree the copier is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ctx {
+    FileMetaData,
+    RowGroup(usize),
+    ColumnChunk(usize, usize),
+    ColumnMetaData(usize, usize),
+    Other,
+}
+
+/// Returns `footer` (the Thrift `FileMetaData`, without length and magic) with the filter
+/// locations of `edits` set, everything else unchanged.
+///
+/// ```
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet");
+/// let file = std::fs::read(path)?;
+/// let len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into()?) as usize;
+/// let footer = &file[file.len() - 8 - len..file.len() - 8];
+/// // No edits: the same footer, byte for byte.
+/// let copy = sbbf_parquet::footer::edit_filter_locations(footer, &Default::default())?;
+/// assert_eq!(copy, footer);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn edit_filter_locations(footer: &[u8], edits: &FilterEdits) -> Result<Vec<u8>, Error> {
+    let limit = footer.len().max(64);
+    let config = TConfiguration::builder()
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit))
+        .max_string_size(Some(limit))
+        .max_container_size(Some(limit))
+        .max_recursion_depth(Some(64))
+        .build()
+        .map_err(|e| Error::Footer(e.to_string()))?;
+    let mut cursor: &[u8] = footer;
+    let mut out = Vec::with_capacity(footer.len() + 32 * edits.len());
+    {
+        let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
+        let mut o = TCompactOutputProtocol::new(&mut out);
+        let mut copier = Copier {
+            edits,
+            applied: 0,
+            depth: 0,
+        };
+        copier
+            .copy_struct(&mut i, &mut o, Ctx::FileMetaData)
+            .map_err(|e| Error::Footer(format!("cannot re-encode the footer: {e}")))?;
+        if copier.applied != edits.len() {
+            return Err(Error::Footer(format!(
+                "{} of {} filter locations found no column chunk with metadata",
+                edits.len() - copier.applied,
+                edits.len()
+            )));
+        }
+        o.flush().map_err(|e| Error::Footer(e.to_string()))?;
+    }
+    Ok(out)
+}
+
+struct Copier<'a> {
+    edits: &'a FilterEdits,
+    applied: usize,
+    depth: usize,
+}
+
+type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
+
+impl Copier<'_> {
+    fn copy_struct<R: Read>(
+        &mut self,
+        i: &mut TCompactInputProtocol<R>,
+        o: &mut Out<'_>,
+        ctx: Ctx,
+    ) -> thrift::Result<()> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err(thrift::Error::Protocol(thrift::ProtocolError::new(
+                thrift::ProtocolErrorKind::DepthLimit,
+                "footer nesting too deep",
+            )));
+        }
+        i.read_struct_begin()?;
+        o.write_struct_begin(&TStructIdentifier::new("s"))?;
+        let edit = match ctx {
+            Ctx::ColumnMetaData(r, c) => self.edits.get(&(r, c)).copied(),
+            _ => None,
+        };
+        let mut edit_written = false;
+        loop {
+            let f = i.read_field_begin()?;
+            if f.field_type == TType::Stop {
+                break;
+            }
+            let id = f.id.unwrap_or(0);
+            if let Some((offset, length)) = edit {
+                if id == 14 || id == 15 {
+                    // The old location goes; the new one is written in field order below.
+                    i.skip(f.field_type)?;
+                    i.read_field_end()?;
+                    continue;
+                }
+                if id > 15 && !edit_written {
+                    write_location(o, offset, length)?;
+                    edit_written = true;
+                }
+            }
+            let child = match (ctx, id, f.field_type) {
+                (Ctx::FileMetaData, 4, TType::List) => Ctx::FileMetaData, // row_groups list
+                (Ctx::RowGroup(r), 1, TType::List) => Ctx::RowGroup(r),   // columns list
+                (Ctx::ColumnChunk(r, c), 3, TType::Struct) => Ctx::ColumnMetaData(r, c),
+                _ => Ctx::Other,
+            };
+            o.write_field_begin(&TFieldIdentifier::new("f", f.field_type, id))?;
+            self.copy_value(i, o, f.field_type, child)?;
+            o.write_field_end()?;
+            i.read_field_end()?;
+        }
+        if let Some((offset, length)) = edit {
+            if !edit_written {
+                write_location(o, offset, length)?;
+            }
+            self.applied += 1;
+        }
+        i.read_struct_end()?;
+        o.write_field_stop()?;
+        o.write_struct_end()?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// Copies one value; `ctx` tells list elements apart where it matters (row groups in
+    /// `FileMetaData.row_groups`, column chunks in `RowGroup.columns`).
+    fn copy_value<R: Read>(
+        &mut self,
+        i: &mut TCompactInputProtocol<R>,
+        o: &mut Out<'_>,
+        t: TType,
+        ctx: Ctx,
+    ) -> thrift::Result<()> {
+        match t {
+            TType::Bool => o.write_bool(i.read_bool()?),
+            TType::I08 => o.write_i8(i.read_i8()?),
+            TType::I16 => o.write_i16(i.read_i16()?),
+            TType::I32 => o.write_i32(i.read_i32()?),
+            TType::I64 => o.write_i64(i.read_i64()?),
+            TType::Double => o.write_double(i.read_double()?),
+            TType::String => o.write_bytes(&i.read_bytes()?),
+            TType::Uuid => o.write_uuid(&i.read_uuid()?),
+            TType::Struct => self.copy_struct(i, o, ctx),
+            TType::List => {
+                let l = i.read_list_begin()?;
+                o.write_list_begin(&TListIdentifier::new(l.element_type, l.size))?;
+                for k in 0..l.size.max(0) as usize {
+                    let element_ctx = match ctx {
+                        Ctx::FileMetaData => Ctx::RowGroup(k),
+                        Ctx::RowGroup(r) => Ctx::ColumnChunk(r, k),
+                        _ => Ctx::Other,
+                    };
+                    self.copy_value(i, o, l.element_type, element_ctx)?;
+                }
+                i.read_list_end()?;
+                o.write_list_end()
+            }
+            TType::Set => {
+                let s = i.read_set_begin()?;
+                o.write_set_begin(&TSetIdentifier::new(s.element_type, s.size))?;
+                for _ in 0..s.size.max(0) {
+                    self.copy_value(i, o, s.element_type, Ctx::Other)?;
+                }
+                i.read_set_end()?;
+                o.write_set_end()
+            }
+            TType::Map => {
+                let m = i.read_map_begin()?;
+                o.write_map_begin(&TMapIdentifier::new(m.key_type, m.value_type, m.size))?;
+                if m.size > 0 {
+                    let (Some(k), Some(v)) = (m.key_type, m.value_type) else {
+                        return Err(bad("map without element types"));
+                    };
+                    for _ in 0..m.size {
+                        self.copy_value(i, o, k, Ctx::Other)?;
+                        self.copy_value(i, o, v, Ctx::Other)?;
+                    }
+                }
+                i.read_map_end()?;
+                o.write_map_end()
+            }
+            other => Err(bad(&format!("unexpected Thrift type {other:?}"))),
+        }
+    }
+}
+
+fn bad(msg: &str) -> thrift::Error {
+    thrift::Error::Protocol(thrift::ProtocolError::new(
+        thrift::ProtocolErrorKind::InvalidData,
+        msg,
+    ))
+}
+
+fn write_location(o: &mut Out<'_>, offset: i64, length: i32) -> thrift::Result<()> {
+    o.write_field_begin(&TFieldIdentifier::new(
+        "bloom_filter_offset",
+        TType::I64,
+        14,
+    ))?;
+    o.write_i64(offset)?;
+    o.write_field_end()?;
+    o.write_field_begin(&TFieldIdentifier::new(
+        "bloom_filter_length",
+        TType::I32,
+        15,
+    ))?;
+    o.write_i32(length)?;
+    o.write_field_end()
+}
