@@ -27,6 +27,12 @@ pub enum Error {
         /// Leaf paths that look related (or all of them).
         candidates: Vec<String>,
     },
+    /// A filter could not be built (unsupported type, bad sizing).
+    #[error("cannot build a filter: {0}")]
+    Build(String),
+    /// Writing the output failed.
+    #[error("write failed: {0}")]
+    Write(String),
     /// The value text does not parse for the column's type.
     #[error(transparent)]
     Value(#[from] ValueError),

@@ -27,6 +27,7 @@
 
 #[cfg(feature = "async")]
 pub mod asyncio;
+pub mod build;
 pub mod column;
 pub mod decode;
 mod error;
