@@ -6,6 +6,7 @@ mod probe;
 #[cfg(feature = "object_store")]
 mod remote;
 mod verify;
+mod write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ enum Command {
     Probe(probe::ProbeArgs),
     Inspect(inspect::InspectArgs),
     Verify(verify::VerifyArgs),
+    Add(write::AddArgs),
+    Resize(write::ResizeArgs),
 }
 
 /// Output format.
@@ -42,6 +45,8 @@ fn main() -> ExitCode {
         Command::Probe(a) => probe::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Add(a) => write::run_add(a),
+        Command::Resize(a) => write::run_resize(a),
     };
     ExitCode::from(code)
 }

@@ -15,6 +15,10 @@ use thrift::TConfiguration;
 /// A new location for one column chunk's filter: `(row group, leaf column) -> (offset, length)`.
 pub type FilterEdits = HashMap<(usize, usize), (i64, i32)>;
 
+/// New page-index offsets for column chunks that were moved: `(row group, leaf column) ->
+/// (offset_index_offset, column_index_offset)`, each changed only when `Some`.
+pub type IndexMoves = HashMap<(usize, usize), (Option<i64>, Option<i64>)>;
+
 /// Where in the footer's struct tree the copier is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ctx {
@@ -39,6 +43,16 @@ enum Ctx {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn edit_filter_locations(footer: &[u8], edits: &FilterEdits) -> Result<Vec<u8>, Error> {
+    edit_footer(footer, edits, &IndexMoves::new())
+}
+
+/// [`edit_filter_locations`], also moving page indexes (`ColumnChunk` fields 4 and 6).
+/// A footer of an encrypted file (`FileMetaData.encryption_algorithm`) is refused.
+pub fn edit_footer(
+    footer: &[u8],
+    edits: &FilterEdits,
+    moves: &IndexMoves,
+) -> Result<Vec<u8>, Error> {
     let limit = footer.len().max(64);
     let config = TConfiguration::builder()
         .max_message_size(Some(limit))
@@ -55,12 +69,17 @@ pub fn edit_filter_locations(footer: &[u8], edits: &FilterEdits) -> Result<Vec<u
         let mut o = TCompactOutputProtocol::new(&mut out);
         let mut copier = Copier {
             edits,
+            moves,
             applied: 0,
             depth: 0,
+            encrypted: false,
         };
         copier
             .copy_struct(&mut i, &mut o, Ctx::FileMetaData)
             .map_err(|e| Error::Footer(format!("cannot re-encode the footer: {e}")))?;
+        if copier.encrypted {
+            return Err(Error::Encrypted);
+        }
         if copier.applied != edits.len() {
             return Err(Error::Footer(format!(
                 "{} of {} filter locations found no column chunk with metadata",
@@ -75,8 +94,10 @@ pub fn edit_filter_locations(footer: &[u8], edits: &FilterEdits) -> Result<Vec<u
 
 struct Copier<'a> {
     edits: &'a FilterEdits,
+    moves: &'a IndexMoves,
     applied: usize,
     depth: usize,
+    encrypted: bool,
 }
 
 type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
@@ -108,6 +129,27 @@ impl Copier<'_> {
                 break;
             }
             let id = f.id.unwrap_or(0);
+            if ctx == Ctx::FileMetaData && id == 8 {
+                // encryption_algorithm: a plaintext footer of an encrypted file.
+                self.encrypted = true;
+            }
+            if let Ctx::ColumnChunk(r, c) = ctx {
+                if let Some(&(oi, ci)) = self.moves.get(&(r, c)) {
+                    let new = match (id, f.field_type) {
+                        (4, TType::I64) => oi,
+                        (6, TType::I64) => ci,
+                        _ => None,
+                    };
+                    if let Some(v) = new {
+                        i.read_i64()?;
+                        o.write_field_begin(&TFieldIdentifier::new("f", TType::I64, id))?;
+                        o.write_i64(v)?;
+                        o.write_field_end()?;
+                        i.read_field_end()?;
+                        continue;
+                    }
+                }
+            }
             if let Some((offset, length)) = edit {
                 if id == 14 || id == 15 {
                     // The old location goes; the new one is written in field order below.

@@ -38,6 +38,24 @@ enum Plan {
     },
 }
 
+/// A filter read whole: header at `offset`, `header_len` bytes, then the bitset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterSpan {
+    /// Offset of the header.
+    pub offset: u64,
+    /// Bytes of the header.
+    pub header_len: u64,
+    /// The bitset.
+    pub bitset: Bytes,
+}
+
+impl FilterSpan {
+    /// One past the last byte of the bitset.
+    pub fn end(&self) -> u64 {
+        self.offset + self.header_len + self.bitset.len() as u64
+    }
+}
+
 /// What a job reads of each filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -391,6 +409,14 @@ impl ProbeJob {
     /// The filters read by a [`ProbeJob::whole`] job: per row group the bitset, or why there
     /// is none.
     pub fn into_filters(self) -> Vec<Result<Bytes, FilterState>> {
+        self.into_spans()
+            .into_iter()
+            .map(|r| r.map(|s| s.bitset))
+            .collect()
+    }
+
+    /// Like [`ProbeJob::into_filters`], with where each filter lies in the file.
+    pub fn into_spans(self) -> Vec<Result<FilterSpan, FilterState>> {
         self.plans
             .iter()
             .map(|p| match p {
@@ -398,6 +424,11 @@ impl ProbeJob {
                 Plan::Ready { offset, layout, .. } => self
                     .fetched
                     .get(offset + layout.header_len, layout.num_bytes)
+                    .map(|bitset| FilterSpan {
+                        offset: *offset,
+                        header_len: layout.header_len,
+                        bitset,
+                    })
                     .map_err(|e| FilterState::Invalid(format!("cannot read the filter: {e}"))),
                 Plan::NeedHeader { .. } => Err(FilterState::Invalid(
                     "the filter header was never read".into(),

@@ -44,9 +44,10 @@ pub mod prune;
 pub mod remote;
 pub mod value;
 pub mod verify;
+pub mod write;
 
 pub use error::Error;
 pub use file::ParquetFile;
 pub use io::IoPolicy;
-pub use job::ProbeJob;
+pub use job::{FilterSpan, ProbeJob};
 pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};

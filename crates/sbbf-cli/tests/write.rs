@@ -1,0 +1,290 @@
+//! `sbbf add` and `sbbf resize`: data untouched, footer preserved, filters usable by arrow-rs.
+
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::properties::ReaderProperties;
+use parquet::file::reader::FileReader;
+use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sbbf(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn footer_start(file: &[u8]) -> usize {
+    file.len()
+        - 8
+        - u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize
+}
+
+fn batches(p: &Path) -> Vec<arrow::record_batch::RecordBatch> {
+    ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(p).unwrap())
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+/// Checks everything `add`/`resize` promise about `out` made from `input`.
+fn check_preserved(input: &Path, out: &Path, prefix_identical: bool) {
+    let (a, b) = (std::fs::read(input).unwrap(), std::fs::read(out).unwrap());
+    if prefix_identical {
+        let n = footer_start(&a);
+        assert!(
+            b.len() > n && a[..n] == b[..n],
+            "the bytes before the footer changed"
+        );
+    }
+    assert_eq!(batches(input), batches(out), "data differs");
+    let ma = ParquetMetaDataReader::decode_metadata(&a[footer_start(&a)..a.len() - 8]).unwrap();
+    let mb = ParquetMetaDataReader::decode_metadata(&b[footer_start(&b)..b.len() - 8]).unwrap();
+    assert_eq!(
+        format!("{:?}", ma.file_metadata()),
+        format!("{:?}", mb.file_metadata())
+    );
+    // Every stored value tests "maybe" in the new filters.
+    let o = sbbf(&[
+        "verify",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+        "--samples",
+        "500",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn add_to_files_of_every_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "pa_ints.parquet",
+        "arrowrs_temporal.parquet",
+        "duckdb_float_bytes.parquet",
+        "spark_types.parquet",
+        "spark_int96_legacy_nolength.parquet",
+    ] {
+        let input = repo().join("testdata").join(name);
+        let out = dir.path().join(name);
+        // Rebuild every non-boolean column's filters.
+        let o = sbbf(&["inspect", input.to_str().unwrap(), "--format", "json"]);
+        let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+        let mut cols: Vec<String> = j["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["physical_type"] != "BOOLEAN")
+            .map(|c| c["column"].as_str().unwrap().to_string())
+            .collect();
+        cols.dedup();
+        cols.sort();
+        cols.dedup();
+        let mut args = vec![
+            "add",
+            input.to_str().unwrap(),
+            "--replace",
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "json",
+        ];
+        for c in &cols {
+            args.extend(["-c", c.as_str()]);
+        }
+        let o = sbbf(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r: Json = serde_json::from_slice(&o.stdout).unwrap();
+        let written = r["bytes_written"].as_u64().unwrap();
+        let grew =
+            std::fs::metadata(&out).unwrap().len() - std::fs::metadata(&input).unwrap().len();
+        // Only the filters and the new footer are written.
+        assert!(
+            written <= grew + 64 * 1024,
+            "{name}: {written} written, file grew {grew}"
+        );
+        check_preserved(&input, &out, true);
+        // arrow-rs reads every new filter and finds the stored values.
+        let reader = SerializedFileReader::new_with_options(
+            std::fs::File::open(&out).unwrap(),
+            ReadOptionsBuilder::new()
+                .with_reader_properties(
+                    ReaderProperties::builder()
+                        .set_read_bloom_filter(true)
+                        .build(),
+                )
+                .build(),
+        )
+        .unwrap();
+        let mut seen = 0;
+        for rg in 0..reader.num_row_groups() {
+            let rgr = reader.get_row_group(rg).unwrap();
+            for c in 0..rgr.num_columns() {
+                if let Some(bf) = rgr.get_column_bloom_filter(c) {
+                    assert!(bf.estimated_fpp() < 0.05, "{name}: rg {rg} col {c}");
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= cols.len(), "{name}: arrow-rs found {seen} filters");
+    }
+}
+
+#[test]
+fn add_refuses_what_it_must() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("testdata/pa_ints.parquet");
+    let out = dir.path().join("o.parquet");
+    let o = sbbf(&[
+        "add",
+        input.to_str().unwrap(),
+        "-c",
+        "i64",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--replace"));
+    assert!(!out.exists(), "no output on failure");
+    let o = sbbf(&[
+        "add",
+        input.to_str().unwrap(),
+        "-c",
+        "nope",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("i64"));
+    // Neither -o nor --in-place: a usage error.
+    assert_eq!(
+        sbbf(&["add", input.to_str().unwrap(), "-c", "u8"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let o = sbbf(&[
+        "add",
+        input.to_str().unwrap(),
+        "-c",
+        "u8",
+        "--fpp",
+        "1.5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // Encrypted input.
+    let enc = dir.path().join("enc.parquet");
+    let mut bytes = b"PAR1".to_vec();
+    bytes.extend_from_slice(&[0; 64]);
+    bytes.extend_from_slice(&64u32.to_le_bytes());
+    bytes.extend_from_slice(b"PARE");
+    std::fs::write(&enc, &bytes).unwrap();
+    let o = sbbf(&[
+        "add",
+        enc.to_str().unwrap(),
+        "-c",
+        "x",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("encrypted"));
+    // Nothing left behind in the output directory.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("enc.parquet")]);
+}
+
+#[test]
+fn in_place_and_resize_give_back_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.parquet");
+    let orig = repo().join("testdata/pa_temporal.parquet");
+    std::fs::copy(&orig, &file).unwrap();
+    // parquet-java's default: 1 MiB filters whatever the data. Simulate with a huge --ndv.
+    let o = sbbf(&[
+        "add",
+        file.to_str().unwrap(),
+        "-c",
+        "date",
+        "--replace",
+        "--ndv",
+        "800000",
+        "--in-place",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let big = std::fs::metadata(&file).unwrap().len();
+    assert!(big > 4 * 1024 * 1024);
+    check_preserved(&orig, &file, true);
+
+    let small = dir.path().join("small.parquet");
+    let o = sbbf(&[
+        "resize",
+        file.to_str().unwrap(),
+        "--fpp",
+        "0.01",
+        "-o",
+        small.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r["compacted"].as_bool().unwrap());
+    let after = std::fs::metadata(&small).unwrap().len();
+    assert!(after < big / 10, "resize left {after} of {big} bytes");
+    assert!(r["filter_bytes_after"].as_u64().unwrap() < r["filter_bytes_before"].as_u64().unwrap());
+    check_preserved(&orig, &small, false);
+    // Every filter now implies at most the target rate.
+    let o = sbbf(&["inspect", small.to_str().unwrap(), "--format", "json"]);
+    let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["problems"], 0);
+    for c in j["chunks"].as_array().unwrap() {
+        if c["column"] == "date" {
+            assert!(c["estimated_fpp"].as_f64().unwrap() <= 0.01);
+        }
+    }
+    // In place, nothing to shrink: the file is left alone.
+    let before = std::fs::read(&small).unwrap();
+    let o = sbbf(&[
+        "resize",
+        small.to_str().unwrap(),
+        "--fpp",
+        "0.01",
+        "--in-place",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read(&small).unwrap(), before);
+}

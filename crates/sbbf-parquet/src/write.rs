@@ -1,0 +1,454 @@
+//! Writing filters into existing files without touching their data: `add` appends new
+//! filters and a new footer after the original bytes; `resize` folds oversized filters.
+//!
+//! Output always goes to a temporary file beside the target, is synced, then renamed over the
+//! target: an interrupted run leaves the input untouched and no partial output.
+
+use crate::build::{chunk_hashes, filter_for};
+use crate::footer::{edit_footer, FilterEdits, IndexMoves};
+use crate::header::BloomFilterHeader;
+use crate::io::IoPolicy;
+use crate::job::FilterSpan;
+use crate::{Error, FilterState, ParquetFile};
+use parquet::basic::Type as PhysicalType;
+use parquet::file::serialized_reader::SerializedFileReader;
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// What `add` builds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddOptions {
+    /// Leaf columns (dotted paths).
+    pub columns: Vec<String>,
+    /// Target false-positive rate.
+    pub fpp: f64,
+    /// Size every filter for this many distinct values instead of the chunk's real count.
+    pub ndv: Option<u64>,
+    /// Replace filters the columns already have (their old bytes stay, unreferenced).
+    pub replace: bool,
+}
+
+/// One filter written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenFilter {
+    /// Row group.
+    pub row_group: usize,
+    /// Column path.
+    pub column: String,
+    /// Bytes of the bitset before (0 when there was no filter).
+    pub bytes_before: u64,
+    /// Bytes of the bitset written.
+    pub bytes_after: u64,
+    /// Distinct values the filter holds (`add` only).
+    pub distinct: Option<u64>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteReport {
+    /// Filters written or rewritten.
+    pub filters: Vec<WrittenFilter>,
+    /// Size of the input.
+    pub input_len: u64,
+    /// Size of the output.
+    pub output_len: u64,
+    /// Bytes of the output that differ from the input's layout: new filters and footer.
+    pub bytes_written: u64,
+    /// Whether old filter space was given back (only when every filter and page index sits
+    /// after the last data page).
+    pub compacted: bool,
+}
+
+fn io_err(e: impl std::fmt::Display) -> Error {
+    Error::Write(e.to_string())
+}
+
+/// Writes the output beside `target` and renames it into place once complete and synced.
+fn atomic_write(
+    target: &Path,
+    fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".sbbf-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            Error::Write(format!(
+                "cannot create a temporary file in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
+        fill(&mut w)?;
+        w.flush().map_err(io_err)?;
+    }
+    tmp.as_file().sync_all().map_err(io_err)?;
+    let len = tmp.as_file().metadata().map_err(io_err)?.len();
+    tmp.persist(target)
+        .map_err(|e| Error::Write(format!("cannot rename into {}: {e}", target.display())))?;
+    // Make the rename itself durable.
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(len)
+}
+
+fn copy_prefix(input: &Path, len: u64, w: &mut impl Write) -> Result<(), Error> {
+    let mut f = File::open(input).map_err(io_err)?;
+    let copied = std::io::copy(&mut (&mut f).take(len), w).map_err(io_err)?;
+    if copied != len {
+        return Err(Error::Write(format!(
+            "input shrank while copying ({copied} of {len} bytes)"
+        )));
+    }
+    Ok(())
+}
+
+fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
+    let mut f = File::open(input).map_err(io_err)?;
+    f.seek(SeekFrom::Start(start)).map_err(io_err)?;
+    let mut footer = vec![0u8; (len - 8 - start) as usize];
+    f.read_exact(&mut footer).map_err(io_err)?;
+    Ok(footer)
+}
+
+fn write_tail(w: &mut impl Write, footer: &[u8]) -> Result<(), Error> {
+    w.write_all(footer).map_err(io_err)?;
+    w.write_all(&(footer.len() as u32).to_le_bytes())
+        .map_err(io_err)?;
+    w.write_all(b"PAR1").map_err(io_err)
+}
+
+/// Adds filters for `opts.columns` to every row group of `input`, writing `output` (which may
+/// be `input` itself). The bytes before the footer are copied unchanged; the new filters and
+/// a new footer follow. `progress(done, total)` is called after each filter.
+pub fn add_filters(
+    input: &Path,
+    output: &Path,
+    opts: &AddOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<WriteReport, Error> {
+    if !(opts.fpp > 0.0 && opts.fpp < 1.0) {
+        return Err(Error::Build(format!(
+            "--fpp must be strictly between 0 and 1, got {}",
+            opts.fpp
+        )));
+    }
+    let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
+    let mut cols = Vec::new();
+    for name in &opts.columns {
+        let c = pq.column_index(name)?;
+        if pq.columns()[c].physical == PhysicalType::BOOLEAN {
+            return Err(Error::Build(format!(
+                "`{name}` is BOOLEAN: Parquet defines no Bloom filter for it"
+            )));
+        }
+        if !opts.replace && pq.filter_locations(c).iter().any(|l| l.offset.is_some()) {
+            return Err(Error::Build(format!(
+                "`{name}` already has Bloom filters; use --replace to rebuild them"
+            )));
+        }
+        if !cols.contains(&c) {
+            cols.push(c);
+        }
+    }
+    let data = SerializedFileReader::new(File::open(input).map_err(io_err)?)
+        .map_err(|e| Error::Read(e.to_string()))?;
+    let footer = read_footer(input, pq.footer_start(), pq.file_len())?;
+    let rgs = pq.metadata().num_row_groups();
+    let total = rgs * cols.len();
+    let mut filters = Vec::new();
+    let mut edits = FilterEdits::new();
+    let mut bytes_written = 0u64;
+    let output_len = atomic_write(output, |w| {
+        copy_prefix(input, pq.footer_start(), w)?;
+        let mut pos = pq.footer_start();
+        for rg in 0..rgs {
+            for &c in &cols {
+                let (hashes, _) = chunk_hashes(&data, rg, c)?;
+                let f = filter_for(&hashes, opts.ndv, opts.fpp)?;
+                let header = BloomFilterHeader {
+                    num_bytes: f.num_bytes() as i32,
+                }
+                .to_bytes();
+                w.write_all(&header).map_err(io_err)?;
+                w.write_all(f.as_bytes()).map_err(io_err)?;
+                let len = (header.len() + f.num_bytes()) as u64;
+                edits.insert((rg, c), (pos as i64, len as i32));
+                // A replaced filter's size, by the footer (0 when the chunk had none).
+                let before = pq.metadata().row_group(rg).column(c).bloom_filter_length();
+                filters.push(WrittenFilter {
+                    row_group: rg,
+                    column: pq.columns()[c].path.clone(),
+                    bytes_before: before.map(|l| l.max(0) as u64).unwrap_or(0),
+                    bytes_after: f.num_bytes() as u64,
+                    distinct: Some(hashes.len() as u64),
+                });
+                pos += len;
+                bytes_written += len;
+                progress(filters.len(), total);
+            }
+        }
+        let new_footer = edit_footer(&footer, &edits, &IndexMoves::new())?;
+        bytes_written += new_footer.len() as u64 + 8;
+        write_tail(w, &new_footer)
+    })?;
+    Ok(WriteReport {
+        filters,
+        input_len: pq.file_len(),
+        output_len,
+        bytes_written,
+        compacted: false,
+    })
+}
+
+/// A structure in the region after the last data page that `resize` may move.
+enum TailItem {
+    Filter {
+        rg: usize,
+        col: usize,
+        span: FilterSpan,
+        folded: Option<sbbf::Sbbf>,
+    },
+    OffsetIndex {
+        rg: usize,
+        col: usize,
+        start: u64,
+        len: u64,
+    },
+    ColumnIndex {
+        rg: usize,
+        col: usize,
+        start: u64,
+        len: u64,
+    },
+}
+
+impl TailItem {
+    fn start(&self) -> u64 {
+        match self {
+            TailItem::Filter { span, .. } => span.offset,
+            TailItem::OffsetIndex { start, .. } | TailItem::ColumnIndex { start, .. } => *start,
+        }
+    }
+}
+
+/// Folds every filter (of `columns`, or all) whose fill allows it down to the smallest size
+/// whose fill-implied false-positive rate stays at or below `fpp`, writing `output`. When all
+/// filters and page indexes follow the last data page, that region is rewritten compactly and
+/// the file shrinks; otherwise the folded filters are appended and the old ones left
+/// unreferenced. Nothing is written when no filter can shrink and `output` is `input`.
+pub fn resize_filters(
+    input: &Path,
+    output: &Path,
+    fpp: f64,
+    columns: &[String],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<WriteReport, Error> {
+    if !(fpp > 0.0 && fpp < 1.0) {
+        return Err(Error::Build(format!(
+            "--fpp must be strictly between 0 and 1, got {fpp}"
+        )));
+    }
+    let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
+    let chosen: Vec<usize> = if columns.is_empty() {
+        (0..pq.columns().len()).collect()
+    } else {
+        columns
+            .iter()
+            .map(|c| pq.column_index(c))
+            .collect::<Result<_, _>>()?
+    };
+    let meta = pq.metadata().clone();
+    let ncols = pq.columns().len();
+    let mut items = Vec::new();
+    let mut filters = Vec::new();
+    let total = ncols;
+    for c in 0..ncols {
+        let mut job = pq.whole_job(c, IoPolicy::default());
+        while let Some(r) = job.next_reads() {
+            job.supply(crate::io::Fetched::read(pq.reader(), &r));
+        }
+        for (rg, span) in job.into_spans().into_iter().enumerate() {
+            let span = match span {
+                Ok(s) => s,
+                Err(FilterState::Missing) => continue,
+                Err(FilterState::Invalid(why)) => {
+                    return Err(Error::Build(format!(
+                        "row group {rg} `{}`: unusable filter, not resizing: {why}",
+                        pq.columns()[c].path
+                    )))
+                }
+                Err(FilterState::Present) => continue,
+            };
+            let mut folded = None;
+            if chosen.contains(&c) {
+                let mut f = sbbf::Sbbf::from_bitset(&span.bitset)
+                    .map_err(|e| Error::Build(e.to_string()))?;
+                if f.num_blocks().is_power_of_two()
+                    && f.fold_to_target_fpp(fpp)
+                        .map_err(|e| Error::Build(e.to_string()))?
+                        > 0
+                {
+                    filters.push(WrittenFilter {
+                        row_group: rg,
+                        column: pq.columns()[c].path.clone(),
+                        bytes_before: span.bitset.len() as u64,
+                        bytes_after: f.num_bytes() as u64,
+                        distinct: None,
+                    });
+                    folded = Some(f);
+                }
+            }
+            items.push(TailItem::Filter {
+                rg,
+                col: c,
+                span,
+                folded,
+            });
+        }
+        progress(c + 1, total);
+    }
+    if filters.is_empty() && output == input {
+        return Ok(WriteReport {
+            filters,
+            input_len: pq.file_len(),
+            output_len: pq.file_len(),
+            bytes_written: 0,
+            compacted: false,
+        });
+    }
+    // The region after the last data page: relocatable when only filters and page indexes
+    // live there.
+    let tail_start = items
+        .iter()
+        .map(|i| i.start())
+        .min()
+        .unwrap_or(pq.footer_start());
+    let mut data_in_tail = false;
+    for (r, rg) in meta.row_groups().iter().enumerate() {
+        for (c, col) in rg.columns().iter().enumerate() {
+            let start = col
+                .dictionary_page_offset()
+                .unwrap_or(col.data_page_offset())
+                .max(0) as u64;
+            let end = start.saturating_add(col.compressed_size().max(0) as u64);
+            if end > tail_start {
+                data_in_tail = true;
+            }
+            if let (Some(o), Some(l)) = (col.offset_index_offset(), col.offset_index_length()) {
+                if o as u64 >= tail_start {
+                    items.push(TailItem::OffsetIndex {
+                        rg: r,
+                        col: c,
+                        start: o as u64,
+                        len: l.max(0) as u64,
+                    });
+                }
+            }
+            if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
+                if o as u64 >= tail_start {
+                    items.push(TailItem::ColumnIndex {
+                        rg: r,
+                        col: c,
+                        start: o as u64,
+                        len: l.max(0) as u64,
+                    });
+                }
+            }
+        }
+    }
+    items.sort_by_key(|i| i.start());
+    let footer = read_footer(input, pq.footer_start(), pq.file_len())?;
+    let compact = !data_in_tail;
+    let mut bytes_written = 0u64;
+    let output_len = atomic_write(output, |w| {
+        let mut edits = FilterEdits::new();
+        let mut moves = IndexMoves::new();
+        let mut src = File::open(input).map_err(io_err)?;
+        let prefix = if compact {
+            tail_start
+        } else {
+            pq.footer_start()
+        };
+        copy_prefix(input, prefix, w)?;
+        let mut pos = prefix;
+        let put = |w: &mut BufWriter<&File>, bytes: &[u8], pos: &mut u64| -> Result<(), Error> {
+            w.write_all(bytes).map_err(io_err)?;
+            *pos += bytes.len() as u64;
+            Ok(())
+        };
+        for item in &items {
+            match item {
+                TailItem::Filter {
+                    rg,
+                    col,
+                    span,
+                    folded,
+                } => {
+                    let at = pos;
+                    match folded {
+                        Some(f) => {
+                            let header = BloomFilterHeader {
+                                num_bytes: f.num_bytes() as i32,
+                            }
+                            .to_bytes();
+                            put(w, &header, &mut pos)?;
+                            put(w, f.as_bytes(), &mut pos)?;
+                            bytes_written += (header.len() + f.num_bytes()) as u64;
+                        }
+                        None if compact => {
+                            let mut raw = vec![0u8; (span.end() - span.offset) as usize];
+                            src.seek(SeekFrom::Start(span.offset)).map_err(io_err)?;
+                            src.read_exact(&mut raw).map_err(io_err)?;
+                            put(w, &raw, &mut pos)?;
+                        }
+                        None => continue,
+                    }
+                    edits.insert((*rg, *col), (at as i64, (pos - at) as i32));
+                }
+                TailItem::OffsetIndex {
+                    rg,
+                    col,
+                    start,
+                    len,
+                }
+                | TailItem::ColumnIndex {
+                    rg,
+                    col,
+                    start,
+                    len,
+                } if compact => {
+                    let mut raw = vec![0u8; *len as usize];
+                    src.seek(SeekFrom::Start(*start)).map_err(io_err)?;
+                    src.read_exact(&mut raw).map_err(io_err)?;
+                    let at = pos as i64;
+                    put(w, &raw, &mut pos)?;
+                    let e = moves.entry((*rg, *col)).or_insert((None, None));
+                    if matches!(item, TailItem::OffsetIndex { .. }) {
+                        e.0 = Some(at);
+                    } else {
+                        e.1 = Some(at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let new_footer = edit_footer(&footer, &edits, &moves)?;
+        bytes_written += new_footer.len() as u64 + 8;
+        write_tail(w, &new_footer)
+    })?;
+    Ok(WriteReport {
+        filters,
+        input_len: pq.file_len(),
+        output_len,
+        bytes_written,
+        compacted: compact,
+    })
+}
