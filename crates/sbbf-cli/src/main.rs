@@ -3,6 +3,7 @@
 mod files;
 mod inspect;
 mod probe;
+mod progress;
 #[cfg(feature = "object_store")]
 mod remote;
 mod verify;

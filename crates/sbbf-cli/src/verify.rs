@@ -4,7 +4,6 @@ use crate::{files, Format};
 use clap::Args;
 use sbbf_parquet::{FilterState, ParquetFile};
 use serde_json::json;
-use std::io::IsTerminal;
 
 /// Check a writer's filters against its data: decode every column chunk that has a filter and
 /// test each stored value ("definitely absent" for a stored value means the writer is broken),
@@ -80,15 +79,12 @@ fn verify_file(
         .collect::<Result<Vec<_>, _>>()?;
     let data =
         parquet::file::serialized_reader::SerializedFileReader::new(std::fs::File::open(path)?)?;
-    let tty = std::io::stderr().is_terminal();
-    let reports = pq.verify(&data, &columns, a.samples, |done, total| {
-        if tty {
-            eprint!("\rverifying {shown}: {done}/{total} column chunks");
-            if done == total {
-                eprintln!();
-            }
-        }
-    })?;
+    let reports = pq.verify(
+        &data,
+        &columns,
+        a.samples,
+        crate::progress::bar("verifying"),
+    )?;
     let false_negatives: u64 = reports.iter().map(|r| r.false_negatives).sum();
     if a.format == Format::Json {
         let chunks: Vec<_> = reports

@@ -4,7 +4,6 @@ use crate::Format;
 use clap::Args;
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Where the result goes: a new file, or the input itself.
@@ -87,19 +86,6 @@ pub struct ResizeArgs {
     pub format: Format,
 }
 
-/// A progress line on stderr when it is a terminal.
-fn progress(what: &'static str) -> impl FnMut(usize, usize) {
-    let tty = std::io::stderr().is_terminal();
-    move |done, total| {
-        if tty {
-            eprint!("\r{what}: {done}/{total}");
-            if done == total {
-                eprintln!();
-            }
-        }
-    }
-}
-
 fn report(
     cmd: &str,
     input: &std::path::Path,
@@ -156,7 +142,12 @@ pub fn run_add(a: AddArgs) -> u8 {
         ndv: a.ndv,
         replace: a.replace,
     };
-    match add_filters(&a.file, &target, &opts, &mut progress("building filters")) {
+    match add_filters(
+        &a.file,
+        &target,
+        &opts,
+        &mut crate::progress::bar("building filters"),
+    ) {
         Ok(r) => {
             report("add", &a.file, &target, &r, a.format);
             0
@@ -175,7 +166,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
         &target,
         a.fpp,
         &a.columns,
-        &mut progress("reading filters"),
+        &mut crate::progress::bar("reading filters"),
     ) {
         Ok(r) => {
             report("resize", &a.file, &target, &r, a.format);
