@@ -90,7 +90,7 @@ fn inspect_file(
                 })
             })
             .collect();
-        println!(
+        out!(
             "{}",
             json!({
                 "file": shown,
@@ -103,21 +103,28 @@ fn inspect_file(
         );
         return Ok(());
     }
-    println!(
+    out!(
         "{shown}: {} bytes, {} row group(s), written by {}",
         pq.file_len(),
         pq.metadata().num_row_groups(),
         created_by.as_deref().unwrap_or("(unknown writer)")
     );
-    println!(
+    out!(
         "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
-        "rg", "column", "offset", "length", "bitset", "bits set", "fill", "fpp"
+        "rg",
+        "column",
+        "offset",
+        "length",
+        "bitset",
+        "bits set",
+        "fill",
+        "fpp"
     );
     for r in &reports {
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
         match r.offset {
-            None => println!("  {:>3}  {:<24} no Bloom filter", r.row_group, r.column),
-            Some(o) => println!(
+            None => out!("  {:>3}  {:<24} no Bloom filter", r.row_group, r.column),
+            Some(o) => out!(
                 "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
                 r.row_group,
                 r.column,
@@ -132,9 +139,9 @@ fn inspect_file(
             ),
         }
         for p in &r.problems {
-            println!("       problem: {p}");
+            out!("       problem: {p}");
         }
     }
-    println!("  {problems} problem(s) found");
+    out!("  {problems} problem(s) found");
     Ok(())
 }

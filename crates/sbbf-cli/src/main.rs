@@ -1,5 +1,16 @@
 //! `sbbf`: probe and inspect the split-block Bloom filters of Parquet files.
 
+/// `println!` that ends the process quietly when stdout is closed early (`sbbf ... | head`)
+/// instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 mod files;
 mod inspect;
 mod probe;

@@ -133,7 +133,7 @@ pub fn run(a: ProbeArgs) -> u8 {
             Ok(r) => {
                 any_not_absent |= r.any_not_absent;
                 if a.format == Format::Json {
-                    println!("{}", r.json);
+                    out!("{}", r.json);
                 }
             }
             Err(e) => {
@@ -185,7 +185,7 @@ pub(crate) fn report(
 ) -> FileResult {
     let text = a.format == Format::Text;
     if text {
-        println!(
+        out!(
             "{shown}: column `{}` ({}{}), {} row group(s)",
             ty.path,
             ty.physical_name(),
@@ -197,8 +197,8 @@ pub(crate) fn report(
         );
         for (v, e) in a.values.iter().zip(encoded) {
             match e {
-                Encoded::NeverStored(why) => println!("  note: {v:?} is absent everywhere: {why}"),
-                Encoded::AlwaysMaybe(why) => println!("  note: {v:?}: {why}"),
+                Encoded::NeverStored(why) => out!("  note: {v:?} is absent everywhere: {why}"),
+                Encoded::AlwaysMaybe(why) => out!("  note: {v:?}: {why}"),
                 Encoded::Candidates(_) => {}
             }
         }
@@ -226,7 +226,7 @@ pub(crate) fn report(
                     (Answer::Unknown, _) => " (filters cannot decide)".to_string(),
                     _ => String::new(),
                 };
-                println!(
+                out!(
                     "  row group {:>3} ({:>8} rows)  {v:<width$}  {}{detail}",
                     rg.row_group,
                     rg.num_rows,
@@ -244,7 +244,7 @@ pub(crate) fn report(
         }));
     }
     if text {
-        println!(
+        out!(
             "  summary: {skippable} of {} row group(s) can be skipped for {}",
             answers.len(),
             if a.values.len() == 1 {

@@ -58,7 +58,7 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
                 let r = report(&shown, &p.column, &p.encoded, &p.answers, a);
                 any_not_absent |= r.any_not_absent;
                 if a.format == Format::Json {
-                    println!("{}", r.json);
+                    out!("{}", r.json);
                 }
             }
             Err(e) => {

@@ -110,15 +110,21 @@ fn verify_file(
                 })
             })
             .collect();
-        println!(
+        out!(
             "{}",
             json!({"file": shown, "false_negatives": false_negatives, "chunks": chunks})
         );
     } else {
-        println!("{shown}:");
-        println!(
+        out!("{shown}:");
+        out!(
             "  {:>3}  {:<24} {:>9} {:>9} {:>8} {:>10} {:>10}",
-            "rg", "column", "values", "distinct", "false -", "fpp real", "fpp fill"
+            "rg",
+            "column",
+            "values",
+            "distinct",
+            "false -",
+            "fpp real",
+            "fpp fill"
         );
         for r in &reports {
             let filter = match &r.filter {
@@ -126,7 +132,7 @@ fn verify_file(
                 FilterState::Missing => "  (no filter)".into(),
                 FilterState::Invalid(why) => format!("  (unusable filter: {why})"),
             };
-            println!(
+            out!(
                 "  {:>3}  {:<24} {:>9} {:>9} {:>8} {:>10} {:>10}{filter}",
                 r.row_group,
                 r.column,
@@ -137,13 +143,13 @@ fn verify_file(
                 pct(r.predicted_fpp)
             );
             for v in &r.false_negative_examples {
-                println!("       FALSE NEGATIVE: {v} is stored but the filter says absent");
+                out!("       FALSE NEGATIVE: {v} is stored but the filter says absent");
             }
         }
         if false_negatives > 0 {
-            println!("  {false_negatives} false negative(s): the writer's filters are broken");
+            out!("  {false_negatives} false negative(s): the writer's filters are broken");
         } else {
-            println!("  no false negatives in {} column chunk(s)", reports.len());
+            out!("  no false negatives in {} column chunk(s)", reports.len());
         }
     }
     Ok(false_negatives > 0)

@@ -104,7 +104,7 @@ fn report(
                        "bytes_after": f.bytes_after, "distinct_values": f.distinct})
             })
             .collect();
-        println!(
+        out!(
             "{}",
             json!({"command": cmd, "input": input.display().to_string(), "output": target.display().to_string(),
                    "filters": filters, "filter_bytes_before": before, "filter_bytes_after": after,
@@ -118,12 +118,15 @@ fn report(
             .distinct
             .map(|d| format!(", {d} distinct values"))
             .unwrap_or_default();
-        println!(
+        out!(
             "  row group {:>3}  {:<24} {:>10} -> {:>10} bytes{distinct}",
-            f.row_group, f.column, f.bytes_before, f.bytes_after
+            f.row_group,
+            f.column,
+            f.bytes_before,
+            f.bytes_after
         );
     }
-    println!(
+    out!(
         "{}: {} filter(s); filter bytes {before} -> {after}; file {} -> {} bytes ({} bytes written){}",
         target.display(),
         r.filters.len(),
