@@ -10,7 +10,6 @@ use thrift::protocol::{
     TCompactInputProtocol, TCompactOutputProtocol, TFieldIdentifier, TInputProtocol,
     TListIdentifier, TMapIdentifier, TOutputProtocol, TSetIdentifier, TStructIdentifier, TType,
 };
-use thrift::TConfiguration;
 
 /// A new location for one column chunk's filter: `(row group, leaf column) -> (offset, length)`.
 pub type FilterEdits = HashMap<(usize, usize), (i64, i32)>;
@@ -54,14 +53,8 @@ pub fn edit_footer(
     moves: &IndexMoves,
 ) -> Result<Vec<u8>, Error> {
     let limit = footer.len().max(64);
-    let config = TConfiguration::builder()
-        .max_message_size(Some(limit))
-        .max_frame_size(Some(limit))
-        .max_string_size(Some(limit))
-        .max_container_size(Some(limit))
-        .max_recursion_depth(Some(64))
-        .build()
-        .map_err(|e| Error::Footer(e.to_string()))?;
+    let config =
+        crate::header::bounded_thrift(limit, 64).map_err(|e| Error::Footer(e.to_string()))?;
     let mut cursor: &[u8] = footer;
     let mut out = Vec::with_capacity(footer.len() + 32 * edits.len());
     {

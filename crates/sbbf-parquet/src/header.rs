@@ -91,13 +91,7 @@ impl BloomFilterHeader {
         let window = &bytes[..bytes.len().min(MAX_HEADER_BYTES)];
         let mut cursor: &[u8] = window;
         let header = {
-            let config = TConfiguration::builder()
-                .max_message_size(Some(MAX_HEADER_BYTES))
-                .max_frame_size(Some(MAX_HEADER_BYTES))
-                .max_string_size(Some(MAX_HEADER_BYTES))
-                .max_container_size(Some(MAX_HEADER_BYTES))
-                .max_recursion_depth(Some(16))
-                .build()
+            let config = bounded_thrift(MAX_HEADER_BYTES, 16)
                 .map_err(|e| HeaderError::Malformed(e.to_string()))?;
             let mut p = TCompactInputProtocol::with_config(&mut cursor, config);
             read_header(&mut p)?
@@ -157,6 +151,19 @@ impl BloomFilterHeader {
         }
         found
     }
+}
+
+/// A Thrift configuration for untrusted bytes: no string, container or message larger than
+/// `limit` (the bytes at hand), and at most `depth` levels of nesting. The `thrift` crate's
+/// defaults would allocate up to 100 MiB for a single length prefix.
+pub(crate) fn bounded_thrift(limit: usize, depth: usize) -> thrift::Result<TConfiguration> {
+    TConfiguration::builder()
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit))
+        .max_string_size(Some(limit))
+        .max_container_size(Some(limit))
+        .max_recursion_depth(Some(depth))
+        .build()
 }
 
 fn thrift_err(e: thrift::Error) -> HeaderError {

@@ -112,18 +112,25 @@ impl<R> ParquetFile<R> {
 
     /// A job that reads every filter of leaf `column` whole.
     pub fn whole_job(&self, column: usize, policy: IoPolicy) -> ProbeJob {
-        let num_rows = self
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|rg| rg.num_rows())
-            .collect();
-        let mut job = ProbeJob::whole(
+        let job = ProbeJob::whole(
             &self.filter_locations(column),
-            num_rows,
+            self.row_counts(),
             self.footer_start(),
             policy,
         );
+        self.with_footer_conflicts(job, column)
+    }
+
+    fn row_counts(&self) -> Vec<i64> {
+        self.metadata()
+            .row_groups()
+            .iter()
+            .map(|rg| rg.num_rows())
+            .collect()
+    }
+
+    /// Marks the filters the footer itself shows to be unusable (see `footer_conflicts`).
+    fn with_footer_conflicts(&self, mut job: ProbeJob, column: usize) -> ProbeJob {
         for (rg, reason) in self.footer_conflicts(column) {
             job.invalidate(rg, reason);
         }
@@ -132,23 +139,14 @@ impl<R> ParquetFile<R> {
 
     /// The I/O-free job behind [`ParquetFile::probe`], for drivers of other readers.
     pub fn probe_job(&self, column: usize, values: &[Encoded], policy: IoPolicy) -> ProbeJob {
-        let num_rows = self
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|rg| rg.num_rows())
-            .collect();
-        let mut job = ProbeJob::new(
+        let job = ProbeJob::new(
             &self.filter_locations(column),
-            num_rows,
+            self.row_counts(),
             self.footer_start(),
             candidate_hashes(values),
             policy,
         );
-        for (rg, reason) in self.footer_conflicts(column) {
-            job.invalidate(rg, reason);
-        }
-        job
+        self.with_footer_conflicts(job, column)
     }
 
     /// Row groups whose filter of leaf `column` starts where the footer also puts another

@@ -60,6 +60,16 @@ pub struct WriteReport {
     pub compacted: bool,
 }
 
+fn check_fpp(fpp: f64) -> Result<(), Error> {
+    if fpp > 0.0 && fpp < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::Build(format!(
+            "--fpp must be strictly between 0 and 1, got {fpp}"
+        )))
+    }
+}
+
 fn io_err(e: impl std::fmt::Display) -> Error {
     Error::Write(e.to_string())
 }
@@ -134,12 +144,7 @@ pub fn add_filters(
     opts: &AddOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
-    if !(opts.fpp > 0.0 && opts.fpp < 1.0) {
-        return Err(Error::Build(format!(
-            "--fpp must be strictly between 0 and 1, got {}",
-            opts.fpp
-        )));
-    }
+    check_fpp(opts.fpp)?;
     let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
     let mut cols = Vec::new();
     for name in &opts.columns {
@@ -251,11 +256,7 @@ pub fn resize_filters(
     columns: &[String],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
-    if !(fpp > 0.0 && fpp < 1.0) {
-        return Err(Error::Build(format!(
-            "--fpp must be strictly between 0 and 1, got {fpp}"
-        )));
-    }
+    check_fpp(fpp)?;
     let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
     let chosen: Vec<usize> = if columns.is_empty() {
         (0..pq.columns().len()).collect()
