@@ -165,7 +165,7 @@ fn open_with_filters(path: &str) -> Res<SerializedFileReader<File>> {
 }
 
 fn unhex(s: &str) -> Res<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("odd hex length: {s}").into());
     }
     (0..s.len())
