@@ -357,3 +357,25 @@ fn size_claims_cost_no_memory() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("cannot read the Parquet footer"));
 }
+
+/// Value texts the fuzzer found panicking (fuzz/corpus/value_text/regression-*): a clear
+/// error (exit 2), never a panic.
+#[test]
+fn fuzzed_value_texts_are_errors_not_panics() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/pa_temporal.parquet");
+    let file = file.to_string_lossy().into_owned();
+    // A UTC offset whose digits are not ASCII used to be sliced inside a character.
+    for (column, value) in [
+        ("ts_us_utc", "-2-01-31Tq-01-3\u{4d5}1"),
+        ("ts_ns", "2024-01-31T12:00:00+\u{e9}1"),
+        ("ts_ms_utc", "2024-01-31T12:00:00-1\u{1f600}"),
+    ] {
+        let o = sbbf(&["probe", "--", &file, column, value]);
+        let mut failures = Vec::new();
+        check_no_panic(&format!("{column} {value:?}"), &o, &mut failures);
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert_eq!(o.status.code(), Some(2), "{column} {value:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains("cannot read"), "{err}");
+    }
+}

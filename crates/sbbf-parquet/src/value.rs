@@ -704,7 +704,8 @@ fn parse_timestamp(text: &str) -> Option<Timestamp> {
         let (t, off) = rest.split_at(i);
         let sign = if off.starts_with('-') { -1 } else { 1 };
         let digits: String = off[1..].chars().filter(|c| *c != ':').collect();
-        if digits.len() != 4 && digits.len() != 2 {
+        // ASCII digits only: the slicing below is by byte.
+        if (digits.len() != 4 && digits.len() != 2) || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
         let hh: i64 = digits[..2].parse().ok()?;
