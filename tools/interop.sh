@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Interop check of `sbbf add`: pyarrow, DuckDB, Spark/parquet-java and arrow-rs read the files it
+# writes (see tools/interop.py). Sets up tools/.venv when needed, builds the binaries, runs the
+# check. Exits non-zero, loudly, when a reader is missing: nothing is ever skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() {
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
+    echo "interop.sh: ERROR: $*" >&2
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
+    exit 3
+}
+
+command -v java >/dev/null || die "java not found: Spark and parquet-java need a Java 17+ JDK"
+command -v javac >/dev/null || die "javac not found: the parquet-java probe helper needs a Java 17+ JDK"
+
+py=tools/.venv/bin/python
+if ! "$py" -c 'import pyarrow, duckdb, pyspark, numpy' 2>/dev/null; then
+    echo "== interop: setting up tools/.venv (tools/setup-venv.sh)"
+    bash tools/setup-venv.sh || die "tools/setup-venv.sh failed"
+fi
+"$py" -c 'import pyarrow, duckdb, pyspark, numpy' || die "pyarrow/duckdb/pyspark/numpy missing from tools/.venv"
+
+echo "== interop: cargo build --release -p sbbf-cli -p arrowrs-oracle"
+cargo build --release -p sbbf-cli -p arrowrs-oracle
+[ -x target/release/sbbf ] || die "target/release/sbbf was not built"
+[ -x target/release/arrowrs-oracle ] || die "target/release/arrowrs-oracle was not built"
+
+echo "== interop: tools/interop.py"
+exec "$py" tools/interop.py "$@"
