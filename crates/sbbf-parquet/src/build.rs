@@ -8,6 +8,30 @@ use parquet::basic::Type as PhysicalType;
 use parquet::file::reader::FileReader;
 use sbbf::Sbbf;
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A set of XXH64 hashes. They are uniformly distributed already, so the set uses them as
+/// their own hash instead of hashing them again with SipHash.
+pub type HashSet64 = HashSet<u64, BuildHasherDefault<PassThrough>>;
+
+/// The hasher behind [`HashSet64`]: returns the `u64` it is given.
+#[derive(Default, Clone, Copy)]
+pub struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys are hashed; fold anything else in for completeness.
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ *b as u64;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
 
 /// The distinct hashes of one column chunk's non-null values, and how many values it has.
 pub fn chunk_hashes(
@@ -15,13 +39,128 @@ pub fn chunk_hashes(
     row_group: usize,
     column: usize,
 ) -> Result<(Vec<u64>, u64), Error> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet64::default();
     let values = for_each_value(data, row_group, column, |v| {
         seen.insert(sbbf::hash(v));
     })?;
+    Ok((sorted(seen), values))
+}
+
+fn sorted(seen: HashSet64) -> Vec<u64> {
     let mut hashes: Vec<u64> = seen.into_iter().collect();
     hashes.sort_unstable();
-    Ok((hashes, values))
+    hashes
+}
+
+/// Whether Arrow decoding gives back exactly the stored bytes of this column (through
+/// [`for_each_arrow_value`]): not for INT96 (Arrow normalizes it to nanoseconds) nor for
+/// BYTE_ARRAY decimals (writers differ in width), nor for nested leaves (Arrow nests them).
+pub fn arrow_round_trips(col: &ColumnType) -> bool {
+    !col.path.contains('.')
+        && col.physical != PhysicalType::INT96
+        && col.physical != PhysicalType::BOOLEAN
+        && !(col.physical == PhysicalType::BYTE_ARRAY
+            && matches!(col.kind, ValueKind::Decimal { .. }))
+        && col.logical.as_deref() != Some("INTERVAL")
+}
+
+/// Calls `f` with the hash of every non-null value of a column chunk, decoding through
+/// arrow-rs' vectorized readers where they give back the stored bytes ([`arrow_round_trips`])
+/// and through the column reader elsewhere; returns the number of values.
+pub fn for_each_chunk_hash<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: R,
+    metadata: &std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+    data: &dyn FileReader,
+    col: &ColumnType,
+    (row_group, column): (usize, usize),
+    mut f: impl FnMut(u64),
+) -> Result<u64, Error> {
+    use parquet::arrow::arrow_reader::{
+        ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    };
+    if !arrow_round_trips(col) {
+        return for_each_value(data, row_group, column, |v| f(sbbf::hash(v)));
+    }
+    let err = |e: parquet::errors::ParquetError| Error::Read(e.to_string());
+    // Types from the Parquet schema alone: an embedded Arrow schema could ask for casts.
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let meta = ArrowReaderMetadata::try_new(metadata.clone(), options).map_err(err)?;
+    let schema = metadata.file_metadata().schema_descr();
+    let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(reader, meta)
+        .with_row_groups(vec![row_group])
+        .with_projection(parquet::arrow::ProjectionMask::leaves(schema, [column]))
+        .with_batch_size(64 * 1024)
+        .build()
+        .map_err(err)?;
+    let mut values = 0u64;
+    for batch in batches {
+        let batch = batch.map_err(|e| Error::Read(e.to_string()))?;
+        for_each_arrow_value(batch.column(0).as_ref(), col, |b| {
+            values += 1;
+            f(sbbf::hash(b));
+        })?;
+    }
+    Ok(values)
+}
+
+/// [`chunk_hashes`] through [`for_each_chunk_hash`]'s faster decoding.
+pub fn chunk_hashes_fast<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: R,
+    metadata: &std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+    data: &dyn FileReader,
+    col: &ColumnType,
+    row_group: usize,
+    column: usize,
+) -> Result<(Vec<u64>, u64), Error> {
+    let mut seen = HashSet64::default();
+    let values = for_each_chunk_hash(reader, metadata, data, col, (row_group, column), |h| {
+        seen.insert(h);
+    })?;
+    Ok((sorted(seen), values))
+}
+
+/// A column chunk's filter, built in one pass without collecting its values.
+///
+/// With `ndv`, the filter is sized for it. Without, it starts at the size `num_values` (an
+/// upper bound of the distinct count) calls for and is then folded as far as the
+/// false-positive rate of its actual bits stays at or below `fpp`: exact folding makes that
+/// the filter the smaller size would have given, so the size follows the real number of
+/// distinct values without counting them in a hash set (which cost two thirds of the time).
+/// Returns the filter and the distinct count (estimated from the unfolded fill when sizing by
+/// folding).
+pub fn chunk_filter<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: R,
+    metadata: &std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+    data: &dyn FileReader,
+    col: &ColumnType,
+    chunk: (usize, usize),
+    ndv: Option<u64>,
+    fpp: f64,
+) -> Result<(Sbbf, u64), Error> {
+    let sizing = |e: sbbf::Error| Error::Build(e.to_string());
+    let upper = metadata
+        .row_group(chunk.0)
+        .column(chunk.1)
+        .num_values()
+        .max(1) as u64;
+    let mut f = Sbbf::with_ndv_fpp(ndv.unwrap_or(upper).max(1), fpp).map_err(sizing)?;
+    let mut batch = Vec::with_capacity(4096);
+    for_each_chunk_hash(reader, metadata, data, col, chunk, |h| {
+        batch.push(h);
+        if batch.len() == batch.capacity() {
+            f.insert_hashes(&batch);
+            batch.clear();
+        }
+    })?;
+    f.insert_hashes(&batch);
+    // Each insert sets one bit per word in one block: fill = 1 - (1 - 8/m)^n for m bits.
+    let m = f.num_bytes() as f64 * 8.0;
+    let fill = f.fill_ratio().min(1.0 - 1e-12);
+    let distinct = ((1.0 - fill).ln() / (1.0 - 8.0 / m).ln()).round() as u64;
+    if ndv.is_none() {
+        f.fold_to_target_fpp(fpp).map_err(sizing)?;
+    }
+    Ok((f, distinct))
 }
 
 /// A filter holding `hashes`, sized for `ndv` distinct values (default: the number of hashes)
@@ -266,11 +405,9 @@ fn for_each_arrow_value_indexed(
 
 /// The distinct hashes of an Arrow array's values stored in column `col`.
 pub fn arrow_hashes(array: &dyn arrow_array::Array, col: &ColumnType) -> Result<Vec<u64>, Error> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet64::default();
     for_each_arrow_value(array, col, |b| {
         seen.insert(sbbf::hash(b));
     })?;
-    let mut v: Vec<u64> = seen.into_iter().collect();
-    v.sort_unstable();
-    Ok(v)
+    Ok(sorted(seen))
 }

@@ -158,6 +158,7 @@ fn leaf(
 }
 
 /// Evaluates `p` with leaf answers from `answers` (called once per leaf, in pre-order).
+#[cfg(feature = "async")]
 pub(crate) fn evaluate_with(
     p: &Predicate,
     num_row_groups: usize,

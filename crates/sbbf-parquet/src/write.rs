@@ -4,7 +4,6 @@
 //! Output always goes to a temporary file beside the target, is synced, then renamed over the
 //! target: an interrupted run leaves the input untouched and no partial output.
 
-use crate::build::{chunk_hashes, filter_for};
 use crate::footer::{edit_footer, FilterEdits, IndexMoves};
 use crate::header::BloomFilterHeader;
 use crate::io::IoPolicy;
@@ -163,43 +162,40 @@ pub fn add_filters(
             cols.push(c);
         }
     }
-    let data = SerializedFileReader::new(File::open(input).map_err(io_err)?)
-        .map_err(|e| Error::Read(e.to_string()))?;
     let footer = read_footer(input, pq.footer_start(), pq.file_len())?;
-    let rgs = pq.metadata().num_row_groups();
-    let total = rgs * cols.len();
+    let items: Vec<(usize, usize)> = (0..pq.metadata().num_row_groups())
+        .flat_map(|rg| cols.iter().map(move |&c| (rg, c)))
+        .collect();
     let mut filters = Vec::new();
     let mut edits = FilterEdits::new();
     let mut bytes_written = 0u64;
     let output_len = atomic_write(output, |w| {
         copy_prefix(input, pq.footer_start(), w)?;
         let mut pos = pq.footer_start();
-        for rg in 0..rgs {
-            for &c in &cols {
-                let (hashes, _) = chunk_hashes(&data, rg, c)?;
-                let f = filter_for(&hashes, opts.ndv, opts.fpp)?;
-                let header = BloomFilterHeader {
-                    num_bytes: f.num_bytes() as i32,
-                }
-                .to_bytes();
-                w.write_all(&header).map_err(io_err)?;
-                w.write_all(f.as_bytes()).map_err(io_err)?;
-                let len = (header.len() + f.num_bytes()) as u64;
-                edits.insert((rg, c), (pos as i64, len as i32));
-                // A replaced filter's size, by the footer (0 when the chunk had none).
-                let before = pq.metadata().row_group(rg).column(c).bloom_filter_length();
-                filters.push(WrittenFilter {
-                    row_group: rg,
-                    column: pq.columns()[c].path.clone(),
-                    bytes_before: before.map(|l| l.max(0) as u64).unwrap_or(0),
-                    bytes_after: f.num_bytes() as u64,
-                    distinct: Some(hashes.len() as u64),
-                });
-                pos += len;
-                bytes_written += len;
-                progress(filters.len(), total);
+        // Chunks are built in parallel and written in order as they arrive.
+        for_each_built(input, &pq, &items, opts, |(rg, c), f, distinct| {
+            let header = BloomFilterHeader {
+                num_bytes: f.num_bytes() as i32,
             }
-        }
+            .to_bytes();
+            w.write_all(&header).map_err(io_err)?;
+            w.write_all(f.as_bytes()).map_err(io_err)?;
+            let len = (header.len() + f.num_bytes()) as u64;
+            edits.insert((rg, c), (pos as i64, len as i32));
+            // A replaced filter's size, by the footer (0 when the chunk had none).
+            let before = pq.metadata().row_group(rg).column(c).bloom_filter_length();
+            filters.push(WrittenFilter {
+                row_group: rg,
+                column: pq.columns()[c].path.clone(),
+                bytes_before: before.map(|l| l.max(0) as u64).unwrap_or(0),
+                bytes_after: f.num_bytes() as u64,
+                distinct: Some(distinct),
+            });
+            pos += len;
+            bytes_written += len;
+            progress(filters.len(), items.len());
+            Ok(())
+        })?;
         let new_footer = edit_footer(&footer, &edits, &IndexMoves::new())?;
         bytes_written += new_footer.len() as u64 + 8;
         write_tail(w, &new_footer)
@@ -210,6 +206,81 @@ pub fn add_filters(
         output_len,
         bytes_written,
         compacted: false,
+    })
+}
+
+/// Builds the filter of every `(row group, column)` of `items` on all cores and hands them to
+/// `sink` in the order of `items`.
+fn for_each_built(
+    input: &Path,
+    pq: &ParquetFile<File>,
+    items: &[(usize, usize)],
+    opts: &AddOptions,
+    mut sink: impl FnMut((usize, usize), sbbf::Sbbf, u64) -> Result<(), Error>,
+) -> Result<(), Error> {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(2 * workers);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                let build = |i: usize, data: &dyn parquet::file::reader::FileReader| {
+                    let (rg, c) = items[i];
+                    let file = File::open(input).map_err(io_err)?;
+                    crate::build::chunk_filter(
+                        file,
+                        pq.metadata(),
+                        data,
+                        &pq.columns()[c],
+                        (rg, c),
+                        opts.ndv,
+                        opts.fpp,
+                    )
+                };
+                let data = File::open(input).map_err(io_err).and_then(|f| {
+                    SerializedFileReader::new(f).map_err(|e| Error::Read(e.to_string()))
+                });
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= items.len() {
+                        break;
+                    }
+                    let r = match &data {
+                        Ok(d) => build(i, d),
+                        Err(e) => Err(Error::Read(e.to_string())),
+                    };
+                    if tx.send((i, r)).is_err() {
+                        break; // the writer stopped on an error
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = BTreeMap::new();
+        let mut want = 0;
+        for (i, r) in rx {
+            pending.insert(i, r);
+            while let Some(r) = pending.remove(&want) {
+                let (f, distinct) = r?;
+                sink(items[want], f, distinct)?;
+                want += 1;
+            }
+        }
+        if want == items.len() {
+            Ok(())
+        } else {
+            Err(Error::Build(
+                "a worker stopped before building every filter".into(),
+            ))
+        }
     })
 }
 

@@ -5,7 +5,7 @@
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::serialized_reader::SerializedFileReader;
-use sbbf_parquet::build::{chunk_hashes, for_each_arrow_value};
+use sbbf_parquet::build::{chunk_hashes, chunk_hashes_fast, for_each_arrow_value};
 use sbbf_parquet::{IoPolicy, ParquetFile};
 use std::path::PathBuf;
 
@@ -46,7 +46,18 @@ fn filters_built_from_stored_values_and_from_arrow_match_every_writer() {
                 let Ok(stored) = stored else { continue };
                 let ctx = format!("{} rg {rg} `{}`", path.display(), ty.path);
                 // From the chunk's decoded values.
-                let (hashes, _) = chunk_hashes(&data, rg, c).unwrap();
+                let (hashes, n) = chunk_hashes(&data, rg, c).unwrap();
+                // The fast path (Arrow decoders where they round-trip) finds the same set.
+                let fast = chunk_hashes_fast(
+                    std::fs::File::open(&path).unwrap(),
+                    pq.metadata(),
+                    &data,
+                    ty,
+                    rg,
+                    c,
+                )
+                .unwrap();
+                assert_eq!((&fast.0, fast.1), (&hashes, n), "{ctx}: fast path");
                 let mut ours = sbbf::Sbbf::from_bitset(&vec![0u8; stored.len()]).unwrap();
                 ours.insert_hashes(&hashes);
                 assert!(ours.as_bytes() == &stored[..], "{ctx}: from stored values");
@@ -80,4 +91,54 @@ fn filters_built_from_stored_values_and_from_arrow_match_every_writer() {
     }
     eprintln!("{from_values} chunks rebuilt from values, {from_arrow} from Arrow arrays");
     assert!(from_values > 300 && from_arrow > 200);
+}
+
+#[test]
+fn one_pass_filters_equal_filters_built_from_the_distinct_set() {
+    use sbbf_parquet::build::chunk_filter;
+    let mut checked = 0;
+    for name in [
+        "pa_ints.parquet",
+        "duckdb_float_bytes.parquet",
+        "spark_types.parquet",
+        "pjava_types.parquet",
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata")
+            .join(name);
+        let pq = ParquetFile::open(std::fs::File::open(&path).unwrap()).unwrap();
+        let data = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        for (c, ty) in pq.columns().iter().enumerate() {
+            if ty.physical == parquet::basic::Type::BOOLEAN {
+                continue;
+            }
+            for rg in 0..pq.metadata().num_row_groups() {
+                let file = std::fs::File::open(&path).unwrap();
+                let (f, estimate) =
+                    chunk_filter(file, pq.metadata(), &data, ty, (rg, c), None, 0.01).unwrap();
+                let (hashes, _) = chunk_hashes(&data, rg, c).unwrap();
+                // Exact folding: the same bits as inserting the distinct set at the final size.
+                let mut direct = sbbf::Sbbf::from_bitset(&vec![0u8; f.num_bytes()]).unwrap();
+                direct.insert_hashes(&hashes);
+                assert_eq!(f, direct, "{name} rg {rg} `{}`", ty.path);
+                assert!(f.estimated_fpp() <= 0.01, "{name}: {}", f.estimated_fpp());
+                // The size follows the real distinct count: never more than twice what the
+                // accurate sizing of that count asks for.
+                let sized = sbbf::Sbbf::with_ndv_fpp(hashes.len().max(1) as u64, 0.01).unwrap();
+                assert!(
+                    f.num_bytes() <= 2 * sized.num_bytes(),
+                    "{name}: {} vs {}",
+                    f.num_bytes(),
+                    sized.num_bytes()
+                );
+                let exact = hashes.len() as f64;
+                assert!(
+                    (estimate as f64 - exact).abs() <= 0.1 * exact + 5.0,
+                    "{estimate} vs {exact}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50);
 }
