@@ -30,7 +30,8 @@ impl Destination {
 /// Add Bloom filters to a Parquet file without rewriting its data: the bytes before the
 /// footer stay exactly as they are; new filters and a new footer (in which only the chosen
 /// column chunks' bloom_filter_offset/bloom_filter_length differ) are appended. Filters are
-/// sized from each chunk's real number of distinct values, powers of two every reader accepts.
+/// sized by each chunk's real contents: built for its value count, then folded as far as the
+/// false-positive rate of the actual bits allows (powers of two, which every reader accepts).
 ///
 /// Examples:
 ///   sbbf add data.parquet --column user_id -o data.bloom.parquet
@@ -47,7 +48,7 @@ pub struct AddArgs {
     /// Target false-positive rate.
     #[arg(long, default_value_t = 0.01)]
     pub fpp: f64,
-    /// Size every filter for this many distinct values (default: each chunk's real count).
+    /// Size every filter for this many distinct values (default: by each chunk's contents).
     #[arg(long)]
     pub ndv: Option<u64>,
     /// Rebuild filters the columns already have.
@@ -116,7 +117,7 @@ fn report(
     for f in &r.filters {
         let distinct = f
             .distinct
-            .map(|d| format!(", {d} distinct values"))
+            .map(|d| format!(", about {d} distinct values"))
             .unwrap_or_default();
         out!(
             "  row group {:>3}  {:<24} {:>10} -> {:>10} bytes{distinct}",

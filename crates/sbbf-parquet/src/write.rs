@@ -22,7 +22,8 @@ pub struct AddOptions {
     pub columns: Vec<String>,
     /// Target false-positive rate.
     pub fpp: f64,
-    /// Size every filter for this many distinct values instead of the chunk's real count.
+    /// Size every filter for this many distinct values instead of folding it to `fpp` by its
+    /// real fill.
     pub ndv: Option<u64>,
     /// Replace filters the columns already have (their old bytes stay, unreferenced).
     pub replace: bool,
@@ -39,7 +40,7 @@ pub struct WrittenFilter {
     pub bytes_before: u64,
     /// Bytes of the bitset written.
     pub bytes_after: u64,
-    /// Distinct values the filter holds (`add` only).
+    /// Distinct values the filter holds, estimated from its fill (`add` only).
     pub distinct: Option<u64>,
 }
 
