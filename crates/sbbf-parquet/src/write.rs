@@ -415,8 +415,23 @@ pub fn resize_filters(
             if end > tail_start {
                 data_in_tail = true;
             }
+            // A page index the footer places outside the data area is not moved, and then
+            // nothing is (the tail is left as it is).
+            let inside = |o: i64, l: i32| {
+                o >= 0 && l >= 0 && (o as u64).saturating_add(l as u64) <= pq.footer_start()
+            };
+            for (o, l) in [
+                (col.offset_index_offset(), col.offset_index_length()),
+                (col.column_index_offset(), col.column_index_length()),
+            ] {
+                if let (Some(o), Some(l)) = (o, l) {
+                    if !inside(o, l) {
+                        data_in_tail = true;
+                    }
+                }
+            }
             if let (Some(o), Some(l)) = (col.offset_index_offset(), col.offset_index_length()) {
-                if o as u64 >= tail_start {
+                if inside(o, l) && o as u64 >= tail_start {
                     items.push(TailItem::OffsetIndex {
                         rg: r,
                         col: c,
@@ -426,7 +441,7 @@ pub fn resize_filters(
                 }
             }
             if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
-                if o as u64 >= tail_start {
+                if inside(o, l) && o as u64 >= tail_start {
                     items.push(TailItem::ColumnIndex {
                         rg: r,
                         col: c,
