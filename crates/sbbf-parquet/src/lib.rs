@@ -5,6 +5,17 @@
 //! it) → column chunk ([`ParquetFile::filter_locations`]) → filter bytes ([`header`], [`io`]) →
 //! [`sbbf::SbbfRef`]; and value text → typed value → plain bytes ([`value`]) → hash → probe.
 //!
+//! Beyond probing:
+//!
+//! - [`prune`] answers "which row groups can a predicate skip" for query engines, with typed
+//!   [`literal`]s converted to each column's stored representation; [`asyncio`] does the same
+//!   through any arrow-rs `AsyncFileReader`, and `remote` (feature `object_store`) over S3, GCS,
+//!   Azure and HTTP.
+//! - [`build`] makes filters from a chunk's stored values or from Arrow arrays; [`write`](mod@write) adds
+//!   or resizes filters in a file without touching its data ([`footer`] re-encodes the footer).
+//! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
+//! - Every read is planned by the I/O-free [`ProbeJob`] and merged by [`io`]'s rules.
+//!
 //! The Bloom filter header is decoded with the `thrift` crate's compact protocol (the
 //! `parquet` crate keeps its own Thrift reader private), configured with tight size limits
 //! because its defaults allocate what a length prefix claims.
