@@ -15,6 +15,9 @@ pub struct ParquetFile<R> {
     file_len: u64,
     footer_start: u64,
     columns: Vec<ColumnType>,
+    /// Filters the footer itself shows to be unusable, by (row group, column); computed on
+    /// first use.
+    pub(crate) conflicts: std::sync::OnceLock<std::collections::HashMap<(usize, usize), String>>,
 }
 
 impl<R: ChunkReader> ParquetFile<R> {
@@ -115,6 +118,7 @@ impl<R> ParquetFile<R> {
             file_len,
             footer_start,
             columns,
+            conflicts: std::sync::OnceLock::new(),
         })
     }
 

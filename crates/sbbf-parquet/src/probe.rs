@@ -154,6 +154,19 @@ impl<R> ParquetFile<R> {
     /// (only) this chunk's filter: probing them could answer "absent" for a value the row group
     /// holds. No writer lays files out this way; a corrupt or hostile footer can.
     fn footer_conflicts(&self, column: usize) -> Vec<(usize, String)> {
+        let all = self.conflicts.get_or_init(|| self.all_footer_conflicts());
+        let mut out: Vec<(usize, String)> = all
+            .iter()
+            .filter(|((_, c), _)| *c == column)
+            .map(|((r, _), why)| (*r, why.clone()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// [`Self::footer_conflicts`] of every column chunk, computed once per file: the footer is
+    /// walked once, not once per probe.
+    fn all_footer_conflicts(&self) -> HashMap<(usize, usize), String> {
         let rgs = self.metadata().row_groups();
         let mut filters: HashMap<i64, usize> = HashMap::new();
         let mut data: Vec<(u64, u64, usize, usize)> = Vec::new();
@@ -182,35 +195,33 @@ impl<R> ParquetFile<R> {
             }
         }
         let name = |c: usize| self.columns().get(c).map_or("?", |t| t.path.as_str());
-        let mut out = Vec::new();
+        let mut out = HashMap::new();
         for (r, rg) in rgs.iter().enumerate() {
-            let Some(off) = rg
-                .columns()
-                .get(column)
-                .and_then(|c| c.bloom_filter_offset())
-            else {
-                continue;
-            };
-            if filters.get(&off).copied().unwrap_or(0) > 1 {
-                out.push((
-                    r,
-                    format!(
-                        "bloom_filter_offset {off} is also given for another column chunk's filter"
-                    ),
-                ));
-                continue;
-            }
-            let Ok(o) = u64::try_from(off) else { continue };
-            let i = data.partition_point(|d| d.0 <= o);
-            if let Some(&(end, r2, c2)) = i.checked_sub(1).map(|i| &furthest[i]) {
-                if o < end {
-                    out.push((
-                        r,
+            for (column, chunk) in rg.columns().iter().enumerate() {
+                let Some(off) = chunk.bloom_filter_offset() else {
+                    continue;
+                };
+                if filters.get(&off).copied().unwrap_or(0) > 1 {
+                    out.insert(
+                        (r, column),
                         format!(
-                            "bloom_filter_offset {off} lies inside the data pages of `{}` in row group {r2}",
-                            name(c2)
+                            "bloom_filter_offset {off} is also given for another column chunk's filter"
                         ),
-                    ));
+                    );
+                    continue;
+                }
+                let Ok(o) = u64::try_from(off) else { continue };
+                let i = data.partition_point(|d| d.0 <= o);
+                if let Some(&(end, r2, c2)) = i.checked_sub(1).map(|i| &furthest[i]) {
+                    if o < end {
+                        out.insert(
+                            (r, column),
+                            format!(
+                                "bloom_filter_offset {off} lies inside the data pages of `{}` in row group {r2}",
+                                name(c2)
+                            ),
+                        );
+                    }
                 }
             }
         }
