@@ -241,6 +241,15 @@ fn in_place_and_resize_give_back_space() {
         String::from_utf8_lossy(&o.stderr)
     );
     let big = std::fs::metadata(&file).unwrap().len();
+    // In place keeps the file's permissions (the temporary file it renames starts private).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode,
+            std::fs::metadata(&orig).unwrap().permissions().mode() & 0o777
+        );
+    }
     assert!(big > 4 * 1024 * 1024);
     check_preserved(&orig, &file, true);
 

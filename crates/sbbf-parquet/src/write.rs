@@ -75,8 +75,10 @@ fn io_err(e: impl std::fmt::Display) -> Error {
 }
 
 /// Writes the output beside `target` and renames it into place once complete and synced.
+/// The output takes the input's permissions (a temporary file starts private).
 fn atomic_write(
     target: &Path,
+    like: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
 ) -> Result<u64, Error> {
     let dir = match target.parent() {
@@ -97,6 +99,11 @@ fn atomic_write(
         let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
         fill(&mut w)?;
         w.flush().map_err(io_err)?;
+    }
+    if let Ok(m) = std::fs::metadata(like) {
+        tmp.as_file()
+            .set_permissions(m.permissions())
+            .map_err(io_err)?;
     }
     tmp.as_file().sync_all().map_err(io_err)?;
     let len = tmp.as_file().metadata().map_err(io_err)?.len();
@@ -170,7 +177,7 @@ pub fn add_filters(
     let mut filters = Vec::new();
     let mut edits = FilterEdits::new();
     let mut bytes_written = 0u64;
-    let output_len = atomic_write(output, |w| {
+    let output_len = atomic_write(output, input, |w| {
         copy_prefix(input, pq.footer_start(), w)?;
         let mut pos = pq.footer_start();
         // Chunks are built in parallel and written in order as they arrive.
@@ -456,7 +463,7 @@ pub fn resize_filters(
     let footer = read_footer(input, pq.footer_start(), pq.file_len())?;
     let compact = !data_in_tail;
     let mut bytes_written = 0u64;
-    let output_len = atomic_write(output, |w| {
+    let output_len = atomic_write(output, input, |w| {
         let mut edits = FilterEdits::new();
         let mut moves = IndexMoves::new();
         let mut src = File::open(input).map_err(io_err)?;
