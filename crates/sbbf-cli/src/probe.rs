@@ -125,34 +125,52 @@ pub fn run(a: ProbeArgs) -> u8 {
             return 2;
         }
     };
-    let mut failed = false;
-    let mut any_not_absent = false;
+    let mut outcome = Outcome::default();
     for path in &paths {
         let shown = path.display().to_string();
-        match probe_file(&shown, path, &a, opts) {
+        outcome.add(&shown, probe_file(&shown, path, &a, opts), a.format);
+    }
+    outcome.exit_code()
+}
+
+/// What the files probed so far add up to, for the exit status.
+#[derive(Default)]
+pub(crate) struct Outcome {
+    failed: bool,
+    any_not_absent: bool,
+}
+
+impl Outcome {
+    /// Takes one file's result: prints its JSON line, or its error on stderr.
+    pub(crate) fn add(
+        &mut self,
+        shown: &str,
+        result: Result<FileResult, impl std::fmt::Display>,
+        format: Format,
+    ) {
+        match result {
             Ok(r) => {
-                any_not_absent |= r.any_not_absent;
-                if a.format == Format::Json {
+                self.any_not_absent |= r.any_not_absent;
+                if format == Format::Json {
                     out!("{}", r.json);
                 }
             }
             Err(e) => {
                 eprintln!("sbbf probe: {shown}: {e}");
-                failed = true;
+                self.failed = true;
             }
         }
     }
-    exit_code(failed, any_not_absent)
-}
 
-/// 2 when some file failed, else 0 when some value may be present somewhere, else 1.
-pub(crate) fn exit_code(failed: bool, any_not_absent: bool) -> u8 {
-    if failed {
-        2
-    } else if any_not_absent {
-        0
-    } else {
-        1
+    /// 2 when some file failed, else 0 when some value may be present somewhere, else 1.
+    pub(crate) fn exit_code(&self) -> u8 {
+        if self.failed {
+            2
+        } else if self.any_not_absent {
+            0
+        } else {
+            1
+        }
     }
 }
 

@@ -3,8 +3,7 @@
 //! every `*.parquet` below it. Files are probed concurrently (footers and the needed filter
 //! bytes only) and reported in path order, with the output and exit codes of local files.
 
-use crate::probe::{exit_code, report, ProbeArgs};
-use crate::Format;
+use crate::probe::{report, Outcome, ProbeArgs};
 use sbbf_parquet::remote::{self, ManyOptions};
 use sbbf_parquet::value::{encode_text, EncodeOptions};
 use sbbf_parquet::Error;
@@ -49,25 +48,13 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     };
     let results =
         remote::probe_many(&store, &files, &a.column, encode, ManyOptions::default()).await;
-    let mut failed = false;
-    let mut any_not_absent = false;
+    let mut outcome = Outcome::default();
     for (meta, result) in files.iter().zip(results) {
         let shown = shown_name(url, path.as_ref(), meta.location.as_ref());
-        match result {
-            Ok(p) => {
-                let r = report(&shown, &p.column, &p.encoded, &p.answers, a);
-                any_not_absent |= r.any_not_absent;
-                if a.format == Format::Json {
-                    out!("{}", r.json);
-                }
-            }
-            Err(e) => {
-                eprintln!("sbbf probe: {shown}: {e}");
-                failed = true;
-            }
-        }
+        let result = result.map(|p| report(&shown, &p.column, &p.encoded, &p.answers, a));
+        outcome.add(&shown, result, a.format);
     }
-    exit_code(failed, any_not_absent)
+    outcome.exit_code()
 }
 
 /// The name shown for an object: the URL itself for a single object, else the URL (as a
