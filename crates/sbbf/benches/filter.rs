@@ -8,7 +8,9 @@
 //! - group `sbbf_<size>_<key>`: size `32KiB`, `1MiB` or `128MiB`, key `i64` (an INT64 value,
 //!   hashed as its 8 little-endian bytes) or `str16` (16-byte ASCII strings);
 //! - operations `contains_present`, `contains_absent` and `insert`, hash included, for
-//!   implementations `ours` and `arrow-rs`;
+//!   implementations `ours` (one `contains`/`insert` call per key, like arrow-rs's
+//!   `check`/`insert`), `ours-batch` (`contains_values`/`insert_values` over the window's keys)
+//!   and `arrow-rs` (which has no batch API);
 //! - group `sbbf_<size>_hash`: our operations on pre-computed hashes (`insert_hash`,
 //!   `contains_hash_present`, `contains_hash_absent`, the batch `contains_hashes_absent`) and
 //!   `floor_read`, the bare random 32-byte reads at the same block indices as the batch. arrow-rs
@@ -207,6 +209,14 @@ fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
                         hits
                     })
                 });
+                g.bench_function(BenchmarkId::new(op, "ours-batch"), |b| {
+                    let mut w = Windows::new(keys);
+                    let mut out = vec![false; KEYS_PER_ITER];
+                    b.iter(|| {
+                        ours.contains_values(w.next(), &mut out);
+                        out.iter().filter(|&&o| o).count()
+                    })
+                });
             }
             g.bench_function(BenchmarkId::new("insert", "ours"), |b| {
                 let mut w = Windows::new(&to_insert);
@@ -223,6 +233,10 @@ fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
                         arrow.insert(&black_box(*k));
                     }
                 })
+            });
+            g.bench_function(BenchmarkId::new("insert", "ours-batch"), |b| {
+                let mut w = Windows::new(&to_insert);
+                b.iter(|| ours.insert_values(black_box(w.next())))
             });
         }
         KeyType::Str16 => {
@@ -254,6 +268,14 @@ fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
                         hits
                     })
                 });
+                g.bench_function(BenchmarkId::new(op, "ours-batch"), |b| {
+                    let mut w = Windows::new(keys);
+                    let mut out = vec![false; KEYS_PER_ITER];
+                    b.iter(|| {
+                        ours.contains_values(w.next(), &mut out);
+                        out.iter().filter(|&&o| o).count()
+                    })
+                });
             }
             g.bench_function(BenchmarkId::new("insert", "ours"), |b| {
                 let mut w = Windows::new(&to_insert);
@@ -270,6 +292,10 @@ fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
                         arrow.insert(black_box(&k[..]));
                     }
                 })
+            });
+            g.bench_function(BenchmarkId::new("insert", "ours-batch"), |b| {
+                let mut w = Windows::new(&to_insert);
+                b.iter(|| ours.insert_values(black_box(w.next())))
             });
         }
     }

@@ -1,8 +1,8 @@
 //! [`Sbbf`]: the owned, mutable filter.
 
-use crate::kernel::{dispatch, BLOCK_BYTES};
+use crate::kernel::{self, dispatch, BLOCK_BYTES};
 use crate::view::{block_words, estimated_fpp_of_blocks, validate, SbbfRef};
-use crate::{sizing, Error};
+use crate::{sizing, Error, PlainValue};
 
 /// One 256-bit block as 32 little-endian bytes. Aligned to 32 so that no block straddles a
 /// cache line: a probe then costs one line, never two.
@@ -160,6 +160,33 @@ impl Sbbf {
     /// ```
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         dispatch!(insert_hashes(self.as_bytes_mut(), hashes))
+    }
+
+    /// Adds a batch of values (see [`PlainValue`]), hashing each a few values ahead of its
+    /// insert and prefetching its block; the same bits as inserting them one by one.
+    ///
+    /// ```
+    /// let mut f = sbbf::Sbbf::with_num_bytes(1 << 16);
+    /// let ids: Vec<i64> = (0..1000).collect();
+    /// f.insert_values(&ids);
+    /// f.insert_values(&["a", "b"]);
+    /// assert!(f.contains(&999i64.to_le_bytes()) && f.contains(b"b"));
+    /// ```
+    pub fn insert_values<V: PlainValue>(&mut self, values: &[V]) {
+        kernel::insert_values(self.as_bytes_mut(), values)
+    }
+
+    /// See [`SbbfRef::contains_values`].
+    ///
+    /// ```
+    /// let mut f = sbbf::Sbbf::with_num_bytes(1024);
+    /// f.insert_values(&[[1u8; 16], [2u8; 16]]);
+    /// let mut out = [false; 2];
+    /// f.contains_values(&[[1u8; 16], [2u8; 16]], &mut out);
+    /// assert_eq!(out, [true, true]);
+    /// ```
+    pub fn contains_values<V: PlainValue>(&self, values: &[V], out: &mut [bool]) {
+        self.view().contains_values(values, out)
     }
 
     /// See [`SbbfRef::contains_hash`].

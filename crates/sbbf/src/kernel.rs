@@ -5,6 +5,8 @@
 //! form on every platform. The portable functions are written branch-free over eight lanes so
 //! the compiler can vectorize them; `avx2` has the explicit intrinsics version.
 
+use crate::PlainValue;
+
 /// The eight odd salt constants of the Parquet specification (`BloomFilter.md`).
 pub const SALT: [u32; 8] = [
     0x47b6_137b,
@@ -25,6 +27,94 @@ pub const BLOCK_BYTES: usize = 32;
 pub(crate) fn block_index(hash: u64, num_blocks: usize) -> usize {
     // (h >> 32) < 2^32 and num_blocks <= 2^22, so the product cannot overflow.
     (((hash >> 32) * num_blocks as u64) >> 32) as usize
+}
+
+/// Shift for [`block_offset`] when the block count is a power of two (any value otherwise).
+#[inline(always)]
+pub(crate) fn pow2_shift(num_blocks: usize) -> u32 {
+    59u32.wrapping_sub(num_blocks.trailing_zeros())
+}
+
+/// Byte offset of the block a hash selects: `block_index * 32`. With `POW2` (a power-of-two
+/// block count `2^k`, `shift == pow2_shift(2^k)`) the scaling multiply is a shift, since
+/// `((h >> 32) * 2^k) >> 32 == h >> (64 - k)`; keeping five more bits and clearing them makes the
+/// byte offset. Hashing already keeps the one multiplier port busy, so the shift is a measurable
+/// saving in the batch kernels.
+#[inline(always)]
+pub(crate) fn block_offset<const POW2: bool>(hash: u64, num_blocks: usize, shift: u32) -> usize {
+    if POW2 {
+        ((hash >> shift) as usize) & !(BLOCK_BYTES - 1)
+    } else {
+        block_index(hash, num_blocks) * BLOCK_BYTES
+    }
+}
+
+/// How many values ahead of its probe a batch hashes a value.
+pub(crate) const HASH_AHEAD: usize = 16;
+
+/// Calls `now(i, hash of values[i])` for every value in order, having hashed each value
+/// `HASH_AHEAD` values earlier and shown that hash to `ahead` then (to prefetch its block).
+///
+/// Why not hash and probe in one step: XXH64 is a chain of five dependent multiplies (about 30
+/// cycles), and a probe issued right behind its own hash sits in the scheduler all that time;
+/// with a few keys in flight the scheduler fills and the core stalls. Hashed ahead, a probe's
+/// inputs are ready when it issues. Measured on i64 keys, 32 KiB filter: 3.2 ns -> 2.5 ns a key.
+#[inline(always)]
+pub(crate) fn hashed_ahead<V: PlainValue>(
+    values: &[V],
+    mut ahead: impl FnMut(u64),
+    mut now: impl FnMut(usize, u64),
+) {
+    let n = values.len();
+    let mut ring = [0u64; HASH_AHEAD];
+    for (slot, v) in ring.iter_mut().zip(values) {
+        *slot = v.plain_hash();
+        ahead(*slot);
+    }
+    // Steady state: probe values[base..base + AHEAD] (hashed last round) while hashing the
+    // next AHEAD values into the slots they free.
+    let mut base = 0;
+    while base + 2 * HASH_AHEAD <= n {
+        let next = &values[base + HASH_AHEAD..base + 2 * HASH_AHEAD];
+        for (j, (slot, v)) in ring.iter_mut().zip(next).enumerate() {
+            let h = *slot;
+            *slot = v.plain_hash();
+            ahead(*slot);
+            now(base + j, h);
+        }
+        base += HASH_AHEAD;
+    }
+    // Fewer than 2 * AHEAD values remain; the ring holds the first AHEAD of them.
+    for (j, v) in values[base..].iter().enumerate() {
+        let h = match ring.get(j) {
+            Some(h) => *h,
+            None => v.plain_hash(),
+        };
+        now(base + j, h);
+    }
+}
+
+/// [`hashed_ahead`] for a bitset of `num_bytes` at `base`: calls `now(i, offset, key)` with the
+/// byte offset of the block `values[i]` selects (always `+ 32 <= num_bytes`) and its key (the
+/// hash's lower 32 bits), having prefetched that block `HASH_AHEAD` values earlier if `PREFETCH`.
+#[inline(always)]
+pub(crate) fn blocks_ahead<V: PlainValue, const POW2: bool, const PREFETCH: bool>(
+    values: &[V],
+    base: *const u8,
+    num_bytes: usize,
+    mut now: impl FnMut(usize, usize, u32),
+) {
+    let n = num_bytes / BLOCK_BYTES;
+    let shift = pow2_shift(n);
+    hashed_ahead(
+        values,
+        |h| {
+            if PREFETCH {
+                prefetch_at(base, block_offset::<POW2>(h, n, shift))
+            }
+        },
+        |i, h| now(i, block_offset::<POW2>(h, n, shift), h as u32),
+    );
 }
 
 /// The one bit per word that `key` (the lower 32 bits of the hash) selects.
@@ -85,6 +175,21 @@ pub(crate) fn block_mut(bits: &mut [u8], index: usize) -> &mut [u8; BLOCK_BYTES]
         .expect("a block is 32 bytes")
 }
 
+/// The block at byte `offset`; the caller guarantees `offset + 32 <= bits.len()`.
+#[inline(always)]
+pub(crate) fn block_at(bits: &[u8], offset: usize) -> &[u8; BLOCK_BYTES] {
+    bits[offset..offset + BLOCK_BYTES]
+        .try_into()
+        .expect("a block is 32 bytes")
+}
+
+#[inline(always)]
+pub(crate) fn block_at_mut(bits: &mut [u8], offset: usize) -> &mut [u8; BLOCK_BYTES] {
+    (&mut bits[offset..offset + BLOCK_BYTES])
+        .try_into()
+        .expect("a block is 32 bytes")
+}
+
 /// Asks the cache for the block a later probe will need; never faults, even out of bounds.
 #[inline(always)]
 pub(crate) fn prefetch(bits: &[u8], index: usize) {
@@ -99,6 +204,21 @@ pub(crate) fn prefetch(bits: &[u8], index: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (bits, index);
+    }
+}
+
+/// [`prefetch`] by the block's byte offset from the bitset's start, which may be stale.
+#[inline(always)]
+pub(crate) fn prefetch_at(base: *const u8, offset: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: as in `prefetch`: a hint that never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(offset) as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (base, offset);
     }
 }
 
@@ -140,17 +260,95 @@ pub(crate) mod portable {
             insert(block_mut(bits, block_index(*h, n)), *h as u32);
         }
     }
+
+    #[inline]
+    pub(crate) fn contains_values<V: PlainValue, const POW2: bool, const PREFETCH: bool>(
+        bits: &[u8],
+        values: &[V],
+        out: &mut [bool],
+    ) {
+        let out = &mut out[..values.len()];
+        blocks_ahead::<V, POW2, PREFETCH>(values, bits.as_ptr(), bits.len(), |i, at, key| {
+            out[i] = check(block_at(bits, at), key)
+        });
+    }
+
+    #[inline]
+    pub(crate) fn insert_values<V: PlainValue, const POW2: bool, const PREFETCH: bool>(
+        bits: &mut [u8],
+        values: &[V],
+    ) {
+        let (base, len) = (bits.as_ptr(), bits.len());
+        blocks_ahead::<V, POW2, PREFETCH>(values, base, len, |_, at, key| {
+            insert(block_at_mut(bits, at), key)
+        });
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
 
-/// True when the explicit AVX2 kernels may run on this CPU (checked once, then cached by std).
+/// Filters above this size prefetch in batch kernels; below it blocks sit in L1 or L2, where
+/// out-of-order execution hides the latency and a prefetch only costs issue slots (0.2 ns a key
+/// measured on a 32 KiB filter).
+pub(crate) const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+
+/// Picks the instance of a batch kernel for a bitset: block lookup by shift for power-of-two
+/// block counts, prefetching for filters beyond the inner caches. Chosen once per batch.
+macro_rules! batch {
+    ($kernel:path, $op:ident, $v:ty, $bits:expr, $($arg:expr),*) => {{
+        use $kernel as k;
+        let len = $bits.len();
+        match ((len / BLOCK_BYTES).is_power_of_two(), len > PREFETCH_ABOVE_BYTES) {
+            (true, false) => k::$op::<$v, true, false>($bits, $($arg),*),
+            (true, true) => k::$op::<$v, true, true>($bits, $($arg),*),
+            (false, false) => k::$op::<$v, false, false>($bits, $($arg),*),
+            (false, true) => k::$op::<$v, false, true>($bits, $($arg),*),
+        }
+    }};
+}
+
+/// Tests a batch of values with the AVX2 kernel when the CPU has it.
+pub(crate) fn contains_values<V: PlainValue>(bits: &[u8], values: &[V], out: &mut [bool]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU supports AVX2 and BMI2, all these kernels require.
+        unsafe { batch!(avx2, contains_values, V, bits, values, out) };
+        return;
+    }
+    batch!(portable, contains_values, V, bits, values, out)
+}
+
+/// Inserts a batch of values; see [`contains_values`].
+pub(crate) fn insert_values<V: PlainValue>(bits: &mut [u8], values: &[V]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: as in `contains_values`.
+        unsafe { batch!(avx2, insert_values, V, bits, values) };
+        return;
+    }
+    batch!(portable, insert_values, V, bits, values)
+}
+
+/// True when the explicit AVX2 kernels (which also use BMI2's shifts) may run on this CPU.
 #[inline(always)]
 pub(crate) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx2")
+        use std::sync::atomic::{AtomicU8, Ordering};
+        // 0: not yet checked, 1: no, 2: yes. One load and compare on every probe, cheaper than
+        // asking std for two features each time.
+        static HAS: AtomicU8 = AtomicU8::new(0);
+        match HAS.load(Ordering::Relaxed) {
+            2 => true,
+            1 => false,
+            _ => {
+                let has =
+                    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2");
+                HAS.store(if has { 2 } else { 1 }, Ordering::Relaxed);
+                has
+            }
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -176,8 +374,8 @@ macro_rules! dispatch {
         #[cfg(target_arch = "x86_64")]
         {
             if $crate::kernel::has_avx2() {
-                // SAFETY: the CPU supports AVX2 (checked just above), which is all these
-                // functions require; their bounds are checked inside.
+                // SAFETY: the CPU supports AVX2 and BMI2 (checked just above), which is all
+                // these functions require; their bounds are checked inside.
                 unsafe { $crate::kernel::avx2::$op($($arg),*) }
             } else {
                 $crate::kernel::portable::$op($($arg),*)

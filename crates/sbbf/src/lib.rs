@@ -30,6 +30,7 @@
 mod error;
 mod filter;
 mod kernel;
+mod plain;
 pub mod sizing;
 mod view;
 mod xxh64;
@@ -37,6 +38,7 @@ mod xxh64;
 pub use error::Error;
 pub use filter::Sbbf;
 pub use kernel::{BLOCK_BYTES, SALT};
+pub use plain::PlainValue;
 pub use view::SbbfRef;
 
 /// Smallest bitset writers produce and readers accept: one block.

@@ -261,3 +261,191 @@ fn xxh64_every_short_length() {
         );
     }
 }
+
+/// Runs one batch kernel instance (`$k::$op::<V, POW2, PREFETCH>`) for every const choice valid
+/// for the bitset's block count.
+macro_rules! each_instance {
+    ($nblocks:expr, |$pow2:ident, $prefetch:ident| $body:expr) => {{
+        for $pow2 in [false, true] {
+            if $pow2 && !($nblocks as usize).is_power_of_two() {
+                continue;
+            }
+            for $prefetch in [false, true] {
+                $body;
+            }
+        }
+    }};
+}
+
+/// Calls a batch kernel with run-time booleans for its const parameters.
+macro_rules! instance {
+    ($k:path, $op:ident, $v:ty, $pow2:expr, $prefetch:expr, $($arg:expr),*) => {{
+        use $k as k;
+        match ($pow2, $prefetch) {
+            (true, false) => k::$op::<$v, true, false>($($arg),*),
+            (true, true) => k::$op::<$v, true, true>($($arg),*),
+            (false, false) => k::$op::<$v, false, false>($($arg),*),
+            (false, true) => k::$op::<$v, false, true>($($arg),*),
+        }
+    }};
+}
+
+/// Every batch kernel instance, and the public batch APIs, against the reference: the same bits
+/// after inserting `inserted`, the same answers for `inserted` and `probed`.
+fn check_batches<V: crate::PlainValue>(nblocks: usize, inserted: &[V], probed: &[V]) {
+    let mut reference = Reference::new(nblocks);
+    for v in inserted {
+        reference.insert(v.plain_hash());
+    }
+    let expected = reference.bytes();
+    let all: Vec<&V> = inserted.iter().chain(probed).collect();
+    let want: Vec<bool> = all
+        .iter()
+        .map(|v| reference.check(v.plain_hash()))
+        .collect();
+
+    each_instance!(nblocks, |pow2, prefetch| {
+        let mut bits = vec![0u8; nblocks * 32];
+        instance!(
+            portable,
+            insert_values,
+            V,
+            pow2,
+            prefetch,
+            &mut bits,
+            inserted
+        );
+        assert_eq!(
+            bits, expected,
+            "portable insert, pow2 {pow2} prefetch {prefetch}"
+        );
+        let mut out = vec![false; all.len()];
+        instance!(
+            portable,
+            contains_values,
+            &V,
+            pow2,
+            prefetch,
+            &bits,
+            &all,
+            &mut out
+        );
+        assert_eq!(out, want, "portable test, pow2 {pow2} prefetch {prefetch}");
+
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert!(kernel::has_avx2(), "this x86_64 CPU has no AVX2");
+            let mut bits = vec![0u8; nblocks * 32];
+            // SAFETY (test): AVX2 and BMI2 presence is asserted above.
+            unsafe {
+                instance!(
+                    kernel::avx2,
+                    insert_values,
+                    V,
+                    pow2,
+                    prefetch,
+                    &mut bits,
+                    inserted
+                )
+            };
+            assert_eq!(
+                bits, expected,
+                "avx2 insert, pow2 {pow2} prefetch {prefetch}"
+            );
+            let mut out = vec![false; all.len()];
+            // SAFETY (test): as above.
+            unsafe {
+                instance!(
+                    kernel::avx2,
+                    contains_values,
+                    &V,
+                    pow2,
+                    prefetch,
+                    &bits,
+                    &all,
+                    &mut out
+                )
+            };
+            assert_eq!(out, want, "avx2 test, pow2 {pow2} prefetch {prefetch}");
+        }
+    });
+
+    // The public APIs, on an owned filter and on a view.
+    let mut f = Sbbf::from_bitset(&vec![0u8; nblocks * 32]).unwrap();
+    f.insert_values(inserted);
+    assert_eq!(f.as_bytes(), &expected[..]);
+    let mut out = vec![false; all.len()];
+    f.contains_values(&all, &mut out);
+    assert_eq!(out, want);
+    let mut out = vec![true; all.len() + 3];
+    f.view().contains_values(&all, &mut out);
+    assert_eq!(&out[..all.len()], &want[..]);
+    assert_eq!(
+        &out[all.len()..],
+        &[true; 3],
+        "slots past the values are left alone"
+    );
+    for v in inserted {
+        assert!(f.contains_hash(v.plain_hash()), "no false negatives");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn batch_values_match_the_reference(
+        nblocks in blocks(),
+        ints in prop::collection::vec(any::<i64>(), 0..100),
+        int_probes in prop::collection::vec(any::<i64>(), 0..100),
+        strs in prop::collection::vec(any::<[u8; 16]>(), 0..70),
+        str_probes in prop::collection::vec(any::<[u8; 16]>(), 0..70),
+        bytes in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..70), 0..50),
+        words in prop::collection::vec("[a-z]{0,12}", 0..40),
+    ) {
+        check_batches(nblocks, &ints, &int_probes);
+        let small: Vec<i32> = ints.iter().map(|v| *v as i32).collect();
+        check_batches(nblocks, &small, &[]);
+        let floats: Vec<f64> = int_probes.iter().map(|v| f64::from_bits(*v as u64)).collect();
+        check_batches(nblocks, &floats, &[]);
+        check_batches(nblocks, &strs, &str_probes);
+        check_batches(nblocks, &bytes, &[]);
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        check_batches(nblocks, &refs, &[]);
+    }
+}
+
+/// Filters beyond `PREFETCH_ABOVE_BYTES` take the prefetching instances through the public API.
+#[test]
+fn batch_values_on_large_filters() {
+    let values: Vec<u64> = (0..5000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let absent: Vec<u64> = (0..5000u64)
+        .map(|i| !i.wrapping_mul(0x2545_f491_4f6c_dd1d))
+        .collect();
+    // 2 MiB (a power of two) and 1.5 MiB + one block (not one).
+    for nblocks in [1usize << 16, (3 << 15) + 1] {
+        assert!(nblocks * 32 > kernel::PREFETCH_ABOVE_BYTES);
+        check_batches(nblocks, &values, &absent);
+    }
+}
+
+#[test]
+fn plain_values_hash_their_plain_bytes() {
+    use crate::PlainValue;
+    assert_eq!((-1i32).plain_hash(), crate::hash(&[0xff; 4]));
+    assert_eq!(u32::MAX.plain_hash(), crate::hash(&[0xff; 4]));
+    assert_eq!((-2i64).plain_hash(), crate::hash(&(-2i64).to_le_bytes()));
+    assert_eq!(1.5f32.plain_hash(), crate::hash(&1.5f32.to_le_bytes()));
+    assert_ne!(
+        0.0f64.plain_hash(),
+        (-0.0f64).plain_hash(),
+        "bits, not SQL equality"
+    );
+    assert_eq!("ab".plain_hash(), crate::hash(b"ab"));
+    assert_eq!(String::from("ab").plain_hash(), crate::hash(b"ab"));
+    assert_eq!(b"ab".to_vec().plain_hash(), crate::hash(b"ab"));
+    assert_eq!((&&"ab").plain_hash(), crate::hash(b"ab"));
+    assert_eq!(b"ab"[..].plain_hash(), crate::hash(b"ab"));
+}

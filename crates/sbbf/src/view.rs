@@ -1,7 +1,7 @@
 //! [`SbbfRef`]: probing a bitset in place, in a buffer that someone else owns.
 
 use crate::kernel::{self, dispatch, BLOCK_BYTES};
-use crate::{Error, MAX_BYTES};
+use crate::{Error, PlainValue, MAX_BYTES};
 
 /// A read-only filter over a borrowed bitset: a slice of a file read, a memory map, a network
 /// buffer. Any alignment is fine and nothing is copied; probing costs what it costs on an owned
@@ -85,6 +85,26 @@ impl<'a> SbbfRef<'a> {
     pub fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) {
         assert!(out.len() >= hashes.len(), "one answer slot per hash");
         dispatch!(contains_hashes(self.bits, hashes, out))
+    }
+
+    /// Tests a batch of values (see [`PlainValue`]: `i64`, `[u8; 16]`, `&str`, ...), writing one
+    /// answer per value into `out`. The fastest way to test many values: each value is hashed
+    /// well before its probe and its block prefetched, so hashing, probing and cache misses
+    /// overlap, and the kernel is chosen once for the batch.
+    ///
+    /// # Panics
+    /// When `out` is shorter than `values`.
+    ///
+    /// ```
+    /// let mut f = sbbf::Sbbf::with_num_bytes(4096);
+    /// f.insert_values(&[1i64, 2, 3]);
+    /// let mut out = [false; 3];
+    /// f.view().contains_values(&[1i64, 2, 3], &mut out);
+    /// assert_eq!(out, [true; 3]);
+    /// ```
+    pub fn contains_values<V: PlainValue>(&self, values: &[V], out: &mut [bool]) {
+        assert!(out.len() >= values.len(), "one answer slot per value");
+        kernel::contains_values(self.bits, values, out)
     }
 
     /// The bitset, little-endian words, block after block.

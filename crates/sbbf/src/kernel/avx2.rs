@@ -1,15 +1,19 @@
 //! The explicit AVX2 kernels: one 256-bit register holds a block's eight words, so the masks are
 //! one multiply, one shift and one variable shift, an insert is one OR and a test one `vptest`.
 //!
-//! Every function here requires AVX2; callers check `has_avx2()` first (see `dispatch!`).
+//! Every function here requires AVX2 and BMI2 (for one-uop variable shifts); callers check
+//! `has_avx2()` first (see `dispatch!`).
 //! Block addresses come from bounds-checked `&[u8; 32]` references, so the unaligned 256-bit
 //! loads and stores below never leave the bitset.
 
-use super::{block, block_index, block_mut, prefetch, BLOCK_BYTES, PREFETCH_DISTANCE, SALT};
+use super::{
+    block, block_index, block_mut, blocks_ahead, prefetch, BLOCK_BYTES, PREFETCH_DISTANCE, SALT,
+};
+use crate::PlainValue;
 use core::arch::x86_64::*;
 
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 fn mask(key: u32) -> __m256i {
     let salt = _mm256_setr_epi32(
         SALT[0] as i32,
@@ -27,7 +31,7 @@ fn mask(key: u32) -> __m256i {
 }
 
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 fn check_block(b: &[u8; BLOCK_BYTES], key: u32) -> bool {
     // SAFETY: `b` is a valid 32-byte reference; loadu has no alignment requirement.
     let words = unsafe { _mm256_loadu_si256(b.as_ptr() as *const __m256i) };
@@ -36,7 +40,7 @@ fn check_block(b: &[u8; BLOCK_BYTES], key: u32) -> bool {
 }
 
 #[inline]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 fn insert_block(b: &mut [u8; BLOCK_BYTES], key: u32) {
     let p = b.as_mut_ptr() as *mut __m256i;
     // SAFETY: `b` is a valid, exclusive 32-byte reference; loadu/storeu need no alignment.
@@ -46,19 +50,19 @@ fn insert_block(b: &mut [u8; BLOCK_BYTES], key: u32) {
     }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn contains_hash(bits: &[u8], hash: u64) -> bool {
     let n = bits.len() / BLOCK_BYTES;
     check_block(block(bits, block_index(hash, n)), hash as u32)
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn insert_hash(bits: &mut [u8], hash: u64) {
     let n = bits.len() / BLOCK_BYTES;
     insert_block(block_mut(bits, block_index(hash, n)), hash as u32)
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn contains_hashes(bits: &[u8], hashes: &[u64], out: &mut [bool]) {
     let n = bits.len() / BLOCK_BYTES;
     for (i, (h, o)) in hashes.iter().zip(out.iter_mut()).enumerate() {
@@ -69,7 +73,7 @@ pub(crate) fn contains_hashes(bits: &[u8], hashes: &[u64], out: &mut [bool]) {
     }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn insert_hashes(bits: &mut [u8], hashes: &[u64]) {
     let n = bits.len() / BLOCK_BYTES;
     for (i, h) in hashes.iter().enumerate() {
@@ -78,4 +82,38 @@ pub(crate) fn insert_hashes(bits: &mut [u8], hashes: &[u64]) {
         }
         insert_block(block_mut(bits, block_index(*h, n)), *h as u32);
     }
+}
+
+#[target_feature(enable = "avx2,bmi2")]
+pub(crate) fn contains_values<V: PlainValue, const POW2: bool, const PREFETCH: bool>(
+    bits: &[u8],
+    values: &[V],
+    out: &mut [bool],
+) {
+    let out = &mut out[..values.len()];
+    let base = bits.as_ptr();
+    blocks_ahead::<V, POW2, PREFETCH>(values, base, bits.len(), |i, at, key| {
+        debug_assert!(at + BLOCK_BYTES <= bits.len());
+        // SAFETY: `blocks_ahead` offsets leave a whole block inside `bits` (a block index is
+        // below the block count); loadu needs no alignment. Unchecked because the bounds
+        // check costs a tenth of a probe here.
+        let words = unsafe { _mm256_loadu_si256(base.add(at) as *const __m256i) };
+        out[i] = _mm256_testc_si256(words, mask(key)) != 0;
+    });
+}
+
+#[target_feature(enable = "avx2,bmi2")]
+pub(crate) fn insert_values<V: PlainValue, const POW2: bool, const PREFETCH: bool>(
+    bits: &mut [u8],
+    values: &[V],
+) {
+    let (base, len) = (bits.as_mut_ptr(), bits.len());
+    blocks_ahead::<V, POW2, PREFETCH>(values, base, len, |_, at, key| {
+        debug_assert!(at + BLOCK_BYTES <= len);
+        // SAFETY: as in `contains_values`; `bits` is borrowed exclusively for the whole call.
+        unsafe {
+            let p = base.add(at) as *mut __m256i;
+            _mm256_storeu_si256(p, _mm256_or_si256(_mm256_loadu_si256(p), mask(key)));
+        }
+    });
 }
