@@ -7,7 +7,8 @@
 //! loads and stores below never leave the bitset.
 
 use super::{
-    block, block_index, block_mut, blocks_ahead, prefetch, BLOCK_BYTES, PREFETCH_DISTANCE, SALT,
+    block, block_index, block_mut, blocks_ahead, no_output, prefetch, BLOCK_BYTES,
+    PREFETCH_DISTANCE, SALT,
 };
 use crate::PlainValue;
 use core::arch::x86_64::*;
@@ -50,12 +51,16 @@ fn insert_block(b: &mut [u8; BLOCK_BYTES], key: u32) {
     }
 }
 
+// Inlinable across crates, so that builds with AVX2 enabled statically inline it.
+#[inline]
 #[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn contains_hash(bits: &[u8], hash: u64) -> bool {
     let n = bits.len() / BLOCK_BYTES;
     check_block(block(bits, block_index(hash, n)), hash as u32)
 }
 
+// Inlinable across crates, so that builds with AVX2 enabled statically inline it.
+#[inline]
 #[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn insert_hash(bits: &mut [u8], hash: u64) {
     let n = bits.len() / BLOCK_BYTES;
@@ -91,14 +96,14 @@ pub(crate) fn contains_values<V: PlainValue, const POW2: bool, const PREFETCH: b
     out: &mut [bool],
 ) {
     let out = &mut out[..values.len()];
-    let base = bits.as_ptr();
-    blocks_ahead::<V, POW2, PREFETCH>(values, base, bits.len(), |i, at, key| {
-        debug_assert!(at + BLOCK_BYTES <= bits.len());
+    let (base, len) = (bits.as_ptr(), bits.len());
+    blocks_ahead::<V, bool, POW2, PREFETCH>(values, out, base, len, |at, key| {
+        debug_assert!(at + BLOCK_BYTES <= len);
         // SAFETY: `blocks_ahead` offsets leave a whole block inside `bits` (a block index is
         // below the block count); loadu needs no alignment. Unchecked because the bounds
         // check costs a tenth of a probe here.
         let words = unsafe { _mm256_loadu_si256(base.add(at) as *const __m256i) };
-        out[i] = _mm256_testc_si256(words, mask(key)) != 0;
+        _mm256_testc_si256(words, mask(key)) != 0
     });
 }
 
@@ -108,7 +113,8 @@ pub(crate) fn insert_values<V: PlainValue, const POW2: bool, const PREFETCH: boo
     values: &[V],
 ) {
     let (base, len) = (bits.as_mut_ptr(), bits.len());
-    blocks_ahead::<V, POW2, PREFETCH>(values, base, len, |_, at, key| {
+    let out = &mut no_output(values.len());
+    blocks_ahead::<V, (), POW2, PREFETCH>(values, out, base, len, |at, key| {
         debug_assert!(at + BLOCK_BYTES <= len);
         // SAFETY: as in `contains_values`; `bits` is borrowed exclusively for the whole call.
         unsafe {
