@@ -92,3 +92,8 @@ pub fn kernel_name() -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+/// The crate README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
