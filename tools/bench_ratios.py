@@ -154,6 +154,20 @@ def main():
                 )
 
     print()
+    print("Zero-copy view (an `SbbfRef` at an odd address) over the owned filter, i64 tests:")
+    print()
+    print("| operation | filter size | view / owned, a call per key | view / owned, batch |")
+    print("|---|---|---:|---:|")
+    for size in SIZES:
+        for op in ("contains_present", "contains_absent"):
+            cells = []
+            for view_impl, owned_impl in (("ours-view", "ours"), ("ours-view-batch", "ours-batch")):
+                v, o = get(size, "i64", op, view_impl), get(size, "i64", op, owned_impl)
+                cells.append(fmt(v / o if v and o else None))
+            if any(c != "–" for c in cells):
+                print(f"| {OP_LABEL[op]} | {size} | {cells[0]} | {cells[1]} |")
+
+    print()
     print("Targets:")
     print()
     for desc, size, key, op, kind, bound in TARGETS:

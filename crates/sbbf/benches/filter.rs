@@ -10,7 +10,8 @@
 //! - operations `contains_present`, `contains_absent` and `insert`, hash included, for
 //!   implementations `ours` (one `contains`/`insert` call per key, like arrow-rs's
 //!   `check`/`insert`), `ours-batch` (`contains_values`/`insert_values` over the window's keys)
-//!   and `arrow-rs` (which has no batch API);
+//!   and `arrow-rs` (which has no batch API); for i64 tests also `ours-view` and
+//!   `ours-view-batch`, the same through an `SbbfRef` over a copy of the bitset at an odd address;
 //! - group `sbbf_<size>_hash`: our operations on pre-computed hashes (`insert_hash`,
 //!   `contains_hash_present`, `contains_hash_absent`, the batch `contains_hashes_absent`) and
 //!   `floor_read`, the bare random 32-byte reads at the same block indices as the batch. arrow-rs
@@ -31,7 +32,7 @@ use criterion::{
     black_box, criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
 use parquet::bloom_filter::Sbbf as ArrowSbbf;
-use sbbf::Sbbf;
+use sbbf::{Sbbf, SbbfRef};
 use std::time::Duration;
 
 /// Keys per benchmark iteration; results are per key.
@@ -188,6 +189,11 @@ fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
                 assert_eq!(ours.contains(&k.to_le_bytes()), arrow.check(k));
             }
             assert!(present.iter().all(|k| ours.contains(&k.to_le_bytes())));
+            // A copy of the bitset one byte into a buffer: a view at an odd address, as a slice
+            // of a file read would be.
+            let mut file_bytes = vec![0u8; num_bytes + 1];
+            file_bytes[1..].copy_from_slice(ours.as_bytes());
+            let view = SbbfRef::new(&file_bytes[1..]).unwrap();
             for (op, keys) in [("contains_present", &present), ("contains_absent", &absent)] {
                 g.bench_function(BenchmarkId::new(op, "ours"), |b| {
                     let mut w = Windows::new(keys);
@@ -197,6 +203,24 @@ fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
                             hits += ours.contains(&k.to_le_bytes()) as usize;
                         }
                         hits
+                    })
+                });
+                g.bench_function(BenchmarkId::new(op, "ours-view"), |b| {
+                    let mut w = Windows::new(keys);
+                    b.iter(|| {
+                        let mut hits = 0usize;
+                        for k in w.next() {
+                            hits += view.contains(&k.to_le_bytes()) as usize;
+                        }
+                        hits
+                    })
+                });
+                g.bench_function(BenchmarkId::new(op, "ours-view-batch"), |b| {
+                    let mut w = Windows::new(keys);
+                    let mut out = vec![false; KEYS_PER_ITER];
+                    b.iter(|| {
+                        view.contains_values(w.next(), &mut out);
+                        out.iter().filter(|&&o| o).count()
                     })
                 });
                 g.bench_function(BenchmarkId::new(op, "arrow-rs"), |b| {
