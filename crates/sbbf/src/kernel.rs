@@ -205,28 +205,28 @@ pub(crate) fn block_at_mut(bits: &mut [u8], offset: usize) -> &mut [u8; BLOCK_BY
 /// Asks the cache for the block a later probe will need; never faults, even out of bounds.
 #[inline(always)]
 pub(crate) fn prefetch(bits: &[u8], index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = bits.as_ptr().wrapping_add(index * BLOCK_BYTES);
-        // SAFETY: prefetch is a hint; it never dereferences in a way that can fault, and SSE is
-        // part of the x86_64 baseline.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (bits, index);
-    }
+    prefetch_at(bits.as_ptr(), index * BLOCK_BYTES)
 }
 
-/// [`prefetch`] by the block's byte offset from the bitset's start, which may be stale.
+/// [`prefetch`] by the block's byte offset from the bitset's start.
+///
+/// Both ends of the block are asked for: a view's bitset often starts at an odd address (in a
+/// file, it follows a header of any length), and then half of its blocks straddle two cache
+/// lines. Prefetching only the first line made batch probes of a 128 MiB view at an odd address
+/// 1.3-1.9x slower than of the aligned owned filter. For aligned blocks the second hint names
+/// the same line and costs one issue slot.
 #[inline(always)]
 pub(crate) fn prefetch_at(base: *const u8, offset: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: as in `prefetch`: a hint that never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(offset) as *const i8) };
+        let p = base.wrapping_add(offset);
+        // SAFETY: prefetch is a hint; it never dereferences in a way that can fault, whatever
+        // the address, and SSE is part of the x86_64 baseline.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(BLOCK_BYTES - 1) as *const i8);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
