@@ -169,160 +169,150 @@ fn configure<'a>(
     g
 }
 
+/// A key type of the hash-included benchmarks: how each implementation takes it.
+trait BenchKey: sbbf::PlainValue + Copy {
+    /// The bytes a Parquet writer hashes, for our one-call-per-key APIs.
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R;
+    fn arrow_check(&self, f: &ArrowSbbf) -> bool;
+    fn arrow_insert(&self, f: &mut ArrowSbbf);
+}
+
+impl BenchKey for i64 {
+    #[inline(always)]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&self.to_le_bytes())
+    }
+    #[inline(always)]
+    fn arrow_check(&self, f: &ArrowSbbf) -> bool {
+        f.check(self)
+    }
+    #[inline(always)]
+    fn arrow_insert(&self, f: &mut ArrowSbbf) {
+        f.insert(self)
+    }
+}
+
+impl BenchKey for [u8; 16] {
+    #[inline(always)]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self)
+    }
+    #[inline(always)]
+    fn arrow_check(&self, f: &ArrowSbbf) -> bool {
+        f.check(&self[..])
+    }
+    #[inline(always)]
+    fn arrow_insert(&self, f: &mut ArrowSbbf) {
+        f.insert(&self[..])
+    }
+}
+
+/// Our test of every key of a window, one `contains` call per key.
+fn one_by_one<'a, K: BenchKey>(
+    f: SbbfRef<'a>,
+    keys: &'a [K],
+) -> impl FnMut(&mut criterion::Bencher<'_>) + 'a {
+    move |b| {
+        let mut w = Windows::new(keys);
+        b.iter(|| {
+            let mut hits = 0usize;
+            for k in w.next() {
+                hits += k.with_bytes(|v| f.contains(v)) as usize;
+            }
+            hits
+        })
+    }
+}
+
+/// Our test of every key of a window, one `contains_values` call for the window.
+fn batch<'a, K: BenchKey>(
+    f: SbbfRef<'a>,
+    keys: &'a [K],
+) -> impl FnMut(&mut criterion::Bencher<'_>) + 'a {
+    move |b| {
+        let mut w = Windows::new(keys);
+        let mut out = vec![false; KEYS_PER_ITER];
+        b.iter(|| {
+            f.contains_values(w.next(), &mut out);
+            out.iter().filter(|&&o| o).count()
+        })
+    }
+}
+
 /// Hash included: ours and arrow-rs side by side on the same bits.
 fn bench_values(c: &mut Criterion, size: &str, num_bytes: usize, kt: KeyType) {
+    match kt {
+        KeyType::I64 => bench_keys(c, size, num_bytes, kt, key_i64, true),
+        KeyType::Str16 => bench_keys(c, size, num_bytes, kt, key_str16, false),
+    }
+}
+
+/// The hash-included benchmarks for keys `key(i)`; `views` adds the zero-copy view rows.
+fn bench_keys<K: BenchKey>(
+    c: &mut Criterion,
+    size: &str,
+    num_bytes: usize,
+    kt: KeyType,
+    key: fn(u64) -> K,
+    views: bool,
+) {
     let mut ours = filled(num_bytes, kt);
     let mut arrow = ArrowSbbf::new(ours.as_bytes());
     let fill = (num_bytes * 8 / 10) as u64;
     let n = pool_len(num_bytes);
-    let present = present_indices(fill, n, 0x5eed);
-    let absent = fresh_indices(ABSENT_BASE, n);
-    let to_insert = fresh_indices(INSERT_BASE, n);
+    let keys = |idx: Vec<u64>| -> Vec<K> { idx.into_iter().map(key).collect() };
+    let present = keys(present_indices(fill, n, 0x5eed));
+    let absent = keys(fresh_indices(ABSENT_BASE, n));
+    let to_insert = keys(fresh_indices(INSERT_BASE, n));
+    for k in present.iter().chain(&absent).take(64) {
+        assert_eq!(k.with_bytes(|b| ours.contains(b)), k.arrow_check(&arrow));
+    }
+    assert!(present.iter().all(|k| k.with_bytes(|b| ours.contains(b))));
+    // A copy of the bitset one byte into a buffer: a view at an odd address, as a slice of a
+    // file read would be.
+    let mut file_bytes = vec![0u8; num_bytes + 1];
+    file_bytes[1..].copy_from_slice(ours.as_bytes());
+    let view = SbbfRef::new(&file_bytes[1..]).unwrap();
 
     let mut g = configure(c, &format!("sbbf_{size}_{}", kt.name()), num_bytes);
-    match kt {
-        KeyType::I64 => {
-            let present: Vec<i64> = present.iter().map(|&i| key_i64(i)).collect();
-            let absent: Vec<i64> = absent.iter().map(|&i| key_i64(i)).collect();
-            let to_insert: Vec<i64> = to_insert.iter().map(|&i| key_i64(i)).collect();
-            for k in present.iter().chain(&absent).take(64) {
-                assert_eq!(ours.contains(&k.to_le_bytes()), arrow.check(k));
-            }
-            assert!(present.iter().all(|k| ours.contains(&k.to_le_bytes())));
-            // A copy of the bitset one byte into a buffer: a view at an odd address, as a slice
-            // of a file read would be.
-            let mut file_bytes = vec![0u8; num_bytes + 1];
-            file_bytes[1..].copy_from_slice(ours.as_bytes());
-            let view = SbbfRef::new(&file_bytes[1..]).unwrap();
-            for (op, keys) in [("contains_present", &present), ("contains_absent", &absent)] {
-                g.bench_function(BenchmarkId::new(op, "ours"), |b| {
-                    let mut w = Windows::new(keys);
-                    b.iter(|| {
-                        let mut hits = 0usize;
-                        for k in w.next() {
-                            hits += ours.contains(&k.to_le_bytes()) as usize;
-                        }
-                        hits
-                    })
-                });
-                g.bench_function(BenchmarkId::new(op, "ours-view"), |b| {
-                    let mut w = Windows::new(keys);
-                    b.iter(|| {
-                        let mut hits = 0usize;
-                        for k in w.next() {
-                            hits += view.contains(&k.to_le_bytes()) as usize;
-                        }
-                        hits
-                    })
-                });
-                g.bench_function(BenchmarkId::new(op, "ours-view-batch"), |b| {
-                    let mut w = Windows::new(keys);
-                    let mut out = vec![false; KEYS_PER_ITER];
-                    b.iter(|| {
-                        view.contains_values(w.next(), &mut out);
-                        out.iter().filter(|&&o| o).count()
-                    })
-                });
-                g.bench_function(BenchmarkId::new(op, "arrow-rs"), |b| {
-                    let mut w = Windows::new(keys);
-                    b.iter(|| {
-                        let mut hits = 0usize;
-                        for k in w.next() {
-                            hits += arrow.check(k) as usize;
-                        }
-                        hits
-                    })
-                });
-                g.bench_function(BenchmarkId::new(op, "ours-batch"), |b| {
-                    let mut w = Windows::new(keys);
-                    let mut out = vec![false; KEYS_PER_ITER];
-                    b.iter(|| {
-                        ours.contains_values(w.next(), &mut out);
-                        out.iter().filter(|&&o| o).count()
-                    })
-                });
-            }
-            g.bench_function(BenchmarkId::new("insert", "ours"), |b| {
-                let mut w = Windows::new(&to_insert);
-                b.iter(|| {
-                    for k in w.next() {
-                        ours.insert(&black_box(*k).to_le_bytes());
-                    }
-                })
-            });
-            g.bench_function(BenchmarkId::new("insert", "arrow-rs"), |b| {
-                let mut w = Windows::new(&to_insert);
-                b.iter(|| {
-                    for k in w.next() {
-                        arrow.insert(&black_box(*k));
-                    }
-                })
-            });
-            g.bench_function(BenchmarkId::new("insert", "ours-batch"), |b| {
-                let mut w = Windows::new(&to_insert);
-                b.iter(|| ours.insert_values(black_box(w.next())))
-            });
-        }
-        KeyType::Str16 => {
-            let present: Vec<[u8; 16]> = present.iter().map(|&i| key_str16(i)).collect();
-            let absent: Vec<[u8; 16]> = absent.iter().map(|&i| key_str16(i)).collect();
-            let to_insert: Vec<[u8; 16]> = to_insert.iter().map(|&i| key_str16(i)).collect();
-            for k in present.iter().chain(&absent).take(64) {
-                assert_eq!(ours.contains(k), arrow.check(&k[..]));
-            }
-            assert!(present.iter().all(|k| ours.contains(k)));
-            for (op, keys) in [("contains_present", &present), ("contains_absent", &absent)] {
-                g.bench_function(BenchmarkId::new(op, "ours"), |b| {
-                    let mut w = Windows::new(keys);
-                    b.iter(|| {
-                        let mut hits = 0usize;
-                        for k in w.next() {
-                            hits += ours.contains(k) as usize;
-                        }
-                        hits
-                    })
-                });
-                g.bench_function(BenchmarkId::new(op, "arrow-rs"), |b| {
-                    let mut w = Windows::new(keys);
-                    b.iter(|| {
-                        let mut hits = 0usize;
-                        for k in w.next() {
-                            hits += arrow.check(&k[..]) as usize;
-                        }
-                        hits
-                    })
-                });
-                g.bench_function(BenchmarkId::new(op, "ours-batch"), |b| {
-                    let mut w = Windows::new(keys);
-                    let mut out = vec![false; KEYS_PER_ITER];
-                    b.iter(|| {
-                        ours.contains_values(w.next(), &mut out);
-                        out.iter().filter(|&&o| o).count()
-                    })
-                });
-            }
-            g.bench_function(BenchmarkId::new("insert", "ours"), |b| {
-                let mut w = Windows::new(&to_insert);
-                b.iter(|| {
-                    for k in w.next() {
-                        ours.insert(black_box(k));
-                    }
-                })
-            });
-            g.bench_function(BenchmarkId::new("insert", "arrow-rs"), |b| {
-                let mut w = Windows::new(&to_insert);
-                b.iter(|| {
-                    for k in w.next() {
-                        arrow.insert(black_box(&k[..]));
-                    }
-                })
-            });
-            g.bench_function(BenchmarkId::new("insert", "ours-batch"), |b| {
-                let mut w = Windows::new(&to_insert);
-                b.iter(|| ours.insert_values(black_box(w.next())))
-            });
+    for (op, keys) in [("contains_present", &present), ("contains_absent", &absent)] {
+        g.bench_function(BenchmarkId::new(op, "ours"), one_by_one(ours.view(), keys));
+        g.bench_function(BenchmarkId::new(op, "arrow-rs"), |b| {
+            let mut w = Windows::new(keys);
+            b.iter(|| {
+                let mut hits = 0usize;
+                for k in w.next() {
+                    hits += k.arrow_check(&arrow) as usize;
+                }
+                hits
+            })
+        });
+        g.bench_function(BenchmarkId::new(op, "ours-batch"), batch(ours.view(), keys));
+        if views {
+            g.bench_function(BenchmarkId::new(op, "ours-view"), one_by_one(view, keys));
+            g.bench_function(BenchmarkId::new(op, "ours-view-batch"), batch(view, keys));
         }
     }
+    g.bench_function(BenchmarkId::new("insert", "ours"), |b| {
+        let mut w = Windows::new(&to_insert);
+        b.iter(|| {
+            for k in w.next() {
+                black_box(*k).with_bytes(|v| ours.insert(v));
+            }
+        })
+    });
+    g.bench_function(BenchmarkId::new("insert", "arrow-rs"), |b| {
+        let mut w = Windows::new(&to_insert);
+        b.iter(|| {
+            for k in w.next() {
+                black_box(*k).arrow_insert(&mut arrow);
+            }
+        })
+    });
+    g.bench_function(BenchmarkId::new("insert", "ours-batch"), |b| {
+        let mut w = Windows::new(&to_insert);
+        b.iter(|| ours.insert_values(black_box(w.next())))
+    });
     g.finish();
 }
 
