@@ -304,69 +304,34 @@ fn check_batches<V: crate::PlainValue>(nblocks: usize, inserted: &[V], probed: &
         .map(|v| reference.check(v.plain_hash()))
         .collect();
 
+    // One kernel instance: insert into an empty bitset, then test every value.
+    macro_rules! run {
+        ($k:path, $name:literal, $pow2:expr, $prefetch:expr) => {{
+            let case = format!("{}, pow2 {} prefetch {}", $name, $pow2, $prefetch);
+            let mut bits = vec![0u8; nblocks * 32];
+            instance!($k, insert_values, V, $pow2, $prefetch, &mut bits, inserted);
+            assert_eq!(bits, expected, "insert, {case}");
+            let mut out = vec![false; all.len()];
+            instance!(
+                $k,
+                contains_values,
+                &V,
+                $pow2,
+                $prefetch,
+                &bits,
+                &all,
+                &mut out
+            );
+            assert_eq!(out, want, "test, {case}");
+        }};
+    }
     each_instance!(nblocks, |pow2, prefetch| {
-        let mut bits = vec![0u8; nblocks * 32];
-        instance!(
-            portable,
-            insert_values,
-            V,
-            pow2,
-            prefetch,
-            &mut bits,
-            inserted
-        );
-        assert_eq!(
-            bits, expected,
-            "portable insert, pow2 {pow2} prefetch {prefetch}"
-        );
-        let mut out = vec![false; all.len()];
-        instance!(
-            portable,
-            contains_values,
-            &V,
-            pow2,
-            prefetch,
-            &bits,
-            &all,
-            &mut out
-        );
-        assert_eq!(out, want, "portable test, pow2 {pow2} prefetch {prefetch}");
-
+        run!(portable, "portable", pow2, prefetch);
         #[cfg(target_arch = "x86_64")]
         {
             assert!(kernel::has_avx2(), "this x86_64 CPU has no AVX2");
-            let mut bits = vec![0u8; nblocks * 32];
             // SAFETY (test): AVX2 and BMI2 presence is asserted above.
-            unsafe {
-                instance!(
-                    kernel::avx2,
-                    insert_values,
-                    V,
-                    pow2,
-                    prefetch,
-                    &mut bits,
-                    inserted
-                )
-            };
-            assert_eq!(
-                bits, expected,
-                "avx2 insert, pow2 {pow2} prefetch {prefetch}"
-            );
-            let mut out = vec![false; all.len()];
-            // SAFETY (test): as above.
-            unsafe {
-                instance!(
-                    kernel::avx2,
-                    contains_values,
-                    &V,
-                    pow2,
-                    prefetch,
-                    &bits,
-                    &all,
-                    &mut out
-                )
-            };
-            assert_eq!(out, want, "avx2 test, pow2 {pow2} prefetch {prefetch}");
+            unsafe { run!(kernel::avx2, "avx2", pow2, prefetch) };
         }
     });
 
