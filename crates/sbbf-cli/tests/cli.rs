@@ -5,7 +5,10 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::sbbf;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
@@ -17,13 +20,6 @@ fn file(name: &str) -> String {
         .join(name)
         .to_string_lossy()
         .into_owned()
-}
-
-fn sbbf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sbbf"))
-        .args(args)
-        .output()
-        .expect("run sbbf")
 }
 
 fn stdout(o: &Output) -> String {

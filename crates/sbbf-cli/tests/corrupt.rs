@@ -7,6 +7,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod common;
+use common::{sbbf, text};
+
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corrupt")
 }
@@ -18,17 +21,6 @@ fn path(name: &str) -> String {
 fn expected() -> Json {
     let text = std::fs::read_to_string(dir().join("expected.json")).expect("expected.json");
     serde_json::from_str(&text).expect("expected.json parses")
-}
-
-fn sbbf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sbbf"))
-        .args(args)
-        .output()
-        .expect("run sbbf")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// No panic and no abort, whatever the bytes: exit 0, 1 or 2 and no "panicked" on stderr.

@@ -1,19 +1,8 @@
 //! `sbbf verify`: writers' filters hold every stored value; a broken filter is caught.
 
+mod common;
+use common::{repo, sbbf};
 use serde_json::Value as Json;
-use std::path::PathBuf;
-use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn sbbf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sbbf"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn every_writers_filters_hold_every_stored_value() {

@@ -5,20 +5,10 @@ use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::ReaderProperties;
 use parquet::file::reader::FileReader;
 use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+mod common;
+use common::{repo, sbbf};
 use serde_json::Value as Json;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn sbbf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sbbf"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::Path;
 
 fn footer_start(file: &[u8]) -> usize {
     file.len()

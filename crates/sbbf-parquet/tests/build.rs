@@ -7,25 +7,8 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::serialized_reader::SerializedFileReader;
 use sbbf_parquet::build::{chunk_hashes, chunk_hashes_fast, for_each_arrow_value};
 use sbbf_parquet::{IoPolicy, ParquetFile};
-use std::path::PathBuf;
-
-fn files() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    for dir in [
-        root.join("testdata"),
-        root.join("../shared/conformance/files"),
-    ] {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "parquet") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+mod common;
+use common::corpus_files as files;
 
 #[test]
 fn filters_built_from_stored_values_and_from_arrow_match_every_writer() {
@@ -103,9 +86,7 @@ fn one_pass_filters_equal_filters_built_from_the_distinct_set() {
         "spark_types.parquet",
         "pjava_types.parquet",
     ] {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../testdata")
-            .join(name);
+        let path = common::repo().join("testdata").join(name);
         let pq = ParquetFile::open(std::fs::File::open(&path).unwrap()).unwrap();
         let data = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
         for (c, ty) in pq.columns().iter().enumerate() {

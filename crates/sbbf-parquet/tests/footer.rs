@@ -3,26 +3,8 @@
 
 use parquet::file::metadata::ParquetMetaDataReader;
 use sbbf_parquet::footer::{edit_filter_locations, FilterEdits};
-use std::path::PathBuf;
-
-fn parquet_files() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    for dir in [
-        root.join("testdata"),
-        root.join("../shared/conformance/files"),
-    ] {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "parquet") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    assert!(out.len() > 30);
-    out
-}
+mod common;
+use common::corpus_files as parquet_files;
 
 fn footer(file: &[u8]) -> &[u8] {
     let len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize;
@@ -61,10 +43,7 @@ fn no_edits_keep_every_writers_footer() {
 fn unknown_fields_survive() {
     // A footer with fields no Parquet version defines: FileMetaData field 99 (a string) and
     // ColumnMetaData field 30 (a list of i32), next to an edited filter location.
-    let file = std::fs::read(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/pa_ints.parquet"),
-    )
-    .unwrap();
+    let file = std::fs::read(common::repo().join("testdata/pa_ints.parquet")).unwrap();
     let f = footer(&file).to_vec();
     // Append field 99 (long form: type 8 = binary, id 99 zigzag = 198 = 0xc6 0x01) before the
     // final stop byte of FileMetaData.
