@@ -402,6 +402,14 @@ fn plain_values_hash_their_plain_bytes() {
     assert_eq!((-1i32).plain_hash(), crate::hash(&[0xff; 4]));
     assert_eq!(u32::MAX.plain_hash(), crate::hash(&[0xff; 4]));
     assert_eq!((-2i64).plain_hash(), crate::hash(&(-2i64).to_le_bytes()));
+    // 8- and 16-bit integers are stored as INT32: signed ones sign-extended, unsigned zero-.
+    assert_eq!((-1i8).plain_hash(), crate::hash(&[0xff; 4]));
+    assert_eq!(
+        (-300i16).plain_hash(),
+        crate::hash(&(-300i32).to_le_bytes())
+    );
+    assert_eq!(200u8.plain_hash(), crate::hash(&[200, 0, 0, 0]));
+    assert_eq!(65535u16.plain_hash(), crate::hash(&[0xff, 0xff, 0, 0]));
     assert_eq!(1.5f32.plain_hash(), crate::hash(&1.5f32.to_le_bytes()));
     assert_ne!(
         0.0f64.plain_hash(),
