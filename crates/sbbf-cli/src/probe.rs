@@ -29,6 +29,7 @@ use std::ffi::OsString;
 ///   sbbf probe 'logs/*.parquet' s.b hello
 ///   sbbf probe s3://bucket/events/ user_id 42
 ///   sbbf probe --exact-bits -- data.parquet temperature -0.0
+///   sbbf probe data.parquet user_id --values-from ids.txt     (one value per line; - is stdin)
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct ProbeArgs {
@@ -40,8 +41,17 @@ pub struct ProbeArgs {
     /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`.
     pub column: String,
     /// Values to probe.
-    #[arg(required = true, allow_hyphen_values = true, num_args = 1..)]
+    #[arg(
+        required_unless_present = "values_from",
+        allow_hyphen_values = true,
+        num_args = 1..
+    )]
     pub values: Vec<String>,
+    /// Also probe the values in this file, one per line (`-` reads standard input). Lines are
+    /// taken exactly, without trimming; only the line break ("\n" or "\r\n") is removed, so an
+    /// empty line is the empty string.
+    #[arg(long, value_name = "FILE")]
+    pub values_from: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -72,7 +82,7 @@ pub fn protect_negative_values(args: impl Iterator<Item = OsString>) -> Vec<OsSt
     }
     // Every `--word` is an option (clap rejects unknown ones); a single `-` followed by
     // anything but h/V is a value (`-5`, `-0.0`, `-inf`, `-nan`).
-    let takes_value = ["--format"];
+    let takes_value = ["--format", "--values-from"];
     let mut out: Vec<OsString> = args[..=cmd].to_vec();
     let mut rest = args[cmd + 1..].iter();
     let mut values: Vec<OsString> = Vec::new();
@@ -101,7 +111,20 @@ pub(crate) struct FileResult {
     pub(crate) any_not_absent: bool,
 }
 
-pub fn run(a: ProbeArgs) -> u8 {
+pub fn run(mut a: ProbeArgs) -> u8 {
+    if let Some(from) = &a.values_from {
+        match read_values(from) {
+            Ok(v) => a.values.extend(v),
+            Err(e) => {
+                eprintln!("sbbf probe: --values-from {}: {e}", from.display());
+                return 2;
+            }
+        }
+        if a.values.is_empty() {
+            eprintln!("sbbf probe: --values-from {}: no values", from.display());
+            return 2;
+        }
+    }
     let opts = EncodeOptions {
         exact_bits: a.exact_bits,
         input: if a.raw_int {
@@ -131,6 +154,19 @@ pub fn run(a: ProbeArgs) -> u8 {
         outcome.add(&shown, probe_file(&shown, path, &a, opts), a.format);
     }
     outcome.exit_code()
+}
+
+/// The lines of `path` (`-`: standard input) as values, line breaks removed, nothing trimmed.
+fn read_values(path: &std::path::Path) -> std::io::Result<Vec<String>> {
+    use std::io::Read;
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin().read_to_string(&mut text)?;
+    } else {
+        std::fs::File::open(path)?.read_to_string(&mut text)?;
+    }
+    // `lines` removes "\n" or "\r\n" and nothing else.
+    Ok(text.lines().map(str::to_string).collect())
 }
 
 /// What the files probed so far add up to, for the exit status.

@@ -374,3 +374,85 @@ fn cli_matches_reference_answers_on_a_sample() {
     }
     assert!(checked > 500, "only {checked} rows checked");
 }
+
+#[test]
+fn values_from_a_file_or_stdin() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let f = file("pt_data_index_bloom_encoding_with_length.parquet");
+    let absent = "definitely-not-a-value-in-this-file-0123456789";
+    let dir = std::env::temp_dir().join(format!("sbbf-values-from-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = dir.join("values.txt");
+    // CRLF line ends are line breaks; the values themselves are taken as they are.
+    std::fs::write(&list, format!("Hello\r\n{absent}\n")).unwrap();
+    let list = list.to_str().unwrap();
+
+    // The same answers as the values given as arguments, in the same order.
+    let from_file = sbbf(&[
+        "probe",
+        &f,
+        "String",
+        "--values-from",
+        list,
+        "--format",
+        "json",
+    ]);
+    let from_args = sbbf(&["probe", &f, "String", "Hello", absent, "--format", "json"]);
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    assert_eq!(json_lines(&from_file), json_lines(&from_args));
+    // Arguments first, then the file's lines.
+    let both = json_lines(&sbbf(&[
+        "probe",
+        &f,
+        "String",
+        "x",
+        "--values-from",
+        list,
+        "--format",
+        "json",
+    ]));
+    let values: Vec<&str> = both[0]["row_groups"][0]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["x", "Hello", absent]);
+
+    // `-` reads standard input; an absent-only list exits 1.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(["probe", &f, "String", "--values-from", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{absent}\n").as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1 of 1 row group(s) can be skipped"));
+
+    // Errors: a missing list, an empty one, and no values at all.
+    let o = sbbf(&["probe", &f, "String", "--values-from", "/no/such/list.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/no/such/list.txt"), "{}", stderr(&o));
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let o = sbbf(&[
+        "probe",
+        &f,
+        "String",
+        "--values-from",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no values"), "{}", stderr(&o));
+    assert_eq!(sbbf(&["probe", &f, "String"]).status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
