@@ -5,7 +5,11 @@
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+        // Formatted first and written whole: stdout's line buffer would otherwise cut a long
+        // JSON line (one per file, megabytes with many values) into 1 KiB system calls.
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        if std::io::stdout().lock().write_all(line.as_bytes()).is_err() {
             std::process::exit(0);
         }
     }};
