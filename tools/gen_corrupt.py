@@ -763,6 +763,18 @@ def unreadable(base_bytes: bytes) -> list[tuple[str, str, bytes, str]]:
     huge_list = bytearray(meta)
     assert huge_list[:3] == b"\x15\x04\x19"
     huge_list = bytes(huge_list[:3]) + bytes([0xFC]) + enc_uvarint(1 << 28) + bytes(huge_list[4:])
+    # the schema root claims 2^30 children (parquet 60.1 reserved memory for all of them)
+    many, _ = read_struct(meta, 0)
+    many.get(2)[1][0].set(5, I32, 1 << 30)
+    many = write_struct(many)
+    # the root's child count as an 11-byte varint: malformed Thrift that parquet 60.1 reads anyway
+    # (it wraps the shift), so no reading of the claim can be trusted
+    marked, _ = read_struct(meta, 0)
+    marked.get(2)[1][0].set(5, I32, 0x5A5A5)
+    marked = write_struct(marked)
+    mark = enc_uvarint(zigzag(0x5A5A5, 32))
+    assert marked.count(mark) == 1
+    overlong = marked.replace(mark, bytes([0x84] + [0x80] * 9 + [0x00]))
     return [
         ("empty", "0 bytes", b"", "shorter than the smallest Parquet file"),
         ("too_short", "PAR1PAR1 (8 bytes)", b"PAR1PAR1", "shorter than the smallest Parquet file"),
@@ -777,6 +789,10 @@ def unreadable(base_bytes: bytes) -> list[tuple[str, str, bytes, str]]:
          body + tail(bytes((i * 193 + 7) % 256 for i in range(len(meta)))), "cannot read the Parquet footer"),
         ("footer_huge_list", "the footer's schema list claims 2^28 elements",
          body + tail(huge_list), "cannot read the Parquet footer"),
+        ("footer_schema_children", "the footer's schema root claims 2^30 children",
+         body + tail(many), "cannot read the Parquet footer"),
+        ("footer_schema_varint", "the schema root's child count is an 11-byte varint",
+         body + tail(overlong), "cannot read the Parquet footer"),
         ("encrypted", "PARE magic (an encrypted footer)", base_bytes[:-4] + b"PARE", "encrypted"),
     ]
 

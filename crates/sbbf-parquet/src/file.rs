@@ -97,6 +97,7 @@ impl<R> ParquetFile<R> {
         footer_start: u64,
         meta: &[u8],
     ) -> Result<Self, Error> {
+        crate::footer::check_schema_counts(meta)?;
         let metadata = ParquetMetaDataReader::decode_metadata(meta).map_err(|e| {
             let text = e.to_string();
             if text.to_lowercase().contains("encrypt") {

@@ -85,6 +85,75 @@ pub fn edit_footer(
     Ok(out)
 }
 
+/// Rejects a footer whose schema claims more children for an element than the schema has
+/// elements (or a negative number), or whose beginning up to the schema is not well-formed
+/// Thrift. parquet 60.1's decoder reserves memory for the claimed count before it finds out that
+/// the children are missing: a fuzzed 800-byte file asked for 9.6 GB, which aborts the process
+/// under a memory limit. That decoder also takes varints of any length (wrapping their shifts)
+/// and cuts them to the field's width, so a claim cannot be judged by a lenient reading: the
+/// strict reading of the thrift crate must succeed up to the end of the schema. Everything after
+/// the schema is left to parquet's decoder.
+pub(crate) fn check_schema_counts(footer: &[u8]) -> Result<(), Error> {
+    let config = crate::header::bounded_thrift(footer.len().max(64), 64)
+        .map_err(|e| Error::Footer(e.to_string()))?;
+    let mut cursor: &[u8] = footer;
+    let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
+    match schema_counts(&mut i) {
+        Ok(None) => Ok(()),
+        Ok(Some((element, claimed, total))) => Err(Error::Footer(format!(
+            "schema element {element} claims {claimed} children, but the schema has {total} \
+             elements"
+        ))),
+        Err(e) => Err(Error::Footer(format!("malformed schema: {e}"))),
+    }
+}
+
+/// The first schema element whose `num_children` is impossible: `(index, claimed, elements)`.
+fn schema_counts<R: Read>(
+    i: &mut TCompactInputProtocol<R>,
+) -> thrift::Result<Option<(usize, i64, usize)>> {
+    i.read_struct_begin()?;
+    loop {
+        let f = i.read_field_begin()?;
+        match (f.field_type, f.id) {
+            (TType::Stop, _) => return Ok(None),
+            // FileMetaData.schema: list<SchemaElement>.
+            (TType::List, Some(2)) => {
+                let l = i.read_list_begin()?;
+                if l.element_type != TType::Struct {
+                    return Ok(None);
+                }
+                let total = l.size.max(0) as usize;
+                for element in 0..total {
+                    i.read_struct_begin()?;
+                    loop {
+                        let g = i.read_field_begin()?;
+                        match (g.field_type, g.id) {
+                            (TType::Stop, _) => break,
+                            // SchemaElement.num_children. Read as the varint it is, all 64
+                            // bits: parquet's decoder cuts a longer varint down to 32 bits
+                            // where the thrift crate refuses it, so the claim it would act on
+                            // is only known from the whole value.
+                            (TType::I32, Some(5)) => {
+                                let claimed = i.read_i64()?;
+                                if claimed < 0 || claimed >= total as i64 {
+                                    return Ok(Some((element, claimed, total)));
+                                }
+                            }
+                            (t, _) => i.skip(t)?,
+                        }
+                        i.read_field_end()?;
+                    }
+                    i.read_struct_end()?;
+                }
+                return Ok(None);
+            }
+            (t, _) => i.skip(t)?,
+        }
+        i.read_field_end()?;
+    }
+}
+
 struct Copier<'a> {
     edits: &'a FilterEdits,
     moves: &'a IndexMoves,
