@@ -13,7 +13,7 @@ writer's filters), run `sbbf add` on several columns and check:
  (b) DuckDB: `parquet_bloom_probe` never excludes a present value and agrees with
      `sbbf probe --exact-bits` on sampled absent values wherever DuckDB's answer is decisive
      (known-conservative cases and known DuckDB bugs -- FLOAT16, columns after a nested column --
-     are left out; see ../shared/conformance/README.md); `count(*) WHERE col = v` is the same on
+     are left out; see fixtures/conformance/README.md); `count(*) WHERE col = v` is the same on
      input and output.
  (c) parquet-java: through Spark (local mode, filterPushdown + parquet.filter.bloom.enabled) the
      output has the input's row count and the same `filter(col == v).count()`; and parquet-java's

@@ -1,6 +1,6 @@
 """Shared helpers for tools/gen: paths, canonical value text <-> plain bytes, random values.
 
-The canonical value text follows ../shared/conformance/README.md ("Canonical value text"):
+The canonical value text follows fixtures/conformance/README.md ("Canonical value text"):
 it is what a CLI user types, and `plain_hex` is what gets hashed.
 """
 

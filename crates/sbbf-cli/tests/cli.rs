@@ -4,19 +4,13 @@ use flate2::read::GzDecoder;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::io::BufRead;
-use std::path::PathBuf;
 use std::process::Output;
 
 mod common;
-use common::sbbf;
-
-fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
-}
+use common::{conformance_expected, conformance_files, sbbf};
 
 fn file(name: &str) -> String {
-    shared()
-        .join("files")
+    conformance_files()
         .join(name)
         .to_string_lossy()
         .into_owned()
@@ -320,11 +314,11 @@ fn help_teaches() {
     assert!(stdout(&sbbf(&["--help"])).contains("inspect"));
 }
 
-/// The CLI agrees with the reference readers: for every Parquet file of the shared corpus and
+/// The CLI agrees with the reference readers: for every Parquet file of the conformance corpus and
 /// every column, a sample of rows is probed through the binary with --exact-bits.
 #[test]
 fn cli_matches_reference_answers_on_a_sample() {
-    let expected = shared().join("expected");
+    let expected = conformance_expected();
     let mut checked = 0;
     for entry in std::fs::read_dir(&expected).unwrap() {
         let p = entry.unwrap().path();

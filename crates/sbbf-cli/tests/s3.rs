@@ -5,10 +5,10 @@
 
 #![cfg(feature = "object_store")]
 
-#[path = "../../sbbf-parquet/tests/moto/mod.rs"]
-mod moto;
+use sbbf_testkit::moto;
+use sbbf_testkit::{conformance_files, repo};
 
-use moto::{repo, Moto};
+use moto::Moto;
 use std::process::{Command, Output};
 
 const BUCKET: &str = "sbbf-cli";
@@ -33,7 +33,7 @@ fn remote_prefix_and_objects_match_local() {
     let moto = Moto::start();
     moto.create_bucket(BUCKET);
     let td = repo().join("testdata");
-    let conf = repo().join("../shared/conformance/files");
+    let conf = conformance_files();
     let td_names = moto.upload_dir(BUCKET, "data/td", &td);
     let conf_names = moto.upload_dir(BUCKET, "data/conf", &conf);
     assert!(td_names.len() >= 20 && conf_names.len() >= 10);

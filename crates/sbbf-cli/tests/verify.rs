@@ -1,16 +1,13 @@
 //! `sbbf verify`: writers' filters hold every stored value; a broken filter is caught.
 
 mod common;
-use common::{repo, sbbf};
+use common::{conformance_files, repo, sbbf};
 use serde_json::Value as Json;
 
 #[test]
 fn every_writers_filters_hold_every_stored_value() {
-    // Every file of the project's corpus (four writers, all types) and the shared corpus.
-    let dirs = [
-        repo().join("testdata"),
-        repo().join("../shared/conformance/files"),
-    ];
+    // Every file of the project's corpus (four writers, all types) and the conformance corpus.
+    let dirs = [repo().join("testdata"), conformance_files()];
     let mut chunks = 0;
     for dir in dirs {
         let o = sbbf(&[

@@ -190,7 +190,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     ///
     /// ```
     /// use sbbf_parquet::{ParquetFile, prune::Predicate, literal::Literal};
-    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/files/pyarrow_int_types.parquet");
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance/pyarrow_int_types.parquet");
     /// let pq = ParquetFile::open(std::fs::File::open(path)?)?;
     /// let p = Predicate::Or(vec![
     ///     Predicate::eq("i64", Literal::Int(-1234567)),

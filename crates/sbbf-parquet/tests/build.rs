@@ -7,8 +7,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::serialized_reader::SerializedFileReader;
 use sbbf_parquet::build::{chunk_hashes, chunk_hashes_fast, for_each_arrow_value};
 use sbbf_parquet::{IoPolicy, ParquetFile};
-mod common;
-use common::corpus_files as files;
+use sbbf_testkit::corpus_files as files;
 
 #[test]
 fn filters_built_from_stored_values_and_from_arrow_match_every_writer() {
@@ -86,7 +85,7 @@ fn one_pass_filters_equal_filters_built_from_the_distinct_set() {
         "spark_types.parquet",
         "pjava_types.parquet",
     ] {
-        let path = common::repo().join("testdata").join(name);
+        let path = sbbf_testkit::repo().join("testdata").join(name);
         let pq = ParquetFile::open(std::fs::File::open(&path).unwrap()).unwrap();
         let data = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
         for (c, ty) in pq.columns().iter().enumerate() {

@@ -1,7 +1,8 @@
 //! Conformance: our answers against the answers other implementations' readers gave.
 //!
-//! Inputs: `../shared/conformance` (files written by Arrow C++, arrow-rs, DuckDB and
-//! parquet-java, expected answers from arrow-rs and parquet-java) and this repository's own
+//! Inputs: the conformance corpus (`testdata/conformance/`, files written by Arrow C++, arrow-rs,
+//! DuckDB and parquet-java; `fixtures/conformance/expected/`, answers from arrow-rs and
+//! parquet-java) and this repository's own
 //! `testdata/` with `fixtures/expected/`. The expected answers are never produced by our code.
 //!
 //! Rules (see the corpus README):
@@ -20,9 +21,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use sbbf_testkit::{conformance_expected, conformance_files, repo};
 
 #[derive(Debug)]
 struct Row {
@@ -283,15 +282,9 @@ fn run_corpus(files: &Path, expected: &Path) -> Tally {
 }
 
 #[test]
-fn shared_conformance_corpus() {
-    let root = repo().join("../shared/conformance");
-    assert!(
-        root.exists(),
-        "the shared conformance corpus is missing at {} (it must sit beside the checkout)",
-        root.display()
-    );
-    let t = run_corpus(&root.join("files"), &root.join("expected"));
-    eprintln!("shared corpus: {t:?}");
+fn conformance_corpus() {
+    let t = run_corpus(&conformance_files(), &conformance_expected());
+    eprintln!("conformance corpus: {t:?}");
     // Every Parquet file and every probe of the public corpus, nothing skipped: 15 files with
     // 89,220 probes, plus the 204 probes of the bare xxhash filter blob.
     assert_eq!(t.files, 15);

@@ -3,8 +3,7 @@
 
 use parquet::file::metadata::ParquetMetaDataReader;
 use sbbf_parquet::footer::{edit_filter_locations, FilterEdits};
-mod common;
-use common::corpus_files as parquet_files;
+use sbbf_testkit::corpus_files as parquet_files;
 
 fn footer(file: &[u8]) -> &[u8] {
     let len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize;
@@ -43,7 +42,7 @@ fn no_edits_keep_every_writers_footer() {
 fn unknown_fields_survive() {
     // A footer with fields no Parquet version defines: FileMetaData field 99 (a string) and
     // ColumnMetaData field 30 (a list of i32), next to an edited filter location.
-    let file = std::fs::read(common::repo().join("testdata/pa_ints.parquet")).unwrap();
+    let file = std::fs::read(sbbf_testkit::repo().join("testdata/pa_ints.parquet")).unwrap();
     let f = footer(&file).to_vec();
     // Append field 99 (long form: type 8 = binary, id 99 zigzag = 198 = 0xc6 0x01) before the
     // final stop byte of FileMetaData.

@@ -12,8 +12,6 @@ use parquet::arrow::ProjectionMask;
 use sbbf::{PlainValue, SbbfRef};
 use sbbf_parquet::{IoPolicy, ParquetFile};
 
-mod common;
-
 /// The non-null values of a primitive array.
 fn prim<T: arrow_array::ArrowPrimitiveType>(a: &ArrayRef) -> Vec<T::Native> {
     a.as_primitive::<T>().iter().flatten().collect()
@@ -36,7 +34,7 @@ fn all_found<V: PlainValue>(filter: SbbfRef<'_>, values: &[V], what: &str) -> us
 #[test]
 fn native_arrow_values_find_what_writers_stored() {
     let mut tested = std::collections::BTreeMap::<String, usize>::new();
-    for path in common::corpus_files() {
+    for path in sbbf_testkit::corpus_files() {
         let pq = ParquetFile::open(std::fs::File::open(&path).unwrap()).unwrap();
         let builder =
             ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap()).unwrap();

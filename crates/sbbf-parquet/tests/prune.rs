@@ -20,9 +20,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use sbbf_testkit::{conformance_expected, conformance_files, repo};
 
 fn rows(expected: &Path) -> Vec<Json> {
     let f = std::fs::File::open(expected).unwrap();
@@ -81,9 +79,8 @@ fn typed_literal(ty: &ColumnType, row: &Json) -> Literal {
 
 fn files_with_expected() -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    let shared = repo().join("../shared/conformance");
     for (files, expected) in [
-        (shared.join("files"), shared.join("expected")),
+        (conformance_files(), conformance_expected()),
         (repo().join("testdata"), repo().join("fixtures/expected")),
     ] {
         for e in std::fs::read_dir(&expected).unwrap() {
@@ -506,8 +503,7 @@ fn arrow_scalars_become_literals() {
 #[test]
 fn predicate_shapes() {
     // pt_data_index_bloom_encoding_with_length: one row group, strings "Hello", "world", ...
-    let path =
-        repo().join("../shared/conformance/files/pt_data_index_bloom_encoding_with_length.parquet");
+    let path = conformance_files().join("pt_data_index_bloom_encoding_with_length.parquet");
     let pq = ParquetFile::open(std::fs::File::open(path).unwrap()).unwrap();
     let s = |v: &str| Literal::Utf8(v.into());
     let present = Predicate::eq("String", s("Hello"));

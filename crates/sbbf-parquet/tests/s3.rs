@@ -6,7 +6,8 @@
 
 #![cfg(feature = "object_store")]
 
-mod moto;
+use sbbf_testkit::moto;
+use sbbf_testkit::{conformance_expected, conformance_files};
 
 use arrow::array::{Int64Array, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -15,7 +16,7 @@ use bytes::Bytes;
 use flate2::read::GzDecoder;
 use futures::stream::BoxStream;
 use futures::TryStreamExt;
-use moto::{repo, Moto};
+use moto::Moto;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::{ArrowWriter, ParquetRecordBatchStreamBuilder};
 use parquet::file::properties::{BloomFilterPosition, WriterProperties};
@@ -31,6 +32,7 @@ use sbbf_parquet::remote::object_store::{
 use sbbf_parquet::remote::{self, ManyOptions, ObjectReader};
 use sbbf_parquet::value::Encoded;
 use sbbf_parquet::{Answer, IoPolicy, ParquetFile};
+use sbbf_testkit::repo;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -91,7 +93,7 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Every file of testdata/ and the shared corpus, probed through S3 and locally, gives the
+/// Every file of testdata/ and the conformance corpus, probed through S3 and locally, gives the
 /// same answers for sampled values of every column with filters.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_answers_equal_local() {
@@ -103,11 +105,7 @@ async fn remote_answers_equal_local() {
             repo().join("testdata"),
             repo().join("fixtures/expected"),
         ),
-        (
-            "conformance",
-            repo().join("../shared/conformance/files"),
-            repo().join("../shared/conformance/expected"),
-        ),
+        ("conformance", conformance_files(), conformance_expected()),
     ];
     let store = store(&moto, BUCKET);
     let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
@@ -192,7 +190,7 @@ async fn remote_answers_equal_local() {
 async fn many_files_concurrently() {
     let moto = Moto::start();
     moto.create_bucket(BUCKET);
-    let dir = repo().join("../shared/conformance/files");
+    let dir = conformance_files();
     moto.upload_dir(BUCKET, "c", &dir);
     let store = store(&moto, BUCKET);
     let files = remote::resolve(&store, &Path::from("c"), true)

@@ -1,14 +1,11 @@
-//! Helpers every integration test of the binary uses.
+//! Helpers every integration test of the binary uses (the corpus helpers come from
+//! `sbbf-testkit`; running the binary needs this crate's `CARGO_BIN_EXE_sbbf`).
 // Each test file compiles this module on its own and uses a part of it.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+#[allow(unused_imports)]
+pub use sbbf_testkit::*;
 use std::process::{Command, Output};
-
-/// The repository's root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Runs the `sbbf` binary built for these tests.
 pub fn sbbf(args: &[&str]) -> Output {

@@ -1,11 +1,9 @@
-//! A moto S3 server on a loopback port for one test, stopped when dropped. Shared by
-//! `sbbf-parquet/tests/s3.rs` and `sbbf-cli/tests/s3.rs`.
+//! A moto S3 server on a loopback port for one test, stopped when dropped.
 //!
 //! moto comes from PyPI into `tools/.venv` by `tools/setup-s3-test.sh` (`.ci/run` runs it).
 //! When it is missing the tests fail with that command: they never skip.
 
-#![allow(dead_code)]
-
+use crate::repo;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -14,12 +12,10 @@ use std::time::{Duration, Instant};
 
 /// Access key and secret moto accepts (it does not check signatures).
 pub const KEY: &str = "sbbf-test-key";
+/// The secret that goes with [`KEY`].
 pub const SECRET: &str = "sbbf-test-secret";
+/// The region the tests use.
 pub const REGION: &str = "us-east-1";
-
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// A running `moto_server` on 127.0.0.1.
 pub struct Moto {

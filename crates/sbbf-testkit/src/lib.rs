@@ -1,0 +1,66 @@
+//! Helpers the integration tests of every crate share (a dev-dependency only; never
+//! published): where the corpora live in the repository, reading the reference answers, and a
+//! local S3 server ([`moto`]).
+//!
+//! Everything the tests read is inside the repository: a clone in an empty directory runs them.
+
+pub mod moto;
+
+use flate2::read::GzDecoder;
+use serde_json::Value as Json;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The project's own corpus: Parquet files made by `tools/gen` with Apache writers.
+pub fn testdata() -> PathBuf {
+    repo().join("testdata")
+}
+
+/// The reference readers' answers for [`testdata`], one `NAME.jsonl.gz` per file.
+pub fn testdata_expected() -> PathBuf {
+    repo().join("fixtures/expected")
+}
+
+/// The Parquet files of the conformance corpus (written by Arrow C++, arrow-rs, DuckDB and
+/// parquet-java, plus apache/parquet-testing's Bloom filter files).
+pub fn conformance_files() -> PathBuf {
+    repo().join("testdata/conformance")
+}
+
+/// The reference readers' answers for [`conformance_files`], one `NAME.jsonl.gz` per file.
+pub fn conformance_expected() -> PathBuf {
+    repo().join("fixtures/conformance/expected")
+}
+
+/// Every Parquet file of the project's corpus and the conformance corpus, sorted.
+pub fn corpus_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in [testdata(), conformance_files()] {
+        for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "parquet") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 30, "corpus incomplete: {} files", out.len());
+    out
+}
+
+/// The JSON lines of a gzip'd expectation file.
+pub fn read_jsonl_gz(path: &Path) -> Vec<Json> {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    std::io::BufReader::new(GzDecoder::new(f))
+        .lines()
+        .map(|l| {
+            let l = l.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            serde_json::from_str(&l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display()))
+        })
+        .collect()
+}
