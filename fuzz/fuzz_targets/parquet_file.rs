@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sbbf_parquet::value::{encode_text, EncodeOptions, Encoded, InputMode};
+use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
 
 fuzz_target!(|data: &[u8]| {

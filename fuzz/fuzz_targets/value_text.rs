@@ -5,7 +5,8 @@
 use libfuzzer_sys::fuzz_target;
 use parquet::basic::Type as P;
 use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
-use sbbf_parquet::value::{encode_text, EncodeOptions, Encoded, InputMode};
+use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::Encoded;
 
 fn col(physical: P, type_length: i32, kind: ValueKind) -> ColumnType {
     ColumnType {

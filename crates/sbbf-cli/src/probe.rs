@@ -3,7 +3,8 @@
 use crate::{files, Format};
 use clap::Args;
 use sbbf_parquet::column::ColumnType;
-use sbbf_parquet::value::{encode_text, EncodeOptions, Encoded, InputMode};
+use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile, RowGroupAnswer};
 use serde_json::json;
 use std::ffi::OsString;

@@ -8,8 +8,8 @@
 //! `testdata/pa_ints.parquet`, the one that lets the filters skip the most row groups.
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use sbbf_parquet::literal::Literal;
 use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::Literal;
 use sbbf_parquet::ParquetFile;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -4,10 +4,10 @@
 
 use crate::file::{check_min_len, footer_start};
 use crate::io::{Fetched, IoPolicy, Range};
-use crate::literal::{coerce, Literal};
 use crate::probe::RowGroupAnswer;
 use crate::prune::{Predicate, Pruned};
-use crate::value::Encoded;
+use crate::stored::Encoded;
+use crate::stored::{coerce, Literal};
 use crate::{Error, ParquetFile, ProbeJob};
 use parquet::arrow::async_reader::AsyncFileReader;
 use std::cell::RefCell;

@@ -5,7 +5,7 @@
 use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{coalesce, Fetched, IoPolicy, Range};
 use crate::probe::{decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
-use crate::value::Encoded;
+use crate::stored::Encoded;
 use bytes::Bytes;
 use sbbf::SbbfRef;
 use std::collections::BTreeSet;

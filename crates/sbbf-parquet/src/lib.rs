@@ -36,6 +36,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod arrow_values;
 #[cfg(feature = "async")]
 pub mod asyncio;
 pub mod build;
@@ -48,11 +49,11 @@ pub mod header;
 pub mod inspect;
 pub mod io;
 mod job;
-pub mod literal;
 mod probe;
 pub mod prune;
 #[cfg(feature = "object_store")]
 pub mod remote;
+pub mod stored;
 pub mod value;
 pub mod verify;
 pub mod write;
@@ -62,3 +63,4 @@ pub use file::ParquetFile;
 pub use io::IoPolicy;
 pub use job::{FilterSpan, ProbeJob};
 pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};
+pub use stored::{Encoded, Literal};

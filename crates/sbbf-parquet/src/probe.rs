@@ -3,7 +3,7 @@
 
 use crate::io::{Fetched, IoPolicy};
 use crate::job::ProbeJob;
-use crate::value::Encoded;
+use crate::stored::Encoded;
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
 use std::collections::HashMap;

@@ -6,9 +6,9 @@
 //! group.
 
 use crate::io::IoPolicy;
-use crate::literal::{coerce, Literal};
 use crate::probe::{Answer, FilterState, RowGroupAnswer};
-use crate::value::Encoded;
+use crate::stored::Encoded;
+use crate::stored::{coerce, Literal};
 use crate::{Error, ParquetFile};
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
@@ -37,12 +37,7 @@ impl Predicate {
     /// `column IN (literals)`, the literals taken from an Arrow array (nulls ignored: they
     /// never compare equal).
     pub fn in_arrow(column: impl Into<String>, array: &dyn arrow_array::Array) -> Predicate {
-        Predicate::In(
-            column.into(),
-            (0..array.len())
-                .filter_map(|i| Literal::from_arrow(array, i))
-                .collect(),
-        )
+        Predicate::In(column.into(), Literal::all_from_arrow(array))
     }
 
     fn columns<'a>(&'a self, out: &mut Vec<&'a str>) {
@@ -189,7 +184,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// Which row groups `predicate` needs, reading only footer and filter bytes.
     ///
     /// ```
-    /// use sbbf_parquet::{ParquetFile, prune::Predicate, literal::Literal};
+    /// use sbbf_parquet::{ParquetFile, prune::Predicate, stored::Literal};
     /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance/pyarrow_int_types.parquet");
     /// let pq = ParquetFile::open(std::fs::File::open(path)?)?;
     /// let p = Predicate::Or(vec![

@@ -15,7 +15,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
 //! use sbbf_parquet::remote::{self, ManyOptions};
-//! use sbbf_parquet::{prune::Predicate, literal::Literal};
+//! use sbbf_parquet::{prune::Predicate, stored::Literal};
 //!
 //! // Credentials and endpoint from AWS_* (GOOGLE_*, AZURE_*) environment variables.
 //! let (store, prefix) = remote::store_from_url("s3://bucket/events/")?;
@@ -32,7 +32,7 @@ use crate::column::ColumnType;
 use crate::io::IoPolicy;
 use crate::probe::RowGroupAnswer;
 use crate::prune::{Predicate, Pruned};
-use crate::value::Encoded;
+use crate::stored::Encoded;
 use crate::{Error, ParquetFile};
 use bytes::Bytes;
 use futures::future::BoxFuture;

@@ -1,26 +1,14 @@
-//! From what a user types (or a typed Rust value) to the exact bytes Parquet writers hash.
+//! The text front end of the stored-value layer: what a user types, read by the column's type
+//! into a [`Literal`], then turned into the bytes writers hash by [`crate::stored`]'s rules.
 //!
 //! The hashed bytes are the value's PLAIN encoding (without the length prefix of BYTE_ARRAY).
-//! Text is read by the column's logical type, following the canonical text of the conformance
+//! Text is read by the column's logical type (see `docs/values.md`), following the canonical text of the conformance
 //! corpus: `2024-01-31` for DATE, `12.34` for DECIMAL(p,2), `2024-01-31T12:00:00.123456Z` for
 //! TIMESTAMP, `0x00ff` for binary, `f81d4fae-7dec-11d0-a765-00a0c91e6bf6` for UUID.
 
 use crate::column::{ColumnType, Unit, ValueKind};
+use crate::stored::{self, Encoded, Literal, Parsed};
 use parquet::basic::Type as PhysicalType;
-
-/// What to probe for one value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Encoded {
-    /// The value may be stored as any of these byte strings (usually one; `0.0` and `-0.0` in
-    /// SQL mode; every width a writer may use for a BYTE_ARRAY decimal). "Maybe present" when
-    /// any of them tests positive.
-    Candidates(Vec<Vec<u8>>),
-    /// The column can never hold this value (out of range, finer than the column's unit, more
-    /// fraction digits than the scale): definitely absent, whatever the filters say.
-    NeverStored(String),
-    /// Filters cannot rule this value out (NaN under SQL equality).
-    AlwaysMaybe(String),
-}
 
 /// How to read the value text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,21 +48,6 @@ pub struct ValueError {
     pub expected: String,
 }
 
-/// A typed value from Rust code, converted to the column's stored representation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value<'a> {
-    /// Any integer (also unsigned 64-bit values).
-    Int(i128),
-    /// A single-precision float.
-    Float32(f32),
-    /// A double-precision float.
-    Float64(f64),
-    /// Text, read as the CLI reads it (dates, decimals, timestamps...).
-    Str(&'a str),
-    /// Raw bytes for BYTE_ARRAY / FLBA columns.
-    Bytes(&'a [u8]),
-}
-
 fn one(bytes: Vec<u8>) -> Encoded {
     Encoded::Candidates(vec![bytes])
 }
@@ -95,121 +68,11 @@ fn fail(col: &ColumnType, text: &str, expected: impl Into<String>) -> ValueError
     }
 }
 
-/// Encodes a typed Rust value for `col`.
-///
-/// ```
-/// use sbbf_parquet::value::{encode_value, Encoded, EncodeOptions, Value};
-/// # let col = sbbf_parquet::column::ColumnType { path: "x".into(),
-/// #   physical: parquet::basic::Type::INT32, type_length: 0,
-/// #   kind: sbbf_parquet::column::ValueKind::Int { bits: 32, signed: true }, logical: None };
-/// let e = encode_value(&col, &Value::Int(5), EncodeOptions::default()).unwrap();
-/// assert_eq!(e, Encoded::Candidates(vec![5i32.to_le_bytes().to_vec()]));
-/// ```
-pub fn encode_value(
-    col: &ColumnType,
-    value: &Value<'_>,
-    opts: EncodeOptions,
-) -> Result<Encoded, ValueError> {
-    match value {
-        Value::Str(s) => encode_text(col, s, opts),
-        Value::Bytes(b) => match col.physical {
-            PhysicalType::BYTE_ARRAY => Ok(one(b.to_vec())),
-            PhysicalType::FIXED_LEN_BYTE_ARRAY => Ok(fixed(col, b.to_vec())),
-            _ => Err(fail(col, "<bytes>", "bytes fit only binary columns")),
-        },
-        Value::Int(i) => match col.kind {
-            ValueKind::Float | ValueKind::Double | ValueKind::Float16 => {
-                // An integer matches a float exactly when the float holds it exactly.
-                let f = *i as f64;
-                if f as i128 == *i && f.is_finite() {
-                    float_value(col, f, opts)
-                } else {
-                    Ok(Encoded::NeverStored(format!(
-                        "{i} has no exact floating-point form"
-                    )))
-                }
-            }
-            ValueKind::String | ValueKind::Binary | ValueKind::Uuid | ValueKind::Boolean => Err(
-                fail(col, &i.to_string(), "an integer does not fit this column"),
-            ),
-            _ => encode_text(col, &i.to_string(), opts),
-        },
-        Value::Float32(f) => match col.kind {
-            ValueKind::Float | ValueKind::Double | ValueKind::Float16 => {
-                float_value(col, *f as f64, opts)
-            }
-            _ => float_to_other(col, *f as f64, opts),
-        },
-        Value::Float64(f) => match col.kind {
-            ValueKind::Float | ValueKind::Double | ValueKind::Float16 => float_value(col, *f, opts),
-            _ => float_to_other(col, *f, opts),
-        },
-    }
-}
-
-fn float_to_other(col: &ColumnType, f: f64, opts: EncodeOptions) -> Result<Encoded, ValueError> {
-    match col.kind {
-        ValueKind::Int { .. } | ValueKind::Decimal { .. } => {
-            if !f.is_finite() {
-                return Ok(Encoded::NeverStored(format!("{f} is not a number")));
-            }
-            if matches!(col.kind, ValueKind::Int { .. }) && f.fract() != 0.0 {
-                return Ok(Encoded::NeverStored(format!("{f} is not an integer")));
-            }
-            // Rust prints the shortest exact-round-trip text, which the decimal reader takes.
-            encode_text(col, &format!("{f}"), opts)
-        }
-        _ => Err(fail(
-            col,
-            &f.to_string(),
-            "a number does not fit this column",
-        )),
-    }
-}
-
-/// A float value as the column stores it: exact conversion or never stored.
-fn float_value(col: &ColumnType, f: f64, opts: EncodeOptions) -> Result<Encoded, ValueError> {
-    let exact = match col.kind {
-        ValueKind::Float => (f as f32) as f64 == f || f.is_nan(),
-        ValueKind::Float16 => half::f16::from_f64(f).to_f64() == f || f.is_nan(),
-        _ => true,
-    };
-    if !exact {
-        return Ok(Encoded::NeverStored(format!(
-            "{f} has no exact form in this column's float width"
-        )));
-    }
-    Ok(floats(col, f, opts))
-}
-
-/// Bytes of a float in the column's width, with the SQL rules for zero and NaN.
-fn floats(col: &ColumnType, f: f64, opts: EncodeOptions) -> Encoded {
-    let enc = |x: f64| -> Vec<u8> {
-        match col.kind {
-            ValueKind::Float => (x as f32).to_le_bytes().to_vec(),
-            ValueKind::Float16 => half::f16::from_f64(x).to_le_bytes().to_vec(),
-            _ => x.to_le_bytes().to_vec(),
-        }
-    };
-    if opts.exact_bits {
-        return one(enc(f));
-    }
-    if f.is_nan() {
-        return Encoded::AlwaysMaybe(
-            "NaN: filters cannot answer SQL equality with NaN (use --exact-bits to probe its bits)"
-                .into(),
-        );
-    }
-    if f == 0.0 {
-        return Encoded::Candidates(vec![enc(0.0), enc(-0.0)]);
-    }
-    one(enc(f))
-}
-
 /// Encodes user text for `col`.
 ///
 /// ```
-/// use sbbf_parquet::value::{encode_text, Encoded, EncodeOptions};
+/// use sbbf_parquet::value::{encode_text, EncodeOptions};
+/// use sbbf_parquet::Encoded;
 /// use sbbf_parquet::column::{ColumnType, ValueKind};
 /// let date = ColumnType { path: "d".into(), physical: parquet::basic::Type::INT32,
 ///     type_length: 0, kind: ValueKind::Date, logical: Some("DATE".into()) };
@@ -222,14 +85,13 @@ pub fn encode_text(
     opts: EncodeOptions,
 ) -> Result<Encoded, ValueError> {
     if col.physical == PhysicalType::BOOLEAN {
-        return Err(fail(
-            col,
-            text,
-            "BOOLEAN columns cannot have Bloom filters in Parquet; nothing to probe",
-        ));
+        return Err(boolean(col, text));
     }
     match opts.input {
-        InputMode::Typed => {}
+        InputMode::Typed => Ok(match parse_text(col, text)? {
+            Parsed::Literal(lit) => stored::encode(col, &lit, opts.exact_bits),
+            Parsed::Never(why) => Encoded::NeverStored(why),
+        }),
         InputMode::Hex => {
             let bytes = parse_hex(text).ok_or_else(|| fail(col, text, "hex digits"))?;
             let width = match col.physical {
@@ -244,43 +106,69 @@ pub fn encode_text(
                     return Err(fail(col, text, format!("exactly {w} bytes of hex")));
                 }
             }
-            return Ok(one(bytes));
+            Ok(one(bytes))
         }
-        InputMode::Utf8 => {
-            return match col.physical {
-                PhysicalType::BYTE_ARRAY => Ok(one(text.as_bytes().to_vec())),
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => Ok(fixed(col, text.as_bytes().to_vec())),
-                _ => Err(fail(col, text, "--string applies to binary columns only")),
+        InputMode::Utf8 => match col.physical {
+            PhysicalType::BYTE_ARRAY | PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+                Ok(stored::physical_bytes(col, text.as_bytes()))
             }
-        }
+            _ => Err(fail(
+                col,
+                text,
+                "text bytes apply to BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY columns only",
+            )),
+        },
         InputMode::RawInt => {
             let v: i128 = text
                 .trim()
                 .parse()
                 .map_err(|_| fail(col, text, "an integer"))?;
-            return match col.physical {
-                PhysicalType::INT32 if (i32::MIN as i128..=u32::MAX as i128).contains(&v) => {
-                    Ok(one((v as u32).to_le_bytes().to_vec()))
+            match col.physical {
+                PhysicalType::INT32 | PhysicalType::INT64 => {
+                    stored::raw_int(col.physical, v).map(one).ok_or_else(|| {
+                        fail(
+                            col,
+                            text,
+                            "an integer within the physical type's 32 or 64 bits",
+                        )
+                    })
                 }
-                PhysicalType::INT64 if (i64::MIN as i128..=u64::MAX as i128).contains(&v) => {
-                    Ok(one((v as u64).to_le_bytes().to_vec()))
-                }
-                PhysicalType::INT32 | PhysicalType::INT64 => Err(fail(
-                    col,
-                    text,
-                    "an integer within the physical type's 32 or 64 bits",
-                )),
                 _ => Err(fail(
                     col,
                     text,
-                    "--raw-int applies to INT32/INT64 columns only",
+                    "raw integers apply to INT32/INT64 columns only",
                 )),
-            };
+            }
         }
     }
+}
+
+fn boolean(col: &ColumnType, text: &str) -> ValueError {
+    fail(
+        col,
+        text,
+        "BOOLEAN columns cannot have Bloom filters in Parquet; nothing to probe",
+    )
+}
+
+/// Reads `text` by the column's logical type: the literal it means, or a value the column can
+/// never hold (finer than nanoseconds, more digits than any decimal holds).
+pub(crate) fn parse_text(col: &ColumnType, text: &str) -> Result<Parsed, ValueError> {
+    let lit = |l: Literal| Ok(Parsed::Literal(l));
     match col.kind {
-        ValueKind::Boolean => unreachable!("handled above"),
-        ValueKind::Int { bits, signed } => int(col, text, bits, signed),
+        ValueKind::Boolean => Err(boolean(col, text)),
+        ValueKind::Int { signed, .. } => match text.trim().parse::<i128>() {
+            Ok(v) => lit(Literal::Int(v)),
+            Err(_) => Err(fail(
+                col,
+                text,
+                if signed {
+                    "an integer"
+                } else {
+                    "an unsigned integer"
+                },
+            )),
+        },
         ValueKind::Float | ValueKind::Double | ValueKind::Float16 => {
             let f = parse_float(text).ok_or_else(|| {
                 fail(
@@ -289,24 +177,38 @@ pub fn encode_text(
                     "a number such as 1.5, -0.0, 1e-05, NaN, inf or -inf",
                 )
             })?;
-            Ok(match col.kind {
-                // The text means the nearest value of the column's width.
-                ValueKind::Float => floats(
+            // The text means the nearest value of the column's width.
+            let (l, infinite) = match col.kind {
+                ValueKind::Float => {
+                    let x = text.trim().parse::<f32>().unwrap_or(f as f32);
+                    (Literal::Float32(x), x.is_infinite())
+                }
+                ValueKind::Float16 => {
+                    let x = half::f16::from_f64(f);
+                    (Literal::Float16(x), x.is_infinite())
+                }
+                _ => (Literal::Float64(f), f.is_infinite()),
+            };
+            // A finite number too large for the width would silently become infinity.
+            if infinite && !names_infinity(text) {
+                return Err(fail(
                     col,
-                    text.trim().parse::<f32>().unwrap_or(f as f32) as f64,
-                    opts,
-                ),
-                ValueKind::Float16 => floats(col, half::f16::from_f64(f).to_f64(), opts),
-                _ => floats(col, f, opts),
-            })
+                    text,
+                    format!(
+                        "a number within the range of {} (this one would round to infinity; write inf or -inf for infinity)",
+                        col.physical_name()
+                    ),
+                ));
+            }
+            lit(l)
         }
         ValueKind::Date => {
             let days = parse_date(text.trim())
                 .ok_or_else(|| fail(col, text, "a date YYYY-MM-DD, e.g. 2024-02-29"))?;
-            Ok(match i32::try_from(days) {
-                Ok(d) => one(d.to_le_bytes().to_vec()),
-                Err(_) => Encoded::NeverStored("date outside the INT32 day range".into()),
-            })
+            match i32::try_from(days) {
+                Ok(d) => lit(Literal::Date32(d)),
+                Err(_) => Ok(Parsed::Never("date outside the INT32 day range".into())),
+            }
         }
         ValueKind::Time(unit) => {
             let t = parse_time(text.trim()).ok_or_else(|| {
@@ -316,83 +218,83 @@ pub fn encode_text(
                     "a time of day HH:MM:SS[.fraction], e.g. 23:59:59.999",
                 )
             })?;
-            let Some(ticks) = t.to_unit(unit) else {
-                return Ok(Encoded::NeverStored(format!(
+            if t.sub_nano {
+                return Ok(Parsed::Never(format!(
                     "{text} is finer than the column's unit ({unit:?})"
                 )));
-            };
-            Ok(if unit == Unit::Millis {
-                one((ticks as i32).to_le_bytes().to_vec())
-            } else {
-                one((ticks as i64).to_le_bytes().to_vec())
+            }
+            let (value, unit) = coarsest(t.ns);
+            // A time of day has at most 86,400 * 10^9 nanoseconds: always an i64.
+            lit(Literal::Time {
+                value: value as i64,
+                unit,
             })
         }
-        ValueKind::Timestamp { unit, utc } => {
+        ValueKind::Timestamp { .. } | ValueKind::Int96 => {
+            let int96 = col.kind == ValueKind::Int96;
             let ts = parse_timestamp(text.trim()).ok_or_else(|| {
                 fail(
                     col,
                     text,
-                    "a timestamp YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM], e.g. 2024-01-31T12:00:00.123456Z",
+                    if int96 {
+                        "a timestamp YYYY-MM-DDTHH:MM:SS[.fraction], e.g. 1970-01-01T00:00:00.000000000"
+                    } else {
+                        "a timestamp YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM], e.g. 2024-01-31T12:00:00.123456Z"
+                    },
                 )
             })?;
-            if ts.offset_secs.is_some() && !utc {
+            let utc = match col.kind {
+                ValueKind::Timestamp { utc, .. } => utc,
+                _ => false,
+            };
+            if ts.offset_secs.is_some() && !utc && !int96 {
                 return Err(fail(
                     col,
                     text,
                     "a wall-clock timestamp without Z or offset (this column is not adjusted to UTC)",
                 ));
             }
-            let Some(ticks) = ts.nanos().to_unit(unit) else {
-                return Ok(Encoded::NeverStored(format!(
-                    "{text} is finer than the column's unit ({unit:?})"
+            let t = ts.nanos();
+            if t.sub_nano {
+                return Ok(Parsed::Never(format!(
+                    "{text} is finer than the column's unit"
                 )));
-            };
-            Ok(match i64::try_from(ticks) {
-                Ok(t) => one(t.to_le_bytes().to_vec()),
-                Err(_) => Encoded::NeverStored("timestamp outside the INT64 range".into()),
-            })
-        }
-        ValueKind::Int96 => {
-            let ts = parse_timestamp(text.trim()).ok_or_else(|| {
-                fail(
+            }
+            let (value, unit) = coarsest(t.ns);
+            match i64::try_from(value) {
+                Ok(value) => lit(Literal::Timestamp { value, unit, utc }),
+                // Beyond an i64 of nanoseconds, in nanoseconds: no TIMESTAMP column holds it
+                // (finer than MILLIS/MICROS, outside INT64 for NANOS). INT96 could: refuse
+                // rather than answer.
+                Err(_) if int96 => Err(fail(
                     col,
                     text,
-                    "a timestamp YYYY-MM-DDTHH:MM:SS[.fraction], e.g. 1970-01-01T00:00:00.000000000",
-                )
-            })?;
-            let Some(ns) = ts.nanos().to_unit(Unit::Nanos) else {
-                return Ok(Encoded::NeverStored("finer than nanoseconds".into()));
-            };
-            const DAY: i128 = 86_400_000_000_000;
-            let days = ns.div_euclid(DAY);
-            let nod = ns.rem_euclid(DAY) as i64;
-            let Ok(julian) = i32::try_from(days + 2_440_588) else {
-                return Ok(Encoded::NeverStored("outside the INT96 day range".into()));
-            };
-            let mut b = nod.to_le_bytes().to_vec();
-            b.extend_from_slice(&julian.to_le_bytes());
-            Ok(one(b))
+                    "a timestamp within 292 years of 1970 when it has nanoseconds",
+                )),
+                Err(_) => Ok(Parsed::Never("timestamp outside the INT64 range".into())),
+            }
         }
-        ValueKind::Decimal { precision, scale } => decimal(col, text, precision, scale),
-        ValueKind::String => Ok(match col.physical {
-            PhysicalType::FIXED_LEN_BYTE_ARRAY => fixed(col, text.as_bytes().to_vec()),
-            _ => one(text.as_bytes().to_vec()),
-        }),
+        ValueKind::Decimal { precision, scale } => parse_decimal(text)
+            .map(|p| match p {
+                Some((unscaled, s)) => Parsed::Literal(Literal::Decimal { unscaled, scale: s }),
+                None => Parsed::Never(format!(
+                    "{text} has more digits than DECIMAL({precision},{scale}) holds"
+                )),
+            })
+            .ok_or_else(|| fail(col, text, "a decimal number such as 12.34, -0.5 or 1.25e3")),
+        ValueKind::String => lit(Literal::Utf8(text.to_string())),
         ValueKind::Binary => {
             let bytes = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
                 Some(hex) => parse_hex(hex).ok_or_else(|| {
                     fail(
                         col,
                         text,
-                        "hex after 0x (or use --string for the text's bytes)",
+                        "hex after 0x (or the text's own bytes without the 0x)",
                     )
                 })?,
                 None => text.as_bytes().to_vec(),
             };
-            Ok(match col.physical {
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => fixed(col, bytes),
-                _ => one(bytes),
-            })
+            lit(Literal::Binary(bytes))
         }
         ValueKind::Uuid => {
             let bytes = parse_uuid(text.trim()).ok_or_else(|| {
@@ -402,169 +304,86 @@ pub fn encode_text(
                     "a UUID such as f81d4fae-7dec-11d0-a765-00a0c91e6bf6",
                 )
             })?;
-            Ok(fixed(col, bytes))
+            lit(Literal::Binary(bytes))
         }
     }
 }
 
-fn fixed(col: &ColumnType, bytes: Vec<u8>) -> Encoded {
-    if bytes.len() == col.type_length.max(0) as usize {
-        one(bytes)
-    } else {
-        Encoded::NeverStored(format!(
-            "the column stores exactly {} bytes, the value has {}",
-            col.type_length,
-            bytes.len()
-        ))
-    }
+/// Nanoseconds in the coarsest unit that holds them exactly.
+fn coarsest(ns: i128) -> (i128, Unit) {
+    [Unit::Millis, Unit::Micros, Unit::Nanos]
+        .into_iter()
+        .find(|u| ns % u.nanos() == 0)
+        .map(|u| (ns / u.nanos(), u))
+        .unwrap_or((ns, Unit::Nanos))
 }
 
-fn int(col: &ColumnType, text: &str, bits: u8, signed: bool) -> Result<Encoded, ValueError> {
-    let v: i128 = text.trim().parse().map_err(|_| {
-        fail(
-            col,
-            text,
-            if signed {
-                "an integer"
-            } else {
-                "an unsigned integer"
-            },
-        )
-    })?;
-    let (lo, hi) = if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    };
-    if v < lo || v > hi {
-        let kind = if signed { "INT" } else { "UINT" };
-        return Ok(Encoded::NeverStored(format!(
-            "{v} is outside the range of {kind}({bits}) [{lo}, {hi}]"
-        )));
-    }
-    Ok(match col.physical {
-        PhysicalType::INT32 => one((v as u32).to_le_bytes().to_vec()),
-        _ => one((v as u64).to_le_bytes().to_vec()),
-    })
+fn names_infinity(text: &str) -> bool {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.strip_prefix(['+', '-']).unwrap_or(&t);
+    t == "inf" || t == "infinity"
 }
 
-fn decimal(
-    col: &ColumnType,
-    text: &str,
-    precision: u32,
-    scale: u32,
-) -> Result<Encoded, ValueError> {
-    let expected = || {
-        fail(
-            col,
-            text,
-            format!("a decimal number with at most {scale} fraction digits, e.g. 12.34"),
-        )
-    };
+/// A decimal number (`12.34`, `-0.5`, `1.25e3`, `-9.77997406e6`) as an unscaled integer and
+/// its scale (fraction digits, trailing zeros dropped); `Ok(None)` when it has more digits
+/// than an i128 holds, `None` (outer) when it is not a decimal number.
+fn parse_decimal(text: &str) -> Option<Option<(i128, i8)>> {
     let t = text.trim();
     let (neg, body) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    let (int_part, frac_part) = body.split_once('.').unwrap_or((body, ""));
+    let (mantissa, exp) = match body.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok().filter(|e| e.abs() <= 10_000)?),
+        None => (body, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if (int_part.is_empty() && frac_part.is_empty())
         || !int_part.bytes().all(|b| b.is_ascii_digit())
         || !frac_part.bytes().all(|b| b.is_ascii_digit())
     {
-        return Err(expected());
+        return None;
     }
-    // Extra fraction digits are fine only if they are zeros.
-    let frac_trimmed = if frac_part.len() > scale as usize {
-        let (keep, extra) = frac_part.split_at(scale as usize);
-        if extra.bytes().any(|b| b != b'0') {
-            return Ok(Encoded::NeverStored(format!(
-                "{text} has more fraction digits than the column's scale {scale}"
-            )));
-        }
-        keep
-    } else {
-        frac_part
-    };
+    // Significant digits and the power of ten of the last one.
+    let digits = format!("{int_part}{frac_part}");
+    let digits = digits.trim_start_matches('0');
+    let mut scale = frac_part.len() as i64 - exp as i64;
+    let mut digits = digits.to_string();
+    while scale > 0 && digits.ends_with('0') {
+        digits.pop();
+        scale -= 1;
+    }
+    if digits.is_empty() {
+        return Some(Some((0, 0)));
+    }
     let mut unscaled: i128 = 0;
-    let digits = int_part
-        .bytes()
-        .chain(frac_trimmed.bytes())
-        .chain(std::iter::repeat_n(
-            b'0',
-            scale as usize - frac_trimmed.len(),
-        ));
-    for d in digits {
-        unscaled = match unscaled
+    for d in digits.bytes() {
+        match unscaled
             .checked_mul(10)
             .and_then(|u| u.checked_add((d - b'0') as i128))
         {
-            Some(u) => u,
-            None => {
-                return Ok(Encoded::NeverStored(format!(
-                    "{text} has more digits than DECIMAL({precision},{scale}) holds"
-                )))
-            }
-        };
-    }
-    if neg {
-        unscaled = -unscaled;
-    }
-    if precision <= 38 && unscaled.unsigned_abs() >= 10u128.pow(precision) {
-        return Ok(Encoded::NeverStored(format!(
-            "{text} has more digits than DECIMAL({precision},{scale}) holds"
-        )));
-    }
-    let be = unscaled.to_be_bytes();
-    Ok(match col.physical {
-        PhysicalType::INT32 => match i32::try_from(unscaled) {
-            Ok(v) => one(v.to_le_bytes().to_vec()),
-            Err(_) => Encoded::NeverStored("outside INT32".into()),
-        },
-        PhysicalType::INT64 => match i64::try_from(unscaled) {
-            Ok(v) => one(v.to_le_bytes().to_vec()),
-            Err(_) => Encoded::NeverStored("outside INT64".into()),
-        },
-        PhysicalType::FIXED_LEN_BYTE_ARRAY => {
-            match sign_extend(&be, col.type_length.max(0) as usize) {
-                Some(b) => one(b),
-                None => Encoded::NeverStored(format!(
-                    "{text} does not fit the column's {} bytes",
-                    col.type_length
-                )),
-            }
+            Some(u) => unscaled = u,
+            None => return Some(None),
         }
-        // Writers disagree on the width of BYTE_ARRAY decimals (minimal two's complement or
-        // padded): probe every width from the minimal one to 16 bytes.
-        _ => {
-            let min = minimal_width(unscaled);
-            Encoded::Candidates((min..=16).filter_map(|w| sign_extend(&be, w)).collect())
+    }
+    if scale < 0 {
+        match 10i128
+            .checked_pow(scale.unsigned_abs() as u32)
+            .and_then(|m| unscaled.checked_mul(m))
+        {
+            Some(u) => {
+                unscaled = u;
+                scale = 0;
+            }
+            None => return Some(None),
         }
-    })
-}
-
-/// Bytes needed for `v` in big-endian two's complement (at least one).
-fn minimal_width(v: i128) -> usize {
-    let bits = if v < 0 {
-        128 - (!v).leading_zeros() + 1
-    } else {
-        128 - v.leading_zeros() + 1
+    }
+    // Non-zero digits beyond 127 places: more than any column's scale.
+    let Ok(scale) = i8::try_from(scale) else {
+        return Some(None);
     };
-    (bits as usize).div_ceil(8).max(1)
-}
-
-/// Big-endian two's complement of a 16-byte value at `width` bytes, if it fits.
-fn sign_extend(be16: &[u8; 16], width: usize) -> Option<Vec<u8>> {
-    let sign = if be16[0] & 0x80 != 0 { 0xff } else { 0x00 };
-    if width >= 16 {
-        let mut v = vec![sign; width - 16];
-        v.extend_from_slice(be16);
-        return Some(v);
-    }
-    let (drop, keep) = be16.split_at(16 - width);
-    let fits =
-        drop.iter().all(|b| *b == sign) && width > 0 && (keep[0] & 0x80 != 0) == (sign == 0xff);
-    fits.then(|| keep.to_vec())
+    Some(Some((if neg { -unscaled } else { unscaled }, scale)))
 }
 
 fn parse_float(text: &str) -> Option<f64> {
@@ -615,16 +434,6 @@ struct Nanos {
     ns: i128,
     /// Digits finer than a nanosecond were given and not all zero.
     sub_nano: bool,
-}
-
-impl Nanos {
-    fn to_unit(self, unit: Unit) -> Option<i128> {
-        if self.sub_nano || self.ns % unit.nanos() != 0 {
-            None
-        } else {
-            Some(self.ns / unit.nanos())
-        }
-    }
 }
 
 fn parse_fraction(frac: &str) -> Option<(i128, bool)> {

@@ -5,7 +5,8 @@
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::serialized_reader::SerializedFileReader;
-use sbbf_parquet::build::{chunk_hashes, chunk_hashes_fast, for_each_arrow_value};
+use sbbf_parquet::arrow_values::for_each_arrow_value;
+use sbbf_parquet::build::{chunk_hashes, chunk_hashes_fast};
 use sbbf_parquet::{IoPolicy, ParquetFile};
 use sbbf_testkit::corpus_files as files;
 

@@ -14,7 +14,8 @@
 //! - chunks without a filter answer "unknown".
 
 use flate2::read::GzDecoder;
-use sbbf_parquet::value::{encode_text, EncodeOptions, Encoded};
+use sbbf_parquet::value::{encode_text, EncodeOptions};
+use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

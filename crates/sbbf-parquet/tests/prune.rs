@@ -10,9 +10,9 @@ use arrow_array::{
 };
 use flate2::read::GzDecoder;
 use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
-use sbbf_parquet::literal::{coerce, Literal};
 use sbbf_parquet::prune::{predicate_columns, Predicate};
-use sbbf_parquet::value::Encoded;
+use sbbf_parquet::stored::{coerce, Literal};
+use sbbf_parquet::Encoded;
 use sbbf_parquet::ParquetFile;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

@@ -22,7 +22,6 @@ use parquet::arrow::{ArrowWriter, ParquetRecordBatchStreamBuilder};
 use parquet::file::properties::{BloomFilterPosition, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use sbbf_parquet::asyncio::REMOTE_POLICY;
-use sbbf_parquet::literal::Literal;
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::remote::object_store::path::Path;
 use sbbf_parquet::remote::object_store::{
@@ -30,7 +29,8 @@ use sbbf_parquet::remote::object_store::{
     PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 use sbbf_parquet::remote::{self, ManyOptions, ObjectReader};
-use sbbf_parquet::value::Encoded;
+use sbbf_parquet::Encoded;
+use sbbf_parquet::Literal;
 use sbbf_parquet::{Answer, IoPolicy, ParquetFile};
 use sbbf_testkit::repo;
 use serde_json::Value as Json;

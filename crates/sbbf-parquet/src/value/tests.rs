@@ -1,5 +1,6 @@
 use super::*;
 use crate::column::{ColumnType, Unit, ValueKind};
+use crate::stored::coerce;
 use parquet::basic::Type as P;
 
 fn col(physical: P, kind: ValueKind, type_length: i32) -> ColumnType {
@@ -281,7 +282,7 @@ fn raw_modes_and_boolean() {
 }
 
 #[test]
-fn typed_rust_values() {
+fn literals_agree_with_text() {
     let i32c = col(
         P::INT32,
         ValueKind::Int {
@@ -292,25 +293,84 @@ fn typed_rust_values() {
     );
     let o = EncodeOptions::default();
     assert_eq!(
-        encode_value(&i32c, &Value::Int(1 << 40), o).unwrap(),
+        coerce(&i32c, &Literal::Int(1 << 40)),
         encode_text(&i32c, &(1i64 << 40).to_string(), o).unwrap()
     );
     assert!(matches!(
-        encode_value(&i32c, &Value::Float64(1.5), o),
-        Ok(Encoded::NeverStored(_))
+        coerce(&i32c, &Literal::Float64(1.5)),
+        Encoded::NeverStored(_)
     ));
     assert_eq!(
-        encode_value(&i32c, &Value::Float64(3.0), o).unwrap(),
+        coerce(&i32c, &Literal::Float64(3.0)),
         Encoded::Candidates(vec![3i32.to_le_bytes().to_vec()])
     );
     let f = col(P::FLOAT, ValueKind::Float, 0);
     assert!(matches!(
-        encode_value(&f, &Value::Float64(0.1), o),
-        Ok(Encoded::NeverStored(_))
+        coerce(&f, &Literal::Float64(0.1)),
+        Encoded::NeverStored(_)
     ));
     assert_eq!(
-        encode_value(&f, &Value::Int(2), o).unwrap(),
+        coerce(&f, &Literal::Int(2)),
         Encoded::Candidates(vec![2f32.to_le_bytes().to_vec()])
+    );
+    // Text against a typed column goes through the same reader as the command line.
+    let d = col(P::INT32, ValueKind::Date, 0);
+    assert_eq!(
+        coerce(&d, &Literal::Utf8("1970-01-02".into())),
+        encode_text(&d, "1970-01-02", o).unwrap()
+    );
+}
+
+#[test]
+fn decimals_in_exponent_form() {
+    let d = col(
+        P::INT64,
+        ValueKind::Decimal {
+            precision: 18,
+            scale: 2,
+        },
+        0,
+    );
+    // -9.77997406e6 = -9779974.06: two fraction digits.
+    assert_eq!(
+        bytes(&d, "-9.77997406e6"),
+        vec![(-977997406i64).to_le_bytes().to_vec()]
+    );
+    assert_eq!(bytes(&d, "1.5E2"), vec![15000i64.to_le_bytes().to_vec()]);
+    assert_eq!(bytes(&d, "1234e-2"), vec![1234i64.to_le_bytes().to_vec()]);
+    assert_eq!(bytes(&d, "0e5"), vec![0i64.to_le_bytes().to_vec()]);
+    // Three fraction digits, the last non-zero: no DECIMAL(18,2) value equals it.
+    assert!(never(&d, "1.23456e2"));
+    for bad in ["1e", "e5", "1.2.3", "1e2.5", "--1", "1e99999999"] {
+        assert!(
+            encode_text(&d, bad, EncodeOptions::default()).is_err(),
+            "{bad} should not parse"
+        );
+    }
+}
+
+#[test]
+fn float_text_beyond_the_width_is_refused() {
+    let f = col(P::FLOAT, ValueKind::Float, 0);
+    let d = col(P::DOUBLE, ValueKind::Double, 0);
+    let h = col(P::FIXED_LEN_BYTE_ARRAY, ValueKind::Float16, 2);
+    let o = EncodeOptions::default();
+    for (c, text) in [(&d, "1e400"), (&f, "1e39"), (&h, "70000"), (&d, "-1e309")] {
+        let e = encode_text(c, text, o).unwrap_err();
+        assert!(e.to_string().contains("infinity"), "{e}");
+    }
+    // Infinity spelled out is a value, and the largest finite ones are not refused.
+    assert_eq!(
+        bytes(&d, "-inf"),
+        vec![f64::NEG_INFINITY.to_le_bytes().to_vec()]
+    );
+    assert_eq!(
+        bytes(&f, "3.4028235e38"),
+        vec![f32::MAX.to_le_bytes().to_vec()]
+    );
+    assert_eq!(
+        bytes(&h, "65504"),
+        vec![half::f16::MAX.to_le_bytes().to_vec()]
     );
 }
 
