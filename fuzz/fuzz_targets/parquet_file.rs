@@ -56,14 +56,8 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
-        let mut job = pq.whole_job(col, IoPolicy::default());
-        let mut rounds = 0;
-        while let Some(ranges) = job.next_reads() {
-            rounds += 1;
-            assert!(rounds < 16, "the job does not converge");
-            job.supply(sbbf_parquet::io::Fetched::read(pq.reader(), &ranges));
-        }
-        assert_eq!(job.into_filters().len(), nrg);
+        // The driver bounds its rounds, so this ends on any input.
+        assert_eq!(pq.read_filters(col, IoPolicy::default()).len(), nrg);
     }
     if ncols == pq.columns().len() {
         let reports = pq.inspect();

@@ -4,13 +4,12 @@
 
 use crate::file::{check_min_len, footer_start};
 use crate::io::{Fetched, IoPolicy, Range};
+use crate::job::{FilterSpan, NoFilter, ProbeJob};
 use crate::probe::RowGroupAnswer;
 use crate::prune::{Predicate, Pruned};
 use crate::stored::Encoded;
-use crate::stored::{coerce, Literal};
-use crate::{Error, ParquetFile, ProbeJob};
+use crate::{Error, ParquetFile};
 use parquet::arrow::async_reader::AsyncFileReader;
-use std::cell::RefCell;
 
 /// Bytes fetched from the end of a file when opening it: the footer of most files fits, so
 /// one request reads it.
@@ -56,9 +55,13 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         ParquetFile::from_footer(reader, file_len, start, &meta)
     }
 
-    /// Runs a job to the end through the async reader.
-    pub async fn drive(&mut self, mut job: ProbeJob) -> ProbeJob {
-        while let Some(ranges) = job.next_reads() {
+    /// The one async driver: reads what `job` asks for through the async reader until it has
+    /// all it needs. The ranges of one round go out in one `get_byte_ranges` call.
+    async fn drive(&mut self, mut job: ProbeJob) -> ProbeJob {
+        for _ in 0..crate::job::MAX_ROUNDS {
+            let Some(ranges) = job.next_reads() else {
+                break;
+            };
             let wanted: Vec<std::ops::Range<u64>> = ranges.iter().map(|r| r.start..r.end).collect();
             let got = self.reader_mut().get_byte_ranges(wanted).await;
             let mut fetched = Fetched::default();
@@ -100,7 +103,17 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         policy: IoPolicy,
     ) -> Vec<RowGroupAnswer> {
         let job = self.probe_job(column, values, policy);
-        self.drive(job).await.finish(values)
+        self.drive(job).await.finish()
+    }
+
+    /// [`ParquetFile::read_filters`], asynchronously.
+    pub async fn read_filters_async(
+        &mut self,
+        column: usize,
+        policy: IoPolicy,
+    ) -> Vec<Result<FilterSpan, NoFilter>> {
+        let job = self.whole_job(column, policy);
+        self.drive(job).await.into_spans()
     }
 
     /// [`ParquetFile::prune`], asynchronously, with the given I/O policy (see
@@ -110,37 +123,19 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         predicate: &Predicate,
         policy: IoPolicy,
     ) -> Result<Pruned, Error> {
-        // Probe every leaf first (in the evaluation order), then evaluate from the answers.
-        let mut leaves = Vec::new();
-        collect_leaves(predicate, &mut leaves);
         let mut answers = Vec::new();
-        for (column, literals) in leaves {
-            let col = self.column_index(column)?;
-            let ty = self.columns()[col].clone();
-            let encoded: Vec<Encoded> = literals.iter().map(|l| coerce(&ty, l)).collect();
+        for leaf in crate::prune::leaves(predicate) {
+            let (col, encoded) =
+                crate::prune::leaf_values(self.columns(), |c| self.column_index(c), leaf)?;
             answers.push(self.probe_async(col, &encoded, policy).await);
         }
-        let next = RefCell::new(answers.into_iter());
         let n = self.metadata().num_row_groups();
-        crate::prune::evaluate_with(predicate, n, &|_, _| {
-            Ok(next
-                .borrow_mut()
-                .next()
-                .expect("one answer per leaf, in order"))
-        })
+        Ok(crate::prune::decide(predicate, n, answers))
     }
 }
 
 fn fail_all(fetched: &mut Fetched, ranges: &[Range], why: &str) {
     for r in ranges {
         fetched.push(*r, Err(why.to_string()));
-    }
-}
-
-fn collect_leaves<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, &'a [Literal])>) {
-    match p {
-        Predicate::Eq(c, v) => out.push((c, std::slice::from_ref(v))),
-        Predicate::In(c, vs) => out.push((c, vs)),
-        Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| collect_leaves(p, out)),
     }
 }

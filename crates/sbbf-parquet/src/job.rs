@@ -1,12 +1,13 @@
 //! The probe as a state machine without I/O: it says which byte ranges it needs, is handed the
-//! bytes, and finally answers. The sync and async drivers ([`crate::ParquetFile::probe`],
-//! [`crate::asyncio`]) only move bytes, so both share every rule here.
+//! bytes, and finally answers. The one sync driver ([`run`]) and the one async driver
+//! (`ParquetFile::drive` in [`crate::asyncio`]) only move bytes, so both share every rule here.
 
 use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{coalesce, Fetched, IoPolicy, Range};
-use crate::probe::{decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
+use crate::probe::{candidate_hashes, decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
 use crate::stored::Encoded;
 use bytes::Bytes;
+use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
 use std::collections::BTreeSet;
 
@@ -22,12 +23,10 @@ struct Layout {
 
 #[derive(Debug, Clone)]
 enum Plan {
-    Done(FilterState),
+    /// No filter to read (the footer's locations, or what reading found).
+    Done(NoFilter),
     /// The header must be read (no usable `bloom_filter_length`), `window` bytes at a time.
-    NeedHeader {
-        offset: u64,
-        window: usize,
-    },
+    NeedHeader { offset: u64, window: usize },
     /// Layout known (`verified`: parsed) or guessed from `bloom_filter_length`; `fetched` once
     /// the bitset bytes the probe needs have been read.
     Ready {
@@ -65,12 +64,32 @@ enum Want {
     Whole,
 }
 
-/// One column's filters across row groups, being read.
+/// Why a row group has no filter to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoFilter {
+    /// The footer names no filter for this chunk.
+    Missing,
+    /// The footer names a filter that cannot be used; the reason says why.
+    Invalid(String),
+}
+
+impl From<NoFilter> for FilterState {
+    fn from(n: NoFilter) -> FilterState {
+        match n {
+            NoFilter::Missing => FilterState::Missing,
+            NoFilter::Invalid(why) => FilterState::Invalid(why),
+        }
+    }
+}
+
+/// One column's filters across row groups, being read: to probe the values it owns, or to
+/// keep the filters whole.
 #[derive(Debug)]
-pub struct ProbeJob {
+pub(crate) struct ProbeJob {
     plans: Vec<Plan>,
     lengths: Vec<Option<u64>>,
     num_rows: Vec<i64>,
+    values: Vec<Encoded>,
     hashes: Vec<u64>,
     footer_start: u64,
     policy: IoPolicy,
@@ -79,27 +98,27 @@ pub struct ProbeJob {
 }
 
 impl ProbeJob {
-    /// A job probing `hashes` in the filters at `locations` (one per row group, with the row
+    /// A job probing `values` in the filters at `locations` (one per row group, with the row
     /// counts in `num_rows`), in a file whose footer starts at `footer_start`.
-    pub fn new(
+    pub(crate) fn new(
         locations: &[FilterLocation],
         num_rows: Vec<i64>,
         footer_start: u64,
-        hashes: Vec<u64>,
+        values: Vec<Encoded>,
         policy: IoPolicy,
     ) -> ProbeJob {
         ProbeJob::build(
             locations,
             num_rows,
             footer_start,
-            hashes,
+            values,
             policy,
             Want::Blocks,
         )
     }
 
-    /// A job that reads every filter whole, to keep them ([`ProbeJob::into_filters`]).
-    pub fn whole(
+    /// A job that reads every filter whole, to keep them ([`ProbeJob::into_spans`]).
+    pub(crate) fn whole(
         locations: &[FilterLocation],
         num_rows: Vec<i64>,
         footer_start: u64,
@@ -119,10 +138,11 @@ impl ProbeJob {
         locations: &[FilterLocation],
         num_rows: Vec<i64>,
         footer_start: u64,
-        hashes: Vec<u64>,
+        values: Vec<Encoded>,
         policy: IoPolicy,
         want: Want,
     ) -> ProbeJob {
+        let hashes = candidate_hashes(&values);
         let plans = locations
             .iter()
             .map(|l| initial_plan(*l, footer_start))
@@ -134,6 +154,7 @@ impl ProbeJob {
                 .map(|l| l.length.filter(|n| *n > 0).map(|n| n as u64))
                 .collect(),
             num_rows,
+            values,
             hashes,
             footer_start,
             policy,
@@ -147,13 +168,13 @@ impl ProbeJob {
     pub(crate) fn invalidate(&mut self, rg: usize, reason: String) {
         if let Some(p) = self.plans.get_mut(rg) {
             if !matches!(p, Plan::Done(_)) {
-                *p = Plan::Done(FilterState::Invalid(reason));
+                *p = Plan::Done(NoFilter::Invalid(reason));
             }
         }
     }
 
     /// The merged byte ranges to read next, or `None` when the job has all it needs.
-    pub fn next_reads(&self) -> Option<Vec<Range>> {
+    pub(crate) fn next_reads(&self) -> Option<Vec<Range>> {
         let mut ranges = Vec::new();
         for p in &self.plans {
             match p {
@@ -182,7 +203,7 @@ impl ProbeJob {
 
     /// Hands the job the bytes of the ranges [`ProbeJob::next_reads`] asked for (a failed read
     /// is passed as an error and makes the filters it held "invalid").
-    pub fn supply(&mut self, fetched: Fetched) {
+    pub(crate) fn supply(&mut self, fetched: Fetched) {
         self.fetched.extend(fetched);
         let plans = std::mem::take(&mut self.plans);
         self.plans = plans
@@ -207,7 +228,7 @@ impl ProbeJob {
                             window: MAX_HEADER_BYTES,
                         }
                     }
-                    Err(e) => Plan::Done(FilterState::Invalid(e)),
+                    Err(e) => Plan::Done(NoFilter::Invalid(e)),
                 }
             }
             Plan::Ready {
@@ -280,14 +301,14 @@ impl ProbeJob {
     ) -> Plan {
         let end = offset + header_len + num_bytes;
         if end > self.footer_start {
-            return Plan::Done(FilterState::Invalid(format!(
+            return Plan::Done(NoFilter::Invalid(format!(
                 "the filter ({header_len}-byte header + {num_bytes}-byte bitset at offset {offset}) runs past the data area (footer at {})",
                 self.footer_start
             )));
         }
         if let Some(l) = length {
             if l != header_len + num_bytes {
-                return Plan::Done(FilterState::Invalid(format!(
+                return Plan::Done(NoFilter::Invalid(format!(
                     "bloom_filter_length {l} disagrees with the header ({header_len}-byte header + {num_bytes}-byte bitset)"
                 )));
             }
@@ -338,16 +359,17 @@ impl ProbeJob {
         out
     }
 
-    /// The answers, one per row group, for `values` (whose candidate hashes, in order, are the
-    /// `hashes` the job was made with).
-    pub fn finish(self, values: &[Encoded]) -> Vec<RowGroupAnswer> {
+    /// The answers, one per row group, for the job's values.
+    pub(crate) fn finish(self) -> Vec<RowGroupAnswer> {
+        let values = &self.values;
         self.plans
             .iter()
             .enumerate()
             .map(|(rg, plan)| {
                 let (filter, answers) = match plan {
-                    Plan::Done(state) => {
-                        let answers = values.iter().map(|v| decide(v, state, |_| true)).collect();
+                    Plan::Done(why) => {
+                        let state = FilterState::from(why.clone());
+                        let answers = values.iter().map(|v| decide(v, &state, |_| true)).collect();
                         (state.clone(), answers)
                     }
                     Plan::Ready { offset, layout, .. } => {
@@ -406,21 +428,13 @@ impl ProbeJob {
         }
     }
 
-    /// The filters read by a [`ProbeJob::whole`] job: per row group the bitset, or why there
-    /// is none.
-    pub fn into_filters(self) -> Vec<Result<Bytes, FilterState>> {
-        self.into_spans()
-            .into_iter()
-            .map(|r| r.map(|s| s.bitset))
-            .collect()
-    }
-
-    /// Like [`ProbeJob::into_filters`], with where each filter lies in the file.
-    pub fn into_spans(self) -> Vec<Result<FilterSpan, FilterState>> {
+    /// The filters read by a [`ProbeJob::whole`] job: per row group the filter and where it
+    /// lies, or why there is none.
+    pub(crate) fn into_spans(self) -> Vec<Result<FilterSpan, NoFilter>> {
         self.plans
             .iter()
             .map(|p| match p {
-                Plan::Done(state) => Err(state.clone()),
+                Plan::Done(why) => Err(why.clone()),
                 Plan::Ready { offset, layout, .. } => self
                     .fetched
                     .get(offset + layout.header_len, layout.num_bytes)
@@ -429,20 +443,35 @@ impl ProbeJob {
                         header_len: layout.header_len,
                         bitset,
                     })
-                    .map_err(|e| FilterState::Invalid(format!("cannot read the filter: {e}"))),
-                Plan::NeedHeader { .. } => Err(FilterState::Invalid(
-                    "the filter header was never read".into(),
-                )),
+                    .map_err(|e| NoFilter::Invalid(format!("cannot read the filter: {e}"))),
+                Plan::NeedHeader { .. } => {
+                    Err(NoFilter::Invalid("the filter header was never read".into()))
+                }
             })
             .collect()
     }
 }
 
+/// Rounds of reads a job may ask for: a header guess, the longest header, the bitset, and
+/// slack. A job needs at most three; the bound keeps a bug from looping on hostile input (what
+/// is still unread then answers "unknown").
+pub(crate) const MAX_ROUNDS: usize = 8;
+
+/// The one sync driver: reads what `job` asks for from `reader` until it has all it needs.
+pub(crate) fn run<R: ChunkReader>(reader: &R, job: &mut ProbeJob) {
+    for _ in 0..MAX_ROUNDS {
+        let Some(ranges) = job.next_reads() else {
+            return;
+        };
+        job.supply(Fetched::read(reader, &ranges));
+    }
+}
+
 fn initial_plan(loc: FilterLocation, footer: u64) -> Plan {
     let Some(offset) = loc.offset else {
-        return Plan::Done(FilterState::Missing);
+        return Plan::Done(NoFilter::Missing);
     };
-    let invalid = |s: String| Plan::Done(FilterState::Invalid(s));
+    let invalid = |s: String| Plan::Done(NoFilter::Invalid(s));
     if offset < 4 || offset as u64 >= footer {
         return invalid(format!(
             "bloom_filter_offset {offset} is outside the data area [4, {footer})"

@@ -14,7 +14,8 @@
 //! - [`build`] makes filters from a chunk's stored values or from Arrow arrays; [`write`](mod@write) adds
 //!   or resizes filters in a file without touching its data ([`footer`] re-encodes the footer).
 //! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
-//! - Every read is planned by the I/O-free [`ProbeJob`] and merged by [`io`]'s rules.
+//! - Every read is planned by one I/O-free job (`job.rs`), driven by one sync and one async
+//!   driver, and merged by [`io`]'s rules.
 //!
 //! The Bloom filter header is decoded with the `thrift` crate's compact protocol (the
 //! `parquet` crate keeps its own Thrift reader private), configured with tight size limits
@@ -61,6 +62,6 @@ pub mod write;
 pub use error::Error;
 pub use file::ParquetFile;
 pub use io::IoPolicy;
-pub use job::{FilterSpan, ProbeJob};
+pub use job::{FilterSpan, NoFilter};
 pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};
 pub use stored::{Encoded, Literal};

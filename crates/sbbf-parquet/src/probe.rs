@@ -1,8 +1,8 @@
 //! Probing: which row groups of a column may hold a value, reading only the filter bytes the
 //! answer needs.
 
-use crate::io::{Fetched, IoPolicy};
-use crate::job::ProbeJob;
+use crate::io::IoPolicy;
+use crate::job::{run, FilterSpan, NoFilter, ProbeJob};
 use crate::stored::Encoded;
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
@@ -87,10 +87,21 @@ impl<R: ChunkReader> ParquetFile<R> {
         policy: IoPolicy,
     ) -> Vec<RowGroupAnswer> {
         let mut job = self.probe_job(column, values, policy);
-        while let Some(ranges) = job.next_reads() {
-            job.supply(Fetched::read(self.reader(), &ranges));
-        }
-        job.finish(values)
+        run(self.reader(), &mut job);
+        job.finish()
+    }
+
+    /// Reads every filter of leaf `column` whole: per row group the filter and where it lies
+    /// in the file, or why there is none (to keep filters for many probes, to check or copy
+    /// them).
+    pub fn read_filters(
+        &self,
+        column: usize,
+        policy: IoPolicy,
+    ) -> Vec<Result<FilterSpan, NoFilter>> {
+        let mut job = self.whole_job(column, policy);
+        run(self.reader(), &mut job);
+        job.into_spans()
     }
 }
 
@@ -111,7 +122,7 @@ impl<R> ParquetFile<R> {
     }
 
     /// A job that reads every filter of leaf `column` whole.
-    pub fn whole_job(&self, column: usize, policy: IoPolicy) -> ProbeJob {
+    pub(crate) fn whole_job(&self, column: usize, policy: IoPolicy) -> ProbeJob {
         let job = ProbeJob::whole(
             &self.filter_locations(column),
             self.row_counts(),
@@ -137,13 +148,18 @@ impl<R> ParquetFile<R> {
         job
     }
 
-    /// The I/O-free job behind [`ParquetFile::probe`], for drivers of other readers.
-    pub fn probe_job(&self, column: usize, values: &[Encoded], policy: IoPolicy) -> ProbeJob {
+    /// The I/O-free job behind [`ParquetFile::probe`] and its async twin.
+    pub(crate) fn probe_job(
+        &self,
+        column: usize,
+        values: &[Encoded],
+        policy: IoPolicy,
+    ) -> ProbeJob {
         let job = ProbeJob::new(
             &self.filter_locations(column),
             self.row_counts(),
             self.footer_start(),
-            candidate_hashes(values),
+            values.to_vec(),
             policy,
         );
         self.with_footer_conflicts(job, column)

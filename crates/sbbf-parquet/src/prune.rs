@@ -5,11 +5,11 @@
 //! proven false; OR when every child is. Anything the filters cannot decide keeps the row
 //! group.
 
+use crate::column::ColumnType;
 use crate::io::IoPolicy;
 use crate::probe::{Answer, FilterState, RowGroupAnswer};
-use crate::stored::Encoded;
-use crate::stored::{coerce, Literal};
-use crate::{Error, ParquetFile};
+use crate::stored::{coerce, Encoded, Literal};
+use crate::{Error, NoFilter, ParquetFile};
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
@@ -39,13 +39,6 @@ impl Predicate {
     pub fn in_arrow(column: impl Into<String>, array: &dyn arrow_array::Array) -> Predicate {
         Predicate::In(column.into(), Literal::all_from_arrow(array))
     }
-
-    fn columns<'a>(&'a self, out: &mut Vec<&'a str>) {
-        match self {
-            Predicate::Eq(c, _) | Predicate::In(c, _) => out.push(c),
-            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| p.columns(out)),
-        }
-    }
 }
 
 /// The outcome of pruning one file.
@@ -55,7 +48,7 @@ pub struct Pruned {
     /// `ParquetRecordBatchReaderBuilder::with_row_groups`.
     pub row_groups: Vec<usize>,
     /// Why each row group was kept or skipped, indexed by row group.
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
 }
 
 impl Pruned {
@@ -67,117 +60,134 @@ impl Pruned {
     }
 }
 
-/// Per row group: proven false (with why), or possibly true (with why not provable).
-#[derive(Debug, Clone)]
-enum Verdict {
-    False(String),
-    Maybe(String),
+/// Why a row group is skipped or read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// The filters prove the predicate false for the row group: what proves it.
+    Skip(String),
+    /// The filters cannot prove it false: why not.
+    Read(String),
 }
 
-/// Answers one leaf (`column`, literals) for every row group.
-type LeafAnswers<'a> = dyn Fn(&str, &[Literal]) -> Result<Vec<RowGroupAnswer>, Error> + 'a;
+impl Reason {
+    /// Whether the row group can be skipped.
+    pub fn is_skip(&self) -> bool {
+        matches!(self, Reason::Skip(_))
+    }
+}
 
-/// Evaluates leaves with answers from any source (file reads or cached filters).
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Skip(why) => write!(f, "skip: {why}"),
+            Reason::Read(why) => write!(f, "read: {why}"),
+        }
+    }
+}
+
+/// The leaves of a predicate (column, literals), in the pre-order [`evaluate`] visits them.
+pub(crate) fn leaves(p: &Predicate) -> Vec<(&str, &[Literal])> {
+    fn walk<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, &'a [Literal])>) {
+        match p {
+            Predicate::Eq(c, v) => out.push((c, std::slice::from_ref(v))),
+            Predicate::In(c, vs) => out.push((c, vs)),
+            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| walk(p, out)),
+        }
+    }
+    let mut out = Vec::new();
+    walk(p, &mut out);
+    out
+}
+
+/// The one evaluation path: `answers` holds one probe result per leaf, in [`leaves`] order
+/// (whatever read them: a file, an async reader, cached filters).
+pub(crate) fn decide(
+    p: &Predicate,
+    num_row_groups: usize,
+    answers: Vec<Vec<RowGroupAnswer>>,
+) -> Pruned {
+    let mut next = answers.into_iter();
+    let reasons = evaluate(p, num_row_groups, &mut next);
+    Pruned {
+        row_groups: (0..reasons.len())
+            .filter(|i| !reasons[*i].is_skip())
+            .collect(),
+        reasons,
+    }
+}
+
 fn evaluate(
     p: &Predicate,
     num_row_groups: usize,
-    answers: &LeafAnswers<'_>,
-) -> Result<Vec<Verdict>, Error> {
+    answers: &mut impl Iterator<Item = Vec<RowGroupAnswer>>,
+) -> Vec<Reason> {
     match p {
-        Predicate::Eq(c, v) => leaf(c, std::slice::from_ref(v), answers),
-        Predicate::In(c, vs) => leaf(c, vs, answers),
+        Predicate::Eq(c, v) => leaf(c, std::slice::from_ref(v), answers.next()),
+        Predicate::In(c, vs) => leaf(c, vs, answers.next()),
         Predicate::And(ps) => {
-            let mut acc = vec![Verdict::Maybe("AND of nothing".into()); num_row_groups];
+            let mut acc = vec![Reason::Read("AND of nothing".into()); num_row_groups];
             for child in ps {
-                for (a, v) in acc
-                    .iter_mut()
-                    .zip(evaluate(child, num_row_groups, answers)?)
-                {
-                    if let (Verdict::Maybe(_), Verdict::False(_)) = (&*a, &v) {
-                        *a = v;
-                    } else if let (Verdict::Maybe(_), Verdict::Maybe(_)) = (&*a, &v) {
+                for (a, v) in acc.iter_mut().zip(evaluate(child, num_row_groups, answers)) {
+                    // A proof of false wins; otherwise the last child's reason stands.
+                    if !a.is_skip() {
                         *a = v;
                     }
                 }
             }
-            Ok(acc)
+            acc
         }
         Predicate::Or(ps) => {
-            let mut acc: Vec<Option<Verdict>> = vec![None; num_row_groups];
+            let mut acc: Vec<Option<Reason>> = vec![None; num_row_groups];
             for child in ps {
-                for (a, v) in acc
-                    .iter_mut()
-                    .zip(evaluate(child, num_row_groups, answers)?)
-                {
+                for (a, v) in acc.iter_mut().zip(evaluate(child, num_row_groups, answers)) {
                     *a = Some(match (a.take(), v) {
                         (None, v) => v,
-                        (Some(m @ Verdict::Maybe(_)), _) => m,
-                        (Some(Verdict::False(_)), m @ Verdict::Maybe(_)) => m,
-                        (Some(Verdict::False(x)), Verdict::False(y)) => {
-                            Verdict::False(format!("{x}; {y}"))
+                        (Some(m @ Reason::Read(_)), _) => m,
+                        (Some(Reason::Skip(_)), m @ Reason::Read(_)) => m,
+                        (Some(Reason::Skip(x)), Reason::Skip(y)) => {
+                            Reason::Skip(format!("{x}; {y}"))
                         }
                     });
                 }
             }
-            Ok(acc
-                .into_iter()
-                .map(|v| v.unwrap_or_else(|| Verdict::False("an empty OR is false".into())))
-                .collect())
+            acc.into_iter()
+                .map(|v| v.unwrap_or_else(|| Reason::Skip("an empty OR is false".into())))
+                .collect()
         }
     }
 }
 
-fn leaf(
-    column: &str,
-    values: &[Literal],
-    answers: &LeafAnswers<'_>,
-) -> Result<Vec<Verdict>, Error> {
-    let rgs = answers(column, values)?;
-    Ok(rgs
-        .into_iter()
+fn leaf(column: &str, values: &[Literal], answers: Option<Vec<RowGroupAnswer>>) -> Vec<Reason> {
+    // `decide` is handed one answer per leaf; a missing one keeps every row group.
+    let Some(rgs) = answers else {
+        return Vec::new();
+    };
+    rgs.into_iter()
         .map(|rg| {
             if !rg.answers.is_empty() && rg.answers.iter().all(|a| *a == Answer::Absent) {
-                Verdict::False(format!("`{column}`: every value is absent"))
+                Reason::Skip(format!("`{column}`: every value is absent"))
             } else if values.is_empty() {
-                Verdict::False(format!("`{column}` IN () is false"))
+                Reason::Skip(format!("`{column}` IN () is false"))
             } else {
-                let why = match &rg.filter {
+                Reason::Read(match &rg.filter {
                     FilterState::Missing => format!("`{column}` has no Bloom filter"),
                     FilterState::Invalid(r) => format!("`{column}` filter unusable: {r}"),
                     FilterState::Present => format!("`{column}` may hold a value"),
-                };
-                Verdict::Maybe(why)
+                })
             }
         })
-        .collect())
+        .collect()
 }
 
-/// Evaluates `p` with leaf answers from `answers` (called once per leaf, in pre-order).
-#[cfg(feature = "async")]
-pub(crate) fn evaluate_with(
-    p: &Predicate,
-    num_row_groups: usize,
-    answers: &LeafAnswers<'_>,
-) -> Result<Pruned, Error> {
-    Ok(finish(evaluate(p, num_row_groups, answers)?))
-}
-
-fn finish(verdicts: Vec<Verdict>) -> Pruned {
-    let mut row_groups = Vec::new();
-    let mut reasons = Vec::new();
-    for (i, v) in verdicts.into_iter().enumerate() {
-        match v {
-            Verdict::False(why) => reasons.push(format!("skip: {why}")),
-            Verdict::Maybe(why) => {
-                row_groups.push(i);
-                reasons.push(format!("read: {why}"));
-            }
-        }
-    }
-    Pruned {
-        row_groups,
-        reasons,
-    }
+/// A leaf's column (leaf index) and its literals converted to the column's stored bytes.
+pub(crate) fn leaf_values(
+    columns: &[ColumnType],
+    index: impl Fn(&str) -> Result<usize, Error>,
+    (column, literals): (&str, &[Literal]),
+) -> Result<(usize, Vec<Encoded>), Error> {
+    let col = index(column)?;
+    let ty = &columns[col];
+    Ok((col, literals.iter().map(|l| coerce(ty, l)).collect()))
 }
 
 impl<R: ChunkReader> ParquetFile<R> {
@@ -196,14 +206,12 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn prune(&self, predicate: &Predicate) -> Result<Pruned, Error> {
-        let n = self.metadata().num_row_groups();
-        let answers = |column: &str, values: &[Literal]| -> Result<Vec<RowGroupAnswer>, Error> {
-            let col = self.column_index(column)?;
-            let ty = &self.columns()[col];
-            let encoded: Vec<Encoded> = values.iter().map(|l| coerce(ty, l)).collect();
-            Ok(self.probe(col, &encoded, IoPolicy::default()))
-        };
-        Ok(finish(evaluate(predicate, n, &answers)?))
+        let mut answers = Vec::new();
+        for leaf in leaves(predicate) {
+            let (col, encoded) = leaf_values(self.columns(), |c| self.column_index(c), leaf)?;
+            answers.push(self.probe(col, &encoded, IoPolicy::default()));
+        }
+        Ok(decide(predicate, self.metadata().num_row_groups(), answers))
     }
 
     /// Reads the whole filters of the columns `predicate` mentions, once, to prune many
@@ -212,11 +220,12 @@ impl<R: ChunkReader> ParquetFile<R> {
         let mut by_column = BTreeMap::new();
         for c in columns {
             let col = self.column_index(c)?;
-            let mut job = self.whole_job(col, IoPolicy::default());
-            while let Some(ranges) = job.next_reads() {
-                job.supply(crate::io::Fetched::read(self.reader(), &ranges));
-            }
-            by_column.insert(c.to_string(), (col, job.into_filters()));
+            let filters = self
+                .read_filters(col, IoPolicy::default())
+                .into_iter()
+                .map(|f| f.map(|span| span.bitset))
+                .collect();
+            by_column.insert(c.to_string(), (col, filters));
         }
         Ok(Filters {
             columns: self.columns().to_vec(),
@@ -236,48 +245,54 @@ impl<R: ChunkReader> ParquetFile<R> {
 pub struct Filters {
     columns: Vec<crate::column::ColumnType>,
     num_rows: Vec<i64>,
-    by_column: BTreeMap<String, (usize, Vec<Result<Bytes, FilterState>>)>,
+    by_column: BTreeMap<String, (usize, Vec<Result<Bytes, NoFilter>>)>,
 }
 
 impl Filters {
     /// Prunes with the cached filters; a column that was not loaded is an error.
     pub fn prune(&self, predicate: &Predicate) -> Result<Pruned, Error> {
-        let answers = |column: &str, values: &[Literal]| -> Result<Vec<RowGroupAnswer>, Error> {
-            let (col, filters) =
-                self.by_column
-                    .get(column)
-                    .ok_or_else(|| Error::UnknownColumn {
-                        column: column.to_string(),
-                        candidates: self.by_column.keys().cloned().collect(),
-                    })?;
-            let ty = &self.columns[*col];
-            let encoded: Vec<Encoded> = values.iter().map(|l| coerce(ty, l)).collect();
-            Ok(filters
-                .iter()
-                .enumerate()
-                .map(|(rg, f)| {
-                    let state = match f {
-                        Ok(_) => FilterState::Present,
-                        Err(s) => s.clone(),
-                    };
-                    let view = f.as_ref().ok().and_then(|b| SbbfRef::new(b).ok());
-                    RowGroupAnswer {
-                        row_group: rg,
-                        num_rows: self.num_rows[rg],
-                        answers: encoded
-                            .iter()
-                            .map(|v| {
-                                crate::probe::decide(v, &state, |h| {
-                                    view.map(|v| v.contains_hash(h)).unwrap_or(true)
-                                })
-                            })
-                            .collect(),
-                        filter: state,
-                    }
+        let index = |column: &str| {
+            self.by_column
+                .get(column)
+                .map(|(col, _)| *col)
+                .ok_or_else(|| Error::UnknownColumn {
+                    column: column.to_string(),
+                    candidates: self.by_column.keys().cloned().collect(),
                 })
-                .collect())
         };
-        Ok(finish(evaluate(predicate, self.num_rows.len(), &answers)?))
+        let mut answers = Vec::new();
+        for leaf in leaves(predicate) {
+            let (_, encoded) = leaf_values(&self.columns, index, leaf)?;
+            let filters = &self.by_column[leaf.0].1;
+            answers.push(
+                filters
+                    .iter()
+                    .enumerate()
+                    .map(|(rg, f)| {
+                        let view = f.as_ref().ok().and_then(|b| SbbfRef::new(b).ok());
+                        let state = match (f, view) {
+                            (Ok(_), Some(_)) => FilterState::Present,
+                            (Ok(_), None) => FilterState::Invalid("not a valid bitset".into()),
+                            (Err(no), _) => no.clone().into(),
+                        };
+                        RowGroupAnswer {
+                            row_group: rg,
+                            num_rows: self.num_rows[rg],
+                            answers: encoded
+                                .iter()
+                                .map(|v| {
+                                    crate::probe::decide(v, &state, |h| {
+                                        view.is_none_or(|v| v.contains_hash(h))
+                                    })
+                                })
+                                .collect(),
+                            filter: state,
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        Ok(decide(predicate, self.num_rows.len(), answers))
     }
 
     /// The columns these filters cover.
@@ -288,8 +303,7 @@ impl Filters {
 
 /// The leaf columns a predicate mentions, each once.
 pub fn predicate_columns(p: &Predicate) -> Vec<&str> {
-    let mut out = Vec::new();
-    p.columns(&mut out);
+    let mut out: Vec<&str> = leaves(p).into_iter().map(|(c, _)| c).collect();
     out.sort();
     out.dedup();
     out

@@ -64,11 +64,9 @@ impl<R: ChunkReader> ParquetFile<R> {
         let mut reports = Vec::new();
         for c in chosen {
             let ty = self.columns()[c].clone();
-            let mut job = self.whole_job(c, IoPolicy::default());
-            while let Some(ranges) = job.next_reads() {
-                job.supply(crate::io::Fetched::read(self.reader(), &ranges));
-            }
-            for (rg, filter) in job.into_filters().into_iter().enumerate() {
+            let filters = self.read_filters(c, IoPolicy::default());
+            for (rg, filter) in filters.into_iter().enumerate() {
+                let filter = filter.map(|span| span.bitset);
                 reports.push(verify_chunk(data, rg, c, &ty, filter, absent_probes)?);
                 progress(reports.len(), total);
             }
@@ -82,12 +80,12 @@ fn verify_chunk(
     rg: usize,
     c: usize,
     ty: &ColumnType,
-    filter: Result<bytes::Bytes, FilterState>,
+    filter: Result<bytes::Bytes, crate::NoFilter>,
     absent_probes: u64,
 ) -> Result<ChunkReport, Error> {
     let (state, bits) = match filter {
         Ok(b) => (FilterState::Present, Some(b)),
-        Err(s) => (s, None),
+        Err(no) => (no.into(), None),
     };
     let view = bits.as_ref().and_then(|b| SbbfRef::new(b).ok());
     let mut seen = HashSet::new();

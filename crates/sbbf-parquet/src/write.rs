@@ -8,7 +8,7 @@ use crate::footer::{edit_footer, FilterEdits, IndexMoves};
 use crate::header::BloomFilterHeader;
 use crate::io::IoPolicy;
 use crate::job::FilterSpan;
-use crate::{Error, FilterState, ParquetFile};
+use crate::{Error, NoFilter, ParquetFile};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::serialized_reader::SerializedFileReader;
 use std::fs::File;
@@ -351,21 +351,20 @@ pub fn resize_filters(
     let mut filters = Vec::new();
     let total = ncols;
     for c in 0..ncols {
-        let mut job = pq.whole_job(c, IoPolicy::default());
-        while let Some(r) = job.next_reads() {
-            job.supply(crate::io::Fetched::read(pq.reader(), &r));
-        }
-        for (rg, span) in job.into_spans().into_iter().enumerate() {
+        for (rg, span) in pq
+            .read_filters(c, IoPolicy::default())
+            .into_iter()
+            .enumerate()
+        {
             let span = match span {
                 Ok(s) => s,
-                Err(FilterState::Missing) => continue,
-                Err(FilterState::Invalid(why)) => {
+                Err(NoFilter::Missing) => continue,
+                Err(NoFilter::Invalid(why)) => {
                     return Err(Error::Build(format!(
                         "row group {rg} `{}`: unusable filter, not resizing: {why}",
                         pq.columns()[c].path
                     )))
                 }
-                Err(FilterState::Present) => continue,
             };
             let mut folded = None;
             if chosen.contains(&c) {

@@ -21,12 +21,14 @@ fn filters_built_from_stored_values_and_from_arrow_match_every_writer() {
             if ty.physical == parquet::basic::Type::BOOLEAN {
                 continue;
             }
-            let mut job = pq.whole_job(c, IoPolicy::default());
-            while let Some(r) = job.next_reads() {
-                job.supply(sbbf_parquet::io::Fetched::read(pq.reader(), &r));
-            }
-            for (rg, stored) in job.into_filters().into_iter().enumerate() {
-                let Ok(stored) = stored else { continue };
+            for (rg, stored) in pq
+                .read_filters(c, IoPolicy::default())
+                .into_iter()
+                .enumerate()
+            {
+                let Ok(stored) = stored.map(|span| span.bitset) else {
+                    continue;
+                };
                 let ctx = format!("{} rg {rg} `{}`", path.display(), ty.path);
                 // From the chunk's decoded values.
                 let (hashes, n) = chunk_hashes(&data, rg, c).unwrap();

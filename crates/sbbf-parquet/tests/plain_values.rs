@@ -44,12 +44,14 @@ fn native_arrow_values_find_what_writers_stored() {
             if col.path.contains('.') {
                 continue;
             }
-            let mut job = pq.whole_job(c, IoPolicy::default());
-            while let Some(ranges) = job.next_reads() {
-                job.supply(sbbf_parquet::io::Fetched::read(pq.reader(), &ranges));
-            }
-            for (rg, filter) in job.into_filters().into_iter().enumerate() {
-                let Ok(bytes) = filter else { continue };
+            for (rg, filter) in pq
+                .read_filters(c, IoPolicy::default())
+                .into_iter()
+                .enumerate()
+            {
+                let Ok(bytes) = filter.map(|span| span.bitset) else {
+                    continue;
+                };
                 let Ok(filter) = SbbfRef::new(&bytes) else {
                     continue;
                 };
