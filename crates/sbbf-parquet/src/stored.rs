@@ -259,6 +259,34 @@ pub(crate) fn emit(
     out: &mut impl FnMut(&[u8]),
 ) -> Outcome {
     use ValueKind as K;
+    // A float of the column's own width, when its bits are wanted: exactly those bits (a
+    // round trip through another width could quiet a signaling NaN).
+    if intent != Intent::Sql {
+        match (v, col.kind) {
+            (Scalar::Float32(f), K::Float) => out(&f.to_le_bytes()),
+            (Scalar::Float64(f), K::Double) => out(&f.to_le_bytes()),
+            (Scalar::Float16(f), K::Float16) => out(&f.to_le_bytes()),
+            _ => return emit_converted(col, v, intent, out),
+        }
+        return Outcome::Stored;
+    }
+    emit_converted(col, v, intent, out)
+}
+
+/// [`emit`] for everything but a float of the column's width under exact bits.
+#[inline]
+fn emit_converted(
+    col: &ColumnType,
+    v: Scalar<'_>,
+    intent: Intent,
+    out: &mut impl FnMut(&[u8]),
+) -> Outcome {
+    use ValueKind as K;
+    // A half float is a double with fewer bits (no recursion here: this runs per element).
+    let v = match v {
+        Scalar::Float16(f) => Scalar::Float64(f.to_f64()),
+        v => v,
+    };
     match (v, col.kind) {
         (Scalar::Bool(_), _) | (_, K::Boolean) => maybe("BOOLEAN has no Bloom filter"),
         (Scalar::Other(why), _) => maybe(why),
@@ -276,7 +304,6 @@ pub(crate) fn emit(
             }
         }
 
-        (Scalar::Float16(f), _) => emit(col, Scalar::Float64(f.to_f64()), intent, out),
         (Scalar::Float32(f), K::Float | K::Double | K::Float16) => {
             float(col, f as f64, intent, out)
         }
@@ -300,11 +327,7 @@ pub(crate) fn emit(
         (Scalar::Binary(b), K::String | K::Binary | K::Uuid) => bytes(col, b, out),
         // Text against a typed column: read as the command line reads it; text that does not
         // parse leaves the question to the engine.
-        (Scalar::Utf8(s), _) => match crate::value::parse_text(col, s) {
-            Ok(Parsed::Literal(lit)) => emit(col, Scalar::of(&lit), intent, out),
-            Ok(Parsed::Never(why)) => never(why),
-            Err(e) => maybe(e.to_string()),
-        },
+        (Scalar::Utf8(s), _) => text(col, s, intent, out),
 
         (Scalar::Date32(d), K::Date) => {
             out(&d.to_le_bytes());
@@ -382,6 +405,17 @@ pub(crate) fn emit(
             }
         }
         _ => maybe("the literal's type and the column's type have no exact conversion"),
+    }
+}
+
+/// Text against a typed column (a query's string literal), read as the command line reads it.
+#[cold]
+#[inline(never)]
+fn text(col: &ColumnType, s: &str, intent: Intent, out: &mut impl FnMut(&[u8])) -> Outcome {
+    match crate::value::parse_text(col, s) {
+        Ok(Parsed::Literal(lit)) => emit(col, Scalar::of(&lit), intent, out),
+        Ok(Parsed::Never(why)) => never(why),
+        Err(e) => maybe(e.to_string()),
     }
 }
 
@@ -714,5 +748,32 @@ mod tests {
                 f32::NAN.to_le_bytes().to_vec()
             ]
         );
+        // A signaling NaN keeps its exact bits in every width (no round trip through f64).
+        let snan32 = f32::from_bits(0x7f80_0001);
+        let snan64 = f64::from_bits(0x7ff0_0000_0000_0001);
+        let snan16 = half::f16::from_bits(0x7c01);
+        for (c, v, want) in [
+            (
+                c.clone(),
+                Scalar::Float32(snan32),
+                snan32.to_le_bytes().to_vec(),
+            ),
+            (
+                col(PhysicalType::DOUBLE, 0, ValueKind::Double),
+                Scalar::Float64(snan64),
+                snan64.to_le_bytes().to_vec(),
+            ),
+            (
+                col(PhysicalType::FIXED_LEN_BYTE_ARRAY, 2, ValueKind::Float16),
+                Scalar::Float16(snan16),
+                snan16.to_le_bytes().to_vec(),
+            ),
+        ] {
+            for intent in [Intent::Store, Intent::ExactBits] {
+                let mut got = Vec::new();
+                emit(&c, v, intent, &mut |b| got.push(b.to_vec()));
+                assert_eq!(got, vec![want.clone()], "{intent:?}");
+            }
+        }
     }
 }
