@@ -11,17 +11,33 @@ use arrow_array::types::*;
 use arrow_array::Array;
 use arrow_schema::{DataType as D, TimeUnit as T};
 
-/// Calls `f` with the index and the value of every non-null element of `array`, dictionaries
+/// Where [`for_each_scalar`] puts each element. A trait rather than a closure so that the
+/// building sink can be inlined into every typed loop (`#[inline(always)]` on its method): the
+/// element's variant is then known there and the rules fold down to that type's few
+/// instructions.
+pub(crate) trait Sink<'a> {
+    /// The element at `index`.
+    fn put(&mut self, index: usize, value: Scalar<'a>);
+}
+
+impl<'a, F: FnMut(usize, Scalar<'a>)> Sink<'a> for F {
+    #[inline]
+    fn put(&mut self, index: usize, value: Scalar<'a>) {
+        self(index, value)
+    }
+}
+
+/// Puts the index and the value of every non-null element of `array` into `f`, dictionaries
 /// looked through. Elements of types without a literal form (intervals, nested types, decimals
 /// wider than 128 bits) come as [`Scalar::Other`].
-pub(crate) fn for_each_scalar<'a>(array: &'a dyn Array, f: &mut impl FnMut(usize, Scalar<'a>)) {
+pub(crate) fn for_each_scalar<'a>(array: &'a dyn Array, f: &mut impl Sink<'a>) {
     macro_rules! each {
         ($arr:expr, |$v:ident| $scalar:expr) => {{
             let a = $arr;
             for i in 0..a.len() {
                 if a.is_valid(i) {
                     let $v = a.value(i);
-                    f(i, $scalar);
+                    f.put(i, $scalar);
                 }
             }
         }};
@@ -134,7 +150,7 @@ pub(crate) fn for_each_scalar<'a>(array: &'a dyn Array, f: &mut impl FnMut(usize
             for (i, k) in dict.normalized_keys().iter().enumerate() {
                 if array.is_valid(i) {
                     if let Some(Some(s)) = values.get(*k) {
-                        f(i, *s);
+                        f.put(i, *s);
                     }
                 }
             }
@@ -142,7 +158,7 @@ pub(crate) fn for_each_scalar<'a>(array: &'a dyn Array, f: &mut impl FnMut(usize
         _ => {
             for i in 0..array.len() {
                 if array.is_valid(i) {
-                    f(
+                    f.put(
                         i,
                         Scalar::Other("a value of an Arrow type without a literal form"),
                     );
@@ -153,9 +169,9 @@ pub(crate) fn for_each_scalar<'a>(array: &'a dyn Array, f: &mut impl FnMut(usize
 }
 
 /// Every element's value by index (`None` for nulls).
-fn scalars(array: &dyn Array) -> Vec<Option<Scalar<'_>>> {
+fn scalars<'a>(array: &'a dyn Array) -> Vec<Option<Scalar<'a>>> {
     let mut out = vec![None; array.len()];
-    for_each_scalar(array, &mut |i, s| out[i] = Some(s));
+    for_each_scalar(array, &mut |i, s: Scalar<'a>| out[i] = Some(s));
     out
 }
 
@@ -181,7 +197,9 @@ impl Literal {
         }
         let one = array.slice(index, 1);
         let mut out = None;
-        for_each_scalar(one.as_ref(), &mut |_, s| out = Some(s.to_literal()));
+        for_each_scalar(one.as_ref(), &mut |_, s: Scalar<'_>| {
+            out = Some(s.to_literal())
+        });
         out
     }
 
@@ -198,7 +216,7 @@ impl Literal {
     /// ```
     pub fn all_from_arrow(array: &dyn Array) -> Vec<Literal> {
         let mut out = Vec::new();
-        for_each_scalar(array, &mut |_, s| out.push(s.to_literal()));
+        for_each_scalar(array, &mut |_, s: Scalar<'_>| out.push(s.to_literal()));
         out
     }
 }
@@ -219,6 +237,27 @@ impl Scalar<'_> {
             Scalar::Time { value, unit } => Literal::Time { value, unit },
             Scalar::Decimal { unscaled, scale } => Literal::Decimal { unscaled, scale },
             Scalar::Other(why) => Literal::Other(why.to_string()),
+        }
+    }
+}
+
+/// The building sink: each element through the rules, its bytes to `out`; the first element
+/// the column cannot hold is remembered (and the rest skipped).
+struct Store<'c, F> {
+    col: &'c ColumnType,
+    out: F,
+    failure: Option<(usize, String)>,
+}
+
+impl<'a, F: FnMut(&[u8])> Sink<'a> for Store<'_, F> {
+    #[inline(always)]
+    fn put(&mut self, index: usize, value: Scalar<'a>) {
+        if self.failure.is_some() {
+            return;
+        }
+        match emit(self.col, value, Intent::Store, &mut self.out) {
+            Outcome::Stored => {}
+            Outcome::Never(why) | Outcome::Maybe(why) => self.failure = Some((index, why)),
         }
     }
 }
@@ -244,17 +283,13 @@ pub fn for_each_arrow_value(
     col: &ColumnType,
     mut f: impl FnMut(&[u8]),
 ) -> Result<(), Error> {
-    let mut failure = None;
-    for_each_scalar(array, &mut |i, s| {
-        if failure.is_some() {
-            return;
-        }
-        match emit(col, s, Intent::Store, &mut f) {
-            Outcome::Stored => {}
-            Outcome::Never(why) | Outcome::Maybe(why) => failure = Some((i, why)),
-        }
-    });
-    match failure {
+    let mut sink = Store {
+        col,
+        out: &mut f,
+        failure: None,
+    };
+    for_each_scalar(array, &mut sink);
+    match sink.failure {
         None => Ok(()),
         Some((i, why)) => Err(Error::Build(format!(
             "element {i} of an Arrow {} array does not fit column `{}` ({}): {why}",

@@ -128,6 +128,17 @@ pub fn encode(col: &ColumnType, lit: &Literal, exact_bits: bool) -> Encoded {
     } else {
         Intent::Sql
     };
+    // Text against a typed column (a query's string literal): read as the command line reads
+    // it; text that does not parse leaves the question to the engine.
+    if let Literal::Utf8(text) = lit {
+        if !matches!(col.kind, ValueKind::String | ValueKind::Binary) {
+            return match crate::value::parse_text(col, text) {
+                Ok(Parsed::Literal(parsed)) => encode(col, &parsed, exact_bits),
+                Ok(Parsed::Never(why)) => Encoded::NeverStored(why),
+                Err(e) => Encoded::AlwaysMaybe(e.to_string()),
+            };
+        }
+    }
     let mut candidates = Vec::new();
     let o = emit(col, Scalar::of(lit), intent, &mut |b: &[u8]| {
         candidates.push(b.to_vec())
@@ -251,7 +262,7 @@ fn maybe(why: impl Into<String>) -> Outcome {
 }
 
 /// The rules: calls `out` with each byte string `v` may be stored as in `col`.
-#[inline]
+#[inline(always)]
 pub(crate) fn emit(
     col: &ColumnType,
     v: Scalar<'_>,
@@ -274,7 +285,7 @@ pub(crate) fn emit(
 }
 
 /// [`emit`] for everything but a float of the column's width under exact bits.
-#[inline]
+#[inline(always)]
 fn emit_converted(
     col: &ColumnType,
     v: Scalar<'_>,
@@ -325,10 +336,8 @@ fn emit_converted(
 
         (Scalar::Utf8(s), K::String | K::Binary) => bytes(col, s.as_bytes(), out),
         (Scalar::Binary(b), K::String | K::Binary | K::Uuid) => bytes(col, b, out),
-        // Text against a typed column: read as the command line reads it; text that does not
-        // parse leaves the question to the engine.
-        (Scalar::Utf8(s), _) => text(col, s, intent, out),
-
+        // Text against a typed column is read by `encode` before the rules; data of another
+        // type than the column's is not converted.
         (Scalar::Date32(d), K::Date) => {
             out(&d.to_le_bytes());
             Outcome::Stored
@@ -408,17 +417,6 @@ fn emit_converted(
     }
 }
 
-/// Text against a typed column (a query's string literal), read as the command line reads it.
-#[cold]
-#[inline(never)]
-fn text(col: &ColumnType, s: &str, intent: Intent, out: &mut impl FnMut(&[u8])) -> Outcome {
-    match crate::value::parse_text(col, s) {
-        Ok(Parsed::Literal(lit)) => emit(col, Scalar::of(&lit), intent, out),
-        Ok(Parsed::Never(why)) => never(why),
-        Err(e) => maybe(e.to_string()),
-    }
-}
-
 /// What text reads as for a column: a literal, or a value the column can never hold.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Parsed {
@@ -427,21 +425,28 @@ pub(crate) enum Parsed {
 }
 
 /// An integer in the column's declared range, in its physical width.
-#[inline]
+#[inline(always)]
 fn int(col: &ColumnType, v: i128, out: &mut impl FnMut(&[u8])) -> Outcome {
     let ValueKind::Int { bits, signed } = col.kind else {
         return maybe("not an integer column");
     };
-    let (lo, hi) = if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
+    // The declared widths by their Rust types: two compares each (this runs per element).
+    let fits = match (bits, signed) {
+        (8, true) => i8::try_from(v).is_ok(),
+        (16, true) => i16::try_from(v).is_ok(),
+        (32, true) => i32::try_from(v).is_ok(),
+        (64, true) => i64::try_from(v).is_ok(),
+        (8, false) => u8::try_from(v).is_ok(),
+        (16, false) => u16::try_from(v).is_ok(),
+        (32, false) => u32::try_from(v).is_ok(),
+        (64, false) => u64::try_from(v).is_ok(),
+        _ => {
+            let (lo, hi) = int_range(bits, signed);
+            (lo..=hi).contains(&v)
+        }
     };
-    if v < lo || v > hi {
-        let kind = if signed { "INT" } else { "UINT" };
-        return never(format!(
-            "{v} is outside the range of {kind}({bits}) [{lo}, {hi}]"
-        ));
+    if !fits {
+        return out_of_range(v, bits, signed);
     }
     match col.physical {
         PhysicalType::INT32 => out(&(v as u32).to_le_bytes()),
@@ -450,9 +455,28 @@ fn int(col: &ColumnType, v: i128, out: &mut impl FnMut(&[u8])) -> Outcome {
     Outcome::Stored
 }
 
+/// The values of an integer of `bits` (1 to 127), signed or not.
+fn int_range(bits: u8, signed: bool) -> (i128, i128) {
+    let bits = bits.clamp(1, 127);
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+#[cold]
+fn out_of_range(v: i128, bits: u8, signed: bool) -> Outcome {
+    let (lo, hi) = int_range(bits, signed);
+    let kind = if signed { "INT" } else { "UINT" };
+    never(format!(
+        "{v} is outside the range of {kind}({bits}) [{lo}, {hi}]"
+    ))
+}
+
 /// A float in the column's width, if it has an exact form there, with the SQL rules for zero
 /// and NaN unless the exact bits are asked for.
-#[inline]
+#[inline(always)]
 fn float(col: &ColumnType, f: f64, intent: Intent, out: &mut impl FnMut(&[u8])) -> Outcome {
     let exact = match col.kind {
         ValueKind::Float => (f as f32) as f64 == f || f.is_nan(),
@@ -486,7 +510,7 @@ fn float(col: &ColumnType, f: f64, intent: Intent, out: &mut impl FnMut(&[u8])) 
 }
 
 /// Bytes for a BYTE_ARRAY column, or a FIXED_LEN_BYTE_ARRAY column of exactly their length.
-#[inline]
+#[inline(always)]
 fn bytes(col: &ColumnType, b: &[u8], out: &mut impl FnMut(&[u8])) -> Outcome {
     match col.physical {
         PhysicalType::BYTE_ARRAY => {
@@ -499,7 +523,7 @@ fn bytes(col: &ColumnType, b: &[u8], out: &mut impl FnMut(&[u8])) -> Outcome {
 }
 
 /// A value of a FIXED_LEN_BYTE_ARRAY column: exactly `type_length` bytes or never stored.
-#[inline]
+#[inline(always)]
 pub(crate) fn fixed(col: &ColumnType, b: &[u8], out: &mut impl FnMut(&[u8])) -> Outcome {
     if b.len() == col.type_length.max(0) as usize {
         out(b);
