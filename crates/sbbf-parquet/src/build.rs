@@ -3,7 +3,7 @@
 
 use crate::column::{ColumnType, Unit, ValueKind};
 use crate::decode::for_each_value;
-use crate::Error;
+use crate::{BuildError, Error, ReadError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::reader::FileReader;
 use sbbf::Sbbf;
@@ -81,7 +81,7 @@ pub fn for_each_chunk_hash<R: parquet::file::reader::ChunkReader + 'static>(
     if !arrow_round_trips(col) {
         return for_each_value(data, row_group, column, |v| f(sbbf::hash(v)));
     }
-    let err = |e: parquet::errors::ParquetError| Error::Read(e.to_string());
+    let err = |e: parquet::errors::ParquetError| Error::Read(ReadError::Parquet(e));
     // Types from the Parquet schema alone: an embedded Arrow schema could ask for casts.
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
     let meta = ArrowReaderMetadata::try_new(metadata.clone(), options).map_err(err)?;
@@ -94,7 +94,7 @@ pub fn for_each_chunk_hash<R: parquet::file::reader::ChunkReader + 'static>(
         .map_err(err)?;
     let mut values = 0u64;
     for batch in batches {
-        let batch = batch.map_err(|e| Error::Read(e.to_string()))?;
+        let batch = batch.map_err(|e| Error::Read(ReadError::Arrow(e)))?;
         for_each_arrow_value(batch.column(0).as_ref(), col, |b| {
             values += 1;
             f(sbbf::hash(b));
@@ -137,7 +137,7 @@ pub fn chunk_filter<R: parquet::file::reader::ChunkReader + 'static>(
     ndv: Option<u64>,
     fpp: f64,
 ) -> Result<(Sbbf, u64), Error> {
-    let sizing = |e: sbbf::Error| Error::Build(e.to_string());
+    let sizing = |e: sbbf::Error| Error::Build(BuildError::Filter(e));
     let upper = metadata
         .row_group(chunk.0)
         .column(chunk.1)
@@ -175,7 +175,7 @@ pub fn chunk_filter<R: parquet::file::reader::ChunkReader + 'static>(
 /// ```
 pub fn filter_for(hashes: &[u64], ndv: Option<u64>, fpp: f64) -> Result<Sbbf, Error> {
     let n = ndv.unwrap_or(hashes.len() as u64).max(1);
-    let mut f = Sbbf::with_ndv_fpp(n, fpp).map_err(|e| Error::Build(e.to_string()))?;
+    let mut f = Sbbf::with_ndv_fpp(n, fpp).map_err(|e| Error::Build(BuildError::Filter(e)))?;
     f.insert_hashes(hashes);
     Ok(f)
 }
@@ -205,12 +205,11 @@ pub fn for_each_arrow_value(
     use arrow_array::types::*;
     use arrow_schema::{DataType as D, TimeUnit as T};
     let unsupported = || {
-        Error::Build(format!(
-            "an Arrow {} array does not fit column `{}` ({})",
-            array.data_type(),
-            col.path,
-            col.physical_name()
-        ))
+        Error::Build(BuildError::ArrowType {
+            data_type: array.data_type().to_string(),
+            column: col.path.clone(),
+            physical: col.physical_name().to_string(),
+        })
     };
     let phys = col.physical;
     // Integers go to the column's width; signed and unsigned by bit pattern.
@@ -274,9 +273,9 @@ pub fn for_each_arrow_value(
     let g: &mut dyn FnMut(&[u8]) = &mut f;
     match array.data_type() {
         D::Boolean => {
-            return Err(Error::Build(
-                "BOOLEAN columns have no Bloom filters in Parquet".into(),
-            ))
+            return Err(Error::Build(BuildError::Boolean {
+                column: col.path.clone(),
+            }))
         }
         D::Int8 => each!(array.as_primitive::<Int8Type>(), |v| int(v as i128, g)),
         D::Int16 => each!(array.as_primitive::<Int16Type>(), |v| int(v as i128, g)),

@@ -1,5 +1,6 @@
 //! Reading byte ranges: planning, coalescing and fetching them in as few requests as possible.
 
+use crate::ReadError;
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 
@@ -69,7 +70,7 @@ impl Fetched {
     pub fn read<R: ChunkReader>(reader: &R, ranges: &[Range]) -> Fetched {
         let mut f = Fetched::default();
         for r in ranges {
-            f.push(*r, read_range(reader, *r));
+            f.push(*r, read_range(reader, *r).map_err(|e| e.to_string()));
         }
         f
     }
@@ -103,12 +104,19 @@ impl Fetched {
 }
 
 /// One ranged read, checked to return exactly what was asked.
-pub fn read_range<R: ChunkReader>(reader: &R, r: Range) -> Result<Bytes, String> {
-    let len = usize::try_from(r.end - r.start).map_err(|_| "range too large".to_string())?;
-    let b = reader.get_bytes(r.start, len).map_err(|e| e.to_string())?;
+pub(crate) fn read_range<R: ChunkReader>(reader: &R, r: Range) -> Result<Bytes, ReadError> {
+    let len = usize::try_from(r.end.saturating_sub(r.start)).map_err(|_| ReadError::TooLarge {
+        start: r.start,
+        end: r.end,
+    })?;
+    let b = reader.get_bytes(r.start, len).map_err(ReadError::Parquet)?;
     if b.len() == len {
         Ok(b)
     } else {
-        Err(format!("short read: {} of {len} bytes", b.len()))
+        Err(ReadError::Short {
+            start: r.start,
+            wanted: len as u64,
+            got: b.len() as u64,
+        })
     }
 }

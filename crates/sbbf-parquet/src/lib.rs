@@ -57,7 +57,7 @@ pub mod value;
 pub mod verify;
 pub mod write;
 
-pub use error::Error;
+pub use error::{BuildError, Error, FooterError, NotParquet, ReadError, WriteError};
 pub use file::ParquetFile;
 pub use io::IoPolicy;
 pub use job::{FilterSpan, ProbeJob};

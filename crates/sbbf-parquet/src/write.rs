@@ -8,7 +8,7 @@ use crate::footer::{edit_footer, FilterEdits, IndexMoves};
 use crate::header::BloomFilterHeader;
 use crate::io::IoPolicy;
 use crate::job::FilterSpan;
-use crate::{Error, FilterState, ParquetFile};
+use crate::{BuildError, Error, FilterState, ParquetFile, ReadError, WriteError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::serialized_reader::SerializedFileReader;
 use std::fs::File;
@@ -64,14 +64,30 @@ fn check_fpp(fpp: f64) -> Result<(), Error> {
     if fpp > 0.0 && fpp < 1.0 {
         Ok(())
     } else {
-        Err(Error::Build(format!(
-            "--fpp must be strictly between 0 and 1, got {fpp}"
-        )))
+        Err(BuildError::Filter(sbbf::Error::InvalidFpp(fpp)).into())
     }
 }
 
-fn io_err(e: impl std::fmt::Display) -> Error {
-    Error::Write(e.to_string())
+/// An error reading the input file.
+fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| {
+        ReadError::Io {
+            path: input.to_path_buf(),
+            source,
+        }
+        .into()
+    }
+}
+
+/// An error writing the output that replaces or creates `target`.
+fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| {
+        WriteError::Io {
+            target: target.to_path_buf(),
+            source,
+        }
+        .into()
+    }
 }
 
 /// Writes the output beside `target` and renames it into place once complete and synced.
@@ -89,26 +105,27 @@ fn atomic_write(
         .prefix(".sbbf-")
         .suffix(".tmp")
         .tempfile_in(&dir)
-        .map_err(|e| {
-            Error::Write(format!(
-                "cannot create a temporary file in {}: {e}",
-                dir.display()
-            ))
+        .map_err(|source| WriteError::TempFile {
+            dir: dir.clone(),
+            source,
         })?;
+    let io_err = write_err(target);
     {
         let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
         fill(&mut w)?;
-        w.flush().map_err(io_err)?;
+        w.flush().map_err(&io_err)?;
     }
     if let Ok(m) = std::fs::metadata(like) {
         tmp.as_file()
             .set_permissions(m.permissions())
-            .map_err(io_err)?;
+            .map_err(&io_err)?;
     }
-    tmp.as_file().sync_all().map_err(io_err)?;
-    let len = tmp.as_file().metadata().map_err(io_err)?.len();
-    tmp.persist(target)
-        .map_err(|e| Error::Write(format!("cannot rename into {}: {e}", target.display())))?;
+    tmp.as_file().sync_all().map_err(&io_err)?;
+    let len = tmp.as_file().metadata().map_err(&io_err)?.len();
+    tmp.persist(target).map_err(|e| WriteError::Rename {
+        target: target.to_path_buf(),
+        source: e.error,
+    })?;
     // Make the rename itself durable.
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();
@@ -116,30 +133,33 @@ fn atomic_write(
     Ok(len)
 }
 
-fn copy_prefix(input: &Path, len: u64, w: &mut impl Write) -> Result<(), Error> {
-    let mut f = File::open(input).map_err(io_err)?;
-    let copied = std::io::copy(&mut (&mut f).take(len), w).map_err(io_err)?;
+/// Copies the first `len` bytes of `input` to `w` (the output for `target`). A failure of the
+/// copy is reported as a write error: reading a file that was just opened rarely fails,
+/// writing (a full disk) does.
+fn copy_prefix(input: &Path, target: &Path, len: u64, w: &mut impl Write) -> Result<(), Error> {
+    let mut f = File::open(input).map_err(read_err(input))?;
+    let copied = std::io::copy(&mut (&mut f).take(len), w).map_err(write_err(target))?;
     if copied != len {
-        return Err(Error::Write(format!(
-            "input shrank while copying ({copied} of {len} bytes)"
-        )));
+        return Err(WriteError::InputShrank { copied, len }.into());
     }
     Ok(())
 }
 
 fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
-    let mut f = File::open(input).map_err(io_err)?;
-    f.seek(SeekFrom::Start(start)).map_err(io_err)?;
+    let io_err = read_err(input);
+    let mut f = File::open(input).map_err(&io_err)?;
+    f.seek(SeekFrom::Start(start)).map_err(&io_err)?;
     let mut footer = vec![0u8; (len - 8 - start) as usize];
-    f.read_exact(&mut footer).map_err(io_err)?;
+    f.read_exact(&mut footer).map_err(&io_err)?;
     Ok(footer)
 }
 
-fn write_tail(w: &mut impl Write, footer: &[u8]) -> Result<(), Error> {
-    w.write_all(footer).map_err(io_err)?;
+fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Result<(), Error> {
+    let io_err = write_err(target);
+    w.write_all(footer).map_err(&io_err)?;
     w.write_all(&(footer.len() as u32).to_le_bytes())
-        .map_err(io_err)?;
-    w.write_all(b"PAR1").map_err(io_err)
+        .map_err(&io_err)?;
+    w.write_all(b"PAR1").map_err(&io_err)
 }
 
 /// Adds filters for `opts.columns` to every row group of `input`, writing `output` (which may
@@ -152,19 +172,21 @@ pub fn add_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(opts.fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
     let mut cols = Vec::new();
     for name in &opts.columns {
         let c = pq.column_index(name)?;
         if pq.columns()[c].physical == PhysicalType::BOOLEAN {
-            return Err(Error::Build(format!(
-                "`{name}` is BOOLEAN: Parquet defines no Bloom filter for it"
-            )));
+            return Err(BuildError::Boolean {
+                column: name.clone(),
+            }
+            .into());
         }
         if !opts.replace && pq.filter_locations(c).iter().any(|l| l.offset.is_some()) {
-            return Err(Error::Build(format!(
-                "`{name}` already has Bloom filters; use --replace to rebuild them"
-            )));
+            return Err(BuildError::HasFilters {
+                column: name.clone(),
+            }
+            .into());
         }
         if !cols.contains(&c) {
             cols.push(c);
@@ -178,7 +200,7 @@ pub fn add_filters(
     let mut edits = FilterEdits::new();
     let mut bytes_written = 0u64;
     let output_len = atomic_write(output, input, |w| {
-        copy_prefix(input, pq.footer_start(), w)?;
+        copy_prefix(input, output, pq.footer_start(), w)?;
         let mut pos = pq.footer_start();
         // Chunks are built in parallel and written in order as they arrive.
         for_each_built(input, &pq, &items, opts, |(rg, c), f, distinct| {
@@ -186,8 +208,8 @@ pub fn add_filters(
                 num_bytes: f.num_bytes() as i32,
             }
             .to_bytes();
-            w.write_all(&header).map_err(io_err)?;
-            w.write_all(f.as_bytes()).map_err(io_err)?;
+            w.write_all(&header).map_err(write_err(output))?;
+            w.write_all(f.as_bytes()).map_err(write_err(output))?;
             let len = (header.len() + f.num_bytes()) as u64;
             edits.insert((rg, c), (pos as i64, len as i32));
             // A replaced filter's size, by the footer (0 when the chunk had none).
@@ -206,7 +228,7 @@ pub fn add_filters(
         })?;
         let new_footer = edit_footer(&footer, &edits, &IndexMoves::new())?;
         bytes_written += new_footer.len() as u64 + 8;
-        write_tail(w, &new_footer)
+        write_tail(w, output, &new_footer)
     })?;
     Ok(WriteReport {
         filters,
@@ -242,7 +264,7 @@ fn for_each_built(
             scope.spawn(move || {
                 let build = |i: usize, data: &dyn parquet::file::reader::FileReader| {
                     let (rg, c) = items[i];
-                    let file = File::open(input).map_err(io_err)?;
+                    let file = File::open(input).map_err(read_err(input))?;
                     crate::build::chunk_filter(
                         file,
                         pq.metadata(),
@@ -253,19 +275,26 @@ fn for_each_built(
                         opts.fpp,
                     )
                 };
-                let data = File::open(input).map_err(io_err).and_then(|f| {
-                    SerializedFileReader::new(f).map_err(|e| Error::Read(e.to_string()))
+                let data = File::open(input).map_err(read_err(input)).and_then(|f| {
+                    SerializedFileReader::new(f).map_err(|e| ReadError::Parquet(e).into())
                 });
+                let data = match data {
+                    Ok(d) => d,
+                    Err(e) => {
+                        // Reported once, in place of the next item.
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i < items.len() {
+                            let _ = tx.send((i, Err(e)));
+                        }
+                        return;
+                    }
+                };
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= items.len() {
                         break;
                     }
-                    let r = match &data {
-                        Ok(d) => build(i, d),
-                        Err(e) => Err(Error::Read(e.to_string())),
-                    };
-                    if tx.send((i, r)).is_err() {
+                    if tx.send((i, build(i, &data))).is_err() {
                         break; // the writer stopped on an error
                     }
                 }
@@ -285,9 +314,7 @@ fn for_each_built(
         if want == items.len() {
             Ok(())
         } else {
-            Err(Error::Build(
-                "a worker stopped before building every filter".into(),
-            ))
+            Err(BuildError::WorkerStopped.into())
         }
     })
 }
@@ -336,7 +363,7 @@ pub fn resize_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
     let chosen: Vec<usize> = if columns.is_empty() {
         (0..pq.columns().len()).collect()
     } else {
@@ -360,21 +387,20 @@ pub fn resize_filters(
                 Ok(s) => s,
                 Err(FilterState::Missing) => continue,
                 Err(FilterState::Invalid(why)) => {
-                    return Err(Error::Build(format!(
-                        "row group {rg} `{}`: unusable filter, not resizing: {why}",
-                        pq.columns()[c].path
-                    )))
+                    return Err(BuildError::Unusable {
+                        row_group: rg,
+                        column: pq.columns()[c].path.clone(),
+                        reason: why,
+                    }
+                    .into())
                 }
                 Err(FilterState::Present) => continue,
             };
             let mut folded = None;
             if chosen.contains(&c) {
-                let mut f = sbbf::Sbbf::from_bitset(&span.bitset)
-                    .map_err(|e| Error::Build(e.to_string()))?;
+                let mut f = sbbf::Sbbf::from_bitset(&span.bitset).map_err(BuildError::Filter)?;
                 if f.num_blocks().is_power_of_two()
-                    && f.fold_to_target_fpp(fpp)
-                        .map_err(|e| Error::Build(e.to_string()))?
-                        > 0
+                    && f.fold_to_target_fpp(fpp).map_err(BuildError::Filter)? > 0
                 {
                     filters.push(WrittenFilter {
                         row_group: rg,
@@ -466,16 +492,17 @@ pub fn resize_filters(
     let output_len = atomic_write(output, input, |w| {
         let mut edits = FilterEdits::new();
         let mut moves = IndexMoves::new();
-        let mut src = File::open(input).map_err(io_err)?;
+        let read = read_err(input);
+        let mut src = File::open(input).map_err(&read)?;
         let prefix = if compact {
             tail_start
         } else {
             pq.footer_start()
         };
-        copy_prefix(input, prefix, w)?;
+        copy_prefix(input, output, prefix, w)?;
         let mut pos = prefix;
         let put = |w: &mut BufWriter<&File>, bytes: &[u8], pos: &mut u64| -> Result<(), Error> {
-            w.write_all(bytes).map_err(io_err)?;
+            w.write_all(bytes).map_err(write_err(output))?;
             *pos += bytes.len() as u64;
             Ok(())
         };
@@ -500,8 +527,8 @@ pub fn resize_filters(
                         }
                         None if compact => {
                             let mut raw = vec![0u8; (span.end() - span.offset) as usize];
-                            src.seek(SeekFrom::Start(span.offset)).map_err(io_err)?;
-                            src.read_exact(&mut raw).map_err(io_err)?;
+                            src.seek(SeekFrom::Start(span.offset)).map_err(&read)?;
+                            src.read_exact(&mut raw).map_err(&read)?;
                             put(w, &raw, &mut pos)?;
                         }
                         None => continue,
@@ -521,8 +548,8 @@ pub fn resize_filters(
                     len,
                 } if compact => {
                     let mut raw = vec![0u8; *len as usize];
-                    src.seek(SeekFrom::Start(*start)).map_err(io_err)?;
-                    src.read_exact(&mut raw).map_err(io_err)?;
+                    src.seek(SeekFrom::Start(*start)).map_err(&read)?;
+                    src.read_exact(&mut raw).map_err(&read)?;
                     let at = pos as i64;
                     put(w, &raw, &mut pos)?;
                     let e = moves.entry((*rg, *col)).or_insert((None, None));
@@ -537,7 +564,7 @@ pub fn resize_filters(
         }
         let new_footer = edit_footer(&footer, &edits, &moves)?;
         bytes_written += new_footer.len() as u64 + 8;
-        write_tail(w, &new_footer)
+        write_tail(w, output, &new_footer)
     })?;
     Ok(WriteReport {
         filters,
