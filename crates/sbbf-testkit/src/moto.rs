@@ -122,6 +122,24 @@ impl Moto {
         assert!(reply.starts_with("HTTP/1.1 200"), "upload {key}: {reply}");
     }
 
+    /// Uploads every `*.parquet` in `dir` and its subdirectories under `prefix/`, keeping the
+    /// relative paths (as the CLI's directory walk and a store listing see them); returns them
+    /// sorted.
+    pub fn upload_tree(&self, bucket: &str, prefix: &str, dir: &Path) -> Vec<String> {
+        let mut names = self.upload_dir(bucket, prefix, dir);
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                let sub = p.file_name().unwrap().to_string_lossy().into_owned();
+                for name in self.upload_tree(bucket, &format!("{prefix}/{sub}"), &p) {
+                    names.push(format!("{sub}/{name}"));
+                }
+            }
+        }
+        names.sort();
+        names
+    }
+
     /// Uploads every `*.parquet` directly in `dir` under `prefix/`; returns the file names.
     pub fn upload_dir(&self, bucket: &str, prefix: &str, dir: &Path) -> Vec<String> {
         let mut names = Vec::new();
