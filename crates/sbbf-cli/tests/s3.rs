@@ -1,7 +1,7 @@
 //! `sbbf probe s3://...` against a real S3-compatible server (moto on a loopback port, started
 //! by each test): same output, text and JSON, and exit codes as the local files.
 //!
-//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup-s3-test.sh`); fails without it.
+//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup/setup-s3-test.sh`); fails without it.
 
 #![cfg(feature = "object_store")]
 
