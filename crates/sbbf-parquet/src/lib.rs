@@ -48,6 +48,7 @@ pub mod header;
 pub mod inspect;
 pub mod io;
 mod job;
+mod layout;
 pub mod literal;
 mod probe;
 pub mod prune;

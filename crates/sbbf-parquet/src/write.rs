@@ -8,6 +8,7 @@ use crate::footer::{edit_footer, FilterEdits, IndexMoves};
 use crate::header::BloomFilterHeader;
 use crate::io::IoPolicy;
 use crate::job::FilterSpan;
+use crate::layout::{Layout, Region, RegionKind};
 use crate::{BuildError, Error, FilterState, ParquetFile, ReadError, WriteError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::serialized_reader::SerializedFileReader;
@@ -319,35 +320,178 @@ fn for_each_built(
     })
 }
 
-/// A structure in the region after the last data page that `resize` may move.
+/// A structure after the last data page that `resize` may move: a filter (maybe folded) or a
+/// page index, and where the input has it.
 enum TailItem {
     Filter {
-        rg: usize,
-        col: usize,
         span: FilterSpan,
         folded: Option<sbbf::Sbbf>,
     },
-    OffsetIndex {
-        rg: usize,
-        col: usize,
-        start: u64,
-        len: u64,
-    },
-    ColumnIndex {
-        rg: usize,
-        col: usize,
-        start: u64,
-        len: u64,
+    Index {
+        /// Which index, of which chunk (page index regions only).
+        region: Region,
     },
 }
+
+/// A column chunk: `(row group, leaf column)`.
+type Chunk = (usize, usize);
 
 impl TailItem {
     fn start(&self) -> u64 {
         match self {
             TailItem::Filter { span, .. } => span.offset,
-            TailItem::OffsetIndex { start, .. } | TailItem::ColumnIndex { start, .. } => *start,
+            TailItem::Index { region } => region.start,
         }
     }
+}
+
+/// What `resize` writes, decided from the footer and the filters alone: no file is touched.
+struct ResizePlan {
+    /// Filters and page indexes, by the chunk they belong to, in input order.
+    items: Vec<(Chunk, TailItem)>,
+    /// The report's entries: the filters that shrink.
+    filters: Vec<WrittenFilter>,
+    /// Whether the region after the last data page is rewritten (filters and page indexes
+    /// moved, the file shrinks) rather than folded filters appended after the footer's start.
+    compact: bool,
+    /// Bytes of the input copied unchanged: up to the first filter or page index when
+    /// compacting, up to the footer otherwise.
+    prefix: u64,
+}
+
+/// Folds the filters of `chosen` columns to `fpp` and decides the layout of the output.
+/// `spans` holds every readable filter of the file as `((row group, column), span)`.
+fn plan_resize(
+    meta: &parquet::file::metadata::ParquetMetaData,
+    footer_start: u64,
+    column_paths: &[String],
+    spans: Vec<(Chunk, FilterSpan)>,
+    chosen: &[usize],
+    fpp: f64,
+) -> Result<ResizePlan, Error> {
+    let mut items = Vec::new();
+    let mut filters = Vec::new();
+    for ((rg, c), span) in spans {
+        let mut folded = None;
+        if chosen.contains(&c) {
+            let mut f = sbbf::Sbbf::from_bitset(&span.bitset).map_err(BuildError::Filter)?;
+            if f.num_blocks().is_power_of_two()
+                && f.fold_to_target_fpp(fpp).map_err(BuildError::Filter)? > 0
+            {
+                filters.push(WrittenFilter {
+                    row_group: rg,
+                    column: column_paths[c].clone(),
+                    bytes_before: span.bitset.len() as u64,
+                    bytes_after: f.num_bytes() as u64,
+                    distinct: None,
+                });
+                folded = Some(f);
+            }
+        }
+        items.push(((rg, c), TailItem::Filter { span, folded }));
+    }
+    // The region after the last data page can be rewritten when only filters and page
+    // indexes live there, and every page index lies before the footer.
+    let tail_start = items
+        .iter()
+        .map(|(_, i)| i.start())
+        .min()
+        .unwrap_or(footer_start);
+    let layout = Layout::of(meta);
+    let mut compact = layout.malformed.is_empty();
+    for region in layout.regions {
+        match region.kind {
+            RegionKind::Data => compact &= region.end <= tail_start,
+            RegionKind::ColumnIndex | RegionKind::OffsetIndex => {
+                // A page index outside the data area is not moved, and then nothing is.
+                if region.end > footer_start {
+                    compact = false;
+                } else if region.start >= tail_start {
+                    items.push((
+                        (region.row_group, region.column),
+                        TailItem::Index { region },
+                    ));
+                }
+            }
+            RegionKind::Filter => {}
+        }
+    }
+    items.sort_by_key(|(_, i)| i.start());
+    Ok(ResizePlan {
+        items,
+        filters,
+        compact,
+        prefix: if compact { tail_start } else { footer_start },
+    })
+}
+
+/// Writes the output of `plan` into `w` (the temporary file for `output`): the input's first
+/// `plan.prefix` bytes, then the moved and folded structures, then the new footer. Returns the
+/// bytes of new filters and footer.
+fn write_resized(
+    input: &Path,
+    output: &Path,
+    footer: &[u8],
+    plan: &ResizePlan,
+    w: &mut BufWriter<&File>,
+) -> Result<u64, Error> {
+    let mut edits = FilterEdits::new();
+    let mut moves = IndexMoves::new();
+    let read = read_err(input);
+    let mut src = File::open(input).map_err(&read)?;
+    let mut copy = |start: u64, len: u64| -> Result<Vec<u8>, Error> {
+        let mut raw = vec![0u8; len as usize];
+        src.seek(SeekFrom::Start(start)).map_err(&read)?;
+        src.read_exact(&mut raw).map_err(&read)?;
+        Ok(raw)
+    };
+    copy_prefix(input, output, plan.prefix, w)?;
+    let mut pos = plan.prefix;
+    let mut bytes_written = 0u64;
+    let mut put = |w: &mut BufWriter<&File>, bytes: &[u8]| -> Result<u64, Error> {
+        let at = pos;
+        w.write_all(bytes).map_err(write_err(output))?;
+        pos += bytes.len() as u64;
+        Ok(at)
+    };
+    for ((rg, col), item) in &plan.items {
+        match item {
+            TailItem::Filter {
+                folded: Some(f), ..
+            } => {
+                let header = BloomFilterHeader {
+                    num_bytes: f.num_bytes() as i32,
+                }
+                .to_bytes();
+                let at = put(w, &header)?;
+                put(w, f.as_bytes())?;
+                let len = (header.len() + f.num_bytes()) as u64;
+                bytes_written += len;
+                edits.insert((*rg, *col), (at as i64, len as i32));
+            }
+            TailItem::Filter { span, folded: None } if plan.compact => {
+                let raw = copy(span.offset, span.end() - span.offset)?;
+                let at = put(w, &raw)?;
+                edits.insert((*rg, *col), (at as i64, raw.len() as i32));
+            }
+            TailItem::Index { region } if plan.compact => {
+                let raw = copy(region.start, region.end - region.start)?;
+                let at = put(w, &raw)? as i64;
+                let e = moves.entry((*rg, *col)).or_insert((None, None));
+                if region.kind == RegionKind::OffsetIndex {
+                    e.0 = Some(at);
+                } else {
+                    e.1 = Some(at);
+                }
+            }
+            // Not compacting: unchanged filters and page indexes stay where they are.
+            _ => {}
+        }
+    }
+    let new_footer = edit_footer(footer, &edits, &moves)?;
+    bytes_written += new_footer.len() as u64 + 8;
+    write_tail(w, output, &new_footer)?;
+    Ok(bytes_written)
 }
 
 /// Folds every filter (of `columns`, or all) whose fill allows it down to the smallest size
@@ -372,20 +516,17 @@ pub fn resize_filters(
             .map(|c| pq.column_index(c))
             .collect::<Result<_, _>>()?
     };
-    let meta = pq.metadata().clone();
+    // Every filter of the file is read: unchosen ones move too when the tail is compacted.
     let ncols = pq.columns().len();
-    let mut items = Vec::new();
-    let mut filters = Vec::new();
-    let total = ncols;
+    let mut spans = Vec::new();
     for c in 0..ncols {
         let mut job = pq.whole_job(c, IoPolicy::default());
         while let Some(r) = job.next_reads() {
             job.supply(crate::io::Fetched::read(pq.reader(), &r));
         }
         for (rg, span) in job.into_spans().into_iter().enumerate() {
-            let span = match span {
-                Ok(s) => s,
-                Err(FilterState::Missing) => continue,
+            match span {
+                Ok(s) => spans.push(((rg, c), s)),
                 Err(FilterState::Invalid(why)) => {
                     return Err(BuildError::Unusable {
                         row_group: rg,
@@ -394,183 +535,40 @@ pub fn resize_filters(
                     }
                     .into())
                 }
-                Err(FilterState::Present) => continue,
-            };
-            let mut folded = None;
-            if chosen.contains(&c) {
-                let mut f = sbbf::Sbbf::from_bitset(&span.bitset).map_err(BuildError::Filter)?;
-                if f.num_blocks().is_power_of_two()
-                    && f.fold_to_target_fpp(fpp).map_err(BuildError::Filter)? > 0
-                {
-                    filters.push(WrittenFilter {
-                        row_group: rg,
-                        column: pq.columns()[c].path.clone(),
-                        bytes_before: span.bitset.len() as u64,
-                        bytes_after: f.num_bytes() as u64,
-                        distinct: None,
-                    });
-                    folded = Some(f);
-                }
+                Err(FilterState::Missing | FilterState::Present) => {}
             }
-            items.push(TailItem::Filter {
-                rg,
-                col: c,
-                span,
-                folded,
-            });
         }
-        progress(c + 1, total);
+        progress(c + 1, ncols);
     }
-    if filters.is_empty() && output == input {
+    let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
+    let plan = plan_resize(
+        pq.metadata(),
+        pq.footer_start(),
+        &paths,
+        spans,
+        &chosen,
+        fpp,
+    )?;
+    if plan.filters.is_empty() && output == input {
         return Ok(WriteReport {
-            filters,
+            filters: plan.filters,
             input_len: pq.file_len(),
             output_len: pq.file_len(),
             bytes_written: 0,
             compacted: false,
         });
     }
-    // The region after the last data page: relocatable when only filters and page indexes
-    // live there.
-    let tail_start = items
-        .iter()
-        .map(|i| i.start())
-        .min()
-        .unwrap_or(pq.footer_start());
-    let mut data_in_tail = false;
-    for (r, rg) in meta.row_groups().iter().enumerate() {
-        for (c, col) in rg.columns().iter().enumerate() {
-            let start = col
-                .dictionary_page_offset()
-                .unwrap_or(col.data_page_offset())
-                .max(0) as u64;
-            let end = start.saturating_add(col.compressed_size().max(0) as u64);
-            if end > tail_start {
-                data_in_tail = true;
-            }
-            // A page index the footer places outside the data area is not moved, and then
-            // nothing is (the tail is left as it is).
-            let inside = |o: i64, l: i32| {
-                o >= 0 && l >= 0 && (o as u64).saturating_add(l as u64) <= pq.footer_start()
-            };
-            for (o, l) in [
-                (col.offset_index_offset(), col.offset_index_length()),
-                (col.column_index_offset(), col.column_index_length()),
-            ] {
-                if let (Some(o), Some(l)) = (o, l) {
-                    if !inside(o, l) {
-                        data_in_tail = true;
-                    }
-                }
-            }
-            if let (Some(o), Some(l)) = (col.offset_index_offset(), col.offset_index_length()) {
-                if inside(o, l) && o as u64 >= tail_start {
-                    items.push(TailItem::OffsetIndex {
-                        rg: r,
-                        col: c,
-                        start: o as u64,
-                        len: l.max(0) as u64,
-                    });
-                }
-            }
-            if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
-                if inside(o, l) && o as u64 >= tail_start {
-                    items.push(TailItem::ColumnIndex {
-                        rg: r,
-                        col: c,
-                        start: o as u64,
-                        len: l.max(0) as u64,
-                    });
-                }
-            }
-        }
-    }
-    items.sort_by_key(|i| i.start());
     let footer = read_footer(input, pq.footer_start(), pq.file_len())?;
-    let compact = !data_in_tail;
-    let mut bytes_written = 0u64;
+    let mut bytes_written = 0;
     let output_len = atomic_write(output, input, |w| {
-        let mut edits = FilterEdits::new();
-        let mut moves = IndexMoves::new();
-        let read = read_err(input);
-        let mut src = File::open(input).map_err(&read)?;
-        let prefix = if compact {
-            tail_start
-        } else {
-            pq.footer_start()
-        };
-        copy_prefix(input, output, prefix, w)?;
-        let mut pos = prefix;
-        let put = |w: &mut BufWriter<&File>, bytes: &[u8], pos: &mut u64| -> Result<(), Error> {
-            w.write_all(bytes).map_err(write_err(output))?;
-            *pos += bytes.len() as u64;
-            Ok(())
-        };
-        for item in &items {
-            match item {
-                TailItem::Filter {
-                    rg,
-                    col,
-                    span,
-                    folded,
-                } => {
-                    let at = pos;
-                    match folded {
-                        Some(f) => {
-                            let header = BloomFilterHeader {
-                                num_bytes: f.num_bytes() as i32,
-                            }
-                            .to_bytes();
-                            put(w, &header, &mut pos)?;
-                            put(w, f.as_bytes(), &mut pos)?;
-                            bytes_written += (header.len() + f.num_bytes()) as u64;
-                        }
-                        None if compact => {
-                            let mut raw = vec![0u8; (span.end() - span.offset) as usize];
-                            src.seek(SeekFrom::Start(span.offset)).map_err(&read)?;
-                            src.read_exact(&mut raw).map_err(&read)?;
-                            put(w, &raw, &mut pos)?;
-                        }
-                        None => continue,
-                    }
-                    edits.insert((*rg, *col), (at as i64, (pos - at) as i32));
-                }
-                TailItem::OffsetIndex {
-                    rg,
-                    col,
-                    start,
-                    len,
-                }
-                | TailItem::ColumnIndex {
-                    rg,
-                    col,
-                    start,
-                    len,
-                } if compact => {
-                    let mut raw = vec![0u8; *len as usize];
-                    src.seek(SeekFrom::Start(*start)).map_err(&read)?;
-                    src.read_exact(&mut raw).map_err(&read)?;
-                    let at = pos as i64;
-                    put(w, &raw, &mut pos)?;
-                    let e = moves.entry((*rg, *col)).or_insert((None, None));
-                    if matches!(item, TailItem::OffsetIndex { .. }) {
-                        e.0 = Some(at);
-                    } else {
-                        e.1 = Some(at);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let new_footer = edit_footer(&footer, &edits, &moves)?;
-        bytes_written += new_footer.len() as u64 + 8;
-        write_tail(w, output, &new_footer)
+        bytes_written = write_resized(input, output, &footer, &plan, w)?;
+        Ok(())
     })?;
     Ok(WriteReport {
-        filters,
+        filters: plan.filters,
         input_len: pq.file_len(),
         output_len,
         bytes_written,
-        compacted: compact,
+        compacted: plan.compact,
     })
 }
