@@ -16,7 +16,7 @@ pub type FilterEdits = HashMap<(usize, usize), (i64, i32)>;
 
 /// New page-index offsets for column chunks that were moved: `(row group, leaf column) ->
 /// (offset_index_offset, column_index_offset)`, each changed only when `Some`.
-pub type IndexMoves = HashMap<(usize, usize), (Option<i64>, Option<i64>)>;
+pub(crate) type IndexMoves = HashMap<(usize, usize), (Option<i64>, Option<i64>)>;
 
 /// Where in the footer's struct tree the copier is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -47,7 +47,7 @@ pub fn edit_filter_locations(footer: &[u8], edits: &FilterEdits) -> Result<Vec<u
 
 /// [`edit_filter_locations`], also moving page indexes (`ColumnChunk` fields 4 and 6).
 /// A footer of an encrypted file (`FileMetaData.encryption_algorithm`) is refused.
-pub fn edit_footer(
+pub(crate) fn edit_footer(
     footer: &[u8],
     edits: &FilterEdits,
     moves: &IndexMoves,

@@ -36,11 +36,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "async")]
 pub mod asyncio;
 pub mod build;
 pub mod column;
-pub mod decode;
+mod decode;
 mod error;
 mod file;
 pub mod footer;
