@@ -494,29 +494,13 @@ fn write_resized(
     Ok(bytes_written)
 }
 
-/// Folds every filter (of `columns`, or all) whose fill allows it down to the smallest size
-/// whose fill-implied false-positive rate stays at or below `fpp`, writing `output`. When all
-/// filters and page indexes follow the last data page, that region is rewritten compactly and
-/// the file shrinks; otherwise the folded filters are appended and the old ones left
-/// unreferenced. Nothing is written when no filter can shrink and `output` is `input`.
-pub fn resize_filters(
-    input: &Path,
-    output: &Path,
-    fpp: f64,
-    columns: &[String],
+/// Every readable filter of the file, whole, as `((row group, column), span)`: unchosen ones
+/// move too when the tail is compacted. An unusable filter is an error (it cannot be moved
+/// safely); `progress` is called after each column.
+fn read_spans(
+    pq: &ParquetFile<File>,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<WriteReport, Error> {
-    check_fpp(fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
-    let chosen: Vec<usize> = if columns.is_empty() {
-        (0..pq.columns().len()).collect()
-    } else {
-        columns
-            .iter()
-            .map(|c| pq.column_index(c))
-            .collect::<Result<_, _>>()?
-    };
-    // Every filter of the file is read: unchosen ones move too when the tail is compacted.
+) -> Result<Vec<(Chunk, FilterSpan)>, Error> {
     let ncols = pq.columns().len();
     let mut spans = Vec::new();
     for c in 0..ncols {
@@ -540,6 +524,32 @@ pub fn resize_filters(
         }
         progress(c + 1, ncols);
     }
+    Ok(spans)
+}
+
+/// Folds every filter (of `columns`, or all) whose fill allows it down to the smallest size
+/// whose fill-implied false-positive rate stays at or below `fpp`, writing `output`. When all
+/// filters and page indexes follow the last data page, that region is rewritten compactly and
+/// the file shrinks; otherwise the folded filters are appended and the old ones left
+/// unreferenced. Nothing is written when no filter can shrink and `output` is `input`.
+pub fn resize_filters(
+    input: &Path,
+    output: &Path,
+    fpp: f64,
+    columns: &[String],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<WriteReport, Error> {
+    check_fpp(fpp)?;
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    let chosen: Vec<usize> = if columns.is_empty() {
+        (0..pq.columns().len()).collect()
+    } else {
+        columns
+            .iter()
+            .map(|c| pq.column_index(c))
+            .collect::<Result<_, _>>()?
+    };
+    let spans = read_spans(&pq, progress)?;
     let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
     let plan = plan_resize(
         pq.metadata(),
@@ -571,4 +581,53 @@ pub fn resize_filters(
         bytes_written,
         compacted: plan.compact,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_moves_what_follows_the_data() {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/pa_ints.parquet"
+        ));
+        let pq = ParquetFile::open(File::open(path).unwrap()).unwrap();
+        let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
+        let spans = read_spans(&pq, &mut |_, _| {}).unwrap();
+        assert!(!spans.is_empty());
+        let plan = |spans, chosen: &[usize]| {
+            plan_resize(
+                pq.metadata(),
+                pq.footer_start(),
+                &paths,
+                spans,
+                chosen,
+                0.01,
+            )
+            .unwrap()
+        };
+        // Nothing chosen: nothing folds; the filters still move when the tail is compacted.
+        let p = plan(spans.clone(), &[]);
+        assert!(p.filters.is_empty());
+        assert!(
+            p.compact,
+            "pyarrow puts filters and page indexes after the data"
+        );
+        let filters = p
+            .items
+            .iter()
+            .filter(|(_, i)| matches!(i, TailItem::Filter { .. }))
+            .count();
+        assert_eq!(filters, spans.len());
+        assert!(p.items.windows(2).all(|w| w[0].1.start() <= w[1].1.start()));
+        assert_eq!(p.prefix, p.items[0].1.start());
+        // A filter the footer places inside the data: the tail holds data, nothing moves.
+        let mut inside = spans.clone();
+        inside[0].1.offset = 4;
+        let p = plan(inside, &[]);
+        assert!(!p.compact);
+        assert_eq!(p.prefix, pq.footer_start());
+    }
 }
