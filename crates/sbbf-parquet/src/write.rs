@@ -588,6 +588,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn errors_keep_their_cause() {
+        let missing = Path::new("/nonexistent/sbbf-test/in.parquet");
+        let e = resize_filters(missing, missing, 0.01, &[], &mut |_, _| {}).unwrap_err();
+        let io = std::error::Error::source(&e)
+            .and_then(|kind| kind.source())
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .expect("an io::Error under Read");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("in.parquet"), "{e}");
+        let e = resize_filters(missing, missing, 1.5, &[], &mut |_, _| {}).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::Build(BuildError::Filter(sbbf::Error::InvalidFpp(f))) if f == 1.5
+        ));
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
     fn plan_moves_what_follows_the_data() {
         let path = Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
