@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the committed seed corpora in fuzz/corpus/<target>/ (standard library only).
 
-Seeds: headers and filters cut from fixtures/corrupt (made by tools/gen_corrupt.py) and the
+Seeds: headers and filters cut from fixtures/corrupt (made by tools/gen/gen_corrupt.py) and the
 golden files, value strings in every syntax `encode_text` reads, and small Parquet files.
 """
 
@@ -11,7 +11,7 @@ import struct
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "gen"))
 import gen_corrupt as g  # noqa: E402
 
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")

@@ -3,13 +3,13 @@
 #   testdata/*.parquet            (pyarrow, arrow-rs, DuckDB, Spark/parquet-java writers)
 #   fixtures/expected/*.jsonl.gz  (answers of arrow-rs, parquet-java and DuckDB; never our code)
 #   fixtures/expected/manifest.json, testdata/files.json
-# Deterministic (fixed seeds); needs python3, Java 17+, cargo, and PyPI/crates.io access once.
+# Deterministic (fixed seeds); needs python3, Java 17+, cargo, and access to the Python and Rust package registries once.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$root"
 
-"$root/tools/setup-venv.sh"
+"$root/tools/setup/setup-venv.sh"
 cargo build --release -p arrowrs-oracle
 py="$root/tools/.venv/bin/python"
 

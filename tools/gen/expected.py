@@ -229,7 +229,7 @@ def versions():
     import pyspark
     return {"pyarrow": pyarrow.__version__, "duckdb": duckdb.__version__, "pyspark": pyspark.__version__,
             "parquet_java": "1.17.0 (pyspark jars)", "numpy": numpy.__version__,
-            "arrow_rs_parquet": "60.1.0 (tools/arrowrs-oracle)"}
+            "arrow_rs_parquet": "60.1.0 (tools/interop/arrowrs-oracle)"}
 
 
 def check():

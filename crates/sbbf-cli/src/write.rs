@@ -138,6 +138,16 @@ fn report(
     );
 }
 
+/// The flag a library error is about: the library's messages do not know the CLI's words.
+fn flag_hint(e: &sbbf_parquet::Error) -> &'static str {
+    use sbbf_parquet::{BuildError, Error};
+    match e {
+        Error::Build(BuildError::HasFilters { .. }) => "; use --replace to rebuild them",
+        Error::Build(BuildError::Filter(sbbf::Error::InvalidFpp(_))) => " (--fpp)",
+        _ => "",
+    }
+}
+
 pub fn run_add(a: AddArgs) -> u8 {
     let target = a.dest.target(&a.file);
     let opts = AddOptions {
@@ -157,7 +167,7 @@ pub fn run_add(a: AddArgs) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("sbbf add: {}: {e}", a.file.display());
+            eprintln!("sbbf add: {}: {e}{}", a.file.display(), flag_hint(&e));
             2
         }
     }
@@ -177,7 +187,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("sbbf resize: {}: {e}", a.file.display());
+            eprintln!("sbbf resize: {}: {e}{}", a.file.display(), flag_hint(&e));
             2
         }
     }

@@ -1,4 +1,4 @@
-//! The corrupt-file suite (`fixtures/corrupt`, made by `tools/gen_corrupt.py`) through the
+//! The corrupt-file suite (`fixtures/corrupt`, made by `tools/gen/gen_corrupt.py`) through the
 //! binary: every file gives the outcome `expected.json` documents, nothing ever panics, and a
 //! header's size claims cost no memory.
 

@@ -1,7 +1,7 @@
 //! `sbbf probe s3://...` against a real S3-compatible server (moto on a loopback port, started
 //! by each test): same output, text and JSON, and exit codes as the local files.
 //!
-//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup-s3-test.sh`); fails without it.
+//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup/setup-s3-test.sh`); fails without it.
 
 #![cfg(feature = "object_store")]
 
@@ -34,6 +34,7 @@ fn remote_prefix_and_objects_match_local() {
     moto.create_bucket(BUCKET);
     let td = repo().join("testdata");
     let conf = conformance_files();
+    // The local directory walk finds testdata/conformance too: upload it as well.
     let td_names = moto.upload_tree(BUCKET, "data/td", &td);
     let conf_names = moto.upload_dir(BUCKET, "data/conf", &conf);
     assert!(td_names.len() >= 20 && conf_names.len() >= 10);

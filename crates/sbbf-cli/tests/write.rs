@@ -183,6 +183,8 @@ fn add_refuses_what_it_must() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--fpp") && err.contains("1.5"), "{err}");
     // Encrypted input.
     let enc = dir.path().join("enc.parquet");
     let mut bytes = b"PAR1".to_vec();

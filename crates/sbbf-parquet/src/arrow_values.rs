@@ -5,7 +5,7 @@
 
 use crate::column::{ColumnType, Unit};
 use crate::stored::{emit, Intent, Literal, Outcome, Scalar};
-use crate::Error;
+use crate::{BuildError, Error};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::Array;
@@ -291,11 +291,12 @@ pub fn for_each_arrow_value(
     for_each_scalar(array, &mut sink);
     match sink.failure {
         None => Ok(()),
-        Some((i, why)) => Err(Error::Build(format!(
-            "element {i} of an Arrow {} array does not fit column `{}` ({}): {why}",
-            array.data_type(),
-            col.path,
-            col.physical_name()
-        ))),
+        Some((index, reason)) => Err(Error::Build(BuildError::ArrowValue {
+            index,
+            data_type: array.data_type().to_string(),
+            column: col.path.clone(),
+            physical: col.physical_name().to_string(),
+            reason,
+        })),
     }
 }

@@ -8,7 +8,7 @@ use crate::job::{FilterSpan, NoFilter, ProbeJob};
 use crate::probe::RowGroupAnswer;
 use crate::prune::{Predicate, Pruned};
 use crate::stored::Encoded;
-use crate::{Error, ParquetFile};
+use crate::{Error, ParquetFile, ReadError};
 use parquet::arrow::async_reader::AsyncFileReader;
 
 /// Bytes fetched from the end of a file when opening it: the footer of most files fits, so
@@ -31,12 +31,13 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         let tail = reader
             .get_bytes(file_len - suffix..file_len)
             .await
-            .map_err(|e| Error::Read(e.to_string()))?;
+            .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
         if tail.len() as u64 != suffix {
-            return Err(Error::Read(format!(
-                "short read of the footer: {} bytes",
-                tail.len()
-            )));
+            return Err(Error::Read(ReadError::Short {
+                start: file_len - suffix,
+                wanted: suffix,
+                got: tail.len() as u64,
+            }));
         }
         let start = footer_start(&tail[tail.len() - 8..], file_len)?;
         let meta = if start >= file_len - suffix {
@@ -46,9 +47,13 @@ impl<R: AsyncFileReader> ParquetFile<R> {
             let b = reader
                 .get_bytes(start..file_len - 8)
                 .await
-                .map_err(|e| Error::Read(e.to_string()))?;
+                .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
             if b.len() as u64 != file_len - 8 - start {
-                return Err(Error::Read("short read of the footer".into()));
+                return Err(Error::Read(ReadError::Short {
+                    start,
+                    wanted: file_len - 8 - start,
+                    got: b.len() as u64,
+                }));
             }
             b
         };

@@ -4,7 +4,7 @@
 use crate::arrow_values::for_each_arrow_value;
 use crate::column::{ColumnType, ValueKind};
 use crate::decode::for_each_value;
-use crate::Error;
+use crate::{BuildError, Error, ReadError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::reader::FileReader;
 use sbbf::Sbbf;
@@ -13,11 +13,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// A set of XXH64 hashes. They are uniformly distributed already, so the set uses them as
 /// their own hash instead of hashing them again with SipHash.
-pub type HashSet64 = HashSet<u64, BuildHasherDefault<PassThrough>>;
+pub(crate) type HashSet64 = HashSet<u64, BuildHasherDefault<PassThrough>>;
 
 /// The hasher behind [`HashSet64`]: returns the `u64` it is given.
 #[derive(Default, Clone, Copy)]
-pub struct PassThrough(u64);
+pub(crate) struct PassThrough(u64);
 
 impl Hasher for PassThrough {
     fn finish(&self) -> u64 {
@@ -82,7 +82,7 @@ pub fn for_each_chunk_hash<R: parquet::file::reader::ChunkReader + 'static>(
     if !arrow_round_trips(col) {
         return for_each_value(data, row_group, column, |v| f(sbbf::hash(v)));
     }
-    let err = |e: parquet::errors::ParquetError| Error::Read(e.to_string());
+    let err = |e: parquet::errors::ParquetError| Error::Read(ReadError::Parquet(e));
     // Types from the Parquet schema alone: an embedded Arrow schema could ask for casts.
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
     let meta = ArrowReaderMetadata::try_new(metadata.clone(), options).map_err(err)?;
@@ -95,29 +95,13 @@ pub fn for_each_chunk_hash<R: parquet::file::reader::ChunkReader + 'static>(
         .map_err(err)?;
     let mut values = 0u64;
     for batch in batches {
-        let batch = batch.map_err(|e| Error::Read(e.to_string()))?;
+        let batch = batch.map_err(|e| Error::Read(ReadError::Arrow(e)))?;
         for_each_arrow_value(batch.column(0).as_ref(), col, |b| {
             values += 1;
             f(sbbf::hash(b));
         })?;
     }
     Ok(values)
-}
-
-/// [`chunk_hashes`] through [`for_each_chunk_hash`]'s faster decoding.
-pub fn chunk_hashes_fast<R: parquet::file::reader::ChunkReader + 'static>(
-    reader: R,
-    metadata: &std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
-    data: &dyn FileReader,
-    col: &ColumnType,
-    row_group: usize,
-    column: usize,
-) -> Result<(Vec<u64>, u64), Error> {
-    let mut seen = HashSet64::default();
-    let values = for_each_chunk_hash(reader, metadata, data, col, (row_group, column), |h| {
-        seen.insert(h);
-    })?;
-    Ok((sorted(seen), values))
 }
 
 /// A column chunk's filter, built in one pass without collecting its values.
@@ -138,7 +122,7 @@ pub fn chunk_filter<R: parquet::file::reader::ChunkReader + 'static>(
     ndv: Option<u64>,
     fpp: f64,
 ) -> Result<(Sbbf, u64), Error> {
-    let sizing = |e: sbbf::Error| Error::Build(e.to_string());
+    let sizing = |e: sbbf::Error| Error::Build(BuildError::Filter(e));
     let upper = metadata
         .row_group(chunk.0)
         .column(chunk.1)
@@ -176,7 +160,7 @@ pub fn chunk_filter<R: parquet::file::reader::ChunkReader + 'static>(
 /// ```
 pub fn filter_for(hashes: &[u64], ndv: Option<u64>, fpp: f64) -> Result<Sbbf, Error> {
     let n = ndv.unwrap_or(hashes.len() as u64).max(1);
-    let mut f = Sbbf::with_ndv_fpp(n, fpp).map_err(|e| Error::Build(e.to_string()))?;
+    let mut f = Sbbf::with_ndv_fpp(n, fpp).map_err(|e| Error::Build(BuildError::Filter(e)))?;
     f.insert_hashes(hashes);
     Ok(f)
 }

@@ -2,7 +2,7 @@
 //! and for building filters). Decoding is the `parquet` crate's: every encoding and
 //! compression it reads; nulls are skipped, as writers never insert them.
 
-use crate::Error;
+use crate::{BuildError, Error, ReadError};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::AsBytes;
 use parquet::file::reader::FileReader;
@@ -18,13 +18,9 @@ pub fn for_each_value(
     column: usize,
     mut f: impl FnMut(&[u8]),
 ) -> Result<u64, Error> {
-    let rg = file
-        .get_row_group(row_group)
-        .map_err(|e| Error::Read(e.to_string()))?;
-    let reader = rg
-        .get_column_reader(column)
-        .map_err(|e| Error::Read(e.to_string()))?;
-    let err = |e: parquet::errors::ParquetError| Error::Read(e.to_string());
+    let err = |e: parquet::errors::ParquetError| Error::Read(ReadError::Parquet(e));
+    let rg = file.get_row_group(row_group).map_err(err)?;
+    let reader = rg.get_column_reader(column).map_err(err)?;
     let mut def = Vec::new();
     let mut rep = Vec::new();
     let mut count = 0u64;
@@ -52,9 +48,10 @@ pub fn for_each_value(
     }
     match reader {
         ColumnReader::BoolColumnReader(_) => {
-            return Err(Error::Read(
-                "BOOLEAN columns have no Bloom filters in Parquet".into(),
-            ))
+            return Err(BuildError::Boolean {
+                column: rg.metadata().column(column).column_path().string(),
+            }
+            .into())
         }
         ColumnReader::Int32ColumnReader(r) => drain!(r, Vec::<i32>::new()),
         ColumnReader::Int64ColumnReader(r) => drain!(r, Vec::<i64>::new()),

@@ -1,6 +1,16 @@
 //! Errors of the adapter.
+//!
+//! Every error that comes from another library (an [`std::io::Error`] with its kind, a
+//! [`ParquetError`], a `thrift::Error`, an [`sbbf::Error`], an `object_store::Error`) is kept
+//! as the error's [`source`](std::error::Error::source), so callers can match on it instead of
+//! reading message text. Messages already include the text of their cause, so a one-line
+//! `{}` is complete; programs that walk the `source()` chain will see that text twice.
+//!
+//! Messages never name command-line flags: a front end adds its own wording from the variant.
 
 use crate::value::ValueError;
+use parquet::errors::ParquetError;
+use std::path::PathBuf;
 
 /// Why a file could not be probed or inspected at all. Problems with one row group's filter
 /// are not errors: they make that row group "unknown" (see [`crate::FilterState`]).
@@ -9,16 +19,17 @@ use crate::value::ValueError;
 pub enum Error {
     /// The bytes are not a Parquet file (too short, bad magic, bad footer length).
     #[error("not a Parquet file: {0}")]
-    NotParquet(String),
-    /// Modular encryption ("PARE" footer): filters are encrypted too.
+    NotParquet(NotParquet),
+    /// Modular encryption ("PARE" footer, or a plaintext footer announcing an encryption
+    /// algorithm): filters are encrypted too.
     #[error("the file is encrypted (Parquet modular encryption); encrypted Bloom filters are not supported")]
     Encrypted,
-    /// The footer could not be decoded.
+    /// The footer could not be decoded or re-encoded.
     #[error("cannot read the Parquet footer: {0}")]
-    Footer(String),
+    Footer(#[source] FooterError),
     /// Reading bytes failed.
     #[error("read failed: {0}")]
-    Read(String),
+    Read(#[source] ReadError),
     /// No leaf column has this path.
     #[error("no column `{column}` in this file; {}", candidates_text(.candidates))]
     UnknownColumn {
@@ -27,16 +38,253 @@ pub enum Error {
         /// Leaf paths that look related (or all of them).
         candidates: Vec<String>,
     },
-    /// A filter could not be built (unsupported type, bad sizing).
+    /// A filter could not be built (unsupported type, bad sizing, unusable existing filter).
     #[error("cannot build a filter: {0}")]
-    Build(String),
+    Build(#[source] BuildError),
     /// Writing the output failed.
     #[error("write failed: {0}")]
-    Write(String),
+    Write(#[source] WriteError),
     /// The value text does not parse for the column's type.
     #[error(transparent)]
     Value(#[from] ValueError),
 }
+
+/// Why the bytes are not a Parquet file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotParquet {
+    /// Shorter than magic, footer length and magic.
+    #[error("{len} bytes is shorter than the smallest Parquet file")]
+    TooShort {
+        /// The file's size.
+        len: u64,
+    },
+    /// The last four bytes are neither `PAR1` nor `PARE`.
+    #[error("the file does not end with PAR1 (found {:?})", String::from_utf8_lossy(.found))]
+    BadMagic {
+        /// The last four bytes.
+        found: [u8; 4],
+    },
+    /// The footer length in the tail is larger than the file.
+    #[error("footer length {footer_len} exceeds the file size {file_len}")]
+    FooterTooLong {
+        /// What the tail announces.
+        footer_len: u64,
+        /// The file's size.
+        file_len: u64,
+    },
+}
+
+/// Why the footer (`FileMetaData`) could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FooterError {
+    /// The `parquet` crate could not decode it.
+    #[error("{0}")]
+    Decode(#[source] ParquetError),
+    /// The schema at its start is not well-formed Thrift.
+    #[error("malformed schema: {0}")]
+    Schema(#[source] thrift::Error),
+    /// A schema element claims more children than the schema has elements (or a negative
+    /// number): decoding it would reserve memory for them.
+    #[error(
+        "schema element {element} claims {claimed} children, \
+         but the schema has {elements} elements"
+    )]
+    SchemaChildren {
+        /// Index of the element.
+        element: usize,
+        /// Children it claims.
+        claimed: i64,
+        /// Elements in the schema.
+        elements: usize,
+    },
+    /// Copying the footer with new locations failed (malformed Thrift).
+    #[error("cannot re-encode the footer: {0}")]
+    Reencode(#[source] thrift::Error),
+    /// Some new filter locations named column chunks the footer does not have (or that have
+    /// no `ColumnMetaData`).
+    #[error(
+        "{missing} of {total} filter locations found no column \
+         chunk with metadata"
+    )]
+    UnmatchedEdits {
+        /// Locations not applied.
+        missing: usize,
+        /// Locations asked for.
+        total: usize,
+    },
+}
+
+/// Why bytes could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The reader (a `ChunkReader` or an `AsyncFileReader`) or the `parquet` crate's column
+    /// decoding failed.
+    #[error("{0}")]
+    Parquet(#[source] ParquetError),
+    /// Decoding column data into Arrow arrays failed.
+    #[error("{0}")]
+    Arrow(#[source] arrow_schema::ArrowError),
+    /// A local file could not be opened or read.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause, with its [`std::io::ErrorKind`].
+        #[source]
+        source: std::io::Error,
+    },
+    /// The reader returned fewer bytes than asked.
+    #[error("short read at byte {start}: {got} of {wanted} bytes")]
+    Short {
+        /// First byte asked for.
+        start: u64,
+        /// Bytes asked for.
+        wanted: u64,
+        /// Bytes returned.
+        got: u64,
+    },
+    /// A range larger than this platform can hold in memory.
+    #[error("range {start}..{end} is too large")]
+    TooLarge {
+        /// First byte.
+        start: u64,
+        /// One past the last byte.
+        end: u64,
+    },
+    /// An object store request failed.
+    #[cfg(feature = "object_store")]
+    #[error("{location}: {source}")]
+    Store {
+        /// The URL, object or prefix.
+        location: String,
+        /// The cause.
+        #[source]
+        source: object_store::Error,
+    },
+    /// A location is not a URL.
+    #[cfg(feature = "object_store")]
+    #[error("{url}: bad URL: {source}")]
+    Url {
+        /// The text given.
+        url: String,
+        /// The cause.
+        #[source]
+        source: url::ParseError,
+    },
+    /// No object at a location and no `*.parquet` objects under it.
+    #[cfg(feature = "object_store")]
+    #[error("{location}: no such object and no *.parquet objects under it")]
+    NoObjects {
+        /// The object path or prefix (`/` for the store's root).
+        location: String,
+    },
+}
+
+/// Why a filter could not be built or rewritten.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The filter crate refused the sizing or the bits (false-positive rate outside (0, 1),
+    /// bitset of a bad length, ...).
+    #[error("{0}")]
+    Filter(#[source] sbbf::Error),
+    /// Parquet defines no Bloom filter for BOOLEAN values.
+    #[error("`{column}`: Parquet defines no Bloom filter for BOOLEAN values")]
+    Boolean {
+        /// Column path.
+        column: String,
+    },
+    /// An element of an Arrow array that the column cannot hold exactly (another type, out of
+    /// range, finer than its unit): a filter is not built from a guess.
+    #[error("element {index} of an Arrow {data_type} array does not fit column `{column}` ({physical}): {reason}")]
+    ArrowValue {
+        /// The element's index.
+        index: usize,
+        /// The array's Arrow type.
+        data_type: String,
+        /// Column path.
+        column: String,
+        /// The column's physical type.
+        physical: String,
+        /// Why, by the stored-value rules.
+        reason: String,
+    },
+    /// The column already has filters and replacing them was not asked for.
+    #[error("`{column}` already has Bloom filters")]
+    HasFilters {
+        /// Column path.
+        column: String,
+    },
+    /// An existing filter cannot be read, so it cannot be resized.
+    #[error("row group {row_group} `{column}`: unusable filter, not resizing: {reason}")]
+    Unusable {
+        /// Row group.
+        row_group: usize,
+        /// Column path.
+        column: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A builder thread ended before handing over its filters.
+    #[error("a worker stopped before building every filter")]
+    WorkerStopped,
+}
+
+/// Why the output could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// No temporary file could be created beside the target.
+    #[error("cannot create a temporary file in {}: {source}", .dir.display())]
+    TempFile {
+        /// The target's directory.
+        dir: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing, syncing or setting permissions of the temporary output failed.
+    #[error("{}: {source}", .target.display())]
+    Io {
+        /// The file being replaced or created.
+        target: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The complete output could not be renamed over the target.
+    #[error("cannot rename into {}: {source}", .target.display())]
+    Rename {
+        /// The target.
+        target: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The input got shorter while it was being copied.
+    #[error("input shrank while copying ({copied} of {len} bytes)")]
+    InputShrank {
+        /// Bytes copied.
+        copied: u64,
+        /// Bytes expected.
+        len: u64,
+    },
+}
+
+macro_rules! from_kind {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::$v(e)
+            }
+        }
+    )*};
+}
+from_kind!(NotParquet => NotParquet, FooterError => Footer, ReadError => Read,
+    BuildError => Build, WriteError => Write);
 
 fn candidates_text(c: &[String]) -> String {
     if c.is_empty() {

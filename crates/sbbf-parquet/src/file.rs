@@ -2,7 +2,7 @@
 
 use crate::column::ColumnType;
 use crate::io::{read_range, Range};
-use crate::Error;
+use crate::{Error, FooterError, NotParquet, ReadError};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::reader::ChunkReader;
 use std::sync::Arc;
@@ -38,8 +38,7 @@ impl<R: ChunkReader> ParquetFile<R> {
                 start: file_len - 8,
                 end: file_len,
             },
-        )
-        .map_err(Error::Read)?;
+        )?;
         let footer_start = footer_start(&tail, file_len)?;
         let meta = read_range(
             &reader,
@@ -47,44 +46,45 @@ impl<R: ChunkReader> ParquetFile<R> {
                 start: footer_start,
                 end: file_len - 8,
             },
-        )
-        .map_err(Error::Read)?;
+        )?;
         ParquetFile::from_footer(reader, file_len, footer_start, &meta)
     }
 }
 
 pub(crate) fn check_min_len(file_len: u64) -> Result<(), Error> {
     if file_len < 12 {
-        return Err(Error::NotParquet(format!(
-            "{file_len} bytes is shorter than the smallest Parquet file"
-        )));
+        return Err(NotParquet::TooShort { len: file_len }.into());
     }
     Ok(())
 }
 
 /// Where the footer starts, from the file's last 8 bytes (metadata length and magic).
 pub(crate) fn footer_start(tail: &[u8], file_len: u64) -> Result<u64, Error> {
-    if tail.len() != 8 {
-        return Err(Error::Read(format!(
-            "read {} of the 8 tail bytes",
-            tail.len()
-        )));
-    }
+    let Ok(tail) = <[u8; 8]>::try_from(tail) else {
+        return Err(ReadError::Short {
+            start: file_len.saturating_sub(8),
+            wanted: 8,
+            got: tail.len() as u64,
+        }
+        .into());
+    };
     match &tail[4..8] {
         b"PAR1" => {}
         b"PARE" => return Err(Error::Encrypted),
-        other => {
-            return Err(Error::NotParquet(format!(
-                "the file does not end with PAR1 (found {:?})",
-                String::from_utf8_lossy(other)
-            )))
+        _ => {
+            return Err(NotParquet::BadMagic {
+                found: [tail[4], tail[5], tail[6], tail[7]],
+            }
+            .into())
         }
     }
-    let meta_len = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as u64;
+    let meta_len = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as u64;
     if meta_len + 12 > file_len {
-        return Err(Error::NotParquet(format!(
-            "footer length {meta_len} exceeds the file size {file_len}"
-        )));
+        return Err(NotParquet::FooterTooLong {
+            footer_len: meta_len,
+            file_len,
+        }
+        .into());
     }
     Ok(file_len - 8 - meta_len)
 }
@@ -99,11 +99,12 @@ impl<R> ParquetFile<R> {
     ) -> Result<Self, Error> {
         crate::footer::check_schema_counts(meta)?;
         let metadata = ParquetMetaDataReader::decode_metadata(meta).map_err(|e| {
-            let text = e.to_string();
-            if text.to_lowercase().contains("encrypt") {
+            // A plaintext footer of an encrypted file may lack what an unencrypted one must
+            // have: say why, rather than what is missing.
+            if crate::footer::announces_encryption(meta) {
                 Error::Encrypted
             } else {
-                Error::Footer(text)
+                FooterError::Decode(e).into()
             }
         })?;
         let columns = metadata
@@ -178,5 +179,55 @@ impl<R> ParquetFile<R> {
             column: path.to_string(),
             candidates,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with_footer(meta: &[u8]) -> bytes::Bytes {
+        let mut file = b"PAR1".to_vec();
+        file.extend_from_slice(meta);
+        file.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+        file.extend_from_slice(b"PAR1");
+        file.into()
+    }
+
+    #[test]
+    fn plaintext_footer_of_an_encrypted_file() {
+        // FileMetaData { 8: encryption_algorithm = AES_GCM_V1 {} } and nothing else: parquet's
+        // decoder misses the required fields; the reason is the encryption.
+        let meta = [0x8c, 0x1c, 0x00, 0x00, 0x00];
+        assert!(matches!(
+            ParquetFile::open(file_with_footer(&meta)),
+            Err(Error::Encrypted)
+        ));
+        // The same failure without field 8 is the decoder's.
+        assert!(matches!(
+            ParquetFile::open(file_with_footer(&[0x00])),
+            Err(Error::Footer(FooterError::Decode(_)))
+        ));
+    }
+
+    #[test]
+    fn not_parquet_reasons() {
+        assert!(matches!(
+            ParquetFile::open(bytes::Bytes::from_static(b"PAR1")),
+            Err(Error::NotParquet(NotParquet::TooShort { len: 4 }))
+        ));
+        assert!(matches!(
+            ParquetFile::open(bytes::Bytes::from_static(b"PAR1\0\0\0\0\0\0\0\0ABCD")),
+            Err(Error::NotParquet(NotParquet::BadMagic {
+                found: [b'A', b'B', b'C', b'D']
+            }))
+        ));
+        assert!(matches!(
+            ParquetFile::open(bytes::Bytes::from_static(b"PAR1\0\0\0\0\x10\0\0\0PAR1")),
+            Err(Error::NotParquet(NotParquet::FooterTooLong {
+                footer_len: 16,
+                file_len: 16
+            }))
+        ));
     }
 }

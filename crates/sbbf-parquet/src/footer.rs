@@ -3,7 +3,7 @@
 //! the Thrift compact protocol value by value. Only `ColumnMetaData` fields 14
 //! (`bloom_filter_offset`) and 15 (`bloom_filter_length`) of the chosen column chunks change.
 
-use crate::Error;
+use crate::{Error, FooterError};
 use std::collections::HashMap;
 use std::io::Read;
 use thrift::protocol::{
@@ -16,7 +16,7 @@ pub type FilterEdits = HashMap<(usize, usize), (i64, i32)>;
 
 /// New page-index offsets for column chunks that were moved: `(row group, leaf column) ->
 /// (offset_index_offset, column_index_offset)`, each changed only when `Some`.
-pub type IndexMoves = HashMap<(usize, usize), (Option<i64>, Option<i64>)>;
+pub(crate) type IndexMoves = HashMap<(usize, usize), (Option<i64>, Option<i64>)>;
 
 /// Where in the footer's struct tree the copier is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -47,14 +47,13 @@ pub fn edit_filter_locations(footer: &[u8], edits: &FilterEdits) -> Result<Vec<u
 
 /// [`edit_filter_locations`], also moving page indexes (`ColumnChunk` fields 4 and 6).
 /// A footer of an encrypted file (`FileMetaData.encryption_algorithm`) is refused.
-pub fn edit_footer(
+pub(crate) fn edit_footer(
     footer: &[u8],
     edits: &FilterEdits,
     moves: &IndexMoves,
 ) -> Result<Vec<u8>, Error> {
     let limit = footer.len().max(64);
-    let config =
-        crate::header::bounded_thrift(limit, 64).map_err(|e| Error::Footer(e.to_string()))?;
+    let config = crate::header::bounded_thrift(limit, 64).map_err(FooterError::Reencode)?;
     let mut cursor: &[u8] = footer;
     let mut out = Vec::with_capacity(footer.len() + 32 * edits.len());
     {
@@ -69,18 +68,18 @@ pub fn edit_footer(
         };
         copier
             .copy_struct(&mut i, &mut o, Ctx::FileMetaData)
-            .map_err(|e| Error::Footer(format!("cannot re-encode the footer: {e}")))?;
+            .map_err(FooterError::Reencode)?;
         if copier.encrypted {
             return Err(Error::Encrypted);
         }
         if copier.applied != edits.len() {
-            return Err(Error::Footer(format!(
-                "{} of {} filter locations found no column chunk with metadata",
-                edits.len() - copier.applied,
-                edits.len()
-            )));
+            return Err(FooterError::UnmatchedEdits {
+                missing: edits.len() - copier.applied,
+                total: edits.len(),
+            }
+            .into());
         }
-        o.flush().map_err(|e| Error::Footer(e.to_string()))?;
+        o.flush().map_err(FooterError::Reencode)?;
     }
     Ok(out)
 }
@@ -94,18 +93,44 @@ pub fn edit_footer(
 /// strict reading of the thrift crate must succeed up to the end of the schema. Everything after
 /// the schema is left to parquet's decoder.
 pub(crate) fn check_schema_counts(footer: &[u8]) -> Result<(), Error> {
-    let config = crate::header::bounded_thrift(footer.len().max(64), 64)
-        .map_err(|e| Error::Footer(e.to_string()))?;
+    let config =
+        crate::header::bounded_thrift(footer.len().max(64), 64).map_err(FooterError::Schema)?;
     let mut cursor: &[u8] = footer;
     let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
     match schema_counts(&mut i) {
         Ok(None) => Ok(()),
-        Ok(Some((element, claimed, total))) => Err(Error::Footer(format!(
-            "schema element {element} claims {claimed} children, but the schema has {total} \
-             elements"
-        ))),
-        Err(e) => Err(Error::Footer(format!("malformed schema: {e}"))),
+        Ok(Some((element, claimed, elements))) => Err(FooterError::SchemaChildren {
+            element,
+            claimed,
+            elements,
+        }
+        .into()),
+        Err(e) => Err(FooterError::Schema(e).into()),
     }
+}
+
+/// Whether the footer's top-level `FileMetaData` has field 8, `encryption_algorithm`: the
+/// plaintext footer of an encrypted file. Reads (and skips) the whole footer; `false` when it is
+/// not well-formed Thrift before that field.
+pub(crate) fn announces_encryption(footer: &[u8]) -> bool {
+    let Ok(config) = crate::header::bounded_thrift(footer.len().max(64), 64) else {
+        return false;
+    };
+    let mut cursor: &[u8] = footer;
+    let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
+    let mut scan = || -> thrift::Result<bool> {
+        i.read_struct_begin()?;
+        loop {
+            let f = i.read_field_begin()?;
+            match (f.field_type, f.id) {
+                (TType::Stop, _) => return Ok(false),
+                (_, Some(8)) => return Ok(true),
+                (t, _) => i.skip(t)?,
+            }
+            i.read_field_end()?;
+        }
+    };
+    scan().unwrap_or(false)
 }
 
 /// The first schema element whose `num_children` is impossible: `(index, claimed, elements)`.

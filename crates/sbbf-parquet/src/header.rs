@@ -6,6 +6,7 @@
 //! `parquet.thrift` are interpreted; unknown fields are skipped, as Thrift evolution requires.
 
 use std::io::Read;
+use std::sync::Arc;
 use thrift::protocol::{
     TCompactInputProtocol, TCompactOutputProtocol, TFieldIdentifier, TInputProtocol,
     TOutputProtocol, TStructIdentifier, TType,
@@ -34,14 +35,15 @@ pub struct BloomFilterHeader {
 }
 
 /// Why a header could not be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum HeaderError {
     /// The bytes ended before the header did.
     #[error("the Bloom filter header is truncated")]
     Truncated,
-    /// Not valid compact-protocol Thrift.
+    /// Not valid compact-protocol Thrift (or larger or deeper than the limits allow).
     #[error("malformed Bloom filter header: {0}")]
-    Malformed(String),
+    Malformed(#[source] Arc<thrift::Error>),
     /// A required field is absent.
     #[error("the Bloom filter header has no `{0}` field")]
     MissingField(&'static str),
@@ -85,14 +87,14 @@ impl BloomFilterHeader {
     /// // parquet-mr's header for a 1024-byte filter
     /// let raw = [0x15, 0x80, 0x10, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0];
     /// assert_eq!(BloomFilterHeader::parse(&raw).unwrap().0.num_bytes, 1024);
-    /// assert_eq!(BloomFilterHeader::parse(&raw[..5]), Err(HeaderError::Truncated));
+    /// assert!(matches!(BloomFilterHeader::parse(&raw[..5]), Err(HeaderError::Truncated)));
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<(BloomFilterHeader, usize), HeaderError> {
         let window = &bytes[..bytes.len().min(MAX_HEADER_BYTES)];
         let mut cursor: &[u8] = window;
         let header = {
             let config = bounded_thrift(MAX_HEADER_BYTES, 16)
-                .map_err(|e| HeaderError::Malformed(e.to_string()))?;
+                .map_err(|e| HeaderError::Malformed(Arc::new(e)))?;
             let mut p = TCompactInputProtocol::with_config(&mut cursor, config);
             read_header(&mut p)?
         };
@@ -166,20 +168,14 @@ pub(crate) fn bounded_thrift(limit: usize, depth: usize) -> thrift::Result<TConf
         .build()
 }
 
+/// The thrift crate reports every end of input (its reads from a byte slice fail with
+/// `UnexpectedEof`) as a transport error of kind `EndOfFile`.
 fn thrift_err(e: thrift::Error) -> HeaderError {
     match &e {
         thrift::Error::Transport(t) if t.kind == thrift::TransportErrorKind::EndOfFile => {
             HeaderError::Truncated
         }
-        _ => {
-            if e.to_string().to_lowercase().contains("eof")
-                || e.to_string().contains("failed to fill whole buffer")
-            {
-                HeaderError::Truncated
-            } else {
-                HeaderError::Malformed(e.to_string())
-            }
-        }
+        _ => HeaderError::Malformed(Arc::new(e)),
     }
 }
 
@@ -343,10 +339,10 @@ mod tests {
     fn rejects_bad_sizes() {
         for n in [0, -32, 31, 33, sbbf::MAX_BYTES as i32 + 32, i32::MAX] {
             let b = BloomFilterHeader { num_bytes: n }.to_bytes();
-            assert_eq!(
+            assert!(matches!(
                 BloomFilterHeader::parse(&b),
-                Err(HeaderError::InvalidNumBytes(n))
-            );
+                Err(HeaderError::InvalidNumBytes(m)) if m == n
+            ));
         }
     }
 
@@ -367,10 +363,10 @@ mod tests {
     #[test]
     fn missing_field() {
         // num_bytes then stop
-        assert_eq!(
+        assert!(matches!(
             BloomFilterHeader::parse(&[0x15, 0x80, 0x10, 0x00]),
             Err(HeaderError::MissingField("algorithm"))
-        );
+        ));
     }
 
     #[test]
@@ -387,10 +383,33 @@ mod tests {
     }
 
     #[test]
+    fn every_cut_is_truncated() {
+        // The standard header, and one with an unknown binary field 5 before the stop byte.
+        let mut longer = PARQUET_MR_1024[..15].to_vec();
+        longer.extend_from_slice(&[0x58, 3, b'a', b'b', b'c', 0]);
+        for whole in [&PARQUET_MR_1024[..], &longer[..]] {
+            assert!(BloomFilterHeader::parse(whole).is_ok());
+            for cut in 0..whole.len() {
+                assert!(
+                    matches!(
+                        BloomFilterHeader::parse(&whole[..cut]),
+                        Err(HeaderError::Truncated)
+                    ),
+                    "cut at {cut}: {:?}",
+                    BloomFilterHeader::parse(&whole[..cut])
+                );
+            }
+        }
+    }
+
+    #[test]
     fn huge_string_claim_does_not_allocate() {
         // an unknown field 5 of type binary claiming 4 GiB
         let b = [0x58, 0xff, 0xff, 0xff, 0xff, 0x0f];
-        assert!(BloomFilterHeader::parse(&b).is_err());
+        assert!(matches!(
+            BloomFilterHeader::parse(&b),
+            Err(HeaderError::Malformed(_))
+        ));
     }
 
     #[test]

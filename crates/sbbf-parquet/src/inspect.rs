@@ -2,6 +2,7 @@
 
 use crate::header::BloomFilterHeader;
 use crate::io::{read_range, Range};
+use crate::layout::{Layout, Region};
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
@@ -31,57 +32,12 @@ pub struct FilterReport {
     pub problems: Vec<String>,
 }
 
-#[derive(Clone, Copy)]
-struct Region {
-    start: u64,
-    end: u64,
-    what: RegionKind,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum RegionKind {
-    Data(usize, usize),
-    ColumnIndex(usize, usize),
-    OffsetIndex(usize, usize),
-    Filter(usize, usize),
-}
-
 impl<R: ChunkReader> ParquetFile<R> {
     /// Reads every filter of the file (one at a time, each bounded by the file size) and reports
     /// on it. Chunks without a filter are listed too, with no offset.
     pub fn inspect(&self) -> Vec<FilterReport> {
         let meta = self.metadata();
-        let mut regions = Vec::new();
-        for (r, rg) in meta.row_groups().iter().enumerate() {
-            for (c, col) in rg.columns().iter().enumerate() {
-                // Not `byte_range()`: it asserts, and a hostile footer may hold negative values.
-                let start = col
-                    .dictionary_page_offset()
-                    .unwrap_or(col.data_page_offset());
-                let len = col.compressed_size();
-                if start >= 0 && len >= 0 {
-                    regions.push(Region {
-                        start: start as u64,
-                        end: (start as u64).saturating_add(len as u64),
-                        what: RegionKind::Data(r, c),
-                    });
-                }
-                if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
-                    regions.push(Region {
-                        start: o.max(0) as u64,
-                        end: (o.max(0) as u64).saturating_add(l.max(0) as u64),
-                        what: RegionKind::ColumnIndex(r, c),
-                    });
-                }
-                if let (Some(o), Some(l)) = (col.offset_index_offset(), col.offset_index_length()) {
-                    regions.push(Region {
-                        start: o.max(0) as u64,
-                        end: (o.max(0) as u64).saturating_add(l.max(0) as u64),
-                        what: RegionKind::OffsetIndex(r, c),
-                    });
-                }
-            }
-        }
+        let mut layout = Layout::of(meta);
         let mut reports = Vec::new();
         for (r, rg) in meta.row_groups().iter().enumerate() {
             for (c, col) in rg.columns().iter().enumerate() {
@@ -100,40 +56,19 @@ impl<R: ChunkReader> ParquetFile<R> {
                 if rep.offset.is_some() {
                     let end = self.read_one(&mut rep);
                     if let (Some(o), Some(end)) = (rep.offset, end) {
-                        let me = Region {
-                            start: o as u64,
-                            end,
-                            what: RegionKind::Filter(r, c),
-                        };
-                        for other in &regions {
-                            if other.start < me.end && me.start < other.end {
-                                rep.problems
-                                    .push(format!("overlaps {}", self.describe(other.what)));
-                            }
+                        let me = Region::filter(r, c, o as u64, end);
+                        for other in layout.overlapping(&me) {
+                            let path = self.columns().get(other.column).map_or("?", |t| &t.path);
+                            rep.problems
+                                .push(format!("overlaps {}", other.describe(path)));
                         }
-                        regions.push(me);
+                        layout.regions.push(me);
                     }
                 }
                 reports.push(rep);
             }
         }
         reports
-    }
-
-    fn describe(&self, what: RegionKind) -> String {
-        let name = |c: usize| self.columns()[c].path.clone();
-        match what {
-            RegionKind::Data(r, c) => format!("the data pages of `{}` in row group {r}", name(c)),
-            RegionKind::ColumnIndex(r, c) => {
-                format!("the column index of `{}` in row group {r}", name(c))
-            }
-            RegionKind::OffsetIndex(r, c) => {
-                format!("the offset index of `{}` in row group {r}", name(c))
-            }
-            RegionKind::Filter(r, c) => {
-                format!("the Bloom filter of `{}` in row group {r}", name(c))
-            }
-        }
     }
 
     /// Fills in header and bitset facts; returns the filter's end offset when it is known.

@@ -1,5 +1,6 @@
 //! Reading byte ranges: planning, coalescing and fetching them in as few requests as possible.
 
+use crate::ReadError;
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 
@@ -60,32 +61,32 @@ pub fn coalesce(mut ranges: Vec<Range>, max_gap: u64) -> Vec<Range> {
 
 /// Bytes fetched for a set of merged ranges; answers sub-range look-ups.
 #[derive(Debug, Default)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     chunks: Vec<(Range, Result<Bytes, String>)>,
 }
 
 impl Fetched {
     /// Reads every range (already merged) from `reader`; a failed read is remembered, not fatal.
-    pub fn read<R: ChunkReader>(reader: &R, ranges: &[Range]) -> Fetched {
+    pub(crate) fn read<R: ChunkReader>(reader: &R, ranges: &[Range]) -> Fetched {
         let mut f = Fetched::default();
         for r in ranges {
-            f.push(*r, read_range(reader, *r));
+            f.push(*r, read_range(reader, *r).map_err(|e| e.to_string()));
         }
         f
     }
 
     /// Takes over the ranges of another fetch.
-    pub fn extend(&mut self, other: Fetched) {
+    pub(crate) fn extend(&mut self, other: Fetched) {
         self.chunks.extend(other.chunks);
     }
 
     /// Adds a range fetched elsewhere (e.g. asynchronously).
-    pub fn push(&mut self, range: Range, bytes: Result<Bytes, String>) {
+    pub(crate) fn push(&mut self, range: Range, bytes: Result<Bytes, String>) {
         self.chunks.push((range, bytes));
     }
 
     /// The bytes `[start, start + len)`, if one fetched range holds them all.
-    pub fn get(&self, start: u64, len: u64) -> Result<Bytes, String> {
+    pub(crate) fn get(&self, start: u64, len: u64) -> Result<Bytes, String> {
         let end = start.saturating_add(len);
         for (r, b) in &self.chunks {
             if start >= r.start && end <= r.end {
@@ -103,12 +104,19 @@ impl Fetched {
 }
 
 /// One ranged read, checked to return exactly what was asked.
-pub fn read_range<R: ChunkReader>(reader: &R, r: Range) -> Result<Bytes, String> {
-    let len = usize::try_from(r.end - r.start).map_err(|_| "range too large".to_string())?;
-    let b = reader.get_bytes(r.start, len).map_err(|e| e.to_string())?;
+pub(crate) fn read_range<R: ChunkReader>(reader: &R, r: Range) -> Result<Bytes, ReadError> {
+    let len = usize::try_from(r.end.saturating_sub(r.start)).map_err(|_| ReadError::TooLarge {
+        start: r.start,
+        end: r.end,
+    })?;
+    let b = reader.get_bytes(r.start, len).map_err(ReadError::Parquet)?;
     if b.len() == len {
         Ok(b)
     } else {
-        Err(format!("short read: {} of {len} bytes", b.len()))
+        Err(ReadError::Short {
+            start: r.start,
+            wanted: len as u64,
+            got: b.len() as u64,
+        })
     }
 }

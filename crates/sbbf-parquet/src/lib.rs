@@ -37,12 +37,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod arrow_values;
 #[cfg(feature = "async")]
 pub mod asyncio;
 pub mod build;
 pub mod column;
-pub mod decode;
+mod decode;
 mod error;
 mod file;
 pub mod footer;
@@ -50,6 +52,7 @@ pub mod header;
 pub mod inspect;
 pub mod io;
 mod job;
+mod layout;
 mod probe;
 pub mod prune;
 #[cfg(feature = "object_store")]
@@ -59,7 +62,7 @@ pub mod value;
 pub mod verify;
 pub mod write;
 
-pub use error::Error;
+pub use error::{BuildError, Error, FooterError, NotParquet, ReadError, WriteError};
 pub use file::ParquetFile;
 pub use io::IoPolicy;
 pub use job::{FilterSpan, NoFilter};

@@ -3,6 +3,7 @@
 
 use crate::io::IoPolicy;
 use crate::job::{run, FilterSpan, NoFilter, ProbeJob};
+use crate::layout::{Layout, Region, RegionKind};
 use crate::stored::Encoded;
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
@@ -185,29 +186,27 @@ impl<R> ParquetFile<R> {
     fn all_footer_conflicts(&self) -> HashMap<(usize, usize), String> {
         let rgs = self.metadata().row_groups();
         let mut filters: HashMap<i64, usize> = HashMap::new();
-        let mut data: Vec<(u64, u64, usize, usize)> = Vec::new();
-        for (r, rg) in rgs.iter().enumerate() {
-            for (c, chunk) in rg.columns().iter().enumerate() {
+        for rg in rgs {
+            for chunk in rg.columns() {
                 if let Some(o) = chunk.bloom_filter_offset() {
                     *filters.entry(o).or_default() += 1;
                 }
-                let start = chunk
-                    .dictionary_page_offset()
-                    .unwrap_or(chunk.data_page_offset());
-                let len = chunk.compressed_size();
-                if start >= 0 && len > 0 {
-                    let start = start as u64;
-                    data.push((start, start.saturating_add(len as u64), r, c));
-                }
             }
         }
-        data.sort_unstable();
-        // The data range reaching furthest among those starting at or before each one.
-        let mut furthest: Vec<(u64, usize, usize)> = Vec::with_capacity(data.len());
-        for &(_, end, r, c) in &data {
+        // Each chunk's data pages, by start, and the one reaching furthest among those starting
+        // at or before each (a sorted sweep instead of testing every pair).
+        let layout = Layout::of(self.metadata());
+        let mut data: Vec<&Region> = layout
+            .regions
+            .iter()
+            .filter(|r| r.kind == RegionKind::Data && r.end > r.start)
+            .collect();
+        data.sort_unstable_by_key(|r| (r.start, r.end, r.row_group, r.column));
+        let mut furthest: Vec<&Region> = Vec::with_capacity(data.len());
+        for &r in &data {
             match furthest.last() {
-                Some(&f) if f.0 >= end => furthest.push(f),
-                _ => furthest.push((end, r, c)),
+                Some(&f) if f.end >= r.end => furthest.push(f),
+                _ => furthest.push(r),
             }
         }
         let name = |c: usize| self.columns().get(c).map_or("?", |t| t.path.as_str());
@@ -227,14 +226,14 @@ impl<R> ParquetFile<R> {
                     continue;
                 }
                 let Ok(o) = u64::try_from(off) else { continue };
-                let i = data.partition_point(|d| d.0 <= o);
-                if let Some(&(end, r2, c2)) = i.checked_sub(1).map(|i| &furthest[i]) {
-                    if o < end {
+                let i = data.partition_point(|d| d.start <= o);
+                if let Some(&inside) = i.checked_sub(1).map(|i| &furthest[i]) {
+                    if o < inside.end {
                         out.insert(
                             (r, column),
                             format!(
-                                "bloom_filter_offset {off} lies inside the data pages of `{}` in row group {r2}",
-                                name(c2)
+                                "bloom_filter_offset {off} lies inside {}",
+                                inside.describe(name(inside.column))
                             ),
                         );
                     }

@@ -33,7 +33,7 @@ use crate::io::IoPolicy;
 use crate::probe::RowGroupAnswer;
 use crate::prune::{Predicate, Pruned};
 use crate::stored::Encoded;
-use crate::{Error, ParquetFile};
+use crate::{Error, ParquetFile, ReadError};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -206,7 +206,10 @@ pub fn store_from_url_opts(
     url: &str,
     options: impl IntoIterator<Item = (String, String)>,
 ) -> Result<(Arc<dyn ObjectStore>, Path), Error> {
-    let parsed = Url::parse(url).map_err(|e| Error::Read(format!("{url}: bad URL: {e}")))?;
+    let parsed = Url::parse(url).map_err(|source| ReadError::Url {
+        url: url.to_string(),
+        source,
+    })?;
     let mut options: Vec<(String, String)> = options.into_iter().collect();
     if parsed.scheme() == "http"
         && matches!(
@@ -216,8 +219,11 @@ pub fn store_from_url_opts(
     {
         options.push(("allow_http".into(), "true".into()));
     }
-    let (store, path) = object_store::parse_url_opts(&parsed, options)
-        .map_err(|e| Error::Read(format!("{url}: {e}")))?;
+    let (store, path) =
+        object_store::parse_url_opts(&parsed, options).map_err(|source| ReadError::Store {
+            location: url.to_string(),
+            source,
+        })?;
     Ok((Arc::from(store), path))
 }
 
@@ -243,10 +249,13 @@ pub async fn open_url(url: &str) -> Result<RemoteFile, Error> {
 }
 
 async fn head(store: &Arc<dyn ObjectStore>, path: &Path) -> Result<ObjectMeta, Error> {
-    store
-        .head(path)
-        .await
-        .map_err(|e| Error::Read(format!("{path}: {e}")))
+    store.head(path).await.map_err(|source| {
+        ReadError::Store {
+            location: path.to_string(),
+            source,
+        }
+        .into()
+    })
 }
 
 /// Every object under `prefix` whose name ends in `.parquet` (any case), sorted by path.
@@ -266,7 +275,10 @@ pub async fn list_parquet(
         })
         .try_collect()
         .await
-        .map_err(|e| Error::Read(format!("listing {prefix}: {e}")))?;
+        .map_err(|source| ReadError::Store {
+            location: format!("listing {prefix}"),
+            source,
+        })?;
     out.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(out)
 }
@@ -283,19 +295,25 @@ pub async fn resolve(
         match store.head(path).await {
             Ok(meta) => return Ok(vec![meta]),
             Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(Error::Read(format!("{path}: {e}"))),
+            Err(source) => {
+                return Err(ReadError::Store {
+                    location: path.to_string(),
+                    source,
+                }
+                .into())
+            }
         }
     }
     let files = list_parquet(store, path).await?;
     if files.is_empty() {
-        return Err(Error::Read(format!(
-            "{}: no such object and no *.parquet objects under it",
-            if path.as_ref().is_empty() {
-                "/"
+        return Err(ReadError::NoObjects {
+            location: if path.as_ref().is_empty() {
+                "/".to_string()
             } else {
-                path.as_ref()
-            }
-        )));
+                path.to_string()
+            },
+        }
+        .into());
     }
     Ok(files)
 }

@@ -12,7 +12,7 @@ use sbbf::SbbfRef;
 use std::collections::HashSet;
 
 /// False negatives kept per chunk for the report (all are counted).
-pub const MAX_REPORTED: usize = 20;
+pub(crate) const MAX_REPORTED: usize = 20;
 
 /// The verdict on one column chunk.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +156,7 @@ fn splitmix(state: &mut u64) -> u64 {
 }
 
 /// A stored value as readable text: numbers for numeric types, UTF-8 for strings, hex else.
-pub fn display_plain(ty: &ColumnType, v: &[u8]) -> String {
+pub(crate) fn display_plain(ty: &ColumnType, v: &[u8]) -> String {
     use crate::column::ValueKind;
     let hex = || {
         format!(

@@ -8,7 +8,8 @@ use crate::footer::{edit_footer, FilterEdits, IndexMoves};
 use crate::header::BloomFilterHeader;
 use crate::io::IoPolicy;
 use crate::job::FilterSpan;
-use crate::{Error, NoFilter, ParquetFile};
+use crate::layout::{Layout, Region, RegionKind};
+use crate::{BuildError, Error, NoFilter, ParquetFile, ReadError, WriteError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::serialized_reader::SerializedFileReader;
 use std::fs::File;
@@ -64,14 +65,30 @@ fn check_fpp(fpp: f64) -> Result<(), Error> {
     if fpp > 0.0 && fpp < 1.0 {
         Ok(())
     } else {
-        Err(Error::Build(format!(
-            "--fpp must be strictly between 0 and 1, got {fpp}"
-        )))
+        Err(BuildError::Filter(sbbf::Error::InvalidFpp(fpp)).into())
     }
 }
 
-fn io_err(e: impl std::fmt::Display) -> Error {
-    Error::Write(e.to_string())
+/// An error reading the input file.
+fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| {
+        ReadError::Io {
+            path: input.to_path_buf(),
+            source,
+        }
+        .into()
+    }
+}
+
+/// An error writing the output that replaces or creates `target`.
+fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| {
+        WriteError::Io {
+            target: target.to_path_buf(),
+            source,
+        }
+        .into()
+    }
 }
 
 /// Writes the output beside `target` and renames it into place once complete and synced.
@@ -89,26 +106,27 @@ fn atomic_write(
         .prefix(".sbbf-")
         .suffix(".tmp")
         .tempfile_in(&dir)
-        .map_err(|e| {
-            Error::Write(format!(
-                "cannot create a temporary file in {}: {e}",
-                dir.display()
-            ))
+        .map_err(|source| WriteError::TempFile {
+            dir: dir.clone(),
+            source,
         })?;
+    let io_err = write_err(target);
     {
         let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
         fill(&mut w)?;
-        w.flush().map_err(io_err)?;
+        w.flush().map_err(&io_err)?;
     }
     if let Ok(m) = std::fs::metadata(like) {
         tmp.as_file()
             .set_permissions(m.permissions())
-            .map_err(io_err)?;
+            .map_err(&io_err)?;
     }
-    tmp.as_file().sync_all().map_err(io_err)?;
-    let len = tmp.as_file().metadata().map_err(io_err)?.len();
-    tmp.persist(target)
-        .map_err(|e| Error::Write(format!("cannot rename into {}: {e}", target.display())))?;
+    tmp.as_file().sync_all().map_err(&io_err)?;
+    let len = tmp.as_file().metadata().map_err(&io_err)?.len();
+    tmp.persist(target).map_err(|e| WriteError::Rename {
+        target: target.to_path_buf(),
+        source: e.error,
+    })?;
     // Make the rename itself durable.
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();
@@ -116,30 +134,33 @@ fn atomic_write(
     Ok(len)
 }
 
-fn copy_prefix(input: &Path, len: u64, w: &mut impl Write) -> Result<(), Error> {
-    let mut f = File::open(input).map_err(io_err)?;
-    let copied = std::io::copy(&mut (&mut f).take(len), w).map_err(io_err)?;
+/// Copies the first `len` bytes of `input` to `w` (the output for `target`). A failure of the
+/// copy is reported as a write error: reading a file that was just opened rarely fails,
+/// writing (a full disk) does.
+fn copy_prefix(input: &Path, target: &Path, len: u64, w: &mut impl Write) -> Result<(), Error> {
+    let mut f = File::open(input).map_err(read_err(input))?;
+    let copied = std::io::copy(&mut (&mut f).take(len), w).map_err(write_err(target))?;
     if copied != len {
-        return Err(Error::Write(format!(
-            "input shrank while copying ({copied} of {len} bytes)"
-        )));
+        return Err(WriteError::InputShrank { copied, len }.into());
     }
     Ok(())
 }
 
 fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
-    let mut f = File::open(input).map_err(io_err)?;
-    f.seek(SeekFrom::Start(start)).map_err(io_err)?;
+    let io_err = read_err(input);
+    let mut f = File::open(input).map_err(&io_err)?;
+    f.seek(SeekFrom::Start(start)).map_err(&io_err)?;
     let mut footer = vec![0u8; (len - 8 - start) as usize];
-    f.read_exact(&mut footer).map_err(io_err)?;
+    f.read_exact(&mut footer).map_err(&io_err)?;
     Ok(footer)
 }
 
-fn write_tail(w: &mut impl Write, footer: &[u8]) -> Result<(), Error> {
-    w.write_all(footer).map_err(io_err)?;
+fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Result<(), Error> {
+    let io_err = write_err(target);
+    w.write_all(footer).map_err(&io_err)?;
     w.write_all(&(footer.len() as u32).to_le_bytes())
-        .map_err(io_err)?;
-    w.write_all(b"PAR1").map_err(io_err)
+        .map_err(&io_err)?;
+    w.write_all(b"PAR1").map_err(&io_err)
 }
 
 /// Adds filters for `opts.columns` to every row group of `input`, writing `output` (which may
@@ -152,19 +173,21 @@ pub fn add_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(opts.fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
     let mut cols = Vec::new();
     for name in &opts.columns {
         let c = pq.column_index(name)?;
         if pq.columns()[c].physical == PhysicalType::BOOLEAN {
-            return Err(Error::Build(format!(
-                "`{name}` is BOOLEAN: Parquet defines no Bloom filter for it"
-            )));
+            return Err(BuildError::Boolean {
+                column: name.clone(),
+            }
+            .into());
         }
         if !opts.replace && pq.filter_locations(c).iter().any(|l| l.offset.is_some()) {
-            return Err(Error::Build(format!(
-                "`{name}` already has Bloom filters; use --replace to rebuild them"
-            )));
+            return Err(BuildError::HasFilters {
+                column: name.clone(),
+            }
+            .into());
         }
         if !cols.contains(&c) {
             cols.push(c);
@@ -178,7 +201,7 @@ pub fn add_filters(
     let mut edits = FilterEdits::new();
     let mut bytes_written = 0u64;
     let output_len = atomic_write(output, input, |w| {
-        copy_prefix(input, pq.footer_start(), w)?;
+        copy_prefix(input, output, pq.footer_start(), w)?;
         let mut pos = pq.footer_start();
         // Chunks are built in parallel and written in order as they arrive.
         for_each_built(input, &pq, &items, opts, |(rg, c), f, distinct| {
@@ -186,8 +209,8 @@ pub fn add_filters(
                 num_bytes: f.num_bytes() as i32,
             }
             .to_bytes();
-            w.write_all(&header).map_err(io_err)?;
-            w.write_all(f.as_bytes()).map_err(io_err)?;
+            w.write_all(&header).map_err(write_err(output))?;
+            w.write_all(f.as_bytes()).map_err(write_err(output))?;
             let len = (header.len() + f.num_bytes()) as u64;
             edits.insert((rg, c), (pos as i64, len as i32));
             // A replaced filter's size, by the footer (0 when the chunk had none).
@@ -206,7 +229,7 @@ pub fn add_filters(
         })?;
         let new_footer = edit_footer(&footer, &edits, &IndexMoves::new())?;
         bytes_written += new_footer.len() as u64 + 8;
-        write_tail(w, &new_footer)
+        write_tail(w, output, &new_footer)
     })?;
     Ok(WriteReport {
         filters,
@@ -242,7 +265,7 @@ fn for_each_built(
             scope.spawn(move || {
                 let build = |i: usize, data: &dyn parquet::file::reader::FileReader| {
                     let (rg, c) = items[i];
-                    let file = File::open(input).map_err(io_err)?;
+                    let file = File::open(input).map_err(read_err(input))?;
                     crate::build::chunk_filter(
                         file,
                         pq.metadata(),
@@ -253,19 +276,26 @@ fn for_each_built(
                         opts.fpp,
                     )
                 };
-                let data = File::open(input).map_err(io_err).and_then(|f| {
-                    SerializedFileReader::new(f).map_err(|e| Error::Read(e.to_string()))
+                let data = File::open(input).map_err(read_err(input)).and_then(|f| {
+                    SerializedFileReader::new(f).map_err(|e| ReadError::Parquet(e).into())
                 });
+                let data = match data {
+                    Ok(d) => d,
+                    Err(e) => {
+                        // Reported once, in place of the next item.
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i < items.len() {
+                            let _ = tx.send((i, Err(e)));
+                        }
+                        return;
+                    }
+                };
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= items.len() {
                         break;
                     }
-                    let r = match &data {
-                        Ok(d) => build(i, d),
-                        Err(e) => Err(Error::Read(e.to_string())),
-                    };
-                    if tx.send((i, r)).is_err() {
+                    if tx.send((i, build(i, &data))).is_err() {
                         break; // the writer stopped on an error
                     }
                 }
@@ -285,42 +315,213 @@ fn for_each_built(
         if want == items.len() {
             Ok(())
         } else {
-            Err(Error::Build(
-                "a worker stopped before building every filter".into(),
-            ))
+            Err(BuildError::WorkerStopped.into())
         }
     })
 }
 
-/// A structure in the region after the last data page that `resize` may move.
+/// A structure after the last data page that `resize` may move: a filter (maybe folded) or a
+/// page index, and where the input has it.
 enum TailItem {
     Filter {
-        rg: usize,
-        col: usize,
         span: FilterSpan,
         folded: Option<sbbf::Sbbf>,
     },
-    OffsetIndex {
-        rg: usize,
-        col: usize,
-        start: u64,
-        len: u64,
-    },
-    ColumnIndex {
-        rg: usize,
-        col: usize,
-        start: u64,
-        len: u64,
+    Index {
+        /// Which index, of which chunk (page index regions only).
+        region: Region,
     },
 }
+
+/// A column chunk: `(row group, leaf column)`.
+type Chunk = (usize, usize);
 
 impl TailItem {
     fn start(&self) -> u64 {
         match self {
             TailItem::Filter { span, .. } => span.offset,
-            TailItem::OffsetIndex { start, .. } | TailItem::ColumnIndex { start, .. } => *start,
+            TailItem::Index { region } => region.start,
         }
     }
+}
+
+/// What `resize` writes, decided from the footer and the filters alone: no file is touched.
+struct ResizePlan {
+    /// Filters and page indexes, by the chunk they belong to, in input order.
+    items: Vec<(Chunk, TailItem)>,
+    /// The report's entries: the filters that shrink.
+    filters: Vec<WrittenFilter>,
+    /// Whether the region after the last data page is rewritten (filters and page indexes
+    /// moved, the file shrinks) rather than folded filters appended after the footer's start.
+    compact: bool,
+    /// Bytes of the input copied unchanged: up to the first filter or page index when
+    /// compacting, up to the footer otherwise.
+    prefix: u64,
+}
+
+/// Folds the filters of `chosen` columns to `fpp` and decides the layout of the output.
+/// `spans` holds every readable filter of the file as `((row group, column), span)`.
+fn plan_resize(
+    meta: &parquet::file::metadata::ParquetMetaData,
+    footer_start: u64,
+    column_paths: &[String],
+    spans: Vec<(Chunk, FilterSpan)>,
+    chosen: &[usize],
+    fpp: f64,
+) -> Result<ResizePlan, Error> {
+    let mut items = Vec::new();
+    let mut filters = Vec::new();
+    for ((rg, c), span) in spans {
+        let mut folded = None;
+        if chosen.contains(&c) {
+            let mut f = sbbf::Sbbf::from_bitset(&span.bitset).map_err(BuildError::Filter)?;
+            if f.num_blocks().is_power_of_two()
+                && f.fold_to_target_fpp(fpp).map_err(BuildError::Filter)? > 0
+            {
+                filters.push(WrittenFilter {
+                    row_group: rg,
+                    column: column_paths[c].clone(),
+                    bytes_before: span.bitset.len() as u64,
+                    bytes_after: f.num_bytes() as u64,
+                    distinct: None,
+                });
+                folded = Some(f);
+            }
+        }
+        items.push(((rg, c), TailItem::Filter { span, folded }));
+    }
+    // The region after the last data page can be rewritten when only filters and page
+    // indexes live there, and every page index lies before the footer.
+    let tail_start = items
+        .iter()
+        .map(|(_, i)| i.start())
+        .min()
+        .unwrap_or(footer_start);
+    let layout = Layout::of(meta);
+    let mut compact = layout.malformed.is_empty();
+    for region in layout.regions {
+        match region.kind {
+            RegionKind::Data => compact &= region.end <= tail_start,
+            RegionKind::ColumnIndex | RegionKind::OffsetIndex => {
+                // A page index outside the data area is not moved, and then nothing is.
+                if region.end > footer_start {
+                    compact = false;
+                } else if region.start >= tail_start {
+                    items.push((
+                        (region.row_group, region.column),
+                        TailItem::Index { region },
+                    ));
+                }
+            }
+            RegionKind::Filter => {}
+        }
+    }
+    items.sort_by_key(|(_, i)| i.start());
+    Ok(ResizePlan {
+        items,
+        filters,
+        compact,
+        prefix: if compact { tail_start } else { footer_start },
+    })
+}
+
+/// Writes the output of `plan` into `w` (the temporary file for `output`): the input's first
+/// `plan.prefix` bytes, then the moved and folded structures, then the new footer. Returns the
+/// bytes of new filters and footer.
+fn write_resized(
+    input: &Path,
+    output: &Path,
+    footer: &[u8],
+    plan: &ResizePlan,
+    w: &mut BufWriter<&File>,
+) -> Result<u64, Error> {
+    let mut edits = FilterEdits::new();
+    let mut moves = IndexMoves::new();
+    let read = read_err(input);
+    let mut src = File::open(input).map_err(&read)?;
+    let mut copy = |start: u64, len: u64| -> Result<Vec<u8>, Error> {
+        let mut raw = vec![0u8; len as usize];
+        src.seek(SeekFrom::Start(start)).map_err(&read)?;
+        src.read_exact(&mut raw).map_err(&read)?;
+        Ok(raw)
+    };
+    copy_prefix(input, output, plan.prefix, w)?;
+    let mut pos = plan.prefix;
+    let mut bytes_written = 0u64;
+    let mut put = |w: &mut BufWriter<&File>, bytes: &[u8]| -> Result<u64, Error> {
+        let at = pos;
+        w.write_all(bytes).map_err(write_err(output))?;
+        pos += bytes.len() as u64;
+        Ok(at)
+    };
+    for ((rg, col), item) in &plan.items {
+        match item {
+            TailItem::Filter {
+                folded: Some(f), ..
+            } => {
+                let header = BloomFilterHeader {
+                    num_bytes: f.num_bytes() as i32,
+                }
+                .to_bytes();
+                let at = put(w, &header)?;
+                put(w, f.as_bytes())?;
+                let len = (header.len() + f.num_bytes()) as u64;
+                bytes_written += len;
+                edits.insert((*rg, *col), (at as i64, len as i32));
+            }
+            TailItem::Filter { span, folded: None } if plan.compact => {
+                let raw = copy(span.offset, span.end() - span.offset)?;
+                let at = put(w, &raw)?;
+                edits.insert((*rg, *col), (at as i64, raw.len() as i32));
+            }
+            TailItem::Index { region } if plan.compact => {
+                let raw = copy(region.start, region.end - region.start)?;
+                let at = put(w, &raw)? as i64;
+                let e = moves.entry((*rg, *col)).or_insert((None, None));
+                if region.kind == RegionKind::OffsetIndex {
+                    e.0 = Some(at);
+                } else {
+                    e.1 = Some(at);
+                }
+            }
+            // Not compacting: unchanged filters and page indexes stay where they are.
+            _ => {}
+        }
+    }
+    let new_footer = edit_footer(footer, &edits, &moves)?;
+    bytes_written += new_footer.len() as u64 + 8;
+    write_tail(w, output, &new_footer)?;
+    Ok(bytes_written)
+}
+
+/// Every readable filter of the file, whole, as `((row group, column), span)`: unchosen ones
+/// move too when the tail is compacted. An unusable filter is an error (it cannot be moved
+/// safely); `progress` is called after each column.
+fn read_spans(
+    pq: &ParquetFile<File>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<(Chunk, FilterSpan)>, Error> {
+    let ncols = pq.columns().len();
+    let mut spans = Vec::new();
+    for c in 0..ncols {
+        let filters = pq.read_filters(c, IoPolicy::default());
+        for (rg, span) in filters.into_iter().enumerate() {
+            match span {
+                Ok(s) => spans.push(((rg, c), s)),
+                Err(NoFilter::Invalid(why)) => {
+                    return Err(BuildError::Unusable {
+                        row_group: rg,
+                        column: pq.columns()[c].path.clone(),
+                        reason: why,
+                    }
+                    .into())
+                }
+                Err(NoFilter::Missing) => {}
+            }
+        }
+        progress(c + 1, ncols);
+    }
+    Ok(spans)
 }
 
 /// Folds every filter (of `columns`, or all) whose fill allows it down to the smallest size
@@ -336,7 +537,7 @@ pub fn resize_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(io_err)?)?;
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
     let chosen: Vec<usize> = if columns.is_empty() {
         (0..pq.columns().len()).collect()
     } else {
@@ -345,204 +546,103 @@ pub fn resize_filters(
             .map(|c| pq.column_index(c))
             .collect::<Result<_, _>>()?
     };
-    let meta = pq.metadata().clone();
-    let ncols = pq.columns().len();
-    let mut items = Vec::new();
-    let mut filters = Vec::new();
-    let total = ncols;
-    for c in 0..ncols {
-        for (rg, span) in pq
-            .read_filters(c, IoPolicy::default())
-            .into_iter()
-            .enumerate()
-        {
-            let span = match span {
-                Ok(s) => s,
-                Err(NoFilter::Missing) => continue,
-                Err(NoFilter::Invalid(why)) => {
-                    return Err(Error::Build(format!(
-                        "row group {rg} `{}`: unusable filter, not resizing: {why}",
-                        pq.columns()[c].path
-                    )))
-                }
-            };
-            let mut folded = None;
-            if chosen.contains(&c) {
-                let mut f = sbbf::Sbbf::from_bitset(&span.bitset)
-                    .map_err(|e| Error::Build(e.to_string()))?;
-                if f.num_blocks().is_power_of_two()
-                    && f.fold_to_target_fpp(fpp)
-                        .map_err(|e| Error::Build(e.to_string()))?
-                        > 0
-                {
-                    filters.push(WrittenFilter {
-                        row_group: rg,
-                        column: pq.columns()[c].path.clone(),
-                        bytes_before: span.bitset.len() as u64,
-                        bytes_after: f.num_bytes() as u64,
-                        distinct: None,
-                    });
-                    folded = Some(f);
-                }
-            }
-            items.push(TailItem::Filter {
-                rg,
-                col: c,
-                span,
-                folded,
-            });
-        }
-        progress(c + 1, total);
-    }
-    if filters.is_empty() && output == input {
+    let spans = read_spans(&pq, progress)?;
+    let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
+    let plan = plan_resize(
+        pq.metadata(),
+        pq.footer_start(),
+        &paths,
+        spans,
+        &chosen,
+        fpp,
+    )?;
+    if plan.filters.is_empty() && output == input {
         return Ok(WriteReport {
-            filters,
+            filters: plan.filters,
             input_len: pq.file_len(),
             output_len: pq.file_len(),
             bytes_written: 0,
             compacted: false,
         });
     }
-    // The region after the last data page: relocatable when only filters and page indexes
-    // live there.
-    let tail_start = items
-        .iter()
-        .map(|i| i.start())
-        .min()
-        .unwrap_or(pq.footer_start());
-    let mut data_in_tail = false;
-    for (r, rg) in meta.row_groups().iter().enumerate() {
-        for (c, col) in rg.columns().iter().enumerate() {
-            let start = col
-                .dictionary_page_offset()
-                .unwrap_or(col.data_page_offset())
-                .max(0) as u64;
-            let end = start.saturating_add(col.compressed_size().max(0) as u64);
-            if end > tail_start {
-                data_in_tail = true;
-            }
-            // A page index the footer places outside the data area is not moved, and then
-            // nothing is (the tail is left as it is).
-            let inside = |o: i64, l: i32| {
-                o >= 0 && l >= 0 && (o as u64).saturating_add(l as u64) <= pq.footer_start()
-            };
-            for (o, l) in [
-                (col.offset_index_offset(), col.offset_index_length()),
-                (col.column_index_offset(), col.column_index_length()),
-            ] {
-                if let (Some(o), Some(l)) = (o, l) {
-                    if !inside(o, l) {
-                        data_in_tail = true;
-                    }
-                }
-            }
-            if let (Some(o), Some(l)) = (col.offset_index_offset(), col.offset_index_length()) {
-                if inside(o, l) && o as u64 >= tail_start {
-                    items.push(TailItem::OffsetIndex {
-                        rg: r,
-                        col: c,
-                        start: o as u64,
-                        len: l.max(0) as u64,
-                    });
-                }
-            }
-            if let (Some(o), Some(l)) = (col.column_index_offset(), col.column_index_length()) {
-                if inside(o, l) && o as u64 >= tail_start {
-                    items.push(TailItem::ColumnIndex {
-                        rg: r,
-                        col: c,
-                        start: o as u64,
-                        len: l.max(0) as u64,
-                    });
-                }
-            }
-        }
-    }
-    items.sort_by_key(|i| i.start());
     let footer = read_footer(input, pq.footer_start(), pq.file_len())?;
-    let compact = !data_in_tail;
-    let mut bytes_written = 0u64;
+    let mut bytes_written = 0;
     let output_len = atomic_write(output, input, |w| {
-        let mut edits = FilterEdits::new();
-        let mut moves = IndexMoves::new();
-        let mut src = File::open(input).map_err(io_err)?;
-        let prefix = if compact {
-            tail_start
-        } else {
-            pq.footer_start()
-        };
-        copy_prefix(input, prefix, w)?;
-        let mut pos = prefix;
-        let put = |w: &mut BufWriter<&File>, bytes: &[u8], pos: &mut u64| -> Result<(), Error> {
-            w.write_all(bytes).map_err(io_err)?;
-            *pos += bytes.len() as u64;
-            Ok(())
-        };
-        for item in &items {
-            match item {
-                TailItem::Filter {
-                    rg,
-                    col,
-                    span,
-                    folded,
-                } => {
-                    let at = pos;
-                    match folded {
-                        Some(f) => {
-                            let header = BloomFilterHeader {
-                                num_bytes: f.num_bytes() as i32,
-                            }
-                            .to_bytes();
-                            put(w, &header, &mut pos)?;
-                            put(w, f.as_bytes(), &mut pos)?;
-                            bytes_written += (header.len() + f.num_bytes()) as u64;
-                        }
-                        None if compact => {
-                            let mut raw = vec![0u8; (span.end() - span.offset) as usize];
-                            src.seek(SeekFrom::Start(span.offset)).map_err(io_err)?;
-                            src.read_exact(&mut raw).map_err(io_err)?;
-                            put(w, &raw, &mut pos)?;
-                        }
-                        None => continue,
-                    }
-                    edits.insert((*rg, *col), (at as i64, (pos - at) as i32));
-                }
-                TailItem::OffsetIndex {
-                    rg,
-                    col,
-                    start,
-                    len,
-                }
-                | TailItem::ColumnIndex {
-                    rg,
-                    col,
-                    start,
-                    len,
-                } if compact => {
-                    let mut raw = vec![0u8; *len as usize];
-                    src.seek(SeekFrom::Start(*start)).map_err(io_err)?;
-                    src.read_exact(&mut raw).map_err(io_err)?;
-                    let at = pos as i64;
-                    put(w, &raw, &mut pos)?;
-                    let e = moves.entry((*rg, *col)).or_insert((None, None));
-                    if matches!(item, TailItem::OffsetIndex { .. }) {
-                        e.0 = Some(at);
-                    } else {
-                        e.1 = Some(at);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let new_footer = edit_footer(&footer, &edits, &moves)?;
-        bytes_written += new_footer.len() as u64 + 8;
-        write_tail(w, &new_footer)
+        bytes_written = write_resized(input, output, &footer, &plan, w)?;
+        Ok(())
     })?;
     Ok(WriteReport {
-        filters,
+        filters: plan.filters,
         input_len: pq.file_len(),
         output_len,
         bytes_written,
-        compacted: compact,
+        compacted: plan.compact,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_keep_their_cause() {
+        let missing = Path::new("/nonexistent/sbbf-test/in.parquet");
+        let e = resize_filters(missing, missing, 0.01, &[], &mut |_, _| {}).unwrap_err();
+        let io = std::error::Error::source(&e)
+            .and_then(|kind| kind.source())
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .expect("an io::Error under Read");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("in.parquet"), "{e}");
+        let e = resize_filters(missing, missing, 1.5, &[], &mut |_, _| {}).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::Build(BuildError::Filter(sbbf::Error::InvalidFpp(f))) if f == 1.5
+        ));
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+
+    #[test]
+    fn plan_moves_what_follows_the_data() {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/pa_ints.parquet"
+        ));
+        let pq = ParquetFile::open(File::open(path).unwrap()).unwrap();
+        let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
+        let spans = read_spans(&pq, &mut |_, _| {}).unwrap();
+        assert!(!spans.is_empty());
+        let plan = |spans, chosen: &[usize]| {
+            plan_resize(
+                pq.metadata(),
+                pq.footer_start(),
+                &paths,
+                spans,
+                chosen,
+                0.01,
+            )
+            .unwrap()
+        };
+        // Nothing chosen: nothing folds; the filters still move when the tail is compacted.
+        let p = plan(spans.clone(), &[]);
+        assert!(p.filters.is_empty());
+        assert!(
+            p.compact,
+            "pyarrow puts filters and page indexes after the data"
+        );
+        let filters = p
+            .items
+            .iter()
+            .filter(|(_, i)| matches!(i, TailItem::Filter { .. }))
+            .count();
+        assert_eq!(filters, spans.len());
+        assert!(p.items.windows(2).all(|w| w[0].1.start() <= w[1].1.start()));
+        assert_eq!(p.prefix, p.items[0].1.start());
+        // A filter the footer places inside the data: the tail holds data, nothing moves.
+        let mut inside = spans.clone();
+        inside[0].1.offset = 4;
+        let p = plan(inside, &[]);
+        assert!(!p.compact);
+        assert_eq!(p.prefix, pq.footer_start());
+    }
 }

@@ -2,7 +2,7 @@
 //! loopback port by each test): remote answers equal local ones, listing finds every file,
 //! and pruning one value of a 64-row-group file costs the footer plus one coalesced read.
 //!
-//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup-s3-test.sh`); fails without it.
+//! Needs `tools/.venv/bin/moto_server` (`bash tools/setup/setup-s3-test.sh`); fails without it.
 
 #![cfg(feature = "object_store")]
 

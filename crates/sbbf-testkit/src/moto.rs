@@ -1,6 +1,6 @@
 //! A moto S3 server on a loopback port for one test, stopped when dropped.
 //!
-//! moto comes from PyPI into `tools/.venv` by `tools/setup-s3-test.sh` (`.ci/run` runs it).
+//! moto comes from PyPI into `tools/.venv` by `tools/setup/setup-s3-test.sh` (`.ci/run` runs it).
 //! When it is missing the tests fail with that command: they never skip.
 
 use crate::repo;
@@ -32,7 +32,7 @@ impl Moto {
         if !bin.exists() {
             panic!(
                 "\n\nThe S3 tests need moto's S3 server, and {} is missing.\n\
-                 Install it (into tools/.venv, from PyPI) with:\n\n    bash tools/setup-s3-test.sh\n\n",
+                 Install it (into tools/.venv, from PyPI) with:\n\n    bash tools/setup/setup-s3-test.sh\n\n",
                 bin.display()
             );
         }

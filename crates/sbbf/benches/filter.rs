@@ -2,7 +2,7 @@
 //!
 //! Every benchmark runs one operation over a set of `KEYS_PER_ITER` keys per iteration and
 //! reports `Throughput::Elements`, so criterion's time divided by `KEYS_PER_ITER` is ns per key
-//! (`tools/bench_ratios.py` does that division and prints the comparison table).
+//! (`tools/bench/bench_ratios.py` does that division and prints the comparison table).
 //!
 //! Layout of the results: `target/criterion/<group>/<operation>/<implementation>/`, with
 //! - group `sbbf_<size>_<key>`: size `32KiB`, `1MiB` or `128MiB`, key `i64` (an INT64 value,
@@ -24,7 +24,7 @@
 //! next window of a key pool (64 Ki keys, 4 Mi for 128 MiB), so that repeated iterations neither
 //! hit warm caches nor let the branch predictor learn arrow-rs's early exits.
 //!
-//! Run: `cargo bench -p sbbf` (about five minutes), then `python3 tools/bench_ratios.py`.
+//! Run: `cargo bench -p sbbf` (about five minutes), then `python3 tools/bench/bench_ratios.py`.
 //! A subset: `cargo bench -p sbbf -- sbbf_32KiB`.
 
 use criterion::measurement::WallTime;

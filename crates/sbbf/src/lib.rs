@@ -31,6 +31,8 @@
 //! # Ok::<(), sbbf::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod error;
 mod filter;
 mod kernel;

@@ -1,4 +1,4 @@
-// parquet-java Bloom filter probes for tools/interop.py, called through py4j inside the Spark
+// parquet-java Bloom filter probes for tools/interop/interop.py, called through py4j inside the Spark
 // driver JVM (same parquet-java 1.17.0 jars Spark uses). Same logic as tools/gen/java/PjOracle.java:
 // ParquetFileReader.getBloomFilterDataReader(block).readBloomFilter(chunk), then
 // BloomFilter.findHash(BloomFilter.hash(typed value)) with the value decoded by physical type.

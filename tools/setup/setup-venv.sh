@@ -9,7 +9,7 @@ PYSPARK_VERSION=4.3.0
 NUMPY_VERSION=2.4.6
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="$here/.venv"
+venv="$(dirname "$here")/.venv"
 python="${PYTHON:-python3}"
 
 die() { echo "setup-venv.sh: ERROR: $*" >&2; exit 1; }

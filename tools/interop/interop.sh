@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Interop check of `sbbf add`: pyarrow, DuckDB, Spark/parquet-java and arrow-rs read the files it
-# writes (see tools/interop.py). Sets up tools/.venv when needed, builds the binaries, runs the
+# writes (see tools/interop/interop.py). Sets up tools/.venv when needed, builds the binaries, runs the
 # check. Exits non-zero, loudly, when a reader is missing: nothing is ever skipped.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 die() {
     echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
@@ -17,8 +17,8 @@ command -v javac >/dev/null || die "javac not found: the parquet-java probe help
 
 py=tools/.venv/bin/python
 if ! "$py" -c 'import pyarrow, duckdb, pyspark, numpy' 2>/dev/null; then
-    echo "== interop: setting up tools/.venv (tools/setup-venv.sh)"
-    bash tools/setup-venv.sh || die "tools/setup-venv.sh failed"
+    echo "== interop: setting up tools/.venv (tools/setup/setup-venv.sh)"
+    bash tools/setup/setup-venv.sh || die "tools/setup/setup-venv.sh failed"
 fi
 "$py" -c 'import pyarrow, duckdb, pyspark, numpy' || die "pyarrow/duckdb/pyspark/numpy missing from tools/.venv"
 
@@ -27,5 +27,5 @@ cargo build --release -p sbbf-cli -p arrowrs-oracle
 [ -x target/release/sbbf ] || die "target/release/sbbf was not built"
 [ -x target/release/arrowrs-oracle ] || die "target/release/arrowrs-oracle was not built"
 
-echo "== interop: tools/interop.py"
-exec "$py" tools/interop.py "$@"
+echo "== interop: tools/interop/interop.py"
+exec "$py" tools/interop/interop.py "$@"

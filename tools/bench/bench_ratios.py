@@ -3,8 +3,8 @@
 
 Usage:
     cargo bench -p sbbf                      # writes target/criterion/**/new/estimates.json
-    python3 tools/bench_ratios.py            # prints the table and the target check
-    python3 tools/bench_ratios.py --criterion-dir path/to/target/criterion
+    python3 tools/bench/bench_ratios.py            # prints the table and the target check
+    python3 tools/bench/bench_ratios.py --criterion-dir path/to/target/criterion
 
 Reads every `<group>/<operation>/<implementation>/new/{benchmark,estimates,sample}.json` written
 by crates/sbbf/benches/filter.rs (groups `sbbf_<size>_<key>` and `sbbf_<size>_hash`). The time of
@@ -108,7 +108,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--criterion-dir",
-        default=os.path.join(here, "..", "target", "criterion"),
+        default=os.path.join(here, "..", "..", "target", "criterion"),
         help="criterion output directory (default: target/criterion of this checkout)",
     )
     parser.add_argument(

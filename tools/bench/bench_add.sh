@@ -2,12 +2,12 @@
 # Benchmark: `sbbf add` (filters appended, data untouched) vs. rewriting the file with pyarrow
 # and bloom_filter_options, on a pyarrow file written WITHOUT filters.
 #
-# usage: tools/bench_add.sh [SIZE_MB]    (default 1024: a ~1 GiB file)
+# usage: tools/bench/bench_add.sh [SIZE_MB]    (default 1024: a ~1 GiB file)
 #   env: BENCH_DIR=/tmp/...  work directory (default: a new mktemp dir under /tmp, removed at the end)
 #        KEEP=1              keep the work directory
 # Prints a Markdown table (wall time, peak RSS, bytes written). Not part of .ci/run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$(pwd)
 size_mb="${1:-1024}"
 fpp=0.01
@@ -15,7 +15,7 @@ fpp=0.01
 die() { echo "bench_add.sh: ERROR: $*" >&2; exit 3; }
 [ -x /usr/bin/time ] || die "/usr/bin/time missing (apt-get install time)"
 py="$root/tools/.venv/bin/python"
-"$py" -c 'import pyarrow, numpy' 2>/dev/null || bash tools/setup-venv.sh || die "tools/setup-venv.sh failed"
+"$py" -c 'import pyarrow, numpy' 2>/dev/null || bash tools/setup/setup-venv.sh || die "tools/setup/setup-venv.sh failed"
 cargo build --release -q -p sbbf-cli || die "cargo build failed"
 sbbf="$root/target/release/sbbf"
 
@@ -25,10 +25,10 @@ mkdir -p "$dir"
 in="$dir/in.parquet"
 
 echo "== generating ~${size_mb} MiB without filters: $in" >&2
-"$py" tools/bench_add.py gen "$in" "$size_mb"
+"$py" tools/bench/bench_add.py gen "$in" "$size_mb"
 in_size=$(stat -c %s "$in")
-fs=$("$py" tools/bench_add.py footer-start "$in")
-desc=$("$py" tools/bench_add.py info "$in")
+fs=$("$py" tools/bench/bench_add.py footer-start "$in")
+desc=$("$py" tools/bench/bench_add.py info "$in")
 
 # peak RSS (KiB) and wall seconds from GNU time -v
 measure() { # name logfile cmd...
@@ -53,7 +53,7 @@ sbbf_filter_bytes=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1])
 cmp -n "$fs" "$in" "$dir/sbbf.parquet" || die "sbbf output differs before the input's footer"
 
 echo "== pyarrow rewrite with bloom_filter_options (str, i64; fpp $fpp)" >&2
-measure pyarrow "$dir/pa.time" "$py" tools/bench_add.py rewrite "$in" "$dir/pa.parquet" "$fpp"
+measure pyarrow "$dir/pa.time" "$py" tools/bench/bench_add.py rewrite "$in" "$dir/pa.parquet" "$fpp"
 pa_wall=$wall pa_rss=$rss pa_cpu=$cpu
 pa_size=$(stat -c %s "$dir/pa.parquet")
 

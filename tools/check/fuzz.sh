@@ -3,7 +3,7 @@
 # reached. Needs cargo-fuzz (`cargo install cargo-fuzz`); on a stable toolchain the nightly
 # flags cargo-fuzz uses are unlocked with RUSTC_BOOTSTRAP=1.
 #
-# usage: tools/fuzz.sh [seconds] [target...]
+# usage: tools/check/fuzz.sh [seconds] [target...]
 #   targets: header bitset value_text parquet_file (default: all)
 #
 # New inputs go to fuzz/work/corpus/<target>/ (not committed); the committed seeds in
@@ -14,7 +14,7 @@ set -eu
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=${*:-header bitset value_text parquet_file}
-cd "$(dirname "$0")/../fuzz"
+cd "$(dirname "$0")/../../fuzz"
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build
 # Run the built binaries directly: `cargo fuzz run` would rebuild whenever a source changed.

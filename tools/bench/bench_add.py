@@ -1,4 +1,4 @@
-"""Helper for tools/bench_add.sh.
+"""Helper for tools/bench/bench_add.sh.
 
   bench_add.py gen OUT.parquet SIZE_MB      pyarrow file WITHOUT Bloom filters: `str` (high-cardinality
                                             random strings, 12..32 bytes) and `i64` (random int64),

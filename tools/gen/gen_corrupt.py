@@ -11,7 +11,7 @@ pages and filters), everything else is dropped from the footer and the file, and
 pointers are removed. The mini copies are valid Parquet (pyarrow reads them) and are written
 too, as `base_*.parquet`, so a reader can be checked against the uncorrupted bytes.
 
-usage: tools/gen_corrupt.py [--check | --dump FILE.parquet]
+usage: tools/gen/gen_corrupt.py [--check | --dump FILE.parquet]
   (no option)  regenerate fixtures/corrupt/*.parquet, expected.json and README.md
   --check      regenerate in memory and fail if anything differs from what is committed
   --dump F     print the decoded footer of F
@@ -24,7 +24,7 @@ import os
 import struct
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTDATA = os.path.join(ROOT, "testdata")
 OUT = os.path.join(ROOT, "fixtures", "corrupt")
 LEGACY_BLOB = os.path.join(ROOT, "fixtures", "golden", "bloom_filter.bin")
@@ -860,8 +860,8 @@ filter (or the whole file), and `expected.json` says what a reader must answer. 
 
 ## Regenerating
 
-    python3 tools/gen_corrupt.py          # rewrites this directory (standard library only)
-    python3 tools/gen_corrupt.py --check  # fails if anything here is out of date
+    python3 tools/gen/gen_corrupt.py          # rewrites this directory (standard library only)
+    python3 tools/gen/gen_corrupt.py --check  # fails if anything here is out of date
 
 The generator decodes each source footer with its own Thrift compact-protocol codec (checked to
 re-encode every testdata footer byte for byte), and builds every file from a small copy of a

@@ -1,5 +1,5 @@
 """Interop check for `sbbf add`: files whose filters were written by our code, read by other
-implementations' readers. Run through tools/interop.sh (sets up tools/.venv, builds the binaries).
+implementations' readers. Run through tools/interop/interop.sh (sets up tools/.venv, builds the binaries).
 
 For every input (each testdata/ file from pyarrow, arrow-rs, DuckDB and parquet-java/Spark with
 its filters stripped from the footer -- data pages byte for byte the writer's own --, plus fresh
@@ -46,14 +46,14 @@ import traceback
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "gen"))
 
 
 def die_missing(what: str):
     bar = "!" * 78
     print(f"\n{bar}\ninterop.py: MISSING READER/TOOL: {what}\n"
-          f"Every reader is required; nothing is skipped. Run tools/interop.sh (it sets up tools/.venv).\n{bar}",
+          f"Every reader is required; nothing is skipped. Run tools/interop/interop.sh (it sets up tools/.venv).\n{bar}",
           file=sys.stderr, flush=True)
     sys.exit(3)
 
@@ -374,7 +374,7 @@ def compile_pjprobe(build: Path) -> Path:
         die_missing(f"parquet-java jars in {jars}")
     out = build / "pjprobe"
     out.mkdir(parents=True, exist_ok=True)
-    p = run(["javac", "-d", out, "-cp", f"{jars}/*", ROOT / "tools" / "interop-java" / "PjProbe.java"])
+    p = run(["javac", "-d", out, "-cp", f"{jars}/*", ROOT / "tools" / "interop" / "java" / "PjProbe.java"])
     if p.returncode:
         die_missing(f"javac PjProbe.java failed: {p.stderr}")
     return out

@@ -3,13 +3,13 @@
 # (crates/sbbf-parquet/tests/s3.rs, crates/sbbf-cli/tests/s3.rs start
 # tools/.venv/bin/moto_server on a loopback port themselves).
 # Idempotent and fast when the pinned version is already there; only moto is installed
-# (tools/setup-venv.sh installs the heavier writers/oracles into the same venv).
+# (tools/setup/setup-venv.sh installs the heavier writers/oracles into the same venv).
 set -euo pipefail
 
 MOTO_VERSION=5.2.5
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="$here/.venv"
+venv="$(dirname "$here")/.venv"
 python="${PYTHON:-python3}"
 
 die() { echo "setup-s3-test.sh: ERROR: $*" >&2; exit 1; }
