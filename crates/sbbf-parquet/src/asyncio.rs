@@ -40,6 +40,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
             }));
         }
         let start = footer_start(&tail[tail.len() - 8..], file_len)?;
+        let mut second = None;
         let meta = if start >= file_len - suffix {
             let from = (start - (file_len - suffix)) as usize;
             tail.slice(from..tail.len() - 8)
@@ -55,9 +56,15 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                     got: b.len() as u64,
                 }));
             }
+            second = Some(b.len() as u64);
             b
         };
-        ParquetFile::from_footer(reader, file_len, start, &meta)
+        let pq = ParquetFile::from_footer(reader, file_len, start, &meta)?;
+        pq.io.wave(1, tail.len() as u64);
+        if let Some(bytes) = second {
+            pq.io.wave(1, bytes);
+        }
+        Ok(pq)
     }
 
     /// The one async driver: reads what `job` asks for through the async reader until it has
@@ -95,6 +102,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 ),
                 Err(e) => fail_all(&mut fetched, &ranges, &e.to_string()),
             }
+            self.io.wave(ranges.len() as u64, fetched.bytes());
             job.supply(fetched);
         }
         job

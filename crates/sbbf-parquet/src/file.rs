@@ -1,7 +1,7 @@
 //! Opening a file: the footer, read once with exactly two ranged reads.
 
 use crate::column::ColumnType;
-use crate::io::{read_range, Range};
+use crate::io::{read_range, IoCounters, IoStats, Range};
 use crate::{Error, FooterError, NotParquet, ReadError};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::reader::ChunkReader;
@@ -18,6 +18,8 @@ pub struct ParquetFile<R> {
     /// Filters the footer itself shows to be unusable, by (row group, column); computed on
     /// first use.
     pub(crate) conflicts: std::sync::OnceLock<std::collections::HashMap<(usize, usize), String>>,
+    /// Every read made through this file.
+    pub(crate) io: IoCounters,
 }
 
 impl<R: ChunkReader> ParquetFile<R> {
@@ -47,7 +49,10 @@ impl<R: ChunkReader> ParquetFile<R> {
                 end: file_len - 8,
             },
         )?;
-        ParquetFile::from_footer(reader, file_len, footer_start, &meta)
+        let pq = ParquetFile::from_footer(reader, file_len, footer_start, &meta)?;
+        pq.io.wave(1, tail.len() as u64);
+        pq.io.wave(1, meta.len() as u64);
+        Ok(pq)
     }
 }
 
@@ -121,7 +126,14 @@ impl<R> ParquetFile<R> {
             footer_start,
             columns,
             conflicts: std::sync::OnceLock::new(),
+            io: IoCounters::default(),
         })
+    }
+
+    /// The reads made since the file was opened (the footer's included): requests, bytes and
+    /// sequential waves.
+    pub fn io_stats(&self) -> IoStats {
+        self.io.get()
     }
 
     /// The reader, mutably (async readers need it).

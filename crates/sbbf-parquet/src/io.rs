@@ -3,6 +3,7 @@
 use crate::ReadError;
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where reads should be merged and when a whole filter beats reading single blocks.
 ///
@@ -24,6 +25,53 @@ impl Default for IoPolicy {
         IoPolicy {
             request_cost: 4096,
             max_gap: 1024,
+        }
+    }
+}
+
+/// The reads a [`crate::ParquetFile`] has made since it was opened (footer included): what
+/// an object store bills and what a user waits for.
+///
+/// ```no_run
+/// use sbbf_parquet::{ParquetFile, IoPolicy, Encoded};
+/// let pq = ParquetFile::open(std::fs::File::open("data.parquet")?)?;
+/// pq.probe(0, &[Encoded::Candidates(vec![42i64.to_le_bytes().to_vec()])], IoPolicy::default());
+/// let s = pq.io_stats();
+/// println!("{} requests, {} bytes, {} waves", s.requests, s.bytes, s.waves);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IoStats {
+    /// Ranged reads asked of the reader.
+    pub requests: u64,
+    /// Bytes those reads returned.
+    pub bytes: u64,
+    /// Sequential rounds: reads of one round are independent and go out together, each
+    /// round waits for the one before (on an object store, a round trip each).
+    pub waves: u64,
+}
+
+/// [`IoStats`] kept by a file that is shared between threads.
+#[derive(Debug, Default)]
+pub(crate) struct IoCounters {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    waves: AtomicU64,
+}
+
+impl IoCounters {
+    /// One wave of `requests` reads returning `bytes` bytes.
+    pub(crate) fn wave(&self, requests: u64, bytes: u64) {
+        self.requests.fetch_add(requests, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.waves.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> IoStats {
+        IoStats {
+            requests: self.requests.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            waves: self.waves.load(Ordering::Relaxed),
         }
     }
 }
@@ -66,6 +114,15 @@ pub(crate) struct Fetched {
 }
 
 impl Fetched {
+    /// Bytes of the reads that succeeded.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.chunks
+            .iter()
+            .filter_map(|(_, b)| b.as_ref().ok())
+            .map(|b| b.len() as u64)
+            .sum()
+    }
+
     /// Reads every range (already merged) from `reader`; a failed read is remembered, not fatal.
     pub(crate) fn read<R: ChunkReader>(reader: &R, ranges: &[Range]) -> Fetched {
         let mut f = Fetched::default();

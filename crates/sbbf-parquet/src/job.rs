@@ -3,7 +3,7 @@
 //! (`ParquetFile::drive` in [`crate::asyncio`]) only move bytes, so both share every rule here.
 
 use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
-use crate::io::{coalesce, Fetched, IoPolicy, Range};
+use crate::io::{coalesce, Fetched, IoCounters, IoPolicy, Range};
 use crate::probe::{candidate_hashes, decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
 use crate::stored::Encoded;
 use bytes::Bytes;
@@ -457,13 +457,16 @@ impl ProbeJob {
 /// is still unread then answers "unknown").
 pub(crate) const MAX_ROUNDS: usize = 8;
 
-/// The one sync driver: reads what `job` asks for from `reader` until it has all it needs.
-pub(crate) fn run<R: ChunkReader>(reader: &R, job: &mut ProbeJob) {
+/// The one sync driver: reads what `job` asks for from `reader` until it has all it needs,
+/// counting the reads in `io`.
+pub(crate) fn run<R: ChunkReader>(reader: &R, io: &IoCounters, job: &mut ProbeJob) {
     for _ in 0..MAX_ROUNDS {
         let Some(ranges) = job.next_reads() else {
             return;
         };
-        job.supply(Fetched::read(reader, &ranges));
+        let fetched = Fetched::read(reader, &ranges);
+        io.wave(ranges.len() as u64, fetched.bytes());
+        job.supply(fetched);
     }
 }
 

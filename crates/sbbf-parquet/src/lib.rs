@@ -64,7 +64,7 @@ pub mod write;
 
 pub use error::{BuildError, Error, FooterError, NotParquet, ReadError, WriteError};
 pub use file::ParquetFile;
-pub use io::IoPolicy;
+pub use io::{IoPolicy, IoStats};
 pub use job::{FilterSpan, NoFilter};
 pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};
 pub use stored::{Encoded, Literal};

@@ -88,7 +88,7 @@ impl<R: ChunkReader> ParquetFile<R> {
         policy: IoPolicy,
     ) -> Vec<RowGroupAnswer> {
         let mut job = self.probe_job(column, values, policy);
-        run(self.reader(), &mut job);
+        run(self.reader(), &self.io, &mut job);
         job.finish()
     }
 
@@ -101,7 +101,7 @@ impl<R: ChunkReader> ParquetFile<R> {
         policy: IoPolicy,
     ) -> Vec<Result<FilterSpan, NoFilter>> {
         let mut job = self.whole_job(column, policy);
-        run(self.reader(), &mut job);
+        run(self.reader(), &self.io, &mut job);
         job.into_spans()
     }
 }

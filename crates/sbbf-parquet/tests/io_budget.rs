@@ -159,6 +159,12 @@ fn sixty_four_row_groups_with_512_kib_filters_cost_the_footer_plus_a_few_kib() {
         let pq = ParquetFile::open(reader).unwrap();
         let footer = footer_bytes(&file);
         assert_eq!(pq.reader().bytes.load(Ordering::SeqCst), footer);
+        // The file's own count agrees with the reader's: two waves of one read each.
+        let opened = pq.io_stats();
+        assert_eq!(
+            (opened.requests, opened.bytes, opened.waves),
+            (2, footer, 2)
+        );
 
         pq.reader().reset();
         let col = pq.column_index("id").unwrap();
@@ -170,6 +176,15 @@ fn sixty_four_row_groups_with_512_kib_filters_cost_the_footer_plus_a_few_kib() {
             pq.reader().requests.load(Ordering::SeqCst)
         );
         assert!(read < 8 * 1024, "probe read {read} bytes");
+        // What the library reports is what the reader saw; header and block in one wave when
+        // the length is known, a header wave first without it.
+        let s = pq.io_stats();
+        assert_eq!(s.bytes - opened.bytes, read);
+        assert_eq!(
+            s.requests - opened.requests,
+            pq.reader().requests.load(Ordering::SeqCst)
+        );
+        assert_eq!(s.waves - opened.waves, if with_length { 1 } else { 2 });
         assert_eq!(answers[5].answers[0], Answer::Maybe);
         let skipped = answers
             .iter()
