@@ -82,7 +82,8 @@ impl<R: ChunkReader> ParquetFile<R> {
                 }
             }
         }
-        let mut reports = Vec::new();
+        let mut reports: Vec<FilterReport> = Vec::new();
+        let mut index = std::collections::HashMap::new();
         for (r, rg) in meta.row_groups().iter().enumerate() {
             for (c, col) in rg.columns().iter().enumerate() {
                 let mut rep = FilterReport {
@@ -109,11 +110,21 @@ impl<R: ChunkReader> ParquetFile<R> {
                             if other.start < me.end && me.start < other.end {
                                 rep.problems
                                     .push(format!("overlaps {}", self.describe(other.what)));
+                                // Both filters of an overlapping pair are suspect (probing
+                                // calls both unusable): flag the earlier one too.
+                                if let RegionKind::Filter(r2, c2) = other.what {
+                                    if let Some(&i) = index.get(&(r2, c2)) {
+                                        let note = format!("overlaps {}", self.describe(me.what));
+                                        let earlier: &mut FilterReport = &mut reports[i];
+                                        earlier.problems.push(note);
+                                    }
+                                }
                             }
                         }
                         regions.push(me);
                     }
                 }
+                index.insert((r, c), reports.len());
                 reports.push(rep);
             }
         }
