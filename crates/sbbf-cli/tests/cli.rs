@@ -450,3 +450,30 @@ fn values_from_a_file_or_stdin() {
     assert_eq!(sbbf(&["probe", &f, "String"]).status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn symbolic_link_loops_visit_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for name in ["pyarrow_v2_zstd.parquet", "duckdb_five_rowgroups.parquet"] {
+        std::fs::copy(file(name), sub.join(name)).unwrap();
+    }
+    std::fs::copy(
+        file("pyarrow_v2_zstd.parquet"),
+        dir.path().join("top.parquet"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", sub.join("back")).unwrap();
+    // A second name for one file is the same file.
+    std::os::unix::fs::symlink("top.parquet", dir.path().join("alias.parquet")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = sbbf(&["probe", d, "str", "x", "--format", "json"]);
+    let files: Vec<String> = json_lines(&o)
+        .iter()
+        .map(|j| j["file"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(files.len(), 3, "{files:?} {}", stderr(&o));
+    let o = sbbf(&["inspect", d, "--format", "json"]);
+    assert_eq!(json_lines(&o).len(), 3, "{}", stderr(&o));
+}
