@@ -16,7 +16,7 @@ pub fn run(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("sbbf probe: cannot start the async runtime: {e}");
+            err!("sbbf probe: cannot start the async runtime: {e}");
             return 2;
         }
     };
@@ -28,7 +28,7 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     let (store, path) = match remote::store_from_url(url) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("sbbf probe: {e}");
+            err!("sbbf probe: {e}");
             return 2;
         }
     };
@@ -36,7 +36,7 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     let files = match remote::resolve(&store, &path, as_dir).await {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("sbbf probe: {url}: {e}");
+            err!("sbbf probe: {url}: {e}");
             return 2;
         }
     };
@@ -48,13 +48,15 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     };
     let results =
         remote::probe_many(&store, &files, &a.column, encode, ManyOptions::default()).await;
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome::new(a, files.len() > 1 || as_dir);
     for (meta, result) in files.iter().zip(results) {
         let shown = shown_name(url, path.as_ref(), meta.location.as_ref());
-        let result = result.map(|p| report(&shown, &p.column, &p.encoded, &p.answers, a));
-        outcome.add(&shown, result, a.format);
+        let result = result
+            .map(|p| report(&shown, &p.column, &p.encoded, &p.answers, a))
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+        outcome.add(&shown, result, a);
     }
-    outcome.exit_code()
+    outcome.finish(a)
 }
 
 /// The name shown for an object: the URL itself for a single object, else the URL (as a

@@ -36,7 +36,7 @@ pub fn run(a: VerifyArgs) -> u8 {
     let paths = match files::expand(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("sbbf verify: {e}");
+            err!("sbbf verify: {e}");
             return 2;
         }
     };
@@ -47,7 +47,10 @@ pub fn run(a: VerifyArgs) -> u8 {
         match verify_file(&shown, path, &a) {
             Ok(fn_found) => broken |= fn_found,
             Err(e) => {
-                eprintln!("sbbf verify: {shown}: {e}");
+                err!("sbbf verify: {shown}: {e}");
+                if a.format == Format::Json {
+                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                }
                 failed = true;
             }
         }

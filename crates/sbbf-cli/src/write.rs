@@ -229,7 +229,7 @@ pub fn run_add(a: AddArgs) -> u8 {
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("sbbf add: {e}");
+            err!("sbbf add: {e}");
             return 2;
         }
     };
@@ -251,7 +251,7 @@ pub fn run_add(a: AddArgs) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("sbbf add: {}: {e}", a.file.display());
+            err!("sbbf add: {}: {e}", a.file.display());
             2
         }
     }
@@ -261,7 +261,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("sbbf resize: {e}");
+            err!("sbbf resize: {e}");
             return 2;
         }
     };
@@ -294,7 +294,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("sbbf resize: {}: {e}", a.file.display());
+            err!("sbbf resize: {}: {e}", a.file.display());
             2
         }
     }

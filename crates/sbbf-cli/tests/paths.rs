@@ -93,6 +93,8 @@ fn every_leaf_has_its_own_path() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(json(&o)["column"], "a.b");
     assert_eq!(json(&o)["row_groups"][0]["values"][0]["result"], "maybe");
+    // ... and says that another column reads the same without escapes.
+    assert!(text(&o.stderr).contains("`a\\.b`"), "{}", text(&o.stderr));
     let o = sbbf(&["probe", f, "a\\.b", "105", "--format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     assert_eq!(json(&o)["column"], "a\\.b");
