@@ -46,7 +46,9 @@ pub struct ProbeArgs {
     /// A Parquet file, a directory (every *.parquet below it), a quoted glob, or an
     /// object-store URL: s3://bucket/prefix/ (every *.parquet below it) or s3://bucket/f.parquet;
     /// also gs://, az://, http(s)://. Credentials and endpoint come from the AWS_*, GOOGLE_* and
-    /// AZURE_* environment variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, ...).
+    /// AZURE_* environment variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, ...); an
+    /// http:// endpoint (a local S3 server) also needs AWS_ALLOW_HTTP=true. An http(s):// URL
+    /// names one file (one ending in / is listed with WebDAV).
     pub file: String,
     /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`; `a\.b` for a column
     /// whose name contains a dot.

@@ -710,3 +710,62 @@ fn json_has_an_error_object_for_a_file_that_fails() {
         .contains("not a Parquet file"));
     assert!(lines[2]["row_groups"].is_array());
 }
+
+#[test]
+fn http_404_is_one_line_without_retries() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&requests);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            seen.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let body = "<!DOCTYPE html>\n<html><body><h1>Not Found</h1>\n</body></html>\n";
+            let _ = write!(
+                conn,
+                "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/missing.parquet");
+    let start = std::time::Instant::now();
+    let o = sbbf(&["probe", &url, "i", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("not found") && !e.contains("<html"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "one request, no retries"
+    );
+}
+
+#[test]
+fn an_http_s3_endpoint_needs_aws_allow_http() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(["probe", "s3://bucket/x.parquet", "i", "1"])
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+        .env("AWS_ACCESS_KEY_ID", "k")
+        .env("AWS_SECRET_ACCESS_KEY", "s")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_ALLOW_HTTP")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("set AWS_ALLOW_HTTP=true"),
+        "{}",
+        stderr(&o)
+    );
+    let help = stdout(&sbbf(&["probe", "--help"]));
+    assert!(help.contains("AWS_ALLOW_HTTP"), "{help}");
+}
