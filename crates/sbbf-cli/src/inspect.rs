@@ -10,6 +10,9 @@ use serde_json::json;
 /// overlap with other structures, sizes other readers reject). Two column chunks pointing at
 /// the same filter bytes are both flagged.
 ///
+/// In a directory or glob, a --column that a file lacks (schema evolution) is reported as "not
+/// in this file" for that file.
+///
 /// Exit status: 0 when no problem is found, 1 when some filter has a problem, 2 when some file
 /// cannot be read (with --format json, such a file is {"file": ..., "error": ...}).
 ///
@@ -39,9 +42,10 @@ pub fn run(a: InspectArgs) -> u8 {
     };
     let mut failed = false;
     let mut problems = 0;
+    let many = paths.len() > 1;
     for path in &paths {
         let shown = path.display().to_string();
-        match inspect_file(&shown, path, &a) {
+        match inspect_file(&shown, path, &a, many) {
             Ok(n) => problems += n,
             Err(e) => {
                 err!("sbbf inspect: {shown}: {e}");
@@ -62,15 +66,24 @@ pub fn run(a: InspectArgs) -> u8 {
 }
 
 /// Prints one file's report; returns how many problems it found.
+/// With several files (`many`), a --column a file lacks is listed as "not in this file"
+/// (JSON: `columns_not_in_file`) instead of failing the file.
 fn inspect_file(
     shown: &str,
     path: &std::path::Path,
     a: &InspectArgs,
+    many: bool,
 ) -> Result<usize, Box<dyn std::error::Error>> {
     let pq = ParquetFile::open(std::fs::File::open(path)?)?;
     let mut columns = Vec::new();
+    let mut not_in_file = Vec::new();
     for c in &a.columns {
-        columns.push(pq.columns()[pq.column_index(c)?].path.clone());
+        match pq.column_index(c) {
+            Ok(i) => columns.push(pq.columns()[i].path.clone()),
+            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if !many => return Err(e.into()),
+            Err(sbbf_parquet::Error::UnknownColumn { .. }) => not_in_file.push(c.clone()),
+            Err(e) => return Err(e.into()),
+        }
     }
     let created_by = pq
         .metadata()
@@ -80,7 +93,7 @@ fn inspect_file(
     let reports: Vec<_> = pq
         .inspect()
         .into_iter()
-        .filter(|r| columns.is_empty() || columns.contains(&r.column))
+        .filter(|r| a.columns.is_empty() || columns.contains(&r.column))
         .collect();
     let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
     if a.format == Format::Json {
@@ -114,6 +127,7 @@ fn inspect_file(
                 "num_row_groups": pq.metadata().num_row_groups(),
                 "chunks": chunks,
                 "problems": problems,
+                "columns_not_in_file": not_in_file,
             })
         );
         return Ok(problems);
@@ -156,6 +170,9 @@ fn inspect_file(
         for p in &r.problems {
             out!("       problem: {p}");
         }
+    }
+    for c in &not_in_file {
+        out!("  column `{c}` not in this file");
     }
     out!("  {problems} problem(s) found");
     Ok(problems)

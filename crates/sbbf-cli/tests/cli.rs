@@ -533,6 +533,21 @@ fn files_without_the_column_are_results_not_errors() {
         text.contains("b_old.parquet: column `i32` not in this file"),
         "{text}"
     );
+    // inspect and verify with --column: the same.
+    let o = sbbf(&["inspect", d, "-c", "i32"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("column `i32` not in this file"),
+        "{}",
+        stdout(&o)
+    );
+    let o = sbbf(&["verify", d, "-c", "i32", "--samples", "10"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("b_old.parquet: column(s) not in this file: i32"),
+        "{}",
+        stdout(&o)
+    );
     // In no file at all: an error (most likely a typo).
     let o = sbbf(&["probe", d, "i3", "1"]);
     assert_eq!(o.status.code(), Some(2));
