@@ -599,7 +599,8 @@ def cases():
          "filter, of another column. The footer names one offset for two chunks, so neither "
          "filter can be trusted",
          {"invalid": {"1": "is also given for another column chunk's filter"},
-          "problems": [[1, 1, "overlaps the Bloom filter of `i8` in row group 1"]]},
+          "problems": [[1, 1, "overlaps the Bloom filter of `i8` in row group 1"],
+                       [1, 0, "overlaps the Bloom filter of `i16` in row group 1"]]},
          col=1,
          footer_edit=edits(set_md(1, 1, 14, I64, lambda w: w[("filter", 1, 0)][0]),
                            set_md(1, 1, 15, I32, lambda w: w[("filter", 1, 0)][1])))

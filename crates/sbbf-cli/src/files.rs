@@ -1,15 +1,17 @@
 //! Turning FILE arguments into files: a file, a directory (every `*.parquet` below it), or a
 //! quoted glob.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// Expands one FILE argument; an error names what could not be found.
+/// Expands one FILE argument; an error names what could not be found. A directory is walked
+/// following symbolic links, but a link back to a directory being walked (a loop) is not
+/// entered, and a file reached by several paths is visited once (under its first path in
+/// sorted order).
 pub fn expand(arg: &str) -> Result<Vec<PathBuf>, String> {
     let path = Path::new(arg);
     if path.is_dir() {
-        let mut out = Vec::new();
-        walk(path, &mut out).map_err(|e| format!("{arg}: {e}"))?;
-        out.sort();
+        let out = walk(path).map_err(|e| format!("{arg}: {e}"))?;
         if out.is_empty() {
             return Err(format!("{arg}: no *.parquet files in this directory"));
         }
@@ -25,6 +27,7 @@ pub fn expand(arg: &str) -> Result<Vec<PathBuf>, String> {
             .filter(|p| p.is_file())
             .collect();
         out.sort();
+        let out = once_each(out);
         if out.is_empty() {
             return Err(format!("{arg}: no file matches this pattern"));
         }
@@ -33,17 +36,37 @@ pub fn expand(arg: &str) -> Result<Vec<PathBuf>, String> {
     Err(format!("{arg}: no such file or directory"))
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let p = entry?.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
-        {
-            out.push(p);
+fn is_parquet(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+fn walk(dir: &Path) -> Result<Vec<PathBuf>, walkdir::Error> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
+        match entry {
+            Ok(e) => {
+                if e.file_type().is_file() && is_parquet(e.path()) {
+                    out.push(e.into_path());
+                }
+            }
+            // A link to a directory above it: everything below was or will be visited.
+            Err(e) if e.loop_ancestor().is_some() => {}
+            Err(e) => return Err(e),
         }
     }
-    Ok(())
+    out.sort();
+    Ok(once_each(out))
+}
+
+/// Drops paths that name a file already in the list (through links).
+fn once_each(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = HashSet::new();
+    paths
+        .into_iter()
+        .filter(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+        .collect()
 }

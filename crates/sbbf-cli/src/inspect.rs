@@ -7,7 +7,14 @@ use serde_json::json;
 
 /// Show every column chunk's Bloom filter: where it is, how big, how full, the false-positive
 /// rate its fill implies, and anything wrong with it (bad header, offsets outside the data area,
-/// overlap with other structures, sizes other readers reject).
+/// overlap with other structures, sizes other readers reject). Two column chunks pointing at
+/// the same filter bytes are both flagged.
+///
+/// In a directory or glob, a --column that a file lacks (schema evolution) is reported as "not
+/// in this file" for that file.
+///
+/// Exit status: 0 when no problem is found, 1 when some filter has a problem, 2 when some file
+/// cannot be read (with --format json, such a file is {"file": ..., "error": ...}).
 ///
 /// Examples:
 ///   sbbf inspect data.parquet
@@ -29,33 +36,54 @@ pub fn run(a: InspectArgs) -> u8 {
     let paths = match files::expand(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("sbbf inspect: {e}");
+            err!("sbbf inspect: {e}");
             return 2;
         }
     };
     let mut failed = false;
+    let mut problems = 0;
+    let many = paths.len() > 1;
     for path in &paths {
         let shown = path.display().to_string();
-        if let Err(e) = inspect_file(&shown, path, &a) {
-            eprintln!("sbbf inspect: {shown}: {e}");
-            failed = true;
+        match inspect_file(&shown, path, &a, many) {
+            Ok(n) => problems += n,
+            Err(e) => {
+                err!("sbbf inspect: {shown}: {e}");
+                if a.format == Format::Json {
+                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                }
+                failed = true;
+            }
         }
     }
     if failed {
         2
+    } else if problems > 0 {
+        1
     } else {
         0
     }
 }
 
+/// Prints one file's report; returns how many problems it found.
+/// With several files (`many`), a --column a file lacks is listed as "not in this file"
+/// (JSON: `columns_not_in_file`) instead of failing the file.
 fn inspect_file(
     shown: &str,
     path: &std::path::Path,
     a: &InspectArgs,
-) -> Result<(), Box<dyn std::error::Error>> {
+    many: bool,
+) -> Result<usize, Box<dyn std::error::Error>> {
     let pq = ParquetFile::open(std::fs::File::open(path)?)?;
+    let mut columns = Vec::new();
+    let mut not_in_file = Vec::new();
     for c in &a.columns {
-        pq.column_index(c)?;
+        match pq.column_index(c) {
+            Ok(i) => columns.push(pq.columns()[i].path.clone()),
+            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if !many => return Err(e.into()),
+            Err(sbbf_parquet::Error::UnknownColumn { .. }) => not_in_file.push(c.clone()),
+            Err(e) => return Err(e.into()),
+        }
     }
     let created_by = pq
         .metadata()
@@ -65,7 +93,7 @@ fn inspect_file(
     let reports: Vec<_> = pq
         .inspect()
         .into_iter()
-        .filter(|r| a.columns.is_empty() || a.columns.contains(&r.column))
+        .filter(|r| a.columns.is_empty() || columns.contains(&r.column))
         .collect();
     let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
     if a.format == Format::Json {
@@ -99,9 +127,10 @@ fn inspect_file(
                 "num_row_groups": pq.metadata().num_row_groups(),
                 "chunks": chunks,
                 "problems": problems,
+                "columns_not_in_file": not_in_file,
             })
         );
-        return Ok(());
+        return Ok(problems);
     }
     out!(
         "{shown}: {} bytes, {} row group(s), written by {}",
@@ -142,6 +171,9 @@ fn inspect_file(
             out!("       problem: {p}");
         }
     }
+    for c in &not_in_file {
+        out!("  column `{c}` not in this file");
+    }
     out!("  {problems} problem(s) found");
-    Ok(())
+    Ok(problems)
 }

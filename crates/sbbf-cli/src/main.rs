@@ -1,7 +1,8 @@
 //! `sbbf`: probe and inspect the split-block Bloom filters of Parquet files.
 
-/// `println!` that ends the process quietly when stdout is closed early (`sbbf ... | head`)
-/// instead of panicking.
+/// `println!` for the results. A closed pipe (`sbbf ... | head`) ends the process quietly
+/// (status 0); any other write error (a full disk, `> /dev/full`) is reported and ends it with
+/// status 2, since the output is incomplete.
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -9,10 +10,30 @@ macro_rules! out {
         // JSON line (one per file, megabytes with many values) into 1 KiB system calls.
         let mut line = format!($($arg)*);
         line.push('\n');
-        if std::io::stdout().lock().write_all(line.as_bytes()).is_err() {
-            std::process::exit(0);
+        if let Err(e) = std::io::stdout().lock().write_all(line.as_bytes()) {
+            $crate::output_failed(e);
         }
     }};
+}
+
+/// `eprintln!` that never panics: when standard error is closed too (`2>&1 | head`), the
+/// message is dropped.
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
+/// Ends the process after stdout failed: quietly on a closed pipe, with status 2 otherwise.
+pub(crate) fn output_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    err!("sbbf: cannot write the output: {e}");
+    std::process::exit(2);
 }
 
 mod files;
@@ -56,7 +77,7 @@ pub enum Format {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(probe::protect_negative_values(std::env::args_os()));
+    let cli = Cli::parse();
     let code = match cli.command {
         Command::Probe(a) => probe::run(a),
         Command::Inspect(a) => inspect::run(a),

@@ -7,29 +7,39 @@ use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile, RowGroupAnswer};
 use serde_json::json;
-use std::ffi::OsString;
 
 /// Ask which row groups may hold a value, reading only the footer and the filter bytes needed.
 ///
 /// Each value is read by the column's type: integers, DATE as 2024-01-31, DECIMAL(9,2) as 12.34,
 /// TIMESTAMP as 2024-01-31T12:00:00.123456Z (Z only for UTC-adjusted columns), TIME as
 /// 23:59:59.999, UUID as f81d4fae-7dec-11d0-a765-00a0c91e6bf6, binary as 0x00ff, strings as they
-/// are (exact bytes: no trimming or case folding). Values that start with '-' (-5, -0.0, -inf)
-/// are values, not options.
+/// are (exact bytes: no trimming or case folding). Negative numbers (-5, -0.0, -12.5, -1e5) are
+/// values, not options; any other value that starts with '-' (-inf, -1e-5, -abc) goes after
+/// `--`, which ends the options: sbbf probe --format json -- data.parquet temperature -inf.
 ///
 /// Answers per row group: "maybe" (may hold the value), "absent" (definitely does not: skip it),
 /// "unknown" (no usable filter: cannot skip). For floats the question is SQL equality: 0.0 also
-/// matches -0.0 and NaN is never ruled out, unless --exact-bits.
+/// matches -0.0 and NaN is never ruled out, unless --exact-bits. Text output gives one line per
+/// value (`42`: maybe in row group(s) 9, 37; absent in 62), --row-groups one per row group and
+/// value, and totals follow when several files were probed. Values that are empty, have spaces
+/// at either end or hold control characters are shown quoted and escaped ("", " x", "a\tb").
+/// With --format json, one object per file; a file that cannot be probed is
+/// {"file": ..., "error": ...} and the run goes on.
+///
+/// Columns are named by their dotted path; a `.` inside a field name is written `\.` (a column
+/// named "a.b" is `a\.b`, field b of a struct a is `a.b`). In a directory or glob, a file
+/// without the column is reported as "column not in this file" (no row group of it can hold
+/// the value; JSON: no row groups, types null).
 ///
 /// Exit status: 0 when some value may be present somewhere, 1 when every value is definitely
-/// absent everywhere, 2 on errors.
+/// absent everywhere, 2 when some file could not be probed (or no file has the column).
 ///
 /// Examples:
 ///   sbbf probe data.parquet user_id 42 43
 ///   sbbf probe data/ event_date 2024-01-31 --format json
 ///   sbbf probe 'logs/*.parquet' s.b hello
 ///   sbbf probe s3://bucket/events/ user_id 42
-///   sbbf probe --exact-bits -- data.parquet temperature -0.0
+///   sbbf probe --exact-bits -- data.parquet temperature -0.0 -inf
 ///   sbbf probe data.parquet user_id --values-from ids.txt     (one value per line; - is stdin)
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
@@ -37,14 +47,17 @@ pub struct ProbeArgs {
     /// A Parquet file, a directory (every *.parquet below it), a quoted glob, or an
     /// object-store URL: s3://bucket/prefix/ (every *.parquet below it) or s3://bucket/f.parquet;
     /// also gs://, az://, http(s)://. Credentials and endpoint come from the AWS_*, GOOGLE_* and
-    /// AZURE_* environment variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, ...).
+    /// AZURE_* environment variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, ...); an
+    /// http:// endpoint (a local S3 server) also needs AWS_ALLOW_HTTP=true. An http(s):// URL
+    /// names one file (one ending in / is listed with WebDAV).
     pub file: String,
-    /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`.
+    /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`; `a\.b` for a column
+    /// whose name contains a dot.
     pub column: String,
     /// Values to probe.
     #[arg(
         required_unless_present = "values_from",
-        allow_hyphen_values = true,
+        allow_negative_numbers = true,
         num_args = 1..
     )]
     pub values: Vec<String>,
@@ -68,48 +81,27 @@ pub struct ProbeArgs {
     /// Read values as the UTF-8 bytes of the text (binary columns), even if they start with 0x.
     #[arg(long)]
     pub string: bool,
-}
-
-/// Values such as `-5` or `-inf` after `probe` would be taken for options: insert `--` before
-/// the first one, unless the user did. Options after the values keep working when they are
-/// spelled out (`--format json`).
-pub fn protect_negative_values(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
-    let args: Vec<OsString> = args.collect();
-    let Some(cmd) = args.iter().position(|a| a == "probe") else {
-        return args;
-    };
-    if args.iter().any(|a| a == "--") {
-        return args;
-    }
-    // Every `--word` is an option (clap rejects unknown ones); a single `-` followed by
-    // anything but h/V is a value (`-5`, `-0.0`, `-inf`, `-nan`).
-    let takes_value = ["--format", "--values-from"];
-    let mut out: Vec<OsString> = args[..=cmd].to_vec();
-    let mut rest = args[cmd + 1..].iter();
-    let mut values: Vec<OsString> = Vec::new();
-    let mut flags: Vec<OsString> = Vec::new();
-    while let Some(a) = rest.next() {
-        let s = a.to_string_lossy();
-        if s.starts_with("--") || s == "-h" || s == "-V" {
-            flags.push(a.clone());
-            if takes_value.contains(&s.as_ref()) {
-                if let Some(v) = rest.next() {
-                    flags.push(v.clone());
-                }
-            }
-        } else {
-            values.push(a.clone());
-        }
-    }
-    out.extend(flags);
-    out.push("--".into());
-    out.extend(values);
-    out
+    /// Text output: one line per row group and value (the default is one line per value,
+    /// naming the row groups that may hold it).
+    #[arg(long)]
+    pub row_groups: bool,
 }
 
 pub(crate) struct FileResult {
     pub(crate) json: serde_json::Value,
     pub(crate) any_not_absent: bool,
+    /// Per value: row groups that may hold it, that cannot tell, that cannot.
+    pub(crate) counts: Vec<Counts>,
+}
+
+/// Row groups by answer, for one value.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Counts {
+    maybe: usize,
+    unknown: usize,
+    absent: usize,
+    /// Whether some row group of the file was not absent.
+    file_hit: bool,
 }
 
 pub fn run(mut a: ProbeArgs) -> u8 {
@@ -117,12 +109,12 @@ pub fn run(mut a: ProbeArgs) -> u8 {
         match read_values(from) {
             Ok(v) => a.values.extend(v),
             Err(e) => {
-                eprintln!("sbbf probe: --values-from {}: {e}", from.display());
+                err!("sbbf probe: --values-from {}: {e}", from.display());
                 return 2;
             }
         }
         if a.values.is_empty() {
-            eprintln!("sbbf probe: --values-from {}: no values", from.display());
+            err!("sbbf probe: --values-from {}: no values", from.display());
             return 2;
         }
     }
@@ -145,16 +137,17 @@ pub fn run(mut a: ProbeArgs) -> u8 {
     let paths = match files::expand(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("sbbf probe: {e}");
+            err!("sbbf probe: {e}");
             return 2;
         }
     };
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome::new(&a, paths.len() > 1);
     for path in &paths {
         let shown = path.display().to_string();
-        outcome.add(&shown, probe_file(&shown, path, &a, opts), a.format);
+        let result = probe_file(&shown, path, &a, opts, &mut outcome);
+        outcome.add(&shown, result, &a);
     }
-    outcome.exit_code()
+    outcome.finish(&a)
 }
 
 /// The lines of `path` (`-`: standard input) as values, line breaks removed, nothing trimmed.
@@ -170,37 +163,150 @@ fn read_values(path: &std::path::Path) -> std::io::Result<Vec<String>> {
     Ok(text.lines().map(str::to_string).collect())
 }
 
-/// What the files probed so far add up to, for the exit status.
-#[derive(Default)]
+/// What the files probed so far add up to: the totals and the exit status.
 pub(crate) struct Outcome {
+    /// Several files (a directory, a glob, a prefix): a file without the column is a result.
+    many: bool,
     failed: bool,
     any_not_absent: bool,
+    files: usize,
+    without_column: usize,
+    /// The first "no such column" error, shown when no file has the column.
+    first_missing: Option<String>,
+    counts: Vec<Counts>,
+    files_hit: Vec<usize>,
+    noted_readings: bool,
 }
 
 impl Outcome {
-    /// Takes one file's result: prints its JSON line, or its error on stderr.
+    pub(crate) fn new(a: &ProbeArgs, many: bool) -> Outcome {
+        Outcome {
+            many,
+            failed: false,
+            any_not_absent: false,
+            files: 0,
+            without_column: 0,
+            first_missing: None,
+            counts: vec![Counts::default(); a.values.len()],
+            files_hit: vec![0; a.values.len()],
+            noted_readings: false,
+        }
+    }
+
+    /// Says once that the column path also fits other leaves (`a.b` and `a\.b`).
+    pub(crate) fn note_other_readings(&mut self, column: &str, chosen: &str, others: &[String]) {
+        if others.is_empty() || self.noted_readings {
+            return;
+        }
+        self.noted_readings = true;
+        err!(
+            "sbbf probe: note: `{column}` is read as the path `{chosen}`; other columns whose names contain dots: {} (a `.` inside a field name is written `\\.`)",
+            others
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+
+    /// Takes one file's result: prints its JSON line (or error object), or its error on
+    /// stderr. With several files, a file without the column is a result of its own.
     pub(crate) fn add(
         &mut self,
         shown: &str,
-        result: Result<FileResult, impl std::fmt::Display>,
-        format: Format,
+        result: Result<FileResult, Box<dyn std::error::Error>>,
+        a: &ProbeArgs,
     ) {
         match result {
             Ok(r) => {
+                self.files += 1;
                 self.any_not_absent |= r.any_not_absent;
-                if format == Format::Json {
+                for (i, c) in r.counts.iter().enumerate() {
+                    let t = &mut self.counts[i];
+                    t.maybe += c.maybe;
+                    t.unknown += c.unknown;
+                    t.absent += c.absent;
+                    self.files_hit[i] += usize::from(c.file_hit);
+                }
+                if a.format == Format::Json {
                     out!("{}", r.json);
                 }
             }
+            Err(e) if self.many && is_missing_column(e.as_ref()) => {
+                self.files += 1;
+                self.without_column += 1;
+                self.first_missing.get_or_insert_with(|| e.to_string());
+                if a.format == Format::Json {
+                    out!(
+                        "{}",
+                        json!({
+                            "file": shown,
+                            "column": a.column,
+                            "physical_type": null,
+                            "logical_type": null,
+                            "row_groups": [],
+                        })
+                    );
+                } else {
+                    out!(
+                        "{shown}: column `{}` not in this file (none of its rows holds a value of it)",
+                        a.column
+                    );
+                }
+            }
             Err(e) => {
-                eprintln!("sbbf probe: {shown}: {e}");
+                err!("sbbf probe: {shown}: {e}");
+                if a.format == Format::Json {
+                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                }
                 self.failed = true;
             }
         }
     }
 
-    /// 2 when some file failed, else 0 when some value may be present somewhere, else 1.
-    pub(crate) fn exit_code(&self) -> u8 {
+    /// Prints the totals (text, several files) and returns the exit status: 2 when some file
+    /// failed or no file has the column, else 0 when some value may be present somewhere,
+    /// else 1.
+    pub(crate) fn finish(&self, a: &ProbeArgs) -> u8 {
+        if self.without_column > 0 && self.without_column == self.files {
+            err!(
+                "sbbf probe: no file has column `{}`; in the first: {}",
+                a.column,
+                self.first_missing.as_deref().unwrap_or("")
+            );
+            return 2;
+        }
+        if a.format == Format::Text && self.many {
+            let with = self.files - self.without_column;
+            let rgs = self
+                .counts
+                .first()
+                .map_or(0, |c| c.maybe + c.unknown + c.absent);
+            let mut head = format!(
+                "total: {} file(s), {rgs} row group(s) with column `{}`",
+                self.files, a.column
+            );
+            if self.without_column > 0 {
+                head.push_str(&format!("; {} file(s) without it", self.without_column));
+            }
+            out!("{head}");
+            for (i, v) in a.values.iter().enumerate() {
+                let c = &self.counts[i];
+                let mut parts = Vec::new();
+                if c.maybe > 0 || c.unknown > 0 {
+                    parts.push(format!(
+                        "maybe in {} row group(s), unknown in {}, in {} of {with} file(s)",
+                        c.maybe, c.unknown, self.files_hit[i]
+                    ));
+                }
+                parts.push(if c.absent == rgs {
+                    format!("absent in all {rgs} row group(s)")
+                } else {
+                    format!("absent in {}", c.absent)
+                });
+                out!("  {}: {}", show_value(v), parts.join("; "));
+            }
+        }
         if self.failed {
             2
         } else if self.any_not_absent {
@@ -211,16 +317,47 @@ impl Outcome {
     }
 }
 
+/// Whether a file's error is "no such column" (and not a broken file or a bad value).
+fn is_missing_column(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<sbbf_parquet::Error>(),
+        Some(sbbf_parquet::Error::UnknownColumn { .. })
+    )
+}
+
+/// A value as text output shows it: as it is when that is unambiguous, else quoted with
+/// escapes (empty, spaces at either end, control or invisible characters, quotes, backquotes).
+pub(crate) fn show_value(v: &str) -> String {
+    let plain = !v.is_empty()
+        && !v.starts_with(char::is_whitespace)
+        && !v.ends_with(char::is_whitespace)
+        && !v.starts_with('"')
+        && v.chars().all(|c| {
+            !c.is_control()
+                && c != '`'
+                && c != '\u{feff}'
+                && !(c.is_whitespace() && c != ' ')
+                && !('\u{200b}'..='\u{200f}').contains(&c)
+        });
+    if plain {
+        format!("`{v}`")
+    } else {
+        format!("\"{}\"", v.escape_debug())
+    }
+}
+
 fn probe_file(
     shown: &str,
     path: &std::path::Path,
     a: &ProbeArgs,
     opts: EncodeOptions,
+    outcome: &mut Outcome,
 ) -> Result<FileResult, Box<dyn std::error::Error>> {
     let file = std::fs::File::open(path)?;
     let pq = ParquetFile::open(file)?;
     let col = pq.column_index(&a.column)?;
     let ty = &pq.columns()[col];
+    outcome.note_other_readings(&a.column, &ty.path, &pq.other_readings(&a.column, col));
     let encoded: Vec<Encoded> = a
         .values
         .iter()
@@ -228,6 +365,34 @@ fn probe_file(
         .collect::<Result<_, _>>()?;
     let answers = pq.probe(col, &encoded, IoPolicy::default());
     Ok(report(shown, ty, &encoded, &answers, a))
+}
+
+/// `0-3, 9, 37`: row group numbers, runs as ranges.
+fn ranges(rgs: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < rgs.len() {
+        let mut j = i;
+        while j + 1 < rgs.len() && rgs[j + 1] == rgs[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => rgs[i].to_string(),
+            1 => format!("{}, {}", rgs[i], rgs[j]),
+            _ => format!("{}-{}", rgs[i], rgs[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// Why a row group cannot answer, in words.
+fn unknown_reason(state: &FilterState) -> String {
+    match state {
+        FilterState::Missing => "no Bloom filter".to_string(),
+        FilterState::Invalid(r) => r.clone(),
+        FilterState::Present => "filters cannot decide".to_string(),
+    }
 }
 
 /// Prints one file's text lines (text format) and returns its JSON object.
@@ -252,16 +417,26 @@ pub(crate) fn report(
         );
         for (v, e) in a.values.iter().zip(encoded) {
             match e {
-                Encoded::NeverStored(why) => out!("  note: {v:?} is absent everywhere: {why}"),
-                Encoded::AlwaysMaybe(why) => out!("  note: {v:?}: {why}"),
+                Encoded::NeverStored(why) => {
+                    out!("  note: {} is absent everywhere: {why}", show_value(v))
+                }
+                Encoded::AlwaysMaybe(why) => out!("  note: {}: {why}", show_value(v)),
                 Encoded::Candidates(_) => {}
             }
         }
     }
-    let width = a.values.iter().map(|v| v.len()).max().unwrap_or(0);
+    let shown_values: Vec<String> = a.values.iter().map(|v| show_value(v)).collect();
+    let width = shown_values
+        .iter()
+        .map(|v| v.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut any_not_absent = false;
     let mut skippable = 0;
     let mut rgs = Vec::new();
+    let mut counts = vec![Counts::default(); a.values.len()];
+    let mut by_value: Vec<(Vec<usize>, Vec<usize>, Vec<String>)> =
+        vec![Default::default(); a.values.len()];
     for rg in answers {
         let (filter, reason) = match &rg.filter {
             FilterState::Present => ("present", None),
@@ -272,19 +447,34 @@ pub(crate) fn report(
             skippable += 1;
         }
         let mut vals = Vec::new();
-        for (v, ans) in a.values.iter().zip(&rg.answers) {
+        for (i, (v, ans)) in a.values.iter().zip(&rg.answers).enumerate() {
             any_not_absent |= *ans != Answer::Absent;
-            if text {
-                let detail = match (ans, &rg.filter) {
-                    (Answer::Unknown, FilterState::Missing) => " (no Bloom filter)".to_string(),
-                    (Answer::Unknown, FilterState::Invalid(r)) => format!(" ({r})"),
-                    (Answer::Unknown, _) => " (filters cannot decide)".to_string(),
+            let (maybe, unknown, why) = &mut by_value[i];
+            match ans {
+                Answer::Maybe => {
+                    counts[i].maybe += 1;
+                    maybe.push(rg.row_group);
+                }
+                Answer::Unknown => {
+                    counts[i].unknown += 1;
+                    unknown.push(rg.row_group);
+                    let r = unknown_reason(&rg.filter);
+                    if !why.contains(&r) {
+                        why.push(r);
+                    }
+                }
+                Answer::Absent => counts[i].absent += 1,
+            }
+            if text && a.row_groups {
+                let detail = match ans {
+                    Answer::Unknown => format!(" ({})", unknown_reason(&rg.filter)),
                     _ => String::new(),
                 };
                 out!(
-                    "  row group {:>3} ({:>8} rows)  {v:<width$}  {}{detail}",
+                    "  row group {:>3} ({:>8} rows)  {:<width$}  {}{detail}",
                     rg.row_group,
                     rg.num_rows,
+                    shown_values[i],
                     ans.as_str()
                 );
             }
@@ -297,6 +487,34 @@ pub(crate) fn report(
             "reason": reason,
             "values": vals,
         }));
+    }
+    for c in &mut counts {
+        c.file_hit = c.maybe + c.unknown > 0;
+    }
+    if text && !a.row_groups {
+        for (i, (maybe, unknown, why)) in by_value.iter().enumerate() {
+            let mut parts = Vec::new();
+            if !maybe.is_empty() {
+                parts.push(format!("maybe in row group(s) {}", ranges(maybe)));
+            }
+            if !unknown.is_empty() {
+                let why = match why.as_slice() {
+                    [one] => one.clone(),
+                    _ => "various reasons: --row-groups shows them".to_string(),
+                };
+                parts.push(format!(
+                    "unknown in row group(s) {} ({why})",
+                    ranges(unknown)
+                ));
+            }
+            let absent = counts[i].absent;
+            if absent == answers.len() {
+                parts.push(format!("absent in all {absent}"));
+            } else if absent > 0 {
+                parts.push(format!("absent in {absent}"));
+            }
+            out!("  {}: {}", shown_values[i], parts.join("; "));
+        }
     }
     if text {
         out!(
@@ -318,5 +536,6 @@ pub(crate) fn report(
             "row_groups": rgs,
         }),
         any_not_absent,
+        counts,
     }
 }

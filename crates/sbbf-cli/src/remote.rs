@@ -4,6 +4,7 @@
 //! bytes only) and reported in path order, with the output and exit codes of local files.
 
 use crate::probe::{report, Outcome, ProbeArgs};
+use sbbf_parquet::remote::object_store::{self, ObjectStoreExt as _};
 use sbbf_parquet::remote::{self, ManyOptions};
 use sbbf_parquet::value::{encode_text, EncodeOptions};
 use sbbf_parquet::Error;
@@ -16,7 +17,7 @@ pub fn run(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("sbbf probe: cannot start the async runtime: {e}");
+            err!("sbbf probe: cannot start the async runtime: {e}");
             return 2;
         }
     };
@@ -25,19 +26,39 @@ pub fn run(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
 
 async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     let url = a.file.as_str();
+    if let Err(e) = check_http_endpoint(url) {
+        err!("sbbf probe: {url}: {e}");
+        return 2;
+    }
     let (store, path) = match remote::store_from_url(url) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("sbbf probe: {e}");
+            err!("sbbf probe: {}", one_line(&e.to_string()));
             return 2;
         }
     };
     let as_dir = url.ends_with('/');
-    let files = match remote::resolve(&store, &path, as_dir).await {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("sbbf probe: {url}: {e}");
-            return 2;
+    let files = if is_http(url) && !as_dir {
+        // A web server names files, it does not list them: a 404 is the answer (no WebDAV
+        // PROPFIND listing, no retries).
+        match store.head(&path).await {
+            Ok(meta) => vec![meta],
+            Err(object_store::Error::NotFound { .. }) => {
+                err!("sbbf probe: {url}: not found (HTTP 404)");
+                return 2;
+            }
+            Err(e) => {
+                err!("sbbf probe: {url}: {}", one_line(&e.to_string()));
+                return 2;
+            }
+        }
+    } else {
+        match remote::resolve(&store, &path, as_dir).await {
+            Ok(f) => f,
+            Err(e) => {
+                err!("sbbf probe: {url}: {}", one_line(&e.to_string()));
+                return 2;
+            }
         }
     };
     let encode = |ty: &sbbf_parquet::column::ColumnType| {
@@ -48,13 +69,54 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     };
     let results =
         remote::probe_many(&store, &files, &a.column, encode, ManyOptions::default()).await;
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome::new(a, files.len() > 1 || as_dir);
     for (meta, result) in files.iter().zip(results) {
         let shown = shown_name(url, path.as_ref(), meta.location.as_ref());
-        let result = result.map(|p| report(&shown, &p.column, &p.encoded, &p.answers, a));
-        outcome.add(&shown, result, a.format);
+        let result = result
+            .map(|p| report(&shown, &p.column, &p.encoded, &p.answers, a))
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+        outcome.add(&shown, result, a);
     }
-    outcome.exit_code()
+    outcome.finish(a)
+}
+
+/// Whether `url` is a plain web URL (not an S3-style one on an HTTP endpoint).
+fn is_http(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
+/// An `s3://` URL with an `http://` endpoint needs `AWS_ALLOW_HTTP=true`; without it the
+/// store fails with "builder error". Says so first.
+fn check_http_endpoint(url: &str) -> Result<(), String> {
+    if !(url.starts_with("s3://") || url.starts_with("s3a://")) {
+        return Ok(());
+    }
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let endpoint = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
+        .iter()
+        .find_map(|k| var(k).map(|v| (*k, v)));
+    let Some((key, endpoint)) = endpoint else {
+        return Ok(());
+    };
+    let allowed = var("AWS_ALLOW_HTTP").is_some_and(|v| {
+        ["1", "true", "on", "yes", "y"].contains(&v.to_ascii_lowercase().as_str())
+    });
+    if endpoint.to_ascii_lowercase().starts_with("http://") && !allowed {
+        return Err(format!(
+            "{key}={endpoint} is plain HTTP; set AWS_ALLOW_HTTP=true to allow unencrypted connections"
+        ));
+    }
+    Ok(())
+}
+
+/// An object store error on one line: servers answer errors with whole HTML pages, and the
+/// first line says what happened.
+fn one_line(msg: &str) -> String {
+    let first = msg.lines().next().unwrap_or("").trim_end();
+    match first.find(": <") {
+        Some(i) => first[..i].to_string(),
+        None => first.to_string(),
+    }
 }
 
 /// The name shown for an object: the URL itself for a single object, else the URL (as a
@@ -76,7 +138,16 @@ fn shown_name(url: &str, prefix: &str, location: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::shown_name;
+    use super::{one_line, shown_name};
+
+    #[test]
+    fn html_error_pages_are_cut() {
+        assert_eq!(
+            one_line("PROPFIND x - Server returned non-2xx status code: 501 Not Implemented: <!DOCTYPE HTML>\n<html>"),
+            "PROPFIND x - Server returned non-2xx status code: 501 Not Implemented"
+        );
+        assert_eq!(one_line("plain"), "plain");
+    }
 
     #[test]
     fn names() {

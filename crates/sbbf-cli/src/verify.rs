@@ -10,6 +10,9 @@ use serde_json::json;
 /// then probe random absent values to measure the real false-positive rate next to the one the
 /// filter's fill predicts.
 ///
+/// In a directory or glob, a --column that a file lacks (schema evolution) is reported as "not
+/// in this file" for that file.
+///
 /// Exit status: 0 when every stored value tests "maybe", 1 when a false negative is found, 2 on
 /// errors.
 ///
@@ -36,18 +39,22 @@ pub fn run(a: VerifyArgs) -> u8 {
     let paths = match files::expand(&a.file) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("sbbf verify: {e}");
+            err!("sbbf verify: {e}");
             return 2;
         }
     };
     let mut failed = false;
     let mut broken = false;
+    let many = paths.len() > 1;
     for path in &paths {
         let shown = path.display().to_string();
-        match verify_file(&shown, path, &a) {
+        match verify_file(&shown, path, &a, many) {
             Ok(fn_found) => broken |= fn_found,
             Err(e) => {
-                eprintln!("sbbf verify: {shown}: {e}");
+                err!("sbbf verify: {shown}: {e}");
+                if a.format == Format::Json {
+                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                }
                 failed = true;
             }
         }
@@ -66,17 +73,41 @@ fn pct(p: Option<f64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// With several files (`many`), a --column a file lacks is reported as "not in this file"
+/// instead of failing the file; a file with none of them is not verified.
 fn verify_file(
     shown: &str,
     path: &std::path::Path,
     a: &VerifyArgs,
+    many: bool,
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let pq = ParquetFile::open(std::fs::File::open(path)?)?;
-    let columns = a
-        .columns
-        .iter()
-        .map(|c| pq.column_index(c))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut columns = Vec::new();
+    let mut not_in_file = Vec::new();
+    for c in &a.columns {
+        match pq.column_index(c) {
+            Ok(i) => columns.push(i),
+            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if !many => return Err(e.into()),
+            Err(sbbf_parquet::Error::UnknownColumn { .. }) => not_in_file.push(c.clone()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if !a.columns.is_empty() && columns.is_empty() {
+        // No requested column here: an empty list would mean "every column".
+        if a.format == Format::Json {
+            out!(
+                "{}",
+                json!({"file": shown, "false_negatives": 0, "chunks": [],
+                       "columns_not_in_file": not_in_file})
+            );
+        } else {
+            out!(
+                "{shown}: column(s) not in this file: {}",
+                not_in_file.join(", ")
+            );
+        }
+        return Ok(false);
+    }
     let data =
         parquet::file::serialized_reader::SerializedFileReader::new(std::fs::File::open(path)?)?;
     let reports = pq.verify(
@@ -112,7 +143,8 @@ fn verify_file(
             .collect();
         out!(
             "{}",
-            json!({"file": shown, "false_negatives": false_negatives, "chunks": chunks})
+            json!({"file": shown, "false_negatives": false_negatives, "chunks": chunks,
+                   "columns_not_in_file": not_in_file})
         );
     } else {
         out!("{shown}:");
@@ -145,6 +177,9 @@ fn verify_file(
             for v in &r.false_negative_examples {
                 out!("       FALSE NEGATIVE: {v} is stored but the filter says absent");
             }
+        }
+        for c in &not_in_file {
+            out!("  column `{c}` not in this file");
         }
         if false_negatives > 0 {
             out!("  {false_negatives} false negative(s): the writer's filters are broken");

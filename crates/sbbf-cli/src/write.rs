@@ -4,27 +4,108 @@ use crate::Format;
 use clap::Args;
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where the result goes: a new file, or the input itself.
 #[derive(Args, Debug)]
 #[group(required = true, multiple = false)]
 pub struct Destination {
     /// Write the result to this file (written to a temporary file beside it, then renamed).
+    /// An existing file is replaced only with --force.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    /// Replace the input file (atomically: an interrupted run leaves it untouched).
+    /// Replace the input file (atomically: an interrupted run leaves it untouched). A symbolic
+    /// link is followed: the file it points to is replaced. The file is locked (advisory
+    /// lock) while the run lasts: a second run on the same file fails instead of losing the
+    /// first one's work.
     #[arg(long)]
     pub in_place: bool,
 }
 
-impl Destination {
-    fn target(&self, input: &std::path::Path) -> PathBuf {
-        match &self.output {
-            Some(o) => o.clone(),
-            None => input.to_path_buf(),
+/// Input and output of a write, checked before the library runs.
+struct Plan {
+    input: PathBuf,
+    target: PathBuf,
+    /// Held until the process ends (--in-place).
+    _lock: Option<std::fs::File>,
+}
+
+/// Checks the input (exists, is a file), resolves --in-place through symbolic links and
+/// locks the file, and refuses to replace an existing -o file without --force.
+fn plan(input: &Path, dest: &Destination, force: bool) -> Result<Plan, String> {
+    let shown = input.display();
+    match std::fs::metadata(input) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{shown}: no such file (the input must exist)"))
+        }
+        Err(e) => return Err(format!("{shown}: cannot read the input: {e}")),
+        Ok(m) if m.is_dir() => {
+            return Err(format!(
+                "{shown}: is a directory; add and resize take one Parquet file"
+            ))
+        }
+        Ok(m) if !m.is_file() => return Err(format!("{shown}: not a regular file")),
+        Ok(_) => {}
+    }
+    match &dest.output {
+        Some(o) => {
+            if !force && std::fs::symlink_metadata(o).is_ok() {
+                return Err(format!(
+                    "{}: the output file exists; use --force to replace it",
+                    o.display()
+                ));
+            }
+            if o.is_dir() {
+                return Err(format!("{}: the output is a directory", o.display()));
+            }
+            Ok(Plan {
+                input: input.to_path_buf(),
+                target: o.clone(),
+                _lock: None,
+            })
+        }
+        None => {
+            // Through symbolic links: the file replaced is the one the link points to.
+            let real = std::fs::canonicalize(input)
+                .map_err(|e| format!("{shown}: cannot resolve the path: {e}"))?;
+            let lock = lock(&real).map_err(|e| format!("{shown}: {e}"))?;
+            Ok(Plan {
+                input: real.clone(),
+                target: real,
+                _lock: lock,
+            })
         }
     }
+}
+
+/// An exclusive advisory lock on `path` (flock), taken without waiting. A run that waited
+/// for another to finish would read a file that has since been replaced, so a held lock is
+/// an error, and so is a file replaced between opening and locking it.
+#[cfg(unix)]
+fn lock(path: &Path) -> Result<Option<std::fs::File>, String> {
+    use rustix::fs::{flock, FlockOperation};
+    use std::os::unix::fs::MetadataExt;
+    let busy = "another process is writing this file (an `sbbf add/resize --in-place` run?); \
+                try again when it has finished";
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    match flock(&f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => return Err(busy.to_string()),
+        Err(e) => return Err(format!("cannot lock the file: {e}")),
+    }
+    let (held, now) = (
+        f.metadata().map_err(|e| e.to_string())?,
+        std::fs::metadata(path).map_err(|e| e.to_string())?,
+    );
+    if (held.dev(), held.ino()) != (now.dev(), now.ino()) {
+        return Err(busy.to_string());
+    }
+    Ok(Some(f))
+}
+
+#[cfg(not(unix))]
+fn lock(_path: &Path) -> Result<Option<std::fs::File>, String> {
+    Ok(None)
 }
 
 /// Add Bloom filters to a Parquet file without rewriting its data: the bytes before the
@@ -56,6 +137,9 @@ pub struct AddArgs {
     pub replace: bool,
     #[command(flatten)]
     pub dest: Destination,
+    /// With -o: replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -82,6 +166,9 @@ pub struct ResizeArgs {
     pub columns: Vec<String>,
     #[command(flatten)]
     pub dest: Destination,
+    /// With -o: replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -149,7 +236,14 @@ fn flag_hint(e: &sbbf_parquet::Error) -> &'static str {
 }
 
 pub fn run_add(a: AddArgs) -> u8 {
-    let target = a.dest.target(&a.file);
+    let plan = match plan(&a.file, &a.dest, a.force) {
+        Ok(p) => p,
+        Err(e) => {
+            err!("sbbf add: {e}");
+            return 2;
+        }
+    };
+    let target = plan.target.clone();
     let opts = AddOptions {
         columns: a.columns.clone(),
         fpp: a.fpp,
@@ -157,7 +251,7 @@ pub fn run_add(a: AddArgs) -> u8 {
         replace: a.replace,
     };
     match add_filters(
-        &a.file,
+        &plan.input,
         &target,
         &opts,
         &mut crate::progress::bar("building filters"),
@@ -167,16 +261,39 @@ pub fn run_add(a: AddArgs) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("sbbf add: {}: {e}{}", a.file.display(), flag_hint(&e));
+            err!("sbbf add: {}: {e}{}", a.file.display(), flag_hint(&e));
             2
         }
     }
 }
 
 pub fn run_resize(a: ResizeArgs) -> u8 {
-    let target = a.dest.target(&a.file);
+    let plan = match plan(&a.file, &a.dest, a.force) {
+        Ok(p) => p,
+        Err(e) => {
+            err!("sbbf resize: {e}");
+            return 2;
+        }
+    };
+    let target = plan.target.clone();
+    if nothing_to_fold(&plan.input, a.fpp, &a.columns) {
+        if a.format == Format::Json {
+            out!(
+                "{}",
+                json!({"command": "resize", "input": a.file.display().to_string(),
+                       "output": null, "nothing_to_do": true, "filters": []})
+            );
+        } else {
+            out!(
+                "{}: nothing to do: no filter can shrink while keeping its false-positive rate at or below {}; nothing written",
+                a.file.display(),
+                a.fpp
+            );
+        }
+        return 0;
+    }
     match resize_filters(
-        &a.file,
+        &plan.input,
         &target,
         a.fpp,
         &a.columns,
@@ -187,8 +304,59 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("sbbf resize: {}: {e}{}", a.file.display(), flag_hint(&e));
+            err!("sbbf resize: {}: {e}{}", a.file.display(), flag_hint(&e));
             2
         }
     }
+}
+
+/// Whether resizing is known to change nothing: every chosen filter is healthy and none can
+/// fold once within `fpp`. Anything unusual (a bad column name or --fpp, a broken filter) is
+/// left to the library, which reports it.
+fn nothing_to_fold(input: &Path, fpp: f64, columns: &[String]) -> bool {
+    use std::io::{Read as _, Seek as _};
+    if !(fpp > 0.0 && fpp < 1.0) {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(input) else {
+        return false;
+    };
+    let Ok(pq) = sbbf_parquet::ParquetFile::open(file) else {
+        return false;
+    };
+    let mut chosen = Vec::new();
+    for c in columns {
+        match pq.column_index(c) {
+            Ok(i) => chosen.push(pq.columns()[i].path.clone()),
+            Err(_) => return false,
+        }
+    }
+    for r in pq.inspect() {
+        if !chosen.is_empty() && !chosen.contains(&r.column) {
+            continue;
+        }
+        let Some(offset) = r.offset else { continue };
+        let (Some(h), Some(n)) = (r.header_len, r.num_bytes) else {
+            return false;
+        };
+        if !r.problems.is_empty() || n <= 0 {
+            return false;
+        }
+        let mut bits = vec![0u8; n as usize];
+        let mut reader = pq.reader();
+        if reader
+            .seek(std::io::SeekFrom::Start(offset as u64 + h))
+            .and_then(|_| reader.read_exact(&mut bits))
+            .is_err()
+        {
+            return false;
+        }
+        let Ok(mut f) = sbbf::Sbbf::from_bitset(&bits) else {
+            return false;
+        };
+        if f.num_blocks().is_power_of_two() && !matches!(f.fold_to_target_fpp(fpp), Ok(0)) {
+            return false;
+        }
+    }
+    true
 }

@@ -125,8 +125,9 @@ fn exit_status_tells_maybe_absent_and_errors() {
 #[test]
 fn values_that_look_like_options_are_values() {
     let f = file("pyarrow_float_bytes.parquet");
+    // Negative numbers need nothing; other values that start with '-' go after `--`.
     for args in [
-        vec!["probe", f.as_str(), "f64", "-0.0", "-inf", "-1.5"],
+        vec!["probe", f.as_str(), "f64", "-0.0", "-1e5", "-1.5"],
         vec!["probe", "--", f.as_str(), "f64", "-0.0", "-inf", "-1.5"],
         vec![
             "probe",
@@ -144,7 +145,7 @@ fn values_that_look_like_options_are_values() {
             f.as_str(),
             "f64",
             "-0.0",
-            "-inf",
+            "-1e5",
             "-1.5",
             "--format",
             "json",
@@ -157,11 +158,20 @@ fn values_that_look_like_options_are_values() {
             stderr(&o)
         );
         let out = stdout(&o);
+        let third = if args.contains(&"-inf") {
+            "-inf"
+        } else {
+            "-1e5"
+        };
         assert!(
-            out.contains("-inf") && out.contains("-1.5"),
+            out.contains(third) && out.contains("-1.5"),
             "{args:?}: {out}"
         );
     }
+    // Without `--`, clap says how to pass it.
+    let o = sbbf(&["probe", f.as_str(), "f64", "-inf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--"), "{}", stderr(&o));
     let o = sbbf(&["probe", &file("pyarrow_int_types.parquet"), "i8", "-7"]);
     assert!(stdout(&o).contains("-7"), "{}", stderr(&o));
 }
@@ -238,7 +248,10 @@ fn chunks_without_a_filter_are_unknown() {
         assert_eq!(rg["values"][0]["result"], "unknown");
     }
     let text = stdout(&sbbf(&["probe", p, "id", "12345"]));
-    assert!(text.contains("unknown (no Bloom filter)"), "{text}");
+    assert!(
+        text.contains("`12345`: unknown in row group(s) 0, 1 (no Bloom filter)"),
+        "{text}"
+    );
     assert!(
         text.contains("0 of 2 row group(s) can be skipped"),
         "{text}"
@@ -449,4 +462,325 @@ fn values_from_a_file_or_stdin() {
     assert!(stderr(&o).contains("no values"), "{}", stderr(&o));
     assert_eq!(sbbf(&["probe", &f, "String"]).status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn symbolic_link_loops_visit_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    for name in ["pyarrow_v2_zstd.parquet", "duckdb_five_rowgroups.parquet"] {
+        std::fs::copy(file(name), sub.join(name)).unwrap();
+    }
+    std::fs::copy(
+        file("pyarrow_v2_zstd.parquet"),
+        dir.path().join("top.parquet"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", sub.join("back")).unwrap();
+    // A second name for one file is the same file.
+    std::os::unix::fs::symlink("top.parquet", dir.path().join("alias.parquet")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = sbbf(&["probe", d, "str", "x", "--format", "json"]);
+    let files: Vec<String> = json_lines(&o)
+        .iter()
+        .map(|j| j["file"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(files.len(), 3, "{files:?} {}", stderr(&o));
+    let o = sbbf(&["inspect", d, "--format", "json"]);
+    assert_eq!(json_lines(&o).len(), 3, "{}", stderr(&o));
+}
+
+#[test]
+fn files_without_the_column_are_results_not_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        file("duckdb_five_rowgroups.parquet"),
+        dir.path().join("a_new.parquet"),
+    )
+    .unwrap();
+    std::fs::copy(
+        file("pyarrow_float_bytes.parquet"),
+        dir.path().join("b_old.parquet"),
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = sbbf(&["probe", d, "i32", "1", "--format", "json"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 2);
+    let old = &lines[1];
+    let keys: Vec<&str> = old
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "column",
+            "file",
+            "logical_type",
+            "physical_type",
+            "row_groups"
+        ]
+    );
+    assert_eq!(old["row_groups"], serde_json::json!([]));
+    assert_eq!(old["physical_type"], Json::Null);
+    let text = stdout(&sbbf(&["probe", d, "i32", "1"]));
+    assert!(
+        text.contains("b_old.parquet: column `i32` not in this file"),
+        "{text}"
+    );
+    // inspect and verify with --column: the same.
+    let o = sbbf(&["inspect", d, "-c", "i32"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("column `i32` not in this file"),
+        "{}",
+        stdout(&o)
+    );
+    let o = sbbf(&["verify", d, "-c", "i32", "--samples", "10"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("b_old.parquet: column(s) not in this file: i32"),
+        "{}",
+        stdout(&o)
+    );
+    // In no file at all: an error (most likely a typo).
+    let o = sbbf(&["probe", d, "i3", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no file has column `i3`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn closed_pipes_and_full_disks() {
+    use std::process::{Command, Stdio};
+    // Many files that fail: error lines on a standard error that is closed (`2>&1 | head -1`).
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..300 {
+        std::fs::write(dir.path().join(format!("bad{i:03}.parquet")), "not parquet").unwrap();
+    }
+    for _ in 0..3 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sbbf"))
+            .args(["probe", dir.path().to_str().unwrap(), "i", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_ne!(status.code(), Some(101), "panicked");
+        assert!(status.code().is_some(), "killed: {status:?}");
+    }
+    // A full disk is an error, not success.
+    let o = Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(["probe", &file("duckdb_five_rowgroups.parquet"), "i32", "1"])
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cannot write the output"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn probe_is_an_ordinary_word_outside_the_subcommand() {
+    let o = sbbf(&["inspect", "probe"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("probe: no such file"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.parquet");
+    let o = sbbf(&[
+        "add",
+        &file("pyarrow_int_types.parquet"),
+        "-c",
+        "probe",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no column `probe`"), "{}", stderr(&o));
+    // Negative numbers are values wherever they are, and options after them still work.
+    let o = sbbf(&[
+        "probe",
+        &file("pyarrow_int_types.parquet"),
+        "i8",
+        "-7",
+        "--format",
+        "json",
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert_eq!(
+        json_lines(&o)[0]["row_groups"][0]["values"][0]["value"],
+        "-7"
+    );
+}
+
+#[test]
+fn inspect_exits_1_on_problems_and_flags_both_chunks_of_a_shared_filter() {
+    let shared = repo_file("fixtures/corrupt/offset_shared_by_two_columns.parquet");
+    let o = sbbf(&["inspect", &shared, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = &json_lines(&o)[0];
+    let flagged: Vec<String> = j["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["problems"].as_array().unwrap().is_empty())
+        .map(|c| format!("{} {}", c["row_group"], c["column"].as_str().unwrap()))
+        .collect();
+    assert_eq!(flagged, ["1 i8", "1 i16"]);
+    let o = sbbf(&["inspect", &file("pyarrow_v2_zstd.parquet")]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&sbbf(&["inspect", "--help"])).contains("Exit status"));
+}
+
+fn repo_file(rel: &str) -> String {
+    common::repo().join(rel).to_string_lossy().into_owned()
+}
+
+#[test]
+fn text_output_is_one_line_per_value_with_totals() {
+    let f = file("duckdb_five_rowgroups.parquet");
+    let o = sbbf(&["probe", &f, "i32", "1", "999999999"]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    // Header, one line per value, summary.
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(
+        lines[2].starts_with("  `999999999`: absent in all 5"),
+        "{out}"
+    );
+    // The table per row group on request.
+    let out = stdout(&sbbf(&["probe", &f, "i32", "1", "--row-groups"]));
+    assert_eq!(out.lines().filter(|l| l.contains("row group ")).count(), 5);
+    // Values that would be invisible or ambiguous are quoted and escaped.
+    let s = file("pt_data_index_bloom_encoding_with_length.parquet");
+    let out = stdout(&sbbf(&["probe", &s, "String", "", " Hello", "a\tb", "x\n"]));
+    for want in [
+        "  \"\": ",
+        "  \" Hello\": ",
+        "  \"a\\tb\": ",
+        "  \"x\\n\": ",
+    ] {
+        assert!(out.contains(want), "{want:?} in {out}");
+    }
+    // Several files: totals.
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["a.parquet", "b.parquet"] {
+        std::fs::copy(&f, dir.path().join(n)).unwrap();
+    }
+    let out = stdout(&sbbf(&["probe", dir.path().to_str().unwrap(), "i32", "1"]));
+    assert!(
+        out.contains("total: 2 file(s), 10 row group(s) with column `i32`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn json_has_an_error_object_for_a_file_that_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        file("duckdb_five_rowgroups.parquet"),
+        dir.path().join("a.parquet"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b.parquet"), "not parquet").unwrap();
+    std::fs::copy(
+        file("duckdb_five_rowgroups.parquet"),
+        dir.path().join("c.parquet"),
+    )
+    .unwrap();
+    let o = sbbf(&[
+        "probe",
+        dir.path().to_str().unwrap(),
+        "i32",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 3, "the run goes on");
+    let keys: Vec<&str> = lines[1]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(keys, ["error", "file"]);
+    assert!(lines[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("not a Parquet file"));
+    assert!(lines[2]["row_groups"].is_array());
+}
+
+#[test]
+fn http_404_is_one_line_without_retries() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&requests);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            seen.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let body = "<!DOCTYPE html>\n<html><body><h1>Not Found</h1>\n</body></html>\n";
+            let _ = write!(
+                conn,
+                "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/missing.parquet");
+    let start = std::time::Instant::now();
+    let o = sbbf(&["probe", &url, "i", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("not found") && !e.contains("<html"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "one request, no retries"
+    );
+}
+
+#[test]
+fn an_http_s3_endpoint_needs_aws_allow_http() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(["probe", "s3://bucket/x.parquet", "i", "1"])
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+        .env("AWS_ACCESS_KEY_ID", "k")
+        .env("AWS_SECRET_ACCESS_KEY", "s")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_ALLOW_HTTP")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("set AWS_ALLOW_HTTP=true"),
+        "{}",
+        stderr(&o)
+    );
+    let help = stdout(&sbbf(&["probe", "--help"]));
+    assert!(help.contains("AWS_ALLOW_HTTP"), "{help}");
 }

@@ -289,3 +289,170 @@ fn in_place_and_resize_give_back_space() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(std::fs::read(&small).unwrap(), before);
 }
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Whether row group 0 of `column` has a filter, by inspect.
+fn has_filter(file: &Path, column: &str) -> bool {
+    let o = sbbf(&["inspect", file.to_str().unwrap(), "--format", "json"]);
+    let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+    j["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["column"] == column && c["row_group"] == 0 && c["has_filter"] == true)
+}
+
+#[test]
+fn in_place_writes_through_a_symbolic_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.parquet");
+    let link = dir.path().join("link.parquet");
+    std::fs::copy(repo().join("testdata/pa_ints.parquet"), &real).unwrap();
+    std::os::unix::fs::symlink("real.parquet", &link).unwrap();
+    assert!(!has_filter(&real, "u8"));
+    let o = sbbf(&["add", link.to_str().unwrap(), "-c", "u8", "--in-place"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is still a link"
+    );
+    assert!(has_filter(&real, "u8"), "the target got the filter");
+}
+
+#[test]
+fn a_file_being_written_in_place_is_locked() {
+    use rustix::fs::{flock, FlockOperation};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.parquet");
+    std::fs::copy(repo().join("testdata/pa_ints.parquet"), &file).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    // Another run holds the lock: this one fails and leaves the file alone.
+    let held = std::fs::File::open(&file).unwrap();
+    flock(&held, FlockOperation::NonBlockingLockExclusive).unwrap();
+    let o = sbbf(&["add", file.to_str().unwrap(), "-c", "u8", "--in-place"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("another process"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let o = sbbf(&[
+        "resize",
+        file.to_str().unwrap(),
+        "--fpp",
+        "0.01",
+        "--in-place",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    drop(held);
+    // Released: the run goes through. (A child another test forks in this process shares the
+    // lock until it execs, so give that moment a few tries.)
+    let mut o = sbbf(&["add", file.to_str().unwrap(), "-c", "u8", "--in-place"]);
+    for _ in 0..20 {
+        if o.status.code() == Some(0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        o = sbbf(&["add", file.to_str().unwrap(), "-c", "u8", "--in-place"]);
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn output_is_not_overwritten_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("testdata/pa_ints.parquet");
+    let out = dir.path().join("o.parquet");
+    std::fs::write(&out, "precious").unwrap();
+    let args = |force: bool| {
+        let mut v = vec![
+            "add".to_string(),
+            input.to_str().unwrap().into(),
+            "-c".into(),
+            "u8".into(),
+            "-o".into(),
+            out.to_str().unwrap().into(),
+        ];
+        if force {
+            v.push("--force".into());
+        }
+        v
+    };
+    let run = |force: bool| {
+        let a = args(force);
+        sbbf(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+    };
+    let o = run(false);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    let o = run(true);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(has_filter(&out, "u8"));
+}
+
+#[test]
+fn resize_with_nothing_to_fold_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // Filters sized for their contents by `add`: nothing folds further at the same rate.
+    let small = dir.path().join("small.parquet");
+    let o = sbbf(&[
+        "add",
+        repo().join("testdata/pa_ints.parquet").to_str().unwrap(),
+        "-c",
+        "u8",
+        "-o",
+        small.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = dir.path().join("out.parquet");
+    let o = sbbf(&[
+        "resize",
+        small.to_str().unwrap(),
+        "--fpp",
+        "0.01",
+        "-c",
+        "u8",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("nothing to do"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(!out.exists(), "nothing written");
+}
+
+#[test]
+fn a_missing_or_directory_input_is_named_as_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.parquet");
+    let missing = dir.path().join("missing.parquet");
+    for cmd in ["add", "resize"] {
+        let extra = if cmd == "add" {
+            ["-c", "u8"]
+        } else {
+            ["--fpp", "0.01"]
+        };
+        for (input, want) in [
+            (missing.to_str().unwrap(), "no such file"),
+            (dir.path().to_str().unwrap(), "is a directory"),
+        ] {
+            let mut args = vec![cmd, input];
+            args.extend(extra);
+            args.extend(["-o", out.to_str().unwrap()]);
+            let o = sbbf(&args);
+            assert_eq!(o.status.code(), Some(2));
+            let e = stderr(&o);
+            assert!(
+                e.contains(want) && !e.contains("write failed") && !e.contains("External"),
+                "{cmd} {input}: {e}"
+            );
+        }
+    }
+}

@@ -85,10 +85,45 @@ pub enum ValueKind {
     Int96,
 }
 
+/// A field name as written in a dotted path: a literal `.` becomes `\.` and a literal `\`
+/// becomes `\\` (the convention of arrow-rs' `parquet-show-bloom-filter`), so that a top-level
+/// column named `a.b` (`a\.b`) and field `b` of a struct `a` (`a.b`) have different paths.
+pub fn escape_field(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for ch in name.chars() {
+        if ch == '.' || ch == '\\' {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The field names of a dotted path written with [`escape_field`]'s escapes: `a\.b.c` is
+/// `["a.b", "c"]`. A backslash before any other character (or at the end) stands for itself.
+pub fn split_path(path: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut field = String::new();
+    let mut chars = path.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (ch, chars.peek()) {
+            ('\\', Some(&next)) if next == '.' || next == '\\' => {
+                field.push(next);
+                chars.next();
+            }
+            ('.', _) => parts.push(std::mem::take(&mut field)),
+            _ => field.push(ch),
+        }
+    }
+    parts.push(field);
+    parts
+}
+
 /// A leaf column as far as probing cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnType {
-    /// Dotted path (`a.b.c`), as `path_in_schema` joined with `.`.
+    /// Dotted path (`a.b.c`): `path_in_schema` joined with `.`, each field name escaped by
+    /// [`escape_field`] (a field named `a.b` is `a\.b`), so every leaf has its own path.
     pub path: String,
     /// Physical type.
     pub physical: PhysicalType,
@@ -115,7 +150,13 @@ impl ColumnType {
             ),
         };
         ColumnType {
-            path: d.path().parts().join("."),
+            path: d
+                .path()
+                .parts()
+                .iter()
+                .map(|p| escape_field(p))
+                .collect::<Vec<_>>()
+                .join("."),
             physical,
             type_length: d.type_length(),
             kind,
@@ -297,5 +338,26 @@ fn sanitize(kind: ValueKind, physical: PhysicalType) -> ValueKind {
         kind
     } else {
         default_kind(physical)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{escape_field, split_path};
+
+    #[test]
+    fn paths_escape_and_split_back() {
+        for parts in [
+            vec!["a", "b"],
+            vec!["a.b"],
+            vec!["a\\", "b"],
+            vec!["a\\.b", "c.", ""],
+        ] {
+            let path: Vec<String> = parts.iter().map(|p| escape_field(p)).collect();
+            assert_eq!(split_path(&path.join(".")), parts, "{path:?}");
+        }
+        assert_eq!(escape_field("a.b"), "a\\.b");
+        // A backslash before anything else stands for itself.
+        assert_eq!(split_path("a\\b.c"), ["a\\b", "c"]);
     }
 }

@@ -38,6 +38,17 @@ pub enum Error {
         /// Leaf paths that look related (or all of them).
         candidates: Vec<String>,
     },
+    /// Several leaf columns fit this path (dots inside field names, or duplicate names).
+    #[error(
+        "column path `{column}` is ambiguous: it fits {}; write one of these paths (a `.` inside a field name is written `\\.`)",
+        quoted(.choices)
+    )]
+    AmbiguousColumn {
+        /// What was asked for.
+        column: String,
+        /// The leaf paths it fits.
+        choices: Vec<String>,
+    },
     /// A filter could not be built (unsupported type, bad sizing, unusable existing filter).
     #[error("cannot build a filter: {0}")]
     Build(#[source] BuildError),
@@ -287,9 +298,24 @@ from_kind!(NotParquet => NotParquet, FooterError => Footer, ReadError => Read,
     BuildError => Build, WriteError => Write);
 
 fn candidates_text(c: &[String]) -> String {
-    if c.is_empty() {
-        "the file has no leaf columns".to_string()
-    } else {
-        format!("leaf columns: {}", c.join(", "))
+    match c {
+        [] => "the file has no leaf columns".to_string(),
+        [one] => format!("did you mean `{one}`?"),
+        _ => format!("leaf columns to choose from: {}", quoted(c)),
     }
+}
+
+/// `a`, `b`, ... (at most 20, then how many more).
+fn quoted(c: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut text = c
+        .iter()
+        .take(SHOWN)
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if c.len() > SHOWN {
+        text.push_str(&format!(" and {} more", c.len() - SHOWN));
+    }
+    text
 }

@@ -168,22 +168,48 @@ impl<R> ParquetFile<R> {
         &self.columns
     }
 
-    /// The index of the leaf column with this dotted path. When there is none, the error lists
-    /// the leaves that look related (same last name, or under the given prefix), or all leaves.
+    /// The index of the leaf column with this dotted path.
+    ///
+    /// A path is the field names joined with `.`, a `.` inside a name written `\.` (and a `\`
+    /// written `\\`): [`ColumnType::path`]. A path without those escapes is also accepted when
+    /// exactly one leaf fits it with dots read either way (`a.b` for a top-level column named
+    /// `a.b` when there is no struct `a` with a field `b`); when several fit, the error
+    /// ([`Error::AmbiguousColumn`]) lists them. When none fits, the error lists near misses (a
+    /// list's `lst.element` for `lst.list.element`, other case, small typos), or all leaves.
     pub fn column_index(&self, path: &str) -> Result<usize, Error> {
-        if let Some(i) = self.columns.iter().position(|c| c.path == path) {
-            return Ok(i);
-        }
-        let prefix = format!("{path}.");
-        let suffix = format!(".{path}");
-        let mut candidates: Vec<String> = self
-            .columns
-            .iter()
-            .map(|c| c.path.clone())
-            .filter(|p| {
-                p.starts_with(&prefix) || p.ends_with(&suffix) || p.eq_ignore_ascii_case(path)
-            })
+        let exact: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| self.columns[i].path == path)
             .collect();
+        match exact.len() {
+            1 => return Ok(exact[0]),
+            0 => {}
+            _ => {
+                return Err(Error::AmbiguousColumn {
+                    column: path.to_string(),
+                    choices: exact
+                        .iter()
+                        .map(|&i| format!("{} (leaf column {i})", self.columns[i].path))
+                        .collect(),
+                })
+            }
+        }
+        let loose: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| self.raw_parts(i).join(".") == path)
+            .collect();
+        match loose.len() {
+            1 => return Ok(loose[0]),
+            0 => {}
+            _ => {
+                return Err(Error::AmbiguousColumn {
+                    column: path.to_string(),
+                    choices: loose
+                        .iter()
+                        .map(|&i| self.columns[i].path.clone())
+                        .collect(),
+                })
+            }
+        }
+        let mut candidates = self.near_misses(path);
         if candidates.is_empty() {
             candidates = self.columns.iter().map(|c| c.path.clone()).collect();
         }
@@ -192,6 +218,66 @@ impl<R> ParquetFile<R> {
             candidates,
         })
     }
+
+    /// The other leaves that a path written without escapes could mean, besides the one
+    /// [`column_index`](Self::column_index) chose (`a\.b` when `a.b` chose field `b` of struct
+    /// `a`): callers may want to warn.
+    pub fn other_readings(&self, path: &str, chosen: usize) -> Vec<String> {
+        (0..self.columns.len())
+            .filter(|&i| i != chosen && self.raw_parts(i).join(".") == path)
+            .map(|i| self.columns[i].path.clone())
+            .collect()
+    }
+
+    /// The field names of leaf `i`, unescaped.
+    fn raw_parts(&self, i: usize) -> Vec<String> {
+        self.metadata
+            .file_metadata()
+            .schema_descr()
+            .column(i)
+            .path()
+            .parts()
+            .to_vec()
+    }
+
+    /// Leaves the user may have meant by `path`: its field names in order within the leaf's
+    /// (`lst.element` in `lst.list.element`, `b` in `s.b`, `s` in `s.a`), the same path in
+    /// another case, or one a small typo away.
+    fn near_misses(&self, path: &str) -> Vec<String> {
+        let want: Vec<String> = crate::column::split_path(path)
+            .iter()
+            .map(|p| p.to_lowercase())
+            .collect();
+        let lower = path.to_lowercase();
+        let max_edits = (lower.chars().count() / 4).max(1);
+        (0..self.columns.len())
+            .filter(|&i| {
+                let have: Vec<String> =
+                    self.raw_parts(i).iter().map(|p| p.to_lowercase()).collect();
+                let mut rest = have.iter();
+                let in_order = want.iter().all(|w| rest.any(|h| h == w));
+                let full = self.columns[i].path.to_lowercase();
+                in_order || edit_distance(&full, &lower) <= max_edits
+            })
+            .map(|i| self.columns[i].path.clone())
+            .collect()
+    }
+}
+
+/// Levenshtein distance by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use crate::header::BloomFilterHeader;
 use crate::io::{read_range, Range};
-use crate::layout::{Layout, Region};
+use crate::layout::{Layout, Region, RegionKind};
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
@@ -38,7 +38,8 @@ impl<R: ChunkReader> ParquetFile<R> {
     pub fn inspect(&self) -> Vec<FilterReport> {
         let meta = self.metadata();
         let mut layout = Layout::of(meta);
-        let mut reports = Vec::new();
+        let mut reports: Vec<FilterReport> = Vec::new();
+        let mut index = std::collections::HashMap::new();
         for (r, rg) in meta.row_groups().iter().enumerate() {
             for (c, col) in rg.columns().iter().enumerate() {
                 let mut rep = FilterReport {
@@ -61,10 +62,21 @@ impl<R: ChunkReader> ParquetFile<R> {
                             let path = self.columns().get(other.column).map_or("?", |t| &t.path);
                             rep.problems
                                 .push(format!("overlaps {}", other.describe(path)));
+                            // Both filters of an overlapping pair are suspect (probing calls
+                            // both unusable): flag the earlier one too.
+                            if other.kind == RegionKind::Filter {
+                                if let Some(&i) = index.get(&(other.row_group, other.column)) {
+                                    let mine = self.columns().get(c).map_or("?", |t| &t.path);
+                                    let note = format!("overlaps {}", me.describe(mine));
+                                    let earlier: &mut FilterReport = &mut reports[i];
+                                    earlier.problems.push(note);
+                                }
+                            }
                         }
                         layout.regions.push(me);
                     }
                 }
+                index.insert((r, c), reports.len());
                 reports.push(rep);
             }
         }

@@ -124,34 +124,17 @@ impl Moto {
 
     /// Uploads every `*.parquet` directly in `dir` under `prefix/`; returns the file names.
     pub fn upload_dir(&self, bucket: &str, prefix: &str, dir: &Path) -> Vec<String> {
-        self.upload(bucket, prefix, dir, false)
-    }
-
-    /// Uploads every `*.parquet` below `dir` (subfolders included, as `prefix/sub/name`), as a
-    /// local directory walk sees them; returns the relative paths, sorted.
-    pub fn upload_tree(&self, bucket: &str, prefix: &str, dir: &Path) -> Vec<String> {
-        self.upload(bucket, prefix, dir, true)
-    }
-
-    fn upload(&self, bucket: &str, prefix: &str, dir: &Path, recurse: bool) -> Vec<String> {
         let mut names = Vec::new();
-        let mut dirs = vec![dir.to_path_buf()];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    if recurse {
-                        dirs.push(p);
-                    }
-                } else if p.extension().is_some_and(|x| x == "parquet") {
-                    let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                    self.put(
-                        bucket,
-                        &format!("{prefix}/{rel}"),
-                        &std::fs::read(&p).unwrap(),
-                    );
-                    names.push(rel);
-                }
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.unwrap().path();
+            if p.is_file() && p.extension().is_some_and(|x| x == "parquet") {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                self.put(
+                    bucket,
+                    &format!("{prefix}/{name}"),
+                    &std::fs::read(&p).unwrap(),
+                );
+                names.push(name);
             }
         }
         names.sort();
