@@ -1,4 +1,4 @@
-//! The async driver: the same [`ProbeJob`] as the sync path, fed through arrow-rs'
+//! The async driver: the same I/O-free probe job as the sync path, fed through arrow-rs'
 //! [`AsyncFileReader`] (object stores, HTTP, anything async). The ranges of one round go out in
 //! one `get_byte_ranges` call, which object-store readers fetch concurrently.
 

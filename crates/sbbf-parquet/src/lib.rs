@@ -3,19 +3,25 @@
 //!
 //! Data flows one way: file bytes → footer ([`ParquetFile::open`], the `parquet` crate decodes
 //! it) → column chunk ([`ParquetFile::filter_locations`]) → filter bytes ([`header`], [`io`]) →
-//! [`sbbf::SbbfRef`]; and value text → typed value → plain bytes ([`value`]) → hash → probe.
+//! [`sbbf::SbbfRef`]; and a typed value → plain bytes → hash → probe.
+//!
+//! Values have one home, [`stored`]: the [`Literal`] vocabulary and the rules that turn a
+//! literal into the bytes a column stores (widths, units, scales, INT96, the float zero rule,
+//! "never stored", "always maybe"). Its front ends only translate: command-line text
+//! ([`value`]), Arrow arrays ([`arrow_values`]), and engines' literals directly.
 //!
 //! Beyond probing:
 //!
-//! - [`prune`] answers "which row groups can a predicate skip" for query engines, with typed
-//!   [`literal`]s converted to each column's stored representation; [`asyncio`] does the same
-//!   through any arrow-rs `AsyncFileReader`, and `remote` (feature `object_store`) over S3, GCS,
-//!   Azure and HTTP.
+//! - [`prune`] answers "which row groups can a predicate skip" for query engines (one
+//!   evaluation path: the predicate's leaves are probed, then the answers decide);
+//!   [`asyncio`] does the same through any arrow-rs `AsyncFileReader`, and `remote` (feature
+//!   `object_store`) over S3, GCS, Azure and HTTP.
 //! - [`build`] makes filters from a chunk's stored values or from Arrow arrays; [`write`](mod@write) adds
 //!   or resizes filters in a file without touching its data ([`footer`] re-encodes the footer).
 //! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
 //! - Every read is planned by one I/O-free job (`job.rs`), driven by one sync and one async
-//!   driver, and merged by [`io`]'s rules.
+//!   driver, and merged by [`io`]'s rules; [`ParquetFile::io_stats`] counts requests, bytes
+//!   and waves. Which byte ranges belong to which chunk is `layout.rs`'s.
 //!
 //! The Bloom filter header is decoded with the `thrift` crate's compact protocol (the
 //! `parquet` crate keeps its own Thrift reader private), configured with tight size limits
