@@ -5,7 +5,7 @@ use clap::Args;
 use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
-use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile, RowGroupAnswer};
+use sbbf_parquet::{Answer, FilterState, IoPolicy, IoStats, ParquetFile, RowGroupAnswer};
 use serde_json::json;
 
 /// Ask which row groups may hold a value, reading only the footer and the filter bytes needed.
@@ -85,6 +85,11 @@ pub struct ProbeArgs {
     /// naming the row groups that may hold it).
     #[arg(long)]
     pub row_groups: bool,
+    /// Report the reads each file took (footer included): requests, bytes and waves
+    /// (sequential round trips, what an object store makes you wait for). JSON: a `stats`
+    /// object in each file's line; text: totals and the wall time at the end.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 pub(crate) struct FileResult {
@@ -92,6 +97,8 @@ pub(crate) struct FileResult {
     pub(crate) any_not_absent: bool,
     /// Per value: row groups that may hold it, that cannot tell, that cannot.
     pub(crate) counts: Vec<Counts>,
+    /// The reads the file took.
+    pub(crate) io: IoStats,
 }
 
 /// Row groups by answer, for one value.
@@ -176,6 +183,8 @@ pub(crate) struct Outcome {
     counts: Vec<Counts>,
     files_hit: Vec<usize>,
     noted_readings: bool,
+    io: IoStats,
+    started: std::time::Instant,
 }
 
 impl Outcome {
@@ -190,6 +199,8 @@ impl Outcome {
             counts: vec![Counts::default(); a.values.len()],
             files_hit: vec![0; a.values.len()],
             noted_readings: false,
+            io: IoStats::default(),
+            started: std::time::Instant::now(),
         }
     }
 
@@ -221,6 +232,9 @@ impl Outcome {
             Ok(r) => {
                 self.files += 1;
                 self.any_not_absent |= r.any_not_absent;
+                self.io.requests += r.io.requests;
+                self.io.bytes += r.io.bytes;
+                self.io.waves += r.io.waves;
                 for (i, c) in r.counts.iter().enumerate() {
                     let t = &mut self.counts[i];
                     t.maybe += c.maybe;
@@ -307,6 +321,20 @@ impl Outcome {
                 out!("  {}: {}", show_value(v), parts.join("; "));
             }
         }
+        if a.stats && a.format == Format::Text {
+            out!(
+                "reads: {} request(s), {} byte(s), {} wave(s){} in {} ms",
+                self.io.requests,
+                self.io.bytes,
+                self.io.waves,
+                if self.files > 1 {
+                    " (summed over files)"
+                } else {
+                    ""
+                },
+                self.started.elapsed().as_millis()
+            );
+        }
         if self.failed {
             2
         } else if self.any_not_absent {
@@ -364,7 +392,7 @@ fn probe_file(
         .map(|v| encode_text(ty, v, opts))
         .collect::<Result<_, _>>()?;
     let answers = pq.probe(col, &encoded, IoPolicy::default());
-    Ok(report(shown, ty, &encoded, &answers, a))
+    Ok(report(shown, ty, &encoded, &answers, pq.io_stats(), a))
 }
 
 /// `0-3, 9, 37`: row group numbers, runs as ranges.
@@ -401,6 +429,7 @@ pub(crate) fn report(
     ty: &ColumnType,
     encoded: &[Encoded],
     answers: &[RowGroupAnswer],
+    io: IoStats,
     a: &ProbeArgs,
 ) -> FileResult {
     let text = a.format == Format::Text;
@@ -527,15 +556,24 @@ pub(crate) fn report(
             }
         );
     }
+    let mut json = json!({
+        "file": shown,
+        "column": ty.path,
+        "physical_type": ty.physical_name(),
+        "logical_type": ty.logical,
+        "row_groups": rgs,
+    });
+    if a.stats {
+        json["stats"] = json!({
+            "requests": io.requests,
+            "bytes": io.bytes,
+            "waves": io.waves,
+        });
+    }
     FileResult {
-        json: json!({
-            "file": shown,
-            "column": ty.path,
-            "physical_type": ty.physical_name(),
-            "logical_type": ty.logical,
-            "row_groups": rgs,
-        }),
+        json,
         any_not_absent,
         counts,
+        io,
     }
 }

@@ -73,7 +73,7 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     for (meta, result) in files.iter().zip(results) {
         let shown = shown_name(url, path.as_ref(), meta.location.as_ref());
         let result = result
-            .map(|p| report(&shown, &p.column, &p.encoded, &p.answers, a))
+            .map(|p| report(&shown, &p.column, &p.encoded, &p.answers, p.io, a))
             .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
         outcome.add(&shown, result, a);
     }

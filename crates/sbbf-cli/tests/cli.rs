@@ -784,3 +784,56 @@ fn an_http_s3_endpoint_needs_aws_allow_http() {
     let help = stdout(&sbbf(&["probe", "--help"]));
     assert!(help.contains("AWS_ALLOW_HTTP"), "{help}");
 }
+
+/// `--stats` reports the reads the library counted: the footer is two waves (tail, then
+/// metadata), then one wave of header and block reads when the footer gives
+/// `bloom_filter_length`, two (headers first) when it does not.
+#[test]
+fn stats_count_requests_bytes_and_waves() {
+    let td = common::repo().join("testdata");
+    for (name, waves) in [
+        ("spark_int96_legacy.parquet", 3),
+        ("spark_int96_legacy_nolength.parquet", 4),
+    ] {
+        let path = td.join(name);
+        let o = sbbf(&[
+            "probe",
+            "--stats",
+            "--format",
+            "json",
+            path.to_str().unwrap(),
+            "i32",
+            "5",
+        ]);
+        assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+        let j = &json_lines(&o)[0];
+        let s = &j["stats"];
+        assert_eq!(s["waves"], waves, "{name}: {s}");
+        let file = std::fs::read(&path).unwrap();
+        let footer = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap());
+        let bytes = s["bytes"].as_u64().unwrap();
+        // More than the footer (filter bytes were read), far less than the file.
+        assert!(
+            bytes > footer as u64 + 8 && bytes < file.len() as u64 / 4,
+            "{name}: {s}"
+        );
+        assert!(s["requests"].as_u64().unwrap() >= waves, "{name}: {s}");
+    }
+    // Without --stats the documented shape has no `stats` key; text ends with the totals.
+    let path = td.join("pa_ints.parquet");
+    let plain = sbbf(&[
+        "probe",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+        "i64",
+        "42",
+    ]);
+    assert!(json_lines(&plain)[0].get("stats").is_none());
+    let text = sbbf(&["probe", "--stats", path.to_str().unwrap(), "i64", "42"]);
+    let last = stdout(&text).lines().last().unwrap().to_string();
+    assert!(
+        last.starts_with("reads: 6 request(s), ") && last.contains(" 3 wave(s) in "),
+        "{last}"
+    );
+}

@@ -327,6 +327,8 @@ pub struct FileProbe {
     pub encoded: Vec<Encoded>,
     /// One answer per row group.
     pub answers: Vec<RowGroupAnswer>,
+    /// The reads the file took (footer included).
+    pub io: crate::IoStats,
 }
 
 /// Probes `column` in each file; `encode` turns the caller's values into the bytes of each
@@ -353,6 +355,7 @@ where
             column: ty,
             encoded,
             answers,
+            io: pq.io_stats(),
         })
     })
     .await
