@@ -92,8 +92,78 @@ pub struct ProbeArgs {
     pub stats: bool,
 }
 
+/// One file's line of `--format json`, written straight from the answers: a
+/// `serde_json::Value` per answer cost about 1.5 KiB each (100,000 values on 20 row groups took
+/// 3 GiB). Fields are declared in the order the line always had (sorted), so the output is
+/// unchanged.
+#[derive(serde::Serialize)]
+struct FileLine<'a> {
+    column: &'a str,
+    file: &'a str,
+    logical_type: Option<&'a str>,
+    physical_type: &'a str,
+    row_groups: Vec<RowGroupLine<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stats: Option<StatsLine>,
+}
+
+#[derive(serde::Serialize)]
+struct StatsLine {
+    bytes: u64,
+    requests: u64,
+    waves: u64,
+}
+
+/// `{"filter", "num_rows", "reason", "row_group", "values": [{"result", "value"}, ...]}`.
+struct RowGroupLine<'a> {
+    rg: &'a RowGroupAnswer,
+    values: &'a [String],
+}
+
+impl serde::Serialize for RowGroupLine<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (filter, reason) = match &self.rg.filter {
+            FilterState::Present => ("present", None),
+            FilterState::Missing => ("missing", None),
+            FilterState::Invalid(r) => ("invalid", Some(r.as_str())),
+        };
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("filter", filter)?;
+        m.serialize_entry("num_rows", &self.rg.num_rows)?;
+        m.serialize_entry("reason", &reason)?;
+        m.serialize_entry("row_group", &self.rg.row_group)?;
+        m.serialize_entry("values", &ValuesLine(self))?;
+        m.end()
+    }
+}
+
+struct ValuesLine<'a>(&'a RowGroupLine<'a>);
+
+impl serde::Serialize for ValuesLine<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct One<'v>(&'v str, &'static str);
+        impl serde::Serialize for One<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("result", self.1)?;
+                m.serialize_entry("value", self.0)?;
+                m.end()
+            }
+        }
+        let RowGroupLine { rg, values } = self.0;
+        let mut seq = s.serialize_seq(Some(rg.answers.len()))?;
+        for (v, ans) in values.iter().zip(&rg.answers) {
+            seq.serialize_element(&One(v, ans.as_str()))?;
+        }
+        seq.end()
+    }
+}
+
 pub(crate) struct FileResult {
-    pub(crate) json: serde_json::Value,
+    /// The file's line of `--format json`.
+    pub(crate) json: String,
     pub(crate) any_not_absent: bool,
     /// Per value: row groups that may hold it, that cannot tell, that cannot.
     pub(crate) counts: Vec<Counts>,
@@ -462,21 +532,14 @@ pub(crate) fn report(
         .unwrap_or(0);
     let mut any_not_absent = false;
     let mut skippable = 0;
-    let mut rgs = Vec::new();
     let mut counts = vec![Counts::default(); a.values.len()];
     let mut by_value: Vec<(Vec<usize>, Vec<usize>, Vec<String>)> =
         vec![Default::default(); a.values.len()];
     for rg in answers {
-        let (filter, reason) = match &rg.filter {
-            FilterState::Present => ("present", None),
-            FilterState::Missing => ("missing", None),
-            FilterState::Invalid(r) => ("invalid", Some(r.clone())),
-        };
         if rg.answers.iter().all(|x| *x == Answer::Absent) {
             skippable += 1;
         }
-        let mut vals = Vec::new();
-        for (i, (v, ans)) in a.values.iter().zip(&rg.answers).enumerate() {
+        for (i, ans) in rg.answers.iter().enumerate() {
             any_not_absent |= *ans != Answer::Absent;
             let (maybe, unknown, why) = &mut by_value[i];
             match ans {
@@ -507,15 +570,7 @@ pub(crate) fn report(
                     ans.as_str()
                 );
             }
-            vals.push(json!({"value": v, "result": ans.as_str()}));
         }
-        rgs.push(json!({
-            "row_group": rg.row_group,
-            "num_rows": rg.num_rows,
-            "filter": filter,
-            "reason": reason,
-            "values": vals,
-        }));
     }
     for c in &mut counts {
         c.file_hit = c.maybe + c.unknown > 0;
@@ -556,20 +611,29 @@ pub(crate) fn report(
             }
         );
     }
-    let mut json = json!({
-        "file": shown,
-        "column": ty.path,
-        "physical_type": ty.physical_name(),
-        "logical_type": ty.logical,
-        "row_groups": rgs,
-    });
-    if a.stats {
-        json["stats"] = json!({
-            "requests": io.requests,
-            "bytes": io.bytes,
-            "waves": io.waves,
-        });
-    }
+    let json = if text {
+        String::new()
+    } else {
+        let line = FileLine {
+            column: &ty.path,
+            file: shown,
+            logical_type: ty.logical.as_deref(),
+            physical_type: ty.physical_name(),
+            row_groups: answers
+                .iter()
+                .map(|rg| RowGroupLine {
+                    rg,
+                    values: &a.values,
+                })
+                .collect(),
+            stats: a.stats.then_some(StatsLine {
+                bytes: io.bytes,
+                requests: io.requests,
+                waves: io.waves,
+            }),
+        };
+        serde_json::to_string(&line).expect("a JSON line serializes")
+    };
     FileResult {
         json,
         any_not_absent,
