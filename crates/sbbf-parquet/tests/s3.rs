@@ -254,6 +254,9 @@ struct Counting {
     get_ranges_calls: AtomicU64,
     lists: AtomicU64,
     bytes: AtomicU64,
+    /// GETs in flight now, and the most at once since the last reset.
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
     log: std::sync::Mutex<Vec<String>>,
 }
 
@@ -266,6 +269,8 @@ impl Counting {
             get_ranges_calls: AtomicU64::new(0),
             lists: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            max_in_flight: AtomicU64::new(0),
             log: Default::default(),
         }
     }
@@ -281,6 +286,7 @@ impl Counting {
             &self.get_ranges_calls,
             &self.lists,
             &self.bytes,
+            &self.max_in_flight,
         ] {
             c.store(0, Ordering::SeqCst);
         }
@@ -332,7 +338,11 @@ impl ObjectStore for Counting {
     ) -> object_store::Result<GetResult> {
         let head = options.head;
         let asked = format!("{:?}", options.range);
-        let r = self.inner.get_opts(location, options).await?;
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let r = self.inner.get_opts(location, options).await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let r = r?;
         if head {
             self.heads.fetch_add(1, Ordering::SeqCst);
             self.log.lock().unwrap().push("HEAD".into());
@@ -491,7 +501,14 @@ async fn prune_64_row_groups_in_few_requests() {
             // Filters ~80 KB apart (more than REMOTE_POLICY.max_gap): one read each, fetched
             // concurrently, rather than one read through 5 MB of column data.
             assert!(requests <= 1 + 64, "{}", counting.report());
+            // All in one wave: more reads in flight at once than object_store's own
+            // `get_ranges` allows (10).
+            let most = counting.max_in_flight.load(Ordering::SeqCst);
+            assert!(most > 10, "at most {most} in flight: {}", counting.report());
         }
+        // The footer (one suffix read), then the filters: two waves, header and block reads
+        // together since the footer gives `bloom_filter_length`.
+        assert_eq!(pq.io_stats().waves, 2, "{:?}", pq.io_stats());
 
         // The same reader then serves arrow-rs' async reader for the kept row groups.
         counting.reset();
