@@ -32,11 +32,30 @@ impl<R: AsyncFileReader> ParquetFile<R> {
             .get_bytes(file_len - suffix..file_len)
             .await
             .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
-        if tail.len() as u64 != suffix {
+        ParquetFile::open_with_tail(reader, file_len, tail).await
+    }
+
+    /// Opens a file whose last bytes (`tail`, at most the whole file) were read already, in
+    /// one request: a second only when the footer is larger than the tail.
+    pub(crate) async fn open_with_tail(
+        mut reader: R,
+        file_len: u64,
+        tail: bytes::Bytes,
+    ) -> Result<Self, Error> {
+        check_min_len(file_len)?;
+        let suffix = tail.len() as u64;
+        if suffix < 8 || suffix > file_len {
+            return Err(Error::Read(ReadError::Short {
+                start: file_len.saturating_sub(suffix),
+                wanted: FOOTER_SUFFIX.min(file_len),
+                got: suffix,
+            }));
+        }
+        if suffix < FOOTER_SUFFIX.min(file_len) {
             return Err(Error::Read(ReadError::Short {
                 start: file_len - suffix,
-                wanted: suffix,
-                got: tail.len() as u64,
+                wanted: FOOTER_SUFFIX.min(file_len),
+                got: suffix,
             }));
         }
         let start = footer_start(&tail[tail.len() - 8..], file_len)?;

@@ -268,21 +268,47 @@ pub async fn open(
     .await
 }
 
-/// Opens the file a URL names: a `HEAD` for its size, then [`open`].
+/// Opens the file a URL names ([`open_unsized`]: no `HEAD`).
 pub async fn open_url(url: &str) -> Result<RemoteFile, Error> {
     let (store, path) = store_from_url(url)?;
-    let meta = head(&store, &path).await?;
-    open(&store, &meta.location, meta.size).await
+    open_unsized(&store, &path).await
 }
 
-async fn head(store: &Arc<dyn ObjectStore>, path: &Path) -> Result<ObjectMeta, Error> {
-    store.head(path).await.map_err(|source| {
+/// Opens the object at `path` without knowing its size: one suffix read brings the last
+/// 64 KiB (the footer of most files) and, with them, the object's size, so no `HEAD` goes
+/// before it (a round trip saved on every store that serves suffix ranges: S3, GCS, Azure,
+/// HTTP servers that honour `Range: bytes=-N`).
+pub async fn open_unsized(store: &Arc<dyn ObjectStore>, path: &Path) -> Result<RemoteFile, Error> {
+    let store_err = |source| -> Error {
         ReadError::Store {
             location: path.to_string(),
             source,
         }
         .into()
-    })
+    };
+    let options = object_store::GetOptions {
+        range: Some(object_store::GetRange::Suffix(
+            crate::asyncio::FOOTER_SUFFIX,
+        )),
+        ..Default::default()
+    };
+    let got = store.get_opts(path, options).await.map_err(store_err)?;
+    let size = got.meta.size;
+    if got.range.end != size {
+        return Err(ReadError::Short {
+            start: got.range.start,
+            wanted: size.saturating_sub(got.range.start),
+            got: got.range.end - got.range.start,
+        }
+        .into());
+    }
+    let tail = got.bytes().await.map_err(store_err)?;
+    ParquetFile::open_with_tail(
+        ObjectReader::new(Arc::clone(store), path.clone(), size),
+        size,
+        tail,
+    )
+    .await
 }
 
 /// Every object under `prefix` whose name ends in `.parquet` (any case), sorted by path.

@@ -405,6 +405,57 @@ impl ObjectStore for Counting {
     }
 }
 
+/// Opening an object without its size: one suffix GET, no HEAD, one wave; a file smaller than
+/// the suffix comes whole; a missing object is a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_without_a_head() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let counting = Arc::new(Counting::new(store(&moto, BUCKET)));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    let big = write_64(BloomFilterPosition::End);
+    let small =
+        std::fs::read(sbbf_testkit::conformance_files().join("pyarrow_v2_zstd.parquet")).unwrap();
+    assert!(small.len() < 64 * 1024 && big.len() > 64 * 1024);
+    for (name, data) in [("big.parquet", big.to_vec()), ("small.parquet", small)] {
+        moto.put(BUCKET, name, &data);
+        let local = ParquetFile::open(Bytes::from(data.clone())).unwrap();
+        counting.reset();
+        let pq = remote::open_unsized(&store, &Path::from(name))
+            .await
+            .unwrap();
+        assert_eq!(
+            counting.heads.load(Ordering::SeqCst),
+            0,
+            "{}",
+            counting.report()
+        );
+        assert_eq!(
+            counting.gets.load(Ordering::SeqCst),
+            1,
+            "{}",
+            counting.report()
+        );
+        assert_eq!(pq.file_len(), data.len() as u64);
+        assert_eq!(pq.footer_start(), local.footer_start());
+        assert_eq!(pq.columns(), local.columns());
+        let s = pq.io_stats();
+        assert_eq!((s.requests, s.waves), (1, 1), "{s:?}");
+    }
+    let missing = remote::open_unsized(&store, &Path::from("nope.parquet")).await;
+    let e = missing.err().expect("a missing object is an error");
+    assert!(
+        matches!(
+            &e,
+            sbbf_parquet::Error::Read(sbbf_parquet::ReadError::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+}
+
 /// 64 row groups of 2,000 rows (`id` i64 with a Bloom filter, `payload` text without), filters
 /// where `position` puts them.
 fn write_64(position: BloomFilterPosition) -> Bytes {
