@@ -4,10 +4,11 @@
 //! bytes only) and reported in path order, with the output and exit codes of local files.
 
 use crate::probe::{report, Outcome, ProbeArgs};
+use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::remote::object_store::{self, ObjectStoreExt as _};
 use sbbf_parquet::remote::{self, ManyOptions};
 use sbbf_parquet::value::{encode_text, EncodeOptions};
-use sbbf_parquet::Error;
+use sbbf_parquet::{Error, ReadError};
 
 pub fn run(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -47,6 +48,40 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
                 err!("sbbf probe: {url}: not found (HTTP 404)");
                 return 2;
             }
+            Err(e) => {
+                err!("sbbf probe: {url}: {}", one_line(&e.to_string()));
+                return 2;
+            }
+        }
+    } else if !as_dir && !path.as_ref().is_empty() {
+        // One object: its footer and size in one suffix read (no HEAD first); a name that is
+        // no object may still be a prefix.
+        let encode = |ty: &sbbf_parquet::column::ColumnType| {
+            a.values
+                .iter()
+                .map(|v| encode_text(ty, v, opts).map_err(Error::from))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        match remote::open_unsized(&store, &path).await {
+            Ok(mut pq) => {
+                let result = remote::probe_file(&mut pq, &a.column, encode, REMOTE_POLICY)
+                    .await
+                    .map(|p| report(url, &p.column, &p.encoded, &p.answers, p.io, a))
+                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+                let mut outcome = Outcome::new(a, false);
+                outcome.add(url, result, a);
+                return outcome.finish(a);
+            }
+            Err(Error::Read(ReadError::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            })) => match remote::resolve(&store, &path, true).await {
+                Ok(f) => f,
+                Err(e) => {
+                    err!("sbbf probe: {url}: {}", one_line(&e.to_string()));
+                    return 2;
+                }
+            },
             Err(e) => {
                 err!("sbbf probe: {url}: {}", one_line(&e.to_string()));
                 return 2;

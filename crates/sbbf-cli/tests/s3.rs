@@ -124,6 +124,17 @@ fn remote_exit_codes_and_errors() {
     // Present somewhere: 0. Absent everywhere: 1 (same as the local file).
     let out = sbbf(&moto, &["probe", &url, "i8", "1000"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+    // One object: the footer with its size in one suffix read (no HEAD), then the filters:
+    // two waves, two requests (the filters of a small file coalesce).
+    let out = sbbf(
+        &moto,
+        &["probe", "--stats", "--format", "json", &url, "i64", "42"],
+    );
+    let line: serde_json::Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(line["stats"]["waves"], 2, "{line}");
+    assert_eq!(line["stats"]["requests"], 2, "{line}");
     let local = sbbf(
         &moto,
         &[

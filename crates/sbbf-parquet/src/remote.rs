@@ -400,18 +400,32 @@ where
 {
     let encode = &encode;
     for_each_file(store, files, options, move |mut pq| async move {
-        let col = pq.column_index(column)?;
-        let ty = pq.columns()[col].clone();
-        let encoded = encode(&ty)?;
-        let answers = pq.probe_async(col, &encoded, options.policy).await;
-        Ok(FileProbe {
-            column: ty,
-            encoded,
-            answers,
-            io: pq.io_stats(),
-        })
+        probe_file(&mut pq, column, encode, options.policy).await
     })
     .await
+}
+
+/// Probes `column` of one opened file (see [`open_unsized`]) for the values `encode` gives for
+/// its type.
+pub async fn probe_file<F>(
+    pq: &mut RemoteFile,
+    column: &str,
+    encode: F,
+    policy: IoPolicy,
+) -> Result<FileProbe, Error>
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error>,
+{
+    let col = pq.column_index(column)?;
+    let ty = pq.columns()[col].clone();
+    let encoded = encode(&ty)?;
+    let answers = pq.probe_async(col, &encoded, policy).await;
+    Ok(FileProbe {
+        column: ty,
+        encoded,
+        answers,
+        io: pq.io_stats(),
+    })
 }
 
 /// [`ParquetFile::prune_async`] over many files; results in the order of `files`.
