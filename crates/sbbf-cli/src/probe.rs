@@ -162,8 +162,6 @@ impl serde::Serialize for ValuesLine<'_> {
 }
 
 pub(crate) struct FileResult {
-    /// The file's line of `--format json`.
-    pub(crate) json: String,
     pub(crate) any_not_absent: bool,
     /// Per value: row groups that may hold it, that cannot tell, that cannot.
     pub(crate) counts: Vec<Counts>,
@@ -311,9 +309,6 @@ impl Outcome {
                     t.unknown += c.unknown;
                     t.absent += c.absent;
                     self.files_hit[i] += usize::from(c.file_hit);
-                }
-                if a.format == Format::Json {
-                    out!("{}", r.json);
                 }
             }
             Err(e) if self.many && is_missing_column(e.as_ref()) => {
@@ -611,9 +606,8 @@ pub(crate) fn report(
             }
         );
     }
-    let json = if text {
-        String::new()
-    } else {
+    if !text {
+        // Streamed to stdout as it is serialized: a million values make a line of gigabytes.
         let line = FileLine {
             column: &ty.path,
             file: shown,
@@ -632,10 +626,19 @@ pub(crate) fn report(
                 waves: io.waves,
             }),
         };
-        serde_json::to_string(&line).expect("a JSON line serializes")
-    };
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        let written = serde_json::to_writer(&mut w, &line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| {
+                use std::io::Write as _;
+                w.write_all(b"\n")?;
+                w.flush()
+            });
+        if let Err(e) = written {
+            crate::output_failed(e);
+        }
+    }
     FileResult {
-        json,
         any_not_absent,
         counts,
         io,
