@@ -90,6 +90,14 @@ pub struct ProbeArgs {
     /// object in each file's line; text: totals and the wall time at the end.
     #[arg(long)]
     pub stats: bool,
+    /// Object stores: files probed at once (each file's reads of one wave go out together).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = sbbf_parquet::remote::DEFAULT_CONCURRENCY as u64,
+        value_parser = clap::value_parser!(u64).range(1..=1024)
+    )]
+    pub concurrency: u64,
 }
 
 /// One file's line of `--format json`, written straight from the answers: a

@@ -102,8 +102,17 @@ async fn probe_url(a: &ProbeArgs, opts: EncodeOptions) -> u8 {
             .map(|v| encode_text(ty, v, opts).map_err(Error::from))
             .collect::<Result<Vec<_>, _>>()
     };
-    let results =
-        remote::probe_many(&store, &files, &a.column, encode, ManyOptions::default()).await;
+    let results = remote::probe_many(
+        &store,
+        &files,
+        &a.column,
+        encode,
+        ManyOptions {
+            concurrency: a.concurrency as usize,
+            ..ManyOptions::default()
+        },
+    )
+    .await;
     let mut outcome = Outcome::new(a, files.len() > 1 || as_dir);
     for (meta, result) in files.iter().zip(results) {
         let shown = shown_name(url, path.as_ref(), meta.location.as_ref());

@@ -135,6 +135,22 @@ fn remote_exit_codes_and_errors() {
         serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
     assert_eq!(line["stats"]["waves"], 2, "{line}");
     assert_eq!(line["stats"]["requests"], 2, "{line}");
+
+    // Files in flight change the pace, never the output (results come in path order).
+    let prefix = format!("s3://{BUCKET}/td/");
+    let one = sbbf(
+        &moto,
+        &["probe", "--concurrency", "1", &prefix, "i64", "42", "-1"],
+    );
+    let many = sbbf(
+        &moto,
+        &["probe", "--concurrency", "64", &prefix, "i64", "42", "-1"],
+    );
+    assert_eq!(one.status.code(), Some(0), "{one:?}");
+    assert_eq!(
+        (one.stdout, one.status.code()),
+        (many.stdout, many.status.code())
+    );
     let local = sbbf(
         &moto,
         &[
