@@ -296,8 +296,9 @@ impl Outcome {
         );
     }
 
-    /// Takes one file's result: prints its JSON line (or error object), or its error on
-    /// stderr. With several files, a file without the column is a result of its own.
+    /// Takes one file's result (its output was printed by [`report`]): counts it, or prints its
+    /// error on stderr (and, in JSON, as an error object). With several files, a file without
+    /// the column is a result of its own.
     pub(crate) fn add(
         &mut self,
         shown: &str,

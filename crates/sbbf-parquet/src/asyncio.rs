@@ -43,18 +43,14 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         tail: bytes::Bytes,
     ) -> Result<Self, Error> {
         check_min_len(file_len)?;
+        // At least the suffix asked for (so at least the 12 bytes of any Parquet file), at
+        // most the file.
         let suffix = tail.len() as u64;
-        if suffix < 8 || suffix > file_len {
+        let wanted = FOOTER_SUFFIX.min(file_len);
+        if suffix < wanted || suffix > file_len {
             return Err(Error::Read(ReadError::Short {
-                start: file_len.saturating_sub(suffix),
-                wanted: FOOTER_SUFFIX.min(file_len),
-                got: suffix,
-            }));
-        }
-        if suffix < FOOTER_SUFFIX.min(file_len) {
-            return Err(Error::Read(ReadError::Short {
-                start: file_len - suffix,
-                wanted: FOOTER_SUFFIX.min(file_len),
+                start: file_len.saturating_sub(wanted),
+                wanted,
                 got: suffix,
             }));
         }

@@ -57,7 +57,7 @@ fn sorted(seen: HashSet64) -> Vec<u64> {
 /// [`for_each_arrow_value`]): not for INT96 (Arrow normalizes it to nanoseconds) nor for
 /// BYTE_ARRAY decimals (writers differ in width), nor for nested leaves (Arrow nests them).
 pub fn arrow_round_trips(col: &ColumnType) -> bool {
-    !col.path.contains('.')
+    crate::column::split_path(&col.path).len() == 1
         && col.physical != PhysicalType::INT96
         && col.physical != PhysicalType::BOOLEAN
         && !(col.physical == PhysicalType::BYTE_ARRAY

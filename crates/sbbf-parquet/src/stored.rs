@@ -160,7 +160,7 @@ impl Outcome {
 /// The exact bytes of an integer given as the stored INT32/INT64 value, whatever the logical
 /// type (signed or unsigned bit patterns of the physical width); `None` when it does not fit
 /// the physical type or the column is not INT32/INT64.
-pub fn raw_int(physical: PhysicalType, v: i128) -> Option<Vec<u8>> {
+pub(crate) fn raw_int(physical: PhysicalType, v: i128) -> Option<Vec<u8>> {
     match physical {
         PhysicalType::INT32 if (i32::MIN as i128..=u32::MAX as i128).contains(&v) => {
             Some((v as u32).to_le_bytes().to_vec())
@@ -174,7 +174,7 @@ pub fn raw_int(physical: PhysicalType, v: i128) -> Option<Vec<u8>> {
 
 /// Bytes taken as the stored value of a BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY column, whatever
 /// its logical type (a FIXED_LEN_BYTE_ARRAY value must have the column's length).
-pub fn physical_bytes(col: &ColumnType, b: &[u8]) -> Encoded {
+pub(crate) fn physical_bytes(col: &ColumnType, b: &[u8]) -> Encoded {
     let mut candidates = Vec::new();
     let o = bytes(col, b, &mut |b: &[u8]| candidates.push(b.to_vec()));
     o.into_encoded(candidates)
