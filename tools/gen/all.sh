@@ -10,7 +10,7 @@ root="$(cd "$here/../.." && pwd)"
 cd "$root"
 
 "$root/tools/setup/setup-venv.sh"
-cargo build --release -p arrowrs-oracle
+cargo build --release --manifest-path tools/interop/arrowrs-oracle/Cargo.toml --target-dir target
 py="$root/tools/.venv/bin/python"
 
 rm -f testdata/*.parquet testdata/files.json fixtures/expected/*.jsonl.gz fixtures/expected/manifest.json

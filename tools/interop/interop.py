@@ -731,7 +731,7 @@ def main():
     a = ap.parse_args()
     for tool in (SBBF, ORACLE):
         if not tool.exists():
-            die_missing(f"{tool} (build it: cargo build --release -p sbbf-cli -p arrowrs-oracle)")
+            die_missing(f"{tool} (build it: tools/interop/interop.sh builds both)")
     for tool in ("java", "javac"):
         if shutil.which(tool) is None:
             die_missing(f"{tool} (Java 17+ JDK, needed by Spark and parquet-java)")

@@ -22,8 +22,9 @@ if ! "$py" -c 'import pyarrow, duckdb, pyspark, numpy' 2>/dev/null; then
 fi
 "$py" -c 'import pyarrow, duckdb, pyspark, numpy' || die "pyarrow/duckdb/pyspark/numpy missing from tools/.venv"
 
-echo "== interop: cargo build --release -p sbbf-cli -p arrowrs-oracle"
-cargo build --release -p sbbf-cli -p arrowrs-oracle
+echo "== interop: cargo build --release -p sbbf-cli; the arrow-rs oracle (its own workspace)"
+cargo build --release -p sbbf-cli
+cargo build --release --manifest-path tools/interop/arrowrs-oracle/Cargo.toml --target-dir target
 [ -x target/release/sbbf ] || die "target/release/sbbf was not built"
 [ -x target/release/arrowrs-oracle ] || die "target/release/arrowrs-oracle was not built"
 
