@@ -18,6 +18,9 @@ use std::sync::Arc;
 /// are compared as DataFusion compares them: the filters only ever skip row groups no row of
 /// which can match.
 ///
+/// DataFusion's options come from DATAFUSION_* environment variables (as in its CLI), e.g.
+/// DATAFUSION_EXECUTION_PARQUET_PRUNING=false for a scan with no pruning at all.
+///
 /// Examples:
 ///   sbbf query data/ "SELECT count(*) FROM t WHERE user_id = 42"
 ///   sbbf query 'logs/*.parquet' "SELECT * FROM t WHERE day IN (DATE '2024-01-31', DATE '2024-02-01')"
@@ -66,7 +69,9 @@ pub fn run(a: QueryArgs) -> u8 {
 }
 
 async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(false));
+    // DATAFUSION_* variables set DataFusion's options (DATAFUSION_EXECUTION_TARGET_PARTITIONS,
+    // DATAFUSION_EXECUTION_PARQUET_PRUNING=false, ...).
+    let ctx = SessionContext::new_with_config(SessionConfig::from_env()?);
     let path = table_path(&ctx, &a.path)?;
     let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf).await?;
     let table = Arc::new(table);
@@ -92,6 +97,7 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             "sbbf_requests": s.sbbf_requests,
             "sbbf_bytes": s.sbbf_bytes,
             "sbbf_file_errors": s.sbbf_file_errors,
+            "bytes_scanned": s.bytes_scanned,
         });
         err!("{line}");
     }

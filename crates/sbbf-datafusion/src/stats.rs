@@ -24,6 +24,9 @@ pub struct ScanStats {
     pub sbbf_bytes: usize,
     /// Files whose filters could not be used (all their row groups kept).
     pub sbbf_file_errors: usize,
+    /// Bytes DataFusion's scans read from the files (`bytes_scanned`: data pages, and its own
+    /// filter reads where they are on; footers and our filter bytes not included).
+    pub bytes_scanned: usize,
 }
 
 impl ScanStats {
@@ -77,6 +80,7 @@ impl ScanStats {
                             metric::REQUESTS => self.sbbf_requests += n,
                             metric::BYTES => self.sbbf_bytes += n,
                             metric::FILE_ERRORS => self.sbbf_file_errors += n,
+                            "bytes_scanned" => self.bytes_scanned += n,
                             _ => {}
                         }
                     }
