@@ -22,8 +22,8 @@ if ! "$py" -c 'import pyarrow, duckdb, pyspark, numpy' 2>/dev/null; then
 fi
 "$py" -c 'import pyarrow, duckdb, pyspark, numpy' || die "pyarrow/duckdb/pyspark/numpy missing from tools/.venv"
 
-echo "== interop: cargo build --release -p sbbf-cli; the arrow-rs oracle (its own workspace)"
-cargo build --release -p sbbf-cli
+echo "== interop: cargo build --release -p sbbf-cli (without \`query\`: DataFusion is not needed here and a release build of it costs CI ~10 minutes); the arrow-rs oracle (its own workspace)"
+cargo build --release -p sbbf-cli --no-default-features --features object_store
 cargo build --release --manifest-path tools/interop/arrowrs-oracle/Cargo.toml --target-dir target
 [ -x target/release/sbbf ] || die "target/release/sbbf was not built"
 [ -x target/release/arrowrs-oracle ] || die "target/release/arrowrs-oracle was not built"

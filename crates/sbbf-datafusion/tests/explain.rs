@@ -31,7 +31,13 @@ async fn explain_analyze_shows_our_counters() {
 async fn datafusion_reads_no_filter_where_ours_decide() {
     let ctx = SessionContext::new();
     register(&ctx, "t", FILE).await.unwrap();
-    let plan = ctx.sql(QUERY).await.unwrap().create_physical_plan().await.unwrap();
+    let plan = ctx
+        .sql(QUERY)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
     let batches = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
     assert!(batches.iter().map(|b| b.num_rows()).sum::<usize>() > 0);
     let s = ScanStats::of(&plan);
@@ -54,7 +60,13 @@ async fn a_predicate_filters_cannot_decide_prunes_nothing() {
         "SELECT * FROM t WHERE i64 = 42 OR i32 > 5",
         "SELECT * FROM t WHERE NOT (i64 = 42)",
     ] {
-        let plan = ctx.sql(q).await.unwrap().create_physical_plan().await.unwrap();
+        let plan = ctx
+            .sql(q)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
         collect(plan.clone(), ctx.task_ctx()).await.unwrap();
         let s = ScanStats::of(&plan);
         assert_eq!(s.pruned_sbbf, 0, "{q}: {s:?}");
