@@ -65,6 +65,7 @@ pub(crate) fn edit_footer(
             applied: 0,
             depth: 0,
             encrypted: false,
+            replace: None,
         };
         copier
             .copy_struct(&mut i, &mut o, Ctx::FileMetaData)
@@ -79,6 +80,39 @@ pub(crate) fn edit_footer(
             }
             .into());
         }
+        o.flush().map_err(FooterError::Reencode)?;
+    }
+    Ok(out)
+}
+
+/// The `FileMetaData` of an encrypted file (decrypted, or a plaintext footer without its
+/// signature) as the `parquet` crate's decoder reads it: `FileMetaData` fields 8 and 9 and
+/// `ColumnChunk` fields 8 and 9 (the crypto metadata) dropped, and the `ColumnMetaData` of the
+/// chunks in `replace` (decrypted, or placeholders) put in as field 3, replacing what is there.
+pub(crate) fn decoder_footer(
+    footer: &[u8],
+    replace: &HashMap<(usize, usize), Vec<u8>>,
+) -> Result<Vec<u8>, Error> {
+    let limit = footer.len().max(64);
+    let config = crate::header::bounded_thrift(limit, 64).map_err(FooterError::Reencode)?;
+    let mut cursor: &[u8] = footer;
+    let mut out = Vec::with_capacity(footer.len() + replace.values().map(Vec::len).sum::<usize>());
+    {
+        let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
+        let mut o = TCompactOutputProtocol::new(&mut out);
+        let edits = FilterEdits::new();
+        let moves = IndexMoves::new();
+        let mut copier = Copier {
+            edits: &edits,
+            moves: &moves,
+            applied: 0,
+            depth: 0,
+            encrypted: false,
+            replace: Some(replace),
+        };
+        copier
+            .copy_struct(&mut i, &mut o, Ctx::FileMetaData)
+            .map_err(FooterError::Reencode)?;
         o.flush().map_err(FooterError::Reencode)?;
     }
     Ok(out)
@@ -185,6 +219,8 @@ struct Copier<'a> {
     applied: usize,
     depth: usize,
     encrypted: bool,
+    /// Decoder mode ([`decoder_footer`]): crypto fields dropped, these `ColumnMetaData` put in.
+    replace: Option<&'a HashMap<(usize, usize), Vec<u8>>>,
 }
 
 type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
@@ -216,6 +252,20 @@ impl Copier<'_> {
                 break;
             }
             let id = f.id.unwrap_or(0);
+            if let Some(replace) = self.replace {
+                let drop = match ctx {
+                    Ctx::FileMetaData => id == 8 || id == 9,
+                    Ctx::ColumnChunk(r, c) => {
+                        id == 8 || id == 9 || (id == 3 && replace.contains_key(&(r, c)))
+                    }
+                    _ => false,
+                };
+                if drop {
+                    i.skip(f.field_type)?;
+                    i.read_field_end()?;
+                    continue;
+                }
+            }
             if ctx == Ctx::FileMetaData && id == 8 {
                 // encryption_algorithm: a plaintext footer of an encrypted file.
                 self.encrypted = true;
@@ -265,6 +315,17 @@ impl Copier<'_> {
                 write_location(o, offset, length)?;
             }
             self.applied += 1;
+        }
+        if let (Ctx::ColumnChunk(r, c), Some(replace)) = (ctx, self.replace) {
+            if let Some(meta) = replace.get(&(r, c)) {
+                // Written last, out of field order: Thrift readers take fields in any order.
+                let config = crate::header::bounded_thrift(meta.len().max(64), 64)?;
+                let mut cursor: &[u8] = meta;
+                let mut mi = TCompactInputProtocol::with_config(&mut cursor, config);
+                o.write_field_begin(&TFieldIdentifier::new("meta_data", TType::Struct, 3))?;
+                self.copy_struct(&mut mi, o, Ctx::ColumnMetaData(r, c))?;
+                o.write_field_end()?;
+            }
         }
         i.read_struct_end()?;
         o.write_field_stop()?;

@@ -1,0 +1,306 @@
+//! Encrypted files (Parquet modular encryption): filters read with keys answer as parquet-java
+//! answers (testdata/encrypted/answers, written by parquet-java's decrypting reader, never by
+//! our code); without the keys, or when a module does not authenticate, "unknown" with the
+//! reason, never "absent".
+
+use bytes::Bytes;
+use sbbf_parquet::crypto::{ChunkEncryption, CryptoError, Key, KeySet};
+use sbbf_parquet::{Answer, Encoded, Error, FilterState, IoPolicy, ParquetFile};
+use std::collections::BTreeMap;
+
+fn path(name: &str) -> std::path::PathBuf {
+    sbbf_testkit::testdata().join("encrypted").join(name)
+}
+
+fn bytes(name: &str) -> Bytes {
+    Bytes::from(std::fs::read(path(name)).unwrap())
+}
+
+fn key(text: &str) -> Key {
+    Key::parse(text).unwrap()
+}
+
+/// The parquet-testing keys (ASCII text, as in its README and parquet-java's tests).
+fn testing_keys() -> KeySet {
+    KeySet::new()
+        .with_footer_key(key("0123456789012345"))
+        .with_column_key("double_field", key("1234567890123450"))
+        .with_column_key("float_field", key("1234567890123451"))
+}
+
+/// The keys tools/gen/java/PjCrypto.java writes with.
+fn pjava_keys() -> KeySet {
+    KeySet::new()
+        .with_footer_key(key("0123456789012345"))
+        .with_column_key("secret", key("1234567890123450"))
+        .with_column_key("name", key("1234567890123451"))
+}
+
+const PJAVA: [&str; 4] = [
+    "pjava_footer_gcm",
+    "pjava_footer_ctr",
+    "pjava_plain_gcm",
+    "pjava_plain_ctr",
+];
+
+/// parquet-java's answers: (column, row group) -> [(plain bytes, present, maybe)].
+type Answers = BTreeMap<(String, usize), Vec<(Vec<u8>, bool, bool)>>;
+
+fn answers(stem: &str) -> Answers {
+    let text = std::fs::read_to_string(path(&format!("answers/{stem}.tsv"))).unwrap();
+    let mut out = Answers::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 5, "{line}");
+        let hex = f[2];
+        let plain = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        out.entry((f[0].to_string(), f[1].parse().unwrap()))
+            .or_default()
+            .push((plain, f[3] == "1", f[4] == "1"));
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+/// Probes every answered value; returns how many rows were compared, and checks each against
+/// parquet-java (`expect_filter`: which columns must have a readable filter).
+fn compare(pq: &ParquetFile<Bytes>, answers: &Answers, readable: impl Fn(&str) -> bool) -> usize {
+    let mut rows = 0;
+    for ((column, rg), rows_here) in answers {
+        let col = pq.column_index(column).unwrap();
+        let values: Vec<Encoded> = rows_here
+            .iter()
+            .map(|(b, _, _)| Encoded::Candidates(vec![b.clone()]))
+            .collect();
+        let got = &pq.probe(col, &values, IoPolicy::default())[*rg];
+        if !readable(column) {
+            assert!(
+                matches!(&got.filter, FilterState::Invalid(why) if why.starts_with("encrypted")),
+                "{column} rg {rg}: {:?}",
+                got.filter
+            );
+            assert!(got.answers.iter().all(|a| *a == Answer::Unknown));
+            continue;
+        }
+        assert_eq!(got.filter, FilterState::Present, "{column} rg {rg}");
+        for ((plain, present, maybe), answer) in rows_here.iter().zip(&got.answers) {
+            if *present {
+                assert_eq!(*answer, Answer::Maybe, "{column} rg {rg} {plain:02x?}");
+            }
+            let want = if *maybe {
+                Answer::Maybe
+            } else {
+                Answer::Absent
+            };
+            assert_eq!(*answer, want, "{column} rg {rg} {plain:02x?}: parquet-java");
+            rows += 1;
+        }
+    }
+    rows
+}
+
+#[test]
+fn parquet_testing_file_answers_as_parquet_java() {
+    let name = "encrypt_columns_and_footer_bloom_filter.parquet.encrypted";
+    let pq = ParquetFile::open_with_keys(bytes(name), &testing_keys()).unwrap();
+    let e = pq.encryption().unwrap();
+    assert!(e.footer_encrypted);
+    let a = answers("encrypt_columns_and_footer_bloom_filter");
+    assert_eq!(compare(&pq, &a, |_| true), 600);
+    // Both filtered columns have absent answers too (so "absent" is really exercised).
+    assert!(a.values().flatten().any(|(_, _, maybe)| !maybe));
+}
+
+#[test]
+fn parquet_java_files_answer_as_parquet_java() {
+    for stem in PJAVA {
+        let pq = ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet")), &pjava_keys())
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let e = pq.encryption().unwrap();
+        assert_eq!(e.footer_encrypted, stem.contains("footer"), "{stem}");
+        assert_eq!(
+            e.algorithm.name(),
+            if stem.ends_with("ctr") {
+                "AES_GCM_CTR_V1"
+            } else {
+                "AES_GCM_V1"
+            }
+        );
+        assert!(e.signature_verified, "{stem}");
+        let secret = pq.column_index("secret").unwrap();
+        let f = pq.column_index("f").unwrap();
+        let id = pq.column_index("id").unwrap();
+        assert_eq!(e.chunk(0, id), ChunkEncryption::Plaintext);
+        assert!(matches!(
+            e.chunk(0, secret),
+            ChunkEncryption::Readable { .. }
+        ));
+        assert!(matches!(e.chunk(1, f), ChunkEncryption::Readable { .. }));
+        assert_eq!(compare(&pq, &answers(stem), |_| true), 6400, "{stem}");
+    }
+}
+
+#[test]
+fn missing_keys_answer_unknown_with_the_reason() {
+    for stem in PJAVA {
+        let a = answers(stem);
+        let file = bytes(&format!("{stem}.parquet"));
+        if stem.contains("footer") {
+            // Nothing can be read without the footer key.
+            assert!(matches!(
+                ParquetFile::open(file.clone()),
+                Err(Error::Encrypted)
+            ));
+        } else {
+            // A plaintext footer: the plaintext column answers, the encrypted ones do not.
+            let pq = ParquetFile::open(file.clone()).unwrap();
+            assert!(!pq.encryption().unwrap().signature_verified);
+            compare(&pq, &a, |c| c == "id");
+        }
+        // The footer key alone: `f` (encrypted with the footer key) answers too.
+        let footer_only = KeySet::new().with_footer_key(key("0123456789012345"));
+        let pq = ParquetFile::open_with_keys(file.clone(), &footer_only).unwrap();
+        compare(&pq, &a, |c| c == "id" || c == "f");
+        // A wrong column key: that column is unknown, the reason says why.
+        let wrong = pjava_keys().with_column_key("secret", key("1234567890123459"));
+        let pq = ParquetFile::open_with_keys(file.clone(), &wrong).unwrap();
+        compare(&pq, &a, |c| c != "secret");
+        let secret = pq.column_index("secret").unwrap();
+        let ChunkEncryption::Unreadable { reason, .. } = pq.encryption().unwrap().chunk(0, secret)
+        else {
+            panic!("{stem}: secret readable with a wrong key");
+        };
+        assert!(reason.contains("did not decrypt"), "{reason}");
+    }
+}
+
+#[test]
+fn wrong_footer_key_is_a_clear_error() {
+    let wrong = pjava_keys().with_footer_key(key("0123456789012349"));
+    for (stem, want) in [
+        ("pjava_footer_gcm", CryptoError::FooterAuth),
+        ("pjava_plain_gcm", CryptoError::FooterSignature),
+    ] {
+        match ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet")), &wrong) {
+            Err(Error::Crypto(e)) => assert_eq!(e, want, "{stem}"),
+            Err(e) => panic!("{stem}: {e}"),
+            Ok(_) => panic!("{stem}: opened with a wrong footer key"),
+        }
+    }
+}
+
+#[test]
+fn altered_modules_are_unknown_not_absent() {
+    let stem = "pjava_footer_gcm";
+    let a = answers(stem);
+    let file = std::fs::read(path(&format!("{stem}.parquet"))).unwrap();
+    let pq = ParquetFile::open_with_keys(Bytes::from(file.clone()), &pjava_keys()).unwrap();
+    let secret = pq.column_index("secret").unwrap();
+    let spans = pq.read_filters(secret, IoPolicy::default());
+    let span = spans[1].as_ref().unwrap();
+    assert_eq!(span.sealed_overhead, 32);
+    assert_eq!(
+        span.end() - span.offset,
+        pq.filter_locations(secret)[1].length.unwrap() as u64
+    );
+    // One bit of the bitset module's ciphertext, then one of the header module's.
+    for (at, what) in [(span.end() - 40, "bitset"), (span.offset + 20, "header")] {
+        let mut bad = file.clone();
+        bad[at as usize] ^= 0x10;
+        let pq = ParquetFile::open_with_keys(Bytes::from(bad), &pjava_keys()).unwrap();
+        let rows = &a[&("secret".to_string(), 1)];
+        let values: Vec<Encoded> = rows
+            .iter()
+            .map(|(b, _, _)| Encoded::Candidates(vec![b.clone()]))
+            .collect();
+        let got = pq.probe(secret, &values, IoPolicy::default());
+        match &got[1].filter {
+            FilterState::Invalid(why) => assert!(
+                why.contains(what) && why.contains("did not authenticate"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(got[1].answers.iter().all(|a| *a == Answer::Unknown));
+        // The other row groups are untouched.
+        assert_eq!(got[0].filter, FilterState::Present);
+    }
+}
+
+#[test]
+fn one_read_per_encrypted_filter_when_its_length_is_known() {
+    let pq = ParquetFile::open_with_keys(bytes("pjava_footer_gcm.parquet"), &pjava_keys()).unwrap();
+    let secret = pq.column_index("secret").unwrap();
+    let before = pq.io_stats();
+    let v = Encoded::Candidates(vec![42i64.to_le_bytes().to_vec()]);
+    let got = pq.probe(secret, &[v], IoPolicy::default());
+    assert!(got.iter().all(|rg| rg.filter == FilterState::Present));
+    let after = pq.io_stats();
+    // The four filters are adjacent? Whatever the layout: one wave, whole modules.
+    assert_eq!(after.waves - before.waves, 1);
+    let lengths: u64 = pq
+        .filter_locations(secret)
+        .iter()
+        .map(|l| l.length.unwrap() as u64)
+        .sum();
+    assert!(after.bytes - before.bytes >= lengths);
+}
+
+#[test]
+fn parquet_testing_files_without_filters_open() {
+    let footer_only = KeySet::new().with_footer_key(key("0123456789012345"));
+    for (name, keys) in [
+        ("uniform_encryption.parquet.encrypted", footer_only.clone()),
+        (
+            "encrypt_columns_and_footer.parquet.encrypted",
+            testing_keys(),
+        ),
+        (
+            "encrypt_columns_and_footer_ctr.parquet.encrypted",
+            testing_keys(),
+        ),
+        (
+            "encrypt_columns_plaintext_footer.parquet.encrypted",
+            testing_keys(),
+        ),
+        (
+            "encrypt_columns_and_footer_aad.parquet.encrypted",
+            testing_keys(),
+        ),
+        (
+            "encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted",
+            testing_keys().with_aad_prefix(b"tester".to_vec()),
+        ),
+    ] {
+        let pq = ParquetFile::open_with_keys(bytes(name), &keys)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let e = pq.encryption().unwrap();
+        for rg in 0..pq.metadata().num_row_groups() {
+            for c in 0..pq.columns().len() {
+                assert!(
+                    !matches!(e.chunk(rg, c), ChunkEncryption::Unreadable { .. }),
+                    "{name} rg {rg} col {c}: {:?}",
+                    e.chunk(rg, c)
+                );
+            }
+        }
+        assert!(pq.metadata().file_metadata().num_rows() > 0);
+    }
+    // The prefix is needed where the file does not store it; a wrong one fails to
+    // authenticate.
+    let name = "encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted";
+    assert!(matches!(
+        ParquetFile::open_with_keys(bytes(name), &testing_keys()),
+        Err(Error::Crypto(CryptoError::NeedAadPrefix))
+    ));
+    assert!(matches!(
+        ParquetFile::open_with_keys(
+            bytes(name),
+            &testing_keys().with_aad_prefix(b"tester2".to_vec())
+        ),
+        Err(Error::Crypto(CryptoError::FooterAuth))
+    ));
+}

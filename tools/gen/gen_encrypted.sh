@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# testdata/encrypted: parquet-java (pyspark's jars, 1.17.0) writes encrypted files with Bloom
+# filters (tools/gen/java/PjCrypto.java), and answers probes of every encrypted file's filters
+# with its own decrypting reader (testdata/encrypted/answers/*.tsv). The parquet-testing files
+# are copied, not generated (testdata/encrypted/README.md).
+#
+# usage: tools/gen/gen_encrypted.sh        (from anywhere; needs tools/.venv with pyspark, Java 17+)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+py="$root/tools/.venv/bin/python"
+[ -x "$py" ] || { echo "no $py: run tools/setup/setup-venv.sh" >&2; exit 1; }
+jars=$("$py" -c 'import pyspark, pathlib; print(pathlib.Path(pyspark.__file__).parent / "jars")')
+build="${SBBF_GEN_BUILD:-/tmp/sbbf-gen-build}/crypto"
+mkdir -p "$build"
+javac -d "$build" -cp "$jars/*" "$root/tools/gen/java/PjCrypto.java"
+run() { java -cp "$jars/*:$build" PjCrypto "$@" 2> >(grep -v -e WARN -e SLF4J -e '^\s*$' >&2 || true); }
+out="$root/testdata/encrypted"
+mkdir -p "$out/answers"
+for footer in footer plain; do
+  for algo in gcm ctr; do
+    f="$out/pjava_${footer}_${algo}.parquet"
+    run write "$f" "$footer" "$algo"
+    run answers "$f" 0123456789012345 secret=1234567890123450 name=1234567890123451 \
+      > "$out/answers/pjava_${footer}_${algo}.tsv"
+  done
+done
+run answers "$out/encrypt_columns_and_footer_bloom_filter.parquet.encrypted" 0123456789012345 \
+  double_field=1234567890123450 float_field=1234567890123451 \
+  > "$out/answers/encrypt_columns_and_footer_bloom_filter.tsv"
+wc -l "$out"/answers/*.tsv
