@@ -28,3 +28,24 @@ run answers "$out/encrypt_columns_and_footer_bloom_filter.parquet.encrypted" 012
   double_field=1234567890123450 float_field=1234567890123451 \
   > "$out/answers/encrypt_columns_and_footer_bloom_filter.tsv"
 wc -l "$out"/answers/*.tsv
+
+# arrow-rs 60.1 (tools/interop/arrowrs-oracle, `encryption` feature): `secret` encrypted with a
+# column key, filters on every column; arrow-rs writes the filters of encrypted columns in
+# plaintext (the leak `sbbf inspect` reports). Input table made by pyarrow.
+oracle="$root/target/release/arrowrs-oracle"
+cargo build --release --manifest-path "$root/tools/interop/arrowrs-oracle/Cargo.toml" --target-dir "$root/target"
+"$py" - "$build/arrowrs_in.parquet" <<'PY'
+import sys, pyarrow as pa, pyarrow.parquet as pq
+ids = list(range(4000))
+pq.write_table(pa.table({
+    "id": pa.array(ids, pa.int64()),
+    "secret": pa.array([(i * 7919 + 13) % 1000003 for i in ids], pa.int64()),
+    "name": pa.array([f"user-{(i * 31) % 5003}" for i in ids], pa.string()),
+}), sys.argv[1])
+PY
+for footer in footer plain; do
+  extra=(); [ "$footer" = plain ] && extra=(--plaintext-footer)
+  "$oracle" write "$build/arrowrs_in.parquet" "$out/arrowrs_${footer}_leak.parquet" --rg-rows 1000 \
+    --bloom-all --dictionary off --position after-row-group --created-by "parquet-rs version 60.1.0" \
+    --footer-key 0123456789012345 --column-key secret=1234567890123450 "${extra[@]}"
+done

@@ -304,3 +304,120 @@ fn parquet_testing_files_without_filters_open() {
         Err(Error::Crypto(CryptoError::FooterAuth))
     ));
 }
+
+/// What tools/gen/gen_encrypted.sh stores in `secret` for row `i` (arrow-rs files).
+fn arrowrs_secret(i: i64) -> i64 {
+    (i * 7919 + 13) % 1_000_003
+}
+
+fn arrowrs_keys() -> KeySet {
+    KeySet::new()
+        .with_footer_key(key("0123456789012345"))
+        .with_column_key("secret", key("1234567890123450"))
+}
+
+#[test]
+fn arrowrs_plaintext_filters_on_encrypted_columns_are_flagged() {
+    for stem in ["arrowrs_footer_leak", "arrowrs_plain_leak"] {
+        let file = bytes(&format!("{stem}.parquet"));
+        let pq = ParquetFile::open_with_keys(file.clone(), &arrowrs_keys()).unwrap();
+        let secret = pq.column_index("secret").unwrap();
+        let reports = pq.inspect();
+        let leaks: Vec<_> = reports
+            .iter()
+            .filter(|r| {
+                r.problems.iter().any(|p| {
+                    p == "plaintext Bloom filter on encrypted column `secret`: reveals its values"
+                })
+            })
+            .collect();
+        assert_eq!(leaks.len(), 4, "{stem}: {reports:#?}");
+        assert!(leaks.iter().all(|r| r.column == "secret"));
+        // Nothing else is a problem: the plaintext columns' filters are fine.
+        assert_eq!(
+            reports.iter().map(|r| r.problems.len()).sum::<usize>(),
+            4,
+            "{stem}"
+        );
+        // The leak is real: the plaintext bitset at the offset the encrypted metadata gives
+        // finds every value of the row group without any key.
+        let raw = std::fs::read(path(&format!("{stem}.parquet"))).unwrap();
+        let locations = pq.filter_locations(secret);
+        for (rg, loc) in locations.iter().enumerate() {
+            let at = loc.offset.unwrap() as usize;
+            let (h, len) = sbbf_parquet::header::BloomFilterHeader::parse(&raw[at..]).unwrap();
+            let bits = &raw[at + len..at + len + h.num_bytes as usize];
+            let view = sbbf::SbbfRef::new(bits).unwrap();
+            let found = (rg as i64 * 1000..rg as i64 * 1000 + 1000)
+                .filter(|i| view.contains_hash(sbbf::hash(&arrowrs_secret(*i).to_le_bytes())))
+                .count();
+            assert_eq!(found, 1000, "{stem} rg {rg}");
+        }
+        // Probing does not use an unauthenticated plaintext filter of an encrypted column.
+        let v = Encoded::Candidates(vec![arrowrs_secret(5).to_le_bytes().to_vec()]);
+        for rg in pq.probe(secret, &[v], IoPolicy::default()) {
+            assert!(
+                matches!(&rg.filter, FilterState::Invalid(why) if why.contains("plaintext")),
+                "{:?}",
+                rg.filter
+            );
+            assert_eq!(rg.answers, [Answer::Unknown]);
+        }
+        // With the keys every filter is located, so none is stray.
+        assert!(pq.stray_filter_headers().unwrap().is_empty(), "{stem}");
+
+        // Without keys: the plaintext footer opens, and the leaking filters are found by their
+        // bytes in regions no visible chunk accounts for.
+        let offsets: Vec<u64> = locations.iter().map(|l| l.offset.unwrap() as u64).collect();
+        if stem == "arrowrs_plain_leak" {
+            let bare = ParquetFile::open(file.clone()).unwrap();
+            let stray: Vec<u64> = bare
+                .stray_filter_headers()
+                .unwrap()
+                .iter()
+                .map(|h| h.offset)
+                .collect();
+            assert_eq!(stray, offsets);
+            // The encrypted column's chunks are unknown, not "no filter".
+            assert!(bare
+                .inspect()
+                .iter()
+                .filter(|r| r.column == "secret")
+                .all(|r| r.encryption.as_deref().unwrap().contains("not readable")));
+        } else {
+            assert!(matches!(
+                ParquetFile::open(file.clone()),
+                Err(Error::Encrypted)
+            ));
+            // Nothing is visible: the whole data area holds every filter, plaintext columns'
+            // included.
+            let footer_len =
+                u32::from_le_bytes(raw[raw.len() - 8..raw.len() - 4].try_into().unwrap());
+            let found = sbbf_parquet::crypto::scan_data_area(
+                &file,
+                (raw.len() - 8) as u64 - footer_len as u64,
+            )
+            .unwrap();
+            let found: Vec<u64> = found.iter().map(|h| h.offset).collect();
+            assert_eq!(found.len(), 12);
+            assert!(offsets.iter().all(|o| found.contains(o)));
+        }
+    }
+}
+
+#[test]
+fn parquet_java_filters_inspect_clean() {
+    for stem in PJAVA {
+        let pq =
+            ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet")), &pjava_keys()).unwrap();
+        let reports = pq.inspect();
+        assert_eq!(reports.len(), 16);
+        for r in &reports {
+            assert!(r.problems.is_empty(), "{stem}: {r:?}");
+            assert!(r.bits_set.unwrap() > 0, "{stem}: {r:?}");
+            assert_eq!(r.num_bytes, Some(1024), "{stem}: {r:?}");
+            assert_eq!(r.encryption.is_none(), r.column == "id", "{stem}: {r:?}");
+        }
+        assert!(pq.stray_filter_headers().unwrap().is_empty(), "{stem}");
+    }
+}

@@ -155,14 +155,17 @@ fn finish(
                 None => (
                     KeyKind::Footer,
                     keys.footer()
-                        .ok_or_else(|| "encrypted with the footer key, which was not given".into()),
+                        .ok_or_else(|| "the footer key, which encrypts it, was not given".into()),
                 ),
                 Some(path) => (
                     KeyKind::Column,
                     keys.column_parts(path).ok_or_else(|| {
                         format!(
-                            "encrypted with the column key of `{}`, which was not given",
-                            path.join(".")
+                            "the column key of `{}` was not given",
+                            path.iter()
+                                .map(|p| crate::column::escape_field(p))
+                                .collect::<Vec<_>>()
+                                .join(".")
                         )
                     }),
                 ),
