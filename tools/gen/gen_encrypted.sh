@@ -18,7 +18,7 @@ out="$root/testdata/encrypted"
 mkdir -p "$out/answers"
 for footer in footer plain; do
   for algo in gcm ctr; do
-    f="$out/pjava_${footer}_${algo}.parquet"
+    f="$out/pjava_${footer}_${algo}.parquet.encrypted"
     run write "$f" "$footer" "$algo"
     run answers "$f" 0123456789012345 secret=1234567890123450 name=1234567890123451 \
       > "$out/answers/pjava_${footer}_${algo}.tsv"
@@ -45,7 +45,7 @@ pq.write_table(pa.table({
 PY
 for footer in footer plain; do
   extra=(); [ "$footer" = plain ] && extra=(--plaintext-footer)
-  "$oracle" write "$build/arrowrs_in.parquet" "$out/arrowrs_${footer}_leak.parquet" --rg-rows 1000 \
+  "$oracle" write "$build/arrowrs_in.parquet" "$out/arrowrs_${footer}_leak.parquet.encrypted" --rg-rows 1000 \
     --bloom-all --dictionary off --position after-row-group --created-by "parquet-rs version 60.1.0" \
     --footer-key 0123456789012345 --column-key secret=1234567890123450 "${extra[@]}"
 done

@@ -68,11 +68,9 @@ pub fn run(a: InspectArgs) -> u8 {
                 for w in &warnings {
                     err!("sbbf inspect: {shown}: warning: {w}");
                 }
+                // The error object stays {file, error}: the warnings are on stderr only.
                 if a.format == Format::Json {
-                    out!(
-                        "{}",
-                        json!({"file": shown, "error": e.to_string(), "warnings": warnings})
-                    );
+                    out!("{}", json!({"file": shown, "error": e.to_string()}));
                 }
                 failed = true;
             }

@@ -88,6 +88,9 @@ fn verify_file(
     many: bool,
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &a.keys.key_set()?)?;
+    if pq.encryption().is_some() {
+        return Err(sbbf_parquet::Error::EncryptedData.into());
+    }
     let mut columns = Vec::new();
     let mut not_in_file = Vec::new();
     for c in &a.columns {

@@ -148,7 +148,7 @@ fn without_keys_or_with_bad_keys_clear_errors() {
 
 #[test]
 fn inspect_flags_arrowrs_plaintext_filters_on_encrypted_columns() {
-    let f = file("arrowrs_footer_leak.parquet");
+    let f = file("arrowrs_footer_leak.parquet.encrypted");
     let mut args = vec!["inspect"];
     args.extend(SECRET_KEYS);
     args.push(&f);
@@ -169,7 +169,7 @@ fn inspect_flags_arrowrs_plaintext_filters_on_encrypted_columns() {
         "inspect",
         "--format",
         "json",
-        &file("arrowrs_plain_leak.parquet"),
+        &file("arrowrs_plain_leak.parquet.encrypted"),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -188,7 +188,7 @@ fn inspect_flags_arrowrs_plaintext_filters_on_encrypted_columns() {
     assert_eq!(secret.len(), 4);
     assert!(secret.iter().all(|c| c["has_filter"].is_null()));
     // Without keys, an encrypted footer: an error, and the warnings all the same.
-    let o = sbbf(&["inspect", &file("arrowrs_footer_leak.parquet")]);
+    let o = sbbf(&["inspect", &file("arrowrs_footer_leak.parquet.encrypted")]);
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);
     assert_eq!(
@@ -201,7 +201,10 @@ fn inspect_flags_arrowrs_plaintext_filters_on_encrypted_columns() {
 
 #[test]
 fn inspect_parquet_java_files_with_keys() {
-    for f in ["pjava_footer_gcm.parquet", "pjava_plain_ctr.parquet"] {
+    for f in [
+        "pjava_footer_gcm.parquet.encrypted",
+        "pjava_plain_ctr.parquet.encrypted",
+    ] {
         let path = file(f);
         let mut args = vec!["inspect", "--column-key", "name=1234567890123451"];
         args.extend(SECRET_KEYS);
@@ -210,4 +213,20 @@ fn inspect_parquet_java_files_with_keys() {
         assert_eq!(o.status.code(), Some(0), "{f}: {}", text(&o.stdout));
         assert!(text(&o.stdout).contains("0 problem(s) found"));
     }
+}
+
+#[test]
+fn verify_of_encrypted_data_is_a_clear_error() {
+    let path = file("pjava_plain_gcm.parquet.encrypted");
+    let mut args = vec!["verify", "--column-key", "name=1234567890123451"];
+    args.extend(SECRET_KEYS);
+    args.push(&path);
+    let o = sbbf(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr)
+            .contains("decoding its data pages (to verify its filters) is not supported"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -90,15 +90,6 @@ pub(crate) fn check_min_len(file_len: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Where the footer starts, from the file's last 8 bytes (metadata length and magic); an
-/// encrypted footer (`PARE`) is [`Error::Encrypted`].
-pub(crate) fn footer_start(tail: &[u8], file_len: u64) -> Result<u64, Error> {
-    match footer_start_any(tail, file_len)? {
-        (_, true) => Err(Error::Encrypted),
-        (start, false) => Ok(start),
-    }
-}
-
 /// Where the footer starts, and whether it is encrypted (`PARE`).
 pub(crate) fn footer_start_any(tail: &[u8], file_len: u64) -> Result<(u64, bool), Error> {
     let Ok(tail) = <[u8; 8]>::try_from(tail) else {
@@ -131,18 +122,9 @@ pub(crate) fn footer_start_any(tail: &[u8], file_len: u64) -> Result<(u64, bool)
 }
 
 impl<R> ParquetFile<R> {
-    /// Builds the file from its decoded-to-be footer bytes (`FileMetaData`, without the tail).
-    pub(crate) fn from_footer(
-        reader: R,
-        file_len: u64,
-        footer_start: u64,
-        meta: &[u8],
-    ) -> Result<Self, Error> {
-        ParquetFile::from_footer_keyed(reader, file_len, footer_start, meta, false, &KeySet::new())
-    }
-
-    /// [`ParquetFile::from_footer`] with the keys of an encrypted file; `pare`: the footer is
-    /// encrypted (`meta` starts with `FileCryptoMetaData`).
+    /// Builds the file from its footer bytes (between the data and the 8-byte tail), with the
+    /// keys of an encrypted file; `pare`: the footer is encrypted (`meta` starts with
+    /// `FileCryptoMetaData`).
     pub(crate) fn from_footer_keyed(
         reader: R,
         file_len: u64,

@@ -146,6 +146,17 @@ fn copy_prefix(input: &Path, target: &Path, len: u64, w: &mut impl Write) -> Res
     Ok(())
 }
 
+/// Opens the input of a rewrite. An encrypted file is refused, its footer plaintext or not:
+/// filters are not yet written as encrypted modules, nor its metadata re-encrypted (a plaintext
+/// filter written for an encrypted column would reveal its values).
+fn open_unencrypted(input: &Path) -> Result<ParquetFile<File>, Error> {
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    if pq.encryption().is_some() {
+        return Err(Error::Encrypted);
+    }
+    Ok(pq)
+}
+
 fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
     let io_err = read_err(input);
     let mut f = File::open(input).map_err(&io_err)?;
@@ -173,7 +184,7 @@ pub fn add_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(opts.fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    let pq = open_unencrypted(input)?;
     let mut cols = Vec::new();
     for name in &opts.columns {
         let c = pq.column_index(name)?;
@@ -537,7 +548,7 @@ pub fn resize_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    let pq = open_unencrypted(input)?;
     let chosen: Vec<usize> = if columns.is_empty() {
         (0..pq.columns().len()).collect()
     } else {

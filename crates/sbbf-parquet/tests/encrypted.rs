@@ -117,8 +117,9 @@ fn parquet_testing_file_answers_as_parquet_java() {
 #[test]
 fn parquet_java_files_answer_as_parquet_java() {
     for stem in PJAVA {
-        let pq = ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet")), &pjava_keys())
-            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let pq =
+            ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &pjava_keys())
+                .unwrap_or_else(|e| panic!("{stem}: {e}"));
         let e = pq.encryption().unwrap();
         assert_eq!(e.footer_encrypted, stem.contains("footer"), "{stem}");
         assert_eq!(
@@ -147,7 +148,7 @@ fn parquet_java_files_answer_as_parquet_java() {
 fn missing_keys_answer_unknown_with_the_reason() {
     for stem in PJAVA {
         let a = answers(stem);
-        let file = bytes(&format!("{stem}.parquet"));
+        let file = bytes(&format!("{stem}.parquet.encrypted"));
         if stem.contains("footer") {
             // Nothing can be read without the footer key.
             assert!(matches!(
@@ -184,7 +185,7 @@ fn wrong_footer_key_is_a_clear_error() {
         ("pjava_footer_gcm", CryptoError::FooterAuth),
         ("pjava_plain_gcm", CryptoError::FooterSignature),
     ] {
-        match ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet")), &wrong) {
+        match ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &wrong) {
             Err(Error::Crypto(e)) => assert_eq!(e, want, "{stem}"),
             Err(e) => panic!("{stem}: {e}"),
             Ok(_) => panic!("{stem}: opened with a wrong footer key"),
@@ -196,7 +197,7 @@ fn wrong_footer_key_is_a_clear_error() {
 fn altered_modules_are_unknown_not_absent() {
     let stem = "pjava_footer_gcm";
     let a = answers(stem);
-    let file = std::fs::read(path(&format!("{stem}.parquet"))).unwrap();
+    let file = std::fs::read(path(&format!("{stem}.parquet.encrypted"))).unwrap();
     let pq = ParquetFile::open_with_keys(Bytes::from(file.clone()), &pjava_keys()).unwrap();
     let secret = pq.column_index("secret").unwrap();
     let spans = pq.read_filters(secret, IoPolicy::default());
@@ -232,7 +233,9 @@ fn altered_modules_are_unknown_not_absent() {
 
 #[test]
 fn one_read_per_encrypted_filter_when_its_length_is_known() {
-    let pq = ParquetFile::open_with_keys(bytes("pjava_footer_gcm.parquet"), &pjava_keys()).unwrap();
+    let pq =
+        ParquetFile::open_with_keys(bytes("pjava_footer_gcm.parquet.encrypted"), &pjava_keys())
+            .unwrap();
     let secret = pq.column_index("secret").unwrap();
     let before = pq.io_stats();
     let v = Encoded::Candidates(vec![42i64.to_le_bytes().to_vec()]);
@@ -319,7 +322,7 @@ fn arrowrs_keys() -> KeySet {
 #[test]
 fn arrowrs_plaintext_filters_on_encrypted_columns_are_flagged() {
     for stem in ["arrowrs_footer_leak", "arrowrs_plain_leak"] {
-        let file = bytes(&format!("{stem}.parquet"));
+        let file = bytes(&format!("{stem}.parquet.encrypted"));
         let pq = ParquetFile::open_with_keys(file.clone(), &arrowrs_keys()).unwrap();
         let secret = pq.column_index("secret").unwrap();
         let reports = pq.inspect();
@@ -341,7 +344,7 @@ fn arrowrs_plaintext_filters_on_encrypted_columns_are_flagged() {
         );
         // The leak is real: the plaintext bitset at the offset the encrypted metadata gives
         // finds every value of the row group without any key.
-        let raw = std::fs::read(path(&format!("{stem}.parquet"))).unwrap();
+        let raw = std::fs::read(path(&format!("{stem}.parquet.encrypted"))).unwrap();
         let locations = pq.filter_locations(secret);
         for (rg, loc) in locations.iter().enumerate() {
             let at = loc.offset.unwrap() as usize;
@@ -409,7 +412,8 @@ fn arrowrs_plaintext_filters_on_encrypted_columns_are_flagged() {
 fn parquet_java_filters_inspect_clean() {
     for stem in PJAVA {
         let pq =
-            ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet")), &pjava_keys()).unwrap();
+            ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &pjava_keys())
+                .unwrap();
         let reports = pq.inspect();
         assert_eq!(reports.len(), 16);
         for r in &reports {
@@ -419,5 +423,84 @@ fn parquet_java_filters_inspect_clean() {
             assert_eq!(r.encryption.is_none(), r.column == "id", "{stem}: {r:?}");
         }
         assert!(pq.stray_filter_headers().unwrap().is_empty(), "{stem}");
+    }
+}
+
+/// An in-memory async reader (the async driver's path, as object stores use it).
+struct Mem(Bytes);
+
+impl parquet::arrow::async_reader::AsyncFileReader for Mem {
+    fn get_bytes(
+        &mut self,
+        r: std::ops::Range<u64>,
+    ) -> futures::future::BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        let b = self.0.slice(r.start as usize..r.end as usize);
+        Box::pin(async move { Ok(b) })
+    }
+    fn get_metadata<'a>(
+        &'a mut self,
+        _: Option<&'a parquet::arrow::arrow_reader::ArrowReaderOptions>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        parquet::errors::Result<std::sync::Arc<parquet::file::metadata::ParquetMetaData>>,
+    > {
+        Box::pin(async { unreachable!("the footer is read by ParquetFile") })
+    }
+}
+
+#[test]
+fn prune_with_keys_keeps_what_parquet_java_says_may_hold_the_value() {
+    use sbbf_parquet::prune::Predicate;
+    use sbbf_parquet::Literal;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for stem in ["pjava_footer_ctr", "pjava_plain_gcm"] {
+        let file = bytes(&format!("{stem}.parquet.encrypted"));
+        let pq = ParquetFile::open_with_keys(file.clone(), &pjava_keys()).unwrap();
+        let mut asy = rt
+            .block_on(ParquetFile::open_async_with_keys(
+                Mem(file.clone()),
+                file.len() as u64,
+                &pjava_keys(),
+            ))
+            .unwrap();
+        let a = answers(stem);
+        // value -> parquet-java's answer per row group, for values probed in all four.
+        let mut per_value: BTreeMap<Vec<u8>, BTreeMap<usize, bool>> = BTreeMap::new();
+        for ((column, rg), rows) in &a {
+            if column == "secret" {
+                for (plain, _, maybe) in rows {
+                    per_value
+                        .entry(plain.clone())
+                        .or_default()
+                        .insert(*rg, *maybe);
+                }
+            }
+        }
+        let mut checked = 0;
+        for (plain, by_rg) in per_value.iter().filter(|(_, m)| m.len() == 4) {
+            let v = i64::from_le_bytes(plain[..].try_into().unwrap());
+            let p = Predicate::eq("secret", Literal::Int(v as i128));
+            let want: Vec<usize> = by_rg.iter().filter(|(_, m)| **m).map(|(r, _)| *r).collect();
+            let got = pq.prune(&p).unwrap();
+            assert_eq!(got.row_groups, want, "{stem} {v}");
+            let got_async = rt
+                .block_on(asy.prune_async(&p, sbbf_parquet::asyncio::REMOTE_POLICY))
+                .unwrap();
+            assert_eq!(got_async, got, "{stem} {v}");
+            checked += 1;
+        }
+        assert!(checked >= 50, "{stem}: {checked}");
+        // Without the footer key, async opening fails the same way as sync.
+        if stem.contains("footer") {
+            assert!(matches!(
+                rt.block_on(ParquetFile::open_async(
+                    Mem(file.clone()),
+                    file.len() as u64
+                )),
+                Err(Error::Encrypted)
+            ));
+        }
     }
 }
