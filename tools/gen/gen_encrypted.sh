@@ -49,3 +49,15 @@ for footer in footer plain; do
     --bloom-all --dictionary off --position after-row-group --created-by "parquet-rs version 60.1.0" \
     --footer-key 0123456789012345 --column-key secret=1234567890123450 "${extra[@]}"
 done
+
+# Our `sbbf add --replace` with keys seals the arrow-rs files' plaintext filters; parquet-java
+# decrypts the results and answers probes of the sealed filters (the interop round trip).
+cargo build -p sbbf-cli --manifest-path "$root/Cargo.toml"
+for footer in footer plain; do
+  sealed="$out/sealed_arrowrs_${footer}.parquet.encrypted"
+  "$root/target/debug/sbbf" add "$out/arrowrs_${footer}_leak.parquet.encrypted" -c secret --replace \
+    --footer-key 0123456789012345 --column-key secret=1234567890123450 -o "$sealed" --force
+  run answers "$sealed" 0123456789012345 secret=1234567890123450 \
+    > "$out/answers/sealed_arrowrs_${footer}.tsv"
+done
+wc -l "$out"/answers/*.tsv

@@ -70,7 +70,7 @@ fn check_fpp(fpp: f64) -> Result<(), Error> {
 }
 
 /// An error reading the input file.
-fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+pub(crate) fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| {
         ReadError::Io {
             path: input.to_path_buf(),
@@ -81,7 +81,7 @@ fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 /// An error writing the output that replaces or creates `target`.
-fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+pub(crate) fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| {
         WriteError::Io {
             target: target.to_path_buf(),
@@ -93,7 +93,7 @@ fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 
 /// Writes the output beside `target` and renames it into place once complete and synced.
 /// The output takes the input's permissions (a temporary file starts private).
-fn atomic_write(
+pub(crate) fn atomic_write(
     target: &Path,
     like: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
@@ -166,7 +166,7 @@ fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
     Ok(footer)
 }
 
-fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Result<(), Error> {
+pub(crate) fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Result<(), Error> {
     let io_err = write_err(target);
     w.write_all(footer).map_err(&io_err)?;
     w.write_all(&(footer.len() as u32).to_le_bytes())

@@ -504,3 +504,95 @@ fn prune_with_keys_keeps_what_parquet_java_says_may_hold_the_value() {
         }
     }
 }
+
+#[test]
+fn sealing_arrowrs_plaintext_filters_encrypts_them_and_zeroes_the_old_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for stem in ["arrowrs_footer_leak", "arrowrs_plain_leak"] {
+        let input = path(&format!("{stem}.parquet.encrypted"));
+        let output = dir.path().join(format!("{stem}.sealed.parquet.encrypted"));
+        let before = ParquetFile::open_with_keys(
+            bytes(&format!("{stem}.parquet.encrypted")),
+            &arrowrs_keys(),
+        )
+        .unwrap();
+        let secret = before.column_index("secret").unwrap();
+        let old: Vec<(u64, u64)> = before
+            .filter_locations(secret)
+            .iter()
+            .map(|l| (l.offset.unwrap() as u64, l.length.unwrap() as u64))
+            .collect();
+        let report =
+            sbbf_parquet::crypto::seal_plaintext_filters(&input, &output, &arrowrs_keys(), &[])
+                .unwrap();
+        assert_eq!(report.filters.len(), 4);
+        assert!(report.filters.iter().all(|f| f.column == "secret"));
+        let raw_in = std::fs::read(&input).unwrap();
+        let raw_out = std::fs::read(&output).unwrap();
+        // Everything before the old footer is the same, except the old filters: zeros.
+        let footer = before.footer_start() as usize;
+        let mut expect = raw_in[..footer].to_vec();
+        for (o, l) in &old {
+            expect[*o as usize..(*o + *l) as usize].fill(0);
+        }
+        assert!(raw_out[..footer] == expect[..], "{stem}");
+        let after =
+            ParquetFile::open_with_keys(Bytes::from(raw_out.clone()), &arrowrs_keys()).unwrap();
+        assert_eq!(
+            after.encryption().unwrap().footer_encrypted,
+            stem.contains("footer")
+        );
+        assert_eq!(after.metadata().file_metadata().num_rows(), 4000);
+        // The filters are now encrypted modules: no problem, nothing stray, every value found.
+        assert!(
+            after.inspect().iter().all(|r| r.problems.is_empty()),
+            "{stem}"
+        );
+        assert!(after.stray_filter_headers().unwrap().is_empty());
+        for rg in 0..4i64 {
+            let values: Vec<Encoded> = (rg * 1000..rg * 1000 + 1000)
+                .map(|i| Encoded::Candidates(vec![arrowrs_secret(i).to_le_bytes().to_vec()]))
+                .collect();
+            let got = &after.probe(secret, &values, IoPolicy::default())[rg as usize];
+            assert_eq!(got.filter, FilterState::Present, "{stem} rg {rg}");
+            assert!(got.answers.iter().all(|a| *a == Answer::Maybe));
+        }
+        // The other columns' chunks are untouched.
+        for c in ["id", "name"] {
+            let c = before.column_index(c).unwrap();
+            assert_eq!(after.filter_locations(c), before.filter_locations(c));
+        }
+        // Without keys nothing of `secret` is found any more.
+        if stem == "arrowrs_plain_leak" {
+            let bare = ParquetFile::open(Bytes::from(raw_out)).unwrap();
+            assert!(bare.stray_filter_headers().unwrap().is_empty());
+        }
+        // Sealing again: nothing to do.
+        assert!(matches!(
+            sbbf_parquet::crypto::seal_plaintext_filters(
+                &output,
+                &output,
+                &arrowrs_keys(),
+                &["secret".to_string()]
+            ),
+            Err(Error::Crypto(CryptoError::NothingToSeal))
+        ));
+    }
+}
+
+/// Files our `sbbf add --replace` (with keys) wrote from the arrow-rs files: parquet-java
+/// decrypts and reads the sealed filters, and we answer as it does.
+#[test]
+fn parquet_java_reads_the_filters_we_sealed() {
+    for stem in ["sealed_arrowrs_footer", "sealed_arrowrs_plain"] {
+        let pq = ParquetFile::open_with_keys(
+            bytes(&format!("{stem}.parquet.encrypted")),
+            &arrowrs_keys(),
+        )
+        .unwrap();
+        let a = answers(stem);
+        // parquet-java found a filter for every chunk of `secret` (and the others).
+        assert_eq!(a.keys().filter(|(c, _)| c == "secret").count(), 4, "{stem}");
+        assert_eq!(compare(&pq, &a, |_| true), 4800, "{stem}");
+    }
+}

@@ -87,7 +87,11 @@ pub(crate) fn prepare_footer(footer: &[u8], pare: bool, keys: &KeySet) -> Result
     let mut aad = file_aad.clone();
     aad.push(module::FOOTER);
     let fmd = decrypt_module(footer_key, module, &aad).ok_or(CryptoError::FooterAuth)?;
-    finish(&fmd, algo.algorithm, true, true, file_aad, keys)
+    let mut p = finish(&fmd, algo.algorithm, true, true, file_aad, keys)?;
+    if let Some(e) = &mut p.encryption {
+        e.crypto_metadata = Some(footer[..used].into());
+    }
+    Ok(p)
 }
 
 fn plaintext_footer(footer: &[u8], keys: &KeySet) -> Result<Prepared, Error> {
@@ -202,6 +206,9 @@ fn finish(
             file_aad: file_aad.into(),
             rg_ordinals: ordinals,
             chunks,
+            footer_key: keys.footer().cloned(),
+            file_metadata: fmd.into(),
+            crypto_metadata: None,
         }),
     })
 }

@@ -21,6 +21,7 @@
 
 mod meta;
 pub(crate) mod scan;
+mod seal;
 
 use aes_gcm::aead::consts::U12;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
@@ -31,6 +32,7 @@ use std::sync::Arc;
 
 pub(crate) use meta::prepare_footer;
 pub use scan::{scan_data_area, StrayHeader};
+pub use seal::seal_plaintext_filters;
 
 /// Module types of the AAD suffix (`Encryption.md` 4.4.2).
 pub(crate) mod module {
@@ -75,6 +77,11 @@ pub enum CryptoError {
         "the file was encrypted with an AAD prefix that it does not store; the prefix is needed"
     )]
     NeedAadPrefix,
+    /// A rewrite found no plaintext filter on an encrypted column that it could seal.
+    #[error(
+        "no plaintext Bloom filter on an encrypted column whose key was given: nothing to seal"
+    )]
+    NothingToSeal,
     /// The crypto metadata is not what the specification describes.
     #[error("malformed encryption metadata: {0}")]
     Malformed(String),
@@ -178,6 +185,34 @@ pub(crate) fn decrypt_module(key: &Key, module: &[u8], aad: &[u8]) -> Option<Vec
     key.cipher()
         .decrypt(nonce, aad, &mut buf, tag)
         .then_some(buf)
+}
+
+/// Encrypts `plaintext` as one GCM module with a fresh random nonce, length prefix included:
+/// `len (4, LE) | nonce (12) | ciphertext | tag (16)`.
+pub(crate) fn seal_module(key: &Key, plaintext: &[u8], aad: &[u8]) -> Vec<u8> {
+    use aes_gcm::aead::rand_core::RngCore;
+    let mut nonce = [0u8; 12];
+    aes_gcm::aead::OsRng.fill_bytes(&mut nonce);
+    let mut buf = plaintext.to_vec();
+    let tag = key
+        .cipher()
+        .encrypt(&nonce, aad, &mut buf)
+        .expect("a module is far below GCM's size limit");
+    let len = (12 + buf.len() + 16) as u32;
+    let mut out = Vec::with_capacity(4 + len as usize);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(&buf);
+    out.extend_from_slice(&tag);
+    out
+}
+
+/// The 28-byte signature (nonce, tag) of a plaintext footer, with a fresh random nonce.
+pub(crate) fn sign(key: &Key, plaintext: &[u8], aad: &[u8]) -> Vec<u8> {
+    let module = seal_module(key, plaintext, aad);
+    let mut out = module[4..16].to_vec();
+    out.extend_from_slice(&module[module.len() - 16..]);
+    out
 }
 
 /// Whether `signature` (nonce and tag, 28 bytes) is the GCM tag of `plaintext` under `key` and
@@ -340,6 +375,11 @@ pub struct FileEncryption {
     file_aad: Arc<[u8]>,
     rg_ordinals: Vec<i16>,
     chunks: HashMap<(usize, usize), ChunkState>,
+    /// What rewriting needs: the footer key, the `FileMetaData` as stored (decrypted, without
+    /// signature) and, for an encrypted footer, the `FileCryptoMetaData` bytes.
+    pub(crate) footer_key: Option<Key>,
+    pub(crate) file_metadata: Arc<[u8]>,
+    pub(crate) crypto_metadata: Option<Arc<[u8]>>,
 }
 
 #[derive(Debug, Clone)]
@@ -362,6 +402,28 @@ impl FileEncryption {
                 reason: reason.clone(),
             },
         }
+    }
+
+    /// The key of an encrypted chunk, when it was given and its metadata authenticated.
+    pub(crate) fn chunk_key(&self, row_group: usize, column: usize) -> Option<&Key> {
+        self.chunks.get(&(row_group, column))?.key.as_ref().ok()
+    }
+
+    /// The AAD of a module of chunk `(row_group, column)`.
+    pub(crate) fn aad(&self, kind: u8, row_group: usize, column: usize) -> Vec<u8> {
+        let rg = self
+            .rg_ordinals
+            .get(row_group)
+            .copied()
+            .unwrap_or(row_group as i16);
+        module_aad(&self.file_aad, kind, rg, column as i16)
+    }
+
+    /// The AAD of the footer.
+    pub(crate) fn footer_aad(&self) -> Vec<u8> {
+        let mut aad = self.file_aad.to_vec();
+        aad.push(module::FOOTER);
+        aad
     }
 
     /// How a column's filters are read, per row group.
