@@ -596,3 +596,43 @@ fn parquet_java_reads_the_filters_we_sealed() {
         assert_eq!(compare(&pq, &a, |_| true), 4800, "{stem}");
     }
 }
+
+/// Hostile bytes in every part an encrypted file's reader trusts less than a plain one's:
+/// each byte of the footer region (crypto metadata, lengths, nonces, tags, signature) flipped,
+/// and the footer cut short. Errors or "unknown", never a panic, never "absent" for a stored
+/// value.
+#[test]
+fn altered_footers_are_errors_or_unknown_never_panics() {
+    for stem in ["pjava_footer_gcm", "pjava_plain_ctr", "arrowrs_plain_leak"] {
+        let raw = std::fs::read(path(&format!("{stem}.parquet.encrypted"))).unwrap();
+        let n = raw.len();
+        let footer_len = u32::from_le_bytes(raw[n - 8..n - 4].try_into().unwrap()) as usize;
+        let start = n - 8 - footer_len;
+        let keys = if stem.starts_with("arrowrs") {
+            arrowrs_keys()
+        } else {
+            pjava_keys()
+        };
+        let stored = Encoded::Candidates(vec![if stem.starts_with("arrowrs") {
+            arrowrs_secret(0).to_le_bytes().to_vec()
+        } else {
+            answers(stem)[&("secret".to_string(), 0)][0].0.clone()
+        }]);
+        for at in (start..n).step_by(7) {
+            let mut bad = raw.clone();
+            bad[at] ^= 0x41;
+            if let Ok(pq) = ParquetFile::open_with_keys(Bytes::from(bad), &keys) {
+                if let Ok(c) = pq.column_index("secret") {
+                    let got = pq.probe(c, std::slice::from_ref(&stored), IoPolicy::default());
+                    assert_ne!(got[0].answers[0], Answer::Absent, "{stem} byte {at}");
+                }
+            }
+        }
+        for cut in [1, 5, 13, 28, 29, 100] {
+            let mut bad = raw[..n - 8 - cut.min(footer_len)].to_vec();
+            bad.extend_from_slice(&((footer_len - cut.min(footer_len)) as u32).to_le_bytes());
+            bad.extend_from_slice(&raw[n - 4..]);
+            let _ = ParquetFile::open_with_keys(Bytes::from(bad), &keys);
+        }
+    }
+}
