@@ -61,3 +61,14 @@ for footer in footer plain; do
     > "$out/answers/sealed_arrowrs_${footer}.tsv"
 done
 wc -l "$out"/answers/*.tsv
+
+# Our `sbbf resize` with keys folds every filter of two parquet-java files (sealed again with
+# their keys); parquet-java decrypts the results and answers probes of the folded filters.
+for stem in pjava_footer_gcm pjava_plain_ctr; do
+  resized="$out/resized_${stem}.parquet.encrypted"
+  "$root/target/debug/sbbf" resize "$out/${stem}.parquet.encrypted" --fpp 0.05 \
+    --footer-key 0123456789012345 --column-key secret=1234567890123450 \
+    --column-key name=1234567890123451 -o "$resized" --force
+  run answers "$resized" 0123456789012345 secret=1234567890123450 name=1234567890123451 \
+    > "$out/answers/resized_${stem}.tsv"
+done

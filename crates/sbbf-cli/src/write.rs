@@ -163,6 +163,11 @@ pub struct AddArgs {
 /// Examples:
 ///   sbbf resize data.parquet --fpp 0.01 -o smaller.parquet
 ///   sbbf resize data.parquet --fpp 0.001 --in-place
+///
+/// Encrypted files: with the keys (--footer-key, --column-key, --keys), the filters that can be
+/// read are folded and appended (sealed again with their column's key), and the footer is
+/// encrypted or signed again; the old filters stay in place.
+///   sbbf resize enc.parquet --fpp 0.01 --keys keys.json -o smaller.parquet
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct ResizeArgs {
@@ -182,6 +187,8 @@ pub struct ResizeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    #[command(flatten)]
+    pub keys: crate::keys::KeyArgs,
 }
 
 fn report(
@@ -317,6 +324,32 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
         }
     };
     let target = plan.target.clone();
+    if a.keys.any() {
+        let result = a
+            .keys
+            .key_set()
+            .map_err(|e| e.to_string())
+            .and_then(|keys| {
+                sbbf_parquet::crypto::resize_encrypted(
+                    &plan.input,
+                    &target,
+                    &keys,
+                    a.fpp,
+                    &a.columns,
+                )
+                .map_err(|e| format!("{}: {e}{}", a.file.display(), flag_hint(&e)))
+            });
+        return match result {
+            Ok(r) => {
+                report("resize", &a.file, &target, &r, a.format);
+                0
+            }
+            Err(e) => {
+                err!("sbbf resize: {e}");
+                2
+            }
+        };
+    }
     if nothing_to_fold(&plan.input, a.fpp, &a.columns) {
         if a.format == Format::Json {
             out!(

@@ -273,3 +273,39 @@ fn add_replace_with_keys_seals_the_leaking_filters() {
         );
     }
 }
+
+#[test]
+fn resize_with_keys_folds_encrypted_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = file("pjava_footer_ctr.parquet.encrypted");
+    let out = dir.path().join("resized");
+    let out_s = out.to_str().unwrap();
+    let mut args = vec![
+        "resize", &input, "--fpp", "0.05", "-c", "secret", "-o", out_s, "--format", "json",
+    ];
+    args.extend(SECRET_KEYS);
+    let o = sbbf(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let filters = v["filters"].as_array().unwrap();
+    assert_eq!(filters.len(), 4, "{v}");
+    assert!(
+        filters
+            .iter()
+            .all(|f| f["column"] == "secret"
+                && f["bytes_after"].as_u64() < f["bytes_before"].as_u64())
+    );
+    let mut args = vec!["inspect", out_s, "-c", "secret", "--format", "json"];
+    args.extend(SECRET_KEYS);
+    let o = sbbf(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for c in v["chunks"].as_array().unwrap() {
+        assert_eq!(c["bitset_bytes"], 512, "{c}");
+        assert_eq!(c["encryption"], "column key", "{c}");
+    }
+    // Without keys: refused, as before.
+    let o = sbbf(&["resize", &input, "--fpp", "0.05", "-o", out_s, "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("encrypted"));
+}

@@ -61,7 +61,7 @@ pub struct WriteReport {
     pub compacted: bool,
 }
 
-fn check_fpp(fpp: f64) -> Result<(), Error> {
+pub(crate) fn check_fpp(fpp: f64) -> Result<(), Error> {
     if fpp > 0.0 && fpp < 1.0 {
         Ok(())
     } else {
@@ -144,6 +144,17 @@ fn copy_prefix(input: &Path, target: &Path, len: u64, w: &mut impl Write) -> Res
         return Err(WriteError::InputShrank { copied, len }.into());
     }
     Ok(())
+}
+
+/// The leaf indexes of `columns` (dotted paths); every leaf when empty.
+pub(crate) fn chosen_columns<R>(
+    pq: &ParquetFile<R>,
+    columns: &[String],
+) -> Result<Vec<usize>, Error> {
+    if columns.is_empty() {
+        return Ok((0..pq.columns().len()).collect());
+    }
+    columns.iter().map(|c| pq.column_index(c)).collect()
 }
 
 /// Opens the input of a rewrite. An encrypted file is refused, its footer plaintext or not:
@@ -549,14 +560,7 @@ pub fn resize_filters(
 ) -> Result<WriteReport, Error> {
     check_fpp(fpp)?;
     let pq = open_unencrypted(input)?;
-    let chosen: Vec<usize> = if columns.is_empty() {
-        (0..pq.columns().len()).collect()
-    } else {
-        columns
-            .iter()
-            .map(|c| pq.column_index(c))
-            .collect::<Result<_, _>>()?
-    };
+    let chosen = chosen_columns(&pq, columns)?;
     let spans = read_spans(&pq, progress)?;
     let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
     let plan = plan_resize(

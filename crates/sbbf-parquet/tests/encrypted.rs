@@ -636,3 +636,69 @@ fn altered_footers_are_errors_or_unknown_never_panics() {
         }
     }
 }
+
+/// Files our `sbbf resize --fpp 0.05` (with keys) wrote from parquet-java's: every filter
+/// folded, sealed again with its key (or plaintext for `id`), the footer encrypted or signed
+/// again; parquet-java decrypts them, and we answer as it does.
+#[test]
+fn parquet_java_reads_the_filters_we_resized() {
+    for stem in ["resized_pjava_footer_gcm", "resized_pjava_plain_ctr"] {
+        let pq =
+            ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &pjava_keys())
+                .unwrap();
+        let a = answers(stem);
+        assert_eq!(a.len(), 16, "{stem}: parquet-java found every filter");
+        assert_eq!(compare(&pq, &a, |_| true), 6400, "{stem}");
+        for r in pq.inspect() {
+            assert!(r.problems.is_empty(), "{stem}: {r:?}");
+            assert!(r.num_bytes.unwrap() < 1024, "{stem}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn resizing_an_encrypted_file_keeps_every_stored_value() {
+    let dir = tempfile::tempdir().unwrap();
+    for stem in PJAVA {
+        let input = path(&format!("{stem}.parquet.encrypted"));
+        let output = dir.path().join(format!("{stem}.resized"));
+        let report =
+            sbbf_parquet::crypto::resize_encrypted(&input, &output, &pjava_keys(), 0.05, &[])
+                .unwrap();
+        assert_eq!(report.filters.len(), 16, "{stem}");
+        let raw_in = std::fs::read(&input).unwrap();
+        let raw_out = std::fs::read(&output).unwrap();
+        let before =
+            ParquetFile::open_with_keys(Bytes::from(raw_in.clone()), &pjava_keys()).unwrap();
+        let footer = before.footer_start() as usize;
+        assert!(
+            raw_out[..footer] == raw_in[..footer],
+            "{stem}: data changed"
+        );
+        let after = ParquetFile::open_with_keys(Bytes::from(raw_out), &pjava_keys()).unwrap();
+        let a = answers(stem);
+        for ((column, rg), rows) in &a {
+            let col = after.column_index(column).unwrap();
+            let values: Vec<Encoded> = rows
+                .iter()
+                .map(|(b, _, _)| Encoded::Candidates(vec![b.clone()]))
+                .collect();
+            let got = &after.probe(col, &values, IoPolicy::default())[*rg];
+            assert_eq!(got.filter, FilterState::Present, "{stem} {column} {rg}");
+            for ((_, present, _), answer) in rows.iter().zip(&got.answers) {
+                if *present {
+                    assert_eq!(*answer, Answer::Maybe, "{stem} {column} {rg}");
+                }
+            }
+        }
+        // With only the footer key, the column-key chunks are left alone.
+        let footer_only = KeySet::new().with_footer_key(key("0123456789012345"));
+        let r = sbbf_parquet::crypto::resize_encrypted(&input, &output, &footer_only, 0.05, &[])
+            .unwrap();
+        assert!(r
+            .filters
+            .iter()
+            .all(|f| f.column == "id" || f.column == "f"));
+        assert_eq!(r.filters.len(), 8);
+    }
+}

@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 pub(crate) use meta::prepare_footer;
 pub use scan::{scan_data_area, StrayHeader};
-pub use seal::seal_plaintext_filters;
+pub use seal::{resize_encrypted, seal_plaintext_filters};
 
 /// Module types of the AAD suffix (`Encryption.md` 4.4.2).
 pub(crate) mod module {

@@ -10,7 +10,9 @@ use super::{module, seal_module, sign, ChunkEncryption, CryptoError, KeySet};
 use crate::footer::{encrypted_footer_edit, FilterEdits};
 use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{read_range, Range};
-use crate::write::{atomic_write, read_err, write_err, WriteReport, WrittenFilter};
+use crate::write::{
+    atomic_write, check_fpp, chosen_columns, read_err, write_err, WriteReport, WrittenFilter,
+};
 use crate::{Error, ParquetFile, WriteError};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -22,7 +24,6 @@ struct Leak {
     column: usize,
     offset: u64,
     len: u64,
-    header: BloomFilterHeader,
     bitset: bytes::Bytes,
 }
 
@@ -44,9 +45,9 @@ pub fn seal_plaintext_filters(
     let Some(enc) = pq.encryption() else {
         return Err(CryptoError::NothingToSeal.into());
     };
-    let Some(footer_key) = enc.footer_key.clone() else {
+    if enc.footer_key.is_none() {
         return Err(CryptoError::NoFooterKey.into());
-    };
+    }
     let footer = pq.footer_start();
     let mut leaks = Vec::new();
     for (r, rg) in pq.metadata().row_groups().iter().enumerate() {
@@ -86,7 +87,6 @@ pub fn seal_plaintext_filters(
                 column: c,
                 offset,
                 len: end - offset,
-                header,
                 bitset,
             });
         }
@@ -94,20 +94,116 @@ pub fn seal_plaintext_filters(
     if leaks.is_empty() {
         return Err(CryptoError::NothingToSeal.into());
     }
+    let zero: Vec<(u64, u64)> = leaks.iter().map(|l| (l.offset, l.offset + l.len)).collect();
+    let filters = leaks
+        .into_iter()
+        .map(|l| NewFilter {
+            row_group: l.row_group,
+            column: l.column,
+            bytes_before: l.len,
+            bitset: l.bitset,
+        })
+        .collect();
+    rewrite(&pq, input, output, &zero, filters)
+}
+
+/// A filter to write into an encrypted file.
+struct NewFilter {
+    row_group: usize,
+    column: usize,
+    /// Bytes the chunk's filter took before.
+    bytes_before: u64,
+    bitset: bytes::Bytes,
+}
+
+/// Folds the filters of `columns` (dotted paths; all when empty) of an encrypted file, read
+/// with `keys`, as far as their fill keeps the false-positive rate at or below `fpp` (exact
+/// folding, as `resize` does), and appends them: sealed as encrypted modules for encrypted
+/// columns, plaintext for the others; the locations are set in the metadata (re-encrypted
+/// where it is encrypted) and the footer is encrypted or signed again. The old filters stay
+/// where they were (encrypted ones reveal nothing). Chunks whose key was not given, or whose
+/// filter cannot be read, are left as they are.
+pub fn resize_encrypted(
+    input: &Path,
+    output: &Path,
+    keys: &KeySet,
+    fpp: f64,
+    columns: &[String],
+) -> Result<WriteReport, Error> {
+    check_fpp(fpp)?;
+    let pq = ParquetFile::open_with_keys(File::open(input).map_err(read_err(input))?, keys)?;
+    if pq.encryption().is_none() {
+        return Err(CryptoError::Malformed("the file is not encrypted".into()).into());
+    }
+    let chosen = chosen_columns(&pq, columns)?;
+    let mut filters = Vec::new();
+    for c in chosen {
+        for (rg, span) in pq
+            .read_filters(c, crate::IoPolicy::default())
+            .into_iter()
+            .enumerate()
+        {
+            let Ok(span) = span else { continue };
+            let mut f = sbbf::Sbbf::from_bitset(&span.bitset)
+                .map_err(|e| Error::Build(crate::BuildError::Filter(e)))?;
+            if !f.num_blocks().is_power_of_two() {
+                continue;
+            }
+            let folds = f
+                .fold_to_target_fpp(fpp)
+                .map_err(|e| Error::Build(crate::BuildError::Filter(e)))?;
+            if folds > 0 {
+                filters.push(NewFilter {
+                    row_group: rg,
+                    column: c,
+                    bytes_before: span.end() - span.offset,
+                    bitset: bytes::Bytes::copy_from_slice(f.as_bytes()),
+                });
+            }
+        }
+    }
+    rewrite(&pq, input, output, &[], filters)
+}
+
+/// Writes `output`: the input's bytes before the footer (the `zero` ranges as zeros), then
+/// `filters` (sealed with their chunk's key where the chunk is encrypted), then the footer
+/// with their locations, encrypted or signed with the footer key.
+fn rewrite(
+    pq: &ParquetFile<File>,
+    input: &Path,
+    output: &Path,
+    zero: &[(u64, u64)],
+    new: Vec<NewFilter>,
+) -> Result<WriteReport, Error> {
+    let Some(enc) = pq.encryption() else {
+        return Err(CryptoError::NothingToSeal.into());
+    };
+    let Some(footer_key) = enc.footer_key.clone() else {
+        return Err(CryptoError::NoFooterKey.into());
+    };
+    let footer = pq.footer_start();
     let mut edits = FilterEdits::new();
     let mut filters = Vec::new();
     let mut bytes_written = 0u64;
     let output_len = atomic_write(output, input, |w| {
-        copy_zeroing(input, output, footer, &leaks, w)?;
+        copy_zeroing(input, output, footer, zero, w)?;
         let mut pos = footer;
         let io_err = write_err(output);
-        for l in &leaks {
-            let key = enc
-                .chunk_key(l.row_group, l.column)
-                .ok_or(CryptoError::NothingToSeal)?;
-            let aad = |kind| enc.aad(kind, l.row_group, l.column);
-            let head = seal_module(key, &l.header.to_bytes(), &aad(module::BLOOM_FILTER_HEADER));
-            let bits = seal_module(key, &l.bitset, &aad(module::BLOOM_FILTER_BITSET));
+        for l in &new {
+            let header = BloomFilterHeader {
+                num_bytes: l.bitset.len() as i32,
+            }
+            .to_bytes();
+            let (head, bits) = match enc.chunk_key(l.row_group, l.column) {
+                Some(key) => {
+                    let aad = |kind| enc.aad(kind, l.row_group, l.column);
+                    (
+                        seal_module(key, &header, &aad(module::BLOOM_FILTER_HEADER)),
+                        seal_module(key, &l.bitset, &aad(module::BLOOM_FILTER_BITSET)),
+                    )
+                }
+                None => (header, l.bitset.to_vec()),
+            };
             w.write_all(&head).map_err(&io_err)?;
             w.write_all(&bits).map_err(&io_err)?;
             let len = (head.len() + bits.len()) as u64;
@@ -115,7 +211,7 @@ pub fn seal_plaintext_filters(
             filters.push(WrittenFilter {
                 row_group: l.row_group,
                 column: pq.columns()[l.column].path.clone(),
-                bytes_before: l.len,
+                bytes_before: l.bytes_before,
                 bytes_after: len,
                 distinct: None,
             });
@@ -148,15 +244,15 @@ pub fn seal_plaintext_filters(
     })
 }
 
-/// Copies the first `len` bytes of `input`, with the bytes of every leak written as zeros.
+/// Copies the first `len` bytes of `input`, with the bytes of the `zero` ranges as zeros.
 fn copy_zeroing(
     input: &Path,
     target: &Path,
     len: u64,
-    leaks: &[Leak],
+    zero: &[(u64, u64)],
     w: &mut impl Write,
 ) -> Result<(), Error> {
-    let mut zero: Vec<(u64, u64)> = leaks.iter().map(|l| (l.offset, l.offset + l.len)).collect();
+    let mut zero = zero.to_vec();
     zero.sort_unstable();
     let mut f = File::open(input).map_err(read_err(input))?;
     let io_err = write_err(target);
