@@ -1,17 +1,35 @@
 //! The whole probe path on arbitrary file bytes: open the footer, then `probe` and `inspect`
-//! every leaf column. Nothing may panic; a row group whose filter is not `Present` must never
+//! every leaf column; again with keys (the encrypted-file paths: PARE footers, plaintext
+//! footers, encrypted column metadata and filter modules). Nothing may panic; a row group whose filter is not `Present` must never
 //! answer "absent" for a value that has candidates; there is one answer per row group and value.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sbbf_parquet::crypto::{Key, KeySet};
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(pq) = ParquetFile::open(bytes::Bytes::copy_from_slice(data)) else {
-        return;
-    };
+    let bytes = bytes::Bytes::copy_from_slice(data);
+    if let Ok(pq) = ParquetFile::open(bytes.clone()) {
+        check(&pq);
+    }
+    // The keys of testdata/encrypted (seeds made from those files reach the decrypting paths).
+    let key = |k: &str| Key::parse(k).expect("a 16-byte key");
+    let keys = KeySet::new()
+        .with_footer_key(key("0123456789012345"))
+        .with_column_key("secret", key("1234567890123450"))
+        .with_column_key("name", key("1234567890123451"))
+        .with_column_key("double_field", key("1234567890123450"))
+        .with_column_key("float_field", key("1234567890123451"));
+    if let Ok(pq) = ParquetFile::open_with_keys(bytes, &keys) {
+        check(&pq);
+        let _ = pq.stray_filter_headers();
+    }
+});
+
+fn check(pq: &ParquetFile<bytes::Bytes>) {
     // Bound the work per input: a hostile footer may claim very many row groups or columns.
     let ncols = pq.columns().len().min(64);
     let nrg = pq.metadata().num_row_groups();
@@ -63,4 +81,4 @@ fuzz_target!(|data: &[u8]| {
         let reports = pq.inspect();
         assert_eq!(reports.len(), nrg * ncols);
     }
-});
+}

@@ -13,6 +13,12 @@ use serde_json::json;
 /// In a directory or glob, a --column that a file lacks (schema evolution) is reported as "not
 /// in this file" for that file.
 ///
+/// Encrypted files (Parquet modular encryption) are read with their keys (--footer-key,
+/// --column-key, --keys). A plaintext filter on an encrypted column is a problem: it reveals
+/// the column's values to anyone with the file. Without the keys, the filters of encrypted
+/// columns cannot be located; inspect then warns about plaintext filter headers found in bytes
+/// that no visible column chunk accounts for (warnings do not change the exit status).
+///
 /// Exit status: 0 when no problem is found, 1 when some filter has a problem, 2 when some file
 /// cannot be read (with --format json, such a file is {"file": ..., "error": ...}).
 ///
@@ -30,9 +36,15 @@ pub struct InspectArgs {
     /// Only these columns (dotted paths); repeatable.
     #[arg(long = "column", short = 'c')]
     pub columns: Vec<String>,
+    #[command(flatten)]
+    pub keys: crate::keys::KeyArgs,
 }
 
 pub fn run(a: InspectArgs) -> u8 {
+    if let Err(e) = a.keys.key_set() {
+        err!("sbbf inspect: {e}");
+        return 2;
+    }
     let paths = match files::expand(&a.file) {
         Ok(p) => p,
         Err(e) => {
@@ -48,7 +60,15 @@ pub fn run(a: InspectArgs) -> u8 {
         match inspect_file(&shown, path, &a, many) {
             Ok(n) => problems += n,
             Err(e) => {
+                let warnings = match e.downcast_ref::<sbbf_parquet::Error>() {
+                    Some(sbbf_parquet::Error::Encrypted) => stray_warnings_unopened(path),
+                    _ => Vec::new(),
+                };
                 err!("sbbf inspect: {shown}: {e}");
+                for w in &warnings {
+                    err!("sbbf inspect: {shown}: warning: {w}");
+                }
+                // The error object stays {file, error}: the warnings are on stderr only.
                 if a.format == Format::Json {
                     out!("{}", json!({"file": shown, "error": e.to_string()}));
                 }
@@ -74,7 +94,7 @@ fn inspect_file(
     a: &InspectArgs,
     many: bool,
 ) -> Result<usize, Box<dyn std::error::Error>> {
-    let pq = ParquetFile::open(std::fs::File::open(path)?)?;
+    let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &a.keys.key_set()?)?;
     let mut columns = Vec::new();
     let mut not_in_file = Vec::new();
     for c in &a.columns {
@@ -96,6 +116,14 @@ fn inspect_file(
         .filter(|r| a.columns.is_empty() || columns.contains(&r.column))
         .collect();
     let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
+    let warnings: Vec<String> = pq.stray_filter_headers()?.iter().map(stray_text).collect();
+    let encryption = pq.encryption().map(|e| {
+        json!({
+            "algorithm": e.algorithm.name(),
+            "footer": if e.footer_encrypted { "encrypted" } else { "plaintext" },
+            "footer_verified": e.signature_verified,
+        })
+    });
     if a.format == Format::Json {
         let chunks: Vec<_> = reports
             .iter()
@@ -106,7 +134,10 @@ fn inspect_file(
                     "column": r.column,
                     "physical_type": ty.map(|t| t.physical_name()),
                     "logical_type": ty.and_then(|t| t.logical.clone()),
-                    "has_filter": r.offset.is_some(),
+                    "has_filter": match &r.encryption {
+                        Some(e) if e.contains("not readable") => None,
+                        _ => Some(r.offset.is_some()),
+                    },
                     "offset": r.offset,
                     "length": r.length,
                     "header_bytes": r.header_len,
@@ -115,6 +146,7 @@ fn inspect_file(
                     "fill_ratio": r.fill,
                     "estimated_fpp": r.fpp,
                     "problems": r.problems,
+                    "encryption": r.encryption,
                 })
             })
             .collect();
@@ -128,6 +160,8 @@ fn inspect_file(
                 "chunks": chunks,
                 "problems": problems,
                 "columns_not_in_file": not_in_file,
+                "encryption": encryption,
+                "warnings": warnings,
             })
         );
         return Ok(problems);
@@ -138,6 +172,22 @@ fn inspect_file(
         pq.metadata().num_row_groups(),
         created_by.as_deref().unwrap_or("(unknown writer)")
     );
+    if let Some(e) = pq.encryption() {
+        out!(
+            "  encrypted: {}, {} footer{}",
+            e.algorithm.name(),
+            if e.footer_encrypted {
+                "encrypted"
+            } else {
+                "plaintext"
+            },
+            if !e.footer_encrypted && !e.signature_verified {
+                " (signature not verified: no footer key)"
+            } else {
+                ""
+            }
+        );
+    }
     out!(
         "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
         "rg",
@@ -151,7 +201,14 @@ fn inspect_file(
     );
     for r in &reports {
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
+        let unreadable = r
+            .encryption
+            .as_deref()
+            .is_some_and(|e| e.contains("not readable"));
         match r.offset {
+            None if unreadable => {
+                out!("  {:>3}  {:<24} unknown (encrypted)", r.row_group, r.column)
+            }
             None => out!("  {:>3}  {:<24} no Bloom filter", r.row_group, r.column),
             Some(o) => out!(
                 "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
@@ -167,13 +224,64 @@ fn inspect_file(
                 opt(r.fpp.map(|f| format!("{f:.2e}"))),
             ),
         }
+        if let Some(e) = &r.encryption {
+            out!("       encrypted with the {e}");
+        }
         for p in &r.problems {
             out!("       problem: {p}");
         }
+    }
+    for w in &warnings {
+        out!("  warning: {w}");
     }
     for c in &not_in_file {
         out!("  column `{c}` not in this file");
     }
     out!("  {problems} problem(s) found");
     Ok(problems)
+}
+
+/// A stray plaintext header, in words.
+fn stray_text(h: &sbbf_parquet::crypto::StrayHeader) -> String {
+    format!(
+        "plaintext Bloom filter header at offset {} ({}-byte bitset) in bytes no visible column chunk accounts for: most likely the filter of an encrypted column, which reveals its values",
+        h.offset, h.num_bytes
+    )
+}
+
+/// The stray plaintext filter headers of a file whose footer cannot be read (encrypted, no
+/// footer key): the whole data area is scanned.
+fn stray_warnings_unopened(path: &std::path::Path) -> Vec<String> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let Ok(meta) = file.metadata() else {
+        return Vec::new();
+    };
+    let len = meta.len();
+    let tail = {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = &file;
+        let mut t = [0u8; 8];
+        if len < 12 || f.seek(SeekFrom::Start(len - 8)).is_err() || f.read_exact(&mut t).is_err() {
+            return Vec::new();
+        }
+        t
+    };
+    let footer_len = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as u64;
+    let Some(footer_start) = len.checked_sub(8 + footer_len) else {
+        return Vec::new();
+    };
+    match sbbf_parquet::crypto::scan_data_area(&file, footer_start) {
+        Ok(found) => found
+            .iter()
+            .map(|h| {
+                format!(
+                    "plaintext Bloom filter header at offset {} ({}-byte bitset); the footer is encrypted, so its column is not known: if it is an encrypted column's, it reveals that column's values",
+                    h.offset, h.num_bytes
+                )
+            })
+            .collect(),
+        Err(e) => vec![format!("cannot scan for plaintext filter headers: {e}")],
+    }
 }

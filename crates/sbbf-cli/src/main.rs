@@ -38,6 +38,7 @@ pub(crate) fn output_failed(e: std::io::Error) -> ! {
 
 mod files;
 mod inspect;
+mod keys;
 mod probe;
 mod progress;
 #[cfg(feature = "query")]

@@ -98,6 +98,8 @@ pub struct ProbeArgs {
         value_parser = clap::value_parser!(u64).range(1..=1024)
     )]
     pub concurrency: u64,
+    #[command(flatten)]
+    pub keys: crate::keys::KeyArgs,
 }
 
 /// One file's line of `--format json`, written straight from the answers: a
@@ -213,8 +215,16 @@ pub fn run(mut a: ProbeArgs) -> u8 {
             InputMode::Typed
         },
     };
+    if let Err(e) = a.keys.key_set() {
+        err!("sbbf probe: {e}");
+        return 2;
+    }
     #[cfg(feature = "object_store")]
     if sbbf_parquet::remote::is_remote_url(&a.file) {
+        if a.keys.any() {
+            err!("sbbf probe: keys for encrypted files are not supported on object stores yet");
+            return 2;
+        }
         return crate::remote::run(&a, opts);
     }
     let paths = match files::expand(&a.file) {
@@ -456,7 +466,7 @@ fn probe_file(
     outcome: &mut Outcome,
 ) -> Result<FileResult, Box<dyn std::error::Error>> {
     let file = std::fs::File::open(path)?;
-    let pq = ParquetFile::open(file)?;
+    let pq = ParquetFile::open_with_keys(file, &a.keys.key_set()?)?;
     let col = pq.column_index(&a.column)?;
     let ty = &pq.columns()[col];
     outcome.note_other_readings(&a.column, &ty.path, &pq.other_readings(&a.column, col));

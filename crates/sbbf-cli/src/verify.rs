@@ -33,9 +33,15 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    #[command(flatten)]
+    pub keys: crate::keys::KeyArgs,
 }
 
 pub fn run(a: VerifyArgs) -> u8 {
+    if let Err(e) = a.keys.key_set() {
+        err!("sbbf verify: {e}");
+        return 2;
+    }
     let paths = match files::expand(&a.file) {
         Ok(p) => p,
         Err(e) => {
@@ -81,7 +87,10 @@ fn verify_file(
     a: &VerifyArgs,
     many: bool,
 ) -> Result<bool, Box<dyn std::error::Error>> {
-    let pq = ParquetFile::open(std::fs::File::open(path)?)?;
+    let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &a.keys.key_set()?)?;
+    if pq.encryption().is_some() {
+        return Err(sbbf_parquet::Error::EncryptedData.into());
+    }
     let mut columns = Vec::new();
     let mut not_in_file = Vec::new();
     for c in &a.columns {

@@ -2,7 +2,8 @@
 //! [`AsyncFileReader`] (object stores, HTTP, anything async). The ranges of one round go out in
 //! one `get_byte_ranges` call, which object-store readers fetch concurrently.
 
-use crate::file::{check_min_len, footer_start};
+use crate::crypto::KeySet;
+use crate::file::{check_min_len, footer_start_any};
 use crate::io::{Fetched, IoPolicy, Range};
 use crate::job::{FilterSpan, NoFilter, ProbeJob};
 use crate::probe::RowGroupAnswer;
@@ -25,22 +26,43 @@ pub const REMOTE_POLICY: IoPolicy = IoPolicy {
 impl<R: AsyncFileReader> ParquetFile<R> {
     /// Opens a file through an async reader: one request for the last 64 KiB (or the whole
     /// file if smaller), a second only when the footer is larger.
-    pub async fn open_async(mut reader: R, file_len: u64) -> Result<Self, Error> {
+    pub async fn open_async(reader: R, file_len: u64) -> Result<Self, Error> {
+        ParquetFile::open_async_with_keys(reader, file_len, &KeySet::new()).await
+    }
+
+    /// [`ParquetFile::open_async`] for a file with modular encryption (see
+    /// [`ParquetFile::open_with_keys`]).
+    pub async fn open_async_with_keys(
+        mut reader: R,
+        file_len: u64,
+        keys: &KeySet,
+    ) -> Result<Self, Error> {
         check_min_len(file_len)?;
         let suffix = FOOTER_SUFFIX.min(file_len);
         let tail = reader
             .get_bytes(file_len - suffix..file_len)
             .await
             .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
-        ParquetFile::open_with_tail(reader, file_len, tail).await
+        ParquetFile::open_with_tail_keyed(reader, file_len, tail, keys).await
     }
 
     /// Opens a file whose last bytes (`tail`, at most the whole file) were read already, in
     /// one request: a second only when the footer is larger than the tail.
+    #[cfg(feature = "object_store")]
     pub(crate) async fn open_with_tail(
+        reader: R,
+        file_len: u64,
+        tail: bytes::Bytes,
+    ) -> Result<Self, Error> {
+        ParquetFile::open_with_tail_keyed(reader, file_len, tail, &KeySet::new()).await
+    }
+
+    /// [`ParquetFile::open_with_tail`] with the keys of an encrypted file.
+    pub(crate) async fn open_with_tail_keyed(
         mut reader: R,
         file_len: u64,
         tail: bytes::Bytes,
+        keys: &KeySet,
     ) -> Result<Self, Error> {
         check_min_len(file_len)?;
         // At least the suffix asked for (so at least the 12 bytes of any Parquet file), at
@@ -54,7 +76,10 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 got: suffix,
             }));
         }
-        let start = footer_start(&tail[tail.len() - 8..], file_len)?;
+        let (start, pare) = footer_start_any(&tail[tail.len() - 8..], file_len)?;
+        if pare && keys.footer().is_none() {
+            return Err(Error::Encrypted);
+        }
         let mut second = None;
         let meta = if start >= file_len - suffix {
             let from = (start - (file_len - suffix)) as usize;
@@ -74,7 +99,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
             second = Some(b.len() as u64);
             b
         };
-        let pq = ParquetFile::from_footer(reader, file_len, start, &meta)?;
+        let pq = ParquetFile::from_footer_keyed(reader, file_len, start, &meta, pare, keys)?;
         pq.io.wave(1, tail.len() as u64);
         if let Some(bytes) = second {
             pq.io.wave(1, bytes);

@@ -20,10 +20,19 @@ pub enum Error {
     /// The bytes are not a Parquet file (too short, bad magic, bad footer length).
     #[error("not a Parquet file: {0}")]
     NotParquet(NotParquet),
-    /// Modular encryption ("PARE" footer, or a plaintext footer announcing an encryption
-    /// algorithm): filters are encrypted too.
-    #[error("the file is encrypted (Parquet modular encryption); encrypted Bloom filters are not supported")]
+    /// Modular encryption, and the keys needed were not given: an encrypted ("PARE") footer
+    /// without the footer key, or a file this operation cannot handle encrypted (rewriting).
+    #[error("the file is encrypted (Parquet modular encryption); its keys are needed")]
     Encrypted,
+    /// Decoding the data pages of an encrypted file (to verify its filters against its values)
+    /// is not supported: the filters themselves can be read and probed.
+    #[error("the file is encrypted: decoding its data pages (to verify its filters) is not supported yet")]
+    EncryptedData,
+    /// An encrypted file whose footer or keys do not work (wrong key, altered file, malformed
+    /// crypto metadata). A chunk that cannot be decrypted is not an error: its filter answers
+    /// "unknown" with the reason.
+    #[error("encrypted file: {0}")]
+    Crypto(#[source] crate::crypto::CryptoError),
     /// The footer could not be decoded or re-encoded.
     #[error("cannot read the Parquet footer: {0}")]
     Footer(#[source] FooterError),
@@ -295,7 +304,7 @@ macro_rules! from_kind {
     )*};
 }
 from_kind!(NotParquet => NotParquet, FooterError => Footer, ReadError => Read,
-    BuildError => Build, WriteError => Write);
+    BuildError => Build, WriteError => Write, crate::crypto::CryptoError => Crypto);
 
 fn candidates_text(c: &[String]) -> String {
     match c {

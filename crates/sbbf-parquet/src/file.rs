@@ -1,6 +1,7 @@
 //! Opening a file: the footer, read once with exactly two ranged reads.
 
 use crate::column::ColumnType;
+use crate::crypto::KeySet;
 use crate::io::{read_range, IoCounters, IoStats, Range};
 use crate::{Error, FooterError, NotParquet, ReadError};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
@@ -20,6 +21,8 @@ pub struct ParquetFile<R> {
     pub(crate) conflicts: std::sync::OnceLock<std::collections::HashMap<(usize, usize), String>>,
     /// Every read made through this file.
     pub(crate) io: IoCounters,
+    /// Modular encryption: how each chunk is protected and the keys that open it.
+    pub(crate) encryption: Option<Arc<crate::crypto::FileEncryption>>,
 }
 
 impl<R: ChunkReader> ParquetFile<R> {
@@ -32,6 +35,27 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(reader: R) -> Result<Self, Error> {
+        ParquetFile::open_with_keys(reader, &KeySet::new())
+    }
+
+    /// [`ParquetFile::open`] for a file with modular encryption: the footer decrypted (or
+    /// its signature verified) with the footer key, each column's metadata and filters with
+    /// its key. Columns whose key is not given answer "unknown" with the reason; an encrypted
+    /// footer without the footer key is [`Error::Encrypted`]. Files without encryption open
+    /// as with [`ParquetFile::open`].
+    ///
+    /// ```
+    /// use sbbf_parquet::{ParquetFile, crypto::{Key, KeySet}};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"),
+    /// #     "/../../testdata/encrypted/encrypt_columns_and_footer_bloom_filter.parquet.encrypted");
+    /// let keys = KeySet::new()
+    ///     .with_footer_key(Key::parse("0123456789012345")?)
+    ///     .with_column_key("double_field", Key::parse("1234567890123450")?);
+    /// let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &keys)?;
+    /// assert!(pq.encryption().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_with_keys(reader: R, keys: &KeySet) -> Result<Self, Error> {
         let file_len = reader.len();
         check_min_len(file_len)?;
         let tail = read_range(
@@ -41,7 +65,10 @@ impl<R: ChunkReader> ParquetFile<R> {
                 end: file_len,
             },
         )?;
-        let footer_start = footer_start(&tail, file_len)?;
+        let (footer_start, pare) = footer_start_any(&tail, file_len)?;
+        if pare && keys.footer().is_none() {
+            return Err(Error::Encrypted);
+        }
         let meta = read_range(
             &reader,
             Range {
@@ -49,7 +76,7 @@ impl<R: ChunkReader> ParquetFile<R> {
                 end: file_len - 8,
             },
         )?;
-        let pq = ParquetFile::from_footer(reader, file_len, footer_start, &meta)?;
+        let pq = ParquetFile::from_footer_keyed(reader, file_len, footer_start, &meta, pare, keys)?;
         pq.io.wave(1, tail.len() as u64);
         pq.io.wave(1, meta.len() as u64);
         Ok(pq)
@@ -63,8 +90,8 @@ pub(crate) fn check_min_len(file_len: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Where the footer starts, from the file's last 8 bytes (metadata length and magic).
-pub(crate) fn footer_start(tail: &[u8], file_len: u64) -> Result<u64, Error> {
+/// Where the footer starts, and whether it is encrypted (`PARE`).
+pub(crate) fn footer_start_any(tail: &[u8], file_len: u64) -> Result<(u64, bool), Error> {
     let Ok(tail) = <[u8; 8]>::try_from(tail) else {
         return Err(ReadError::Short {
             start: file_len.saturating_sub(8),
@@ -73,16 +100,16 @@ pub(crate) fn footer_start(tail: &[u8], file_len: u64) -> Result<u64, Error> {
         }
         .into());
     };
-    match &tail[4..8] {
-        b"PAR1" => {}
-        b"PARE" => return Err(Error::Encrypted),
+    let pare = match &tail[4..8] {
+        b"PAR1" => false,
+        b"PARE" => true,
         _ => {
             return Err(NotParquet::BadMagic {
                 found: [tail[4], tail[5], tail[6], tail[7]],
             }
             .into())
         }
-    }
+    };
     let meta_len = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as u64;
     if meta_len + 12 > file_len {
         return Err(NotParquet::FooterTooLong {
@@ -91,22 +118,32 @@ pub(crate) fn footer_start(tail: &[u8], file_len: u64) -> Result<u64, Error> {
         }
         .into());
     }
-    Ok(file_len - 8 - meta_len)
+    Ok((file_len - 8 - meta_len, pare))
 }
 
 impl<R> ParquetFile<R> {
-    /// Builds the file from its decoded-to-be footer bytes (`FileMetaData`, without the tail).
-    pub(crate) fn from_footer(
+    /// Builds the file from its footer bytes (between the data and the 8-byte tail), with the
+    /// keys of an encrypted file; `pare`: the footer is encrypted (`meta` starts with
+    /// `FileCryptoMetaData`).
+    pub(crate) fn from_footer_keyed(
         reader: R,
         file_len: u64,
         footer_start: u64,
         meta: &[u8],
+        pare: bool,
+        keys: &KeySet,
     ) -> Result<Self, Error> {
-        crate::footer::check_schema_counts(meta)?;
-        let metadata = ParquetMetaDataReader::decode_metadata(meta).map_err(|e| {
+        if !pare {
+            crate::footer::check_schema_counts(meta)?;
+        }
+        let prepared = crate::crypto::prepare_footer(meta, pare, keys)?;
+        if pare {
+            crate::footer::check_schema_counts(&prepared.meta)?;
+        }
+        let metadata = ParquetMetaDataReader::decode_metadata(&prepared.meta).map_err(|e| {
             // A plaintext footer of an encrypted file may lack what an unencrypted one must
             // have: say why, rather than what is missing.
-            if crate::footer::announces_encryption(meta) {
+            if prepared.encryption.is_none() && crate::footer::announces_encryption(meta) {
                 Error::Encrypted
             } else {
                 FooterError::Decode(e).into()
@@ -117,11 +154,13 @@ impl<R> ParquetFile<R> {
             Arc::new(metadata),
             file_len,
             footer_start,
+            prepared.encryption.map(Arc::new),
         ))
     }
 
     /// A file whose footer someone else has decoded already (a query engine's metadata cache):
-    /// no read is made. `file_len` is the object's size.
+    /// no read is made. `file_len` is the object's size. (An encrypted file's filters need its
+    /// keys: open it with [`ParquetFile::open_with_keys`].)
     ///
     /// The footer's own length is not in [`ParquetMetaData`], so filters are only checked to
     /// end before the file's last 8 bytes (a file opened with [`ParquetFile::open`] also checks
@@ -138,7 +177,7 @@ impl<R> ParquetFile<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_metadata(reader: R, metadata: Arc<ParquetMetaData>, file_len: u64) -> Self {
-        ParquetFile::with_metadata(reader, metadata, file_len, file_len.saturating_sub(8))
+        ParquetFile::with_metadata(reader, metadata, file_len, file_len.saturating_sub(8), None)
     }
 
     fn with_metadata(
@@ -146,6 +185,7 @@ impl<R> ParquetFile<R> {
         metadata: Arc<ParquetMetaData>,
         file_len: u64,
         footer_start: u64,
+        encryption: Option<Arc<crate::crypto::FileEncryption>>,
     ) -> Self {
         let columns = metadata
             .file_metadata()
@@ -162,6 +202,7 @@ impl<R> ParquetFile<R> {
             columns,
             conflicts: std::sync::OnceLock::new(),
             io: IoCounters::default(),
+            encryption,
         }
     }
 
@@ -181,6 +222,12 @@ impl<R> ParquetFile<R> {
     /// The decoded footer.
     pub fn metadata(&self) -> &Arc<ParquetMetaData> {
         &self.metadata
+    }
+
+    /// The file's modular encryption, if any: algorithm, footer mode, and how each chunk is
+    /// protected ([`crate::crypto::FileEncryption::chunk`]).
+    pub fn encryption(&self) -> Option<&crate::crypto::FileEncryption> {
+        self.encryption.as_deref()
     }
 
     /// The reader the file was opened with.

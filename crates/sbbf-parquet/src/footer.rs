@@ -52,29 +52,43 @@ pub(crate) fn edit_footer(
     edits: &FilterEdits,
     moves: &IndexMoves,
 ) -> Result<Vec<u8>, Error> {
+    copy_footer(footer, edits, moves, None, None)
+}
+
+/// Copies a `FileMetaData` with the Copier in one of its modes: plain edits (an encrypted
+/// footer refused), decoder mode (`replace`) or encrypted rewrite (`reseal`).
+fn copy_footer(
+    footer: &[u8],
+    edits: &FilterEdits,
+    moves: &IndexMoves,
+    replace: Option<&HashMap<(usize, usize), Vec<u8>>>,
+    reseal: Option<&crate::crypto::FileEncryption>,
+) -> Result<Vec<u8>, Error> {
     let limit = footer.len().max(64);
     let config = crate::header::bounded_thrift(limit, 64).map_err(FooterError::Reencode)?;
     let mut cursor: &[u8] = footer;
-    let mut out = Vec::with_capacity(footer.len() + 32 * edits.len());
+    let mut out = Vec::with_capacity(footer.len() + 64 * edits.len());
     {
         let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
         let mut o = TCompactOutputProtocol::new(&mut out);
         let mut copier = Copier {
             edits,
             moves,
-            applied: 0,
+            applied: Default::default(),
             depth: 0,
             encrypted: false,
+            replace,
+            reseal,
         };
         copier
             .copy_struct(&mut i, &mut o, Ctx::FileMetaData)
             .map_err(FooterError::Reencode)?;
-        if copier.encrypted {
+        if copier.encrypted && reseal.is_none() {
             return Err(Error::Encrypted);
         }
-        if copier.applied != edits.len() {
+        if copier.applied.len() != edits.len() {
             return Err(FooterError::UnmatchedEdits {
-                missing: edits.len() - copier.applied,
+                missing: edits.len() - copier.applied.len(),
                 total: edits.len(),
             }
             .into());
@@ -82,6 +96,40 @@ pub(crate) fn edit_footer(
         o.flush().map_err(FooterError::Reencode)?;
     }
     Ok(out)
+}
+
+/// The `FileMetaData` of an encrypted file (decrypted, or a plaintext footer without its
+/// signature) as the `parquet` crate's decoder reads it: `FileMetaData` fields 8 and 9 and
+/// `ColumnChunk` fields 8 and 9 (the crypto metadata) dropped, and the `ColumnMetaData` of the
+/// chunks in `replace` (decrypted, or placeholders) put in as field 3, replacing what is there.
+pub(crate) fn decoder_footer(
+    footer: &[u8],
+    replace: &HashMap<(usize, usize), Vec<u8>>,
+) -> Result<Vec<u8>, Error> {
+    copy_footer(
+        footer,
+        &FilterEdits::new(),
+        &IndexMoves::new(),
+        Some(replace),
+        None,
+    )
+}
+
+/// The `FileMetaData` of an encrypted file (`enc.file_metadata`, as stored) with the filter
+/// locations of `edits` set: in the plaintext `ColumnMetaData` where a chunk has one, and
+/// inside its `encrypted_column_metadata` (decrypted, edited, encrypted again with its key)
+/// where it has that. The caller encrypts or signs the result as the footer.
+pub(crate) fn encrypted_footer_edit(
+    enc: &crate::crypto::FileEncryption,
+    edits: &FilterEdits,
+) -> Result<Vec<u8>, Error> {
+    copy_footer(
+        &enc.file_metadata,
+        edits,
+        &IndexMoves::new(),
+        None,
+        Some(enc),
+    )
 }
 
 /// Rejects a footer whose schema claims more children for an element than the schema has
@@ -182,9 +230,16 @@ fn schema_counts<R: Read>(
 struct Copier<'a> {
     edits: &'a FilterEdits,
     moves: &'a IndexMoves,
-    applied: usize,
+    /// The chunks whose edit was applied (once, or twice in an encrypted file's plaintext copy
+    /// and encrypted copy of the same `ColumnMetaData`).
+    applied: std::collections::HashSet<(usize, usize)>,
     depth: usize,
     encrypted: bool,
+    /// Decoder mode ([`decoder_footer`]): crypto fields dropped, these `ColumnMetaData` put in.
+    replace: Option<&'a HashMap<(usize, usize), Vec<u8>>>,
+    /// Rewrite mode of an encrypted file ([`encrypted_footer_edit`]): a chunk's
+    /// `encrypted_column_metadata` is decrypted, edited and encrypted again.
+    reseal: Option<&'a crate::crypto::FileEncryption>,
 }
 
 type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
@@ -216,9 +271,36 @@ impl Copier<'_> {
                 break;
             }
             let id = f.id.unwrap_or(0);
+            if let Some(replace) = self.replace {
+                let drop = match ctx {
+                    Ctx::FileMetaData => id == 8 || id == 9,
+                    Ctx::ColumnChunk(r, c) => {
+                        id == 8 || id == 9 || (id == 3 && replace.contains_key(&(r, c)))
+                    }
+                    _ => false,
+                };
+                if drop {
+                    i.skip(f.field_type)?;
+                    i.read_field_end()?;
+                    continue;
+                }
+            }
             if ctx == Ctx::FileMetaData && id == 8 {
                 // encryption_algorithm: a plaintext footer of an encrypted file.
                 self.encrypted = true;
+            }
+            if let (Ctx::ColumnChunk(r, c), Some(enc), 9, TType::String) =
+                (ctx, self.reseal, id, f.field_type)
+            {
+                if self.edits.contains_key(&(r, c)) {
+                    let sealed = i.read_bytes()?;
+                    let resealed = self.reseal_column_metadata(enc, r, c, &sealed)?;
+                    o.write_field_begin(&TFieldIdentifier::new("f", TType::String, 9))?;
+                    o.write_bytes(&resealed)?;
+                    o.write_field_end()?;
+                    i.read_field_end()?;
+                    continue;
+                }
             }
             if let Ctx::ColumnChunk(r, c) = ctx {
                 if let Some(&(oi, ci)) = self.moves.get(&(r, c)) {
@@ -264,13 +346,56 @@ impl Copier<'_> {
             if !edit_written {
                 write_location(o, offset, length)?;
             }
-            self.applied += 1;
+            if let Ctx::ColumnMetaData(r, c) = ctx {
+                self.applied.insert((r, c));
+            }
+        }
+        if let (Ctx::ColumnChunk(r, c), Some(replace)) = (ctx, self.replace) {
+            if let Some(meta) = replace.get(&(r, c)) {
+                // Written last, out of field order: Thrift readers take fields in any order.
+                let config = crate::header::bounded_thrift(meta.len().max(64), 64)?;
+                let mut cursor: &[u8] = meta;
+                let mut mi = TCompactInputProtocol::with_config(&mut cursor, config);
+                o.write_field_begin(&TFieldIdentifier::new("meta_data", TType::Struct, 3))?;
+                self.copy_struct(&mut mi, o, Ctx::ColumnMetaData(r, c))?;
+                o.write_field_end()?;
+            }
         }
         i.read_struct_end()?;
         o.write_field_stop()?;
         o.write_struct_end()?;
         self.depth -= 1;
         Ok(())
+    }
+
+    /// Decrypts a chunk's `encrypted_column_metadata`, applies its edit, encrypts it again with
+    /// the same key and AAD (a fresh nonce).
+    fn reseal_column_metadata(
+        &mut self,
+        enc: &crate::crypto::FileEncryption,
+        r: usize,
+        c: usize,
+        sealed: &[u8],
+    ) -> thrift::Result<Vec<u8>> {
+        use crate::crypto::module::COLUMN_META_DATA;
+        let key = enc
+            .chunk_key(r, c)
+            .ok_or_else(|| bad("no key for an encrypted column chunk being rewritten"))?;
+        let aad = enc.aad(COLUMN_META_DATA, r, c);
+        let module = sealed
+            .get(4..)
+            .and_then(|m| crate::crypto::decrypt_module(key, m, &aad))
+            .ok_or_else(|| bad("encrypted column metadata does not decrypt"))?;
+        let config = crate::header::bounded_thrift(module.len().max(64), 64)?;
+        let mut cursor: &[u8] = &module;
+        let mut mi = TCompactInputProtocol::with_config(&mut cursor, config);
+        let mut plain = Vec::with_capacity(module.len() + 16);
+        {
+            let mut mo = TCompactOutputProtocol::new(&mut plain);
+            self.copy_struct(&mut mi, &mut mo, Ctx::ColumnMetaData(r, c))?;
+            mo.flush()?;
+        }
+        Ok(crate::crypto::seal_module(key, &plain, &aad))
     }
 
     /// Copies one value; `ctx` tells list elements apart where it matters (row groups in

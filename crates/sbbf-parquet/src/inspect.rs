@@ -1,7 +1,9 @@
 //! A full report on every filter of a file: where it is, what it holds, what is wrong with it.
 
+use crate::crypto::{ChunkEncryption, StrayHeader};
 use crate::header::BloomFilterHeader;
-use crate::io::{read_range, Range};
+use crate::io::{read_range, IoPolicy, Range};
+use crate::job::{FilterSpan, NoFilter};
 use crate::layout::{Layout, Region, RegionKind};
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
@@ -30,6 +32,15 @@ pub struct FilterReport {
     pub fpp: Option<f64>,
     /// Problems found; empty for a healthy filter.
     pub problems: Vec<String>,
+    /// How the chunk is encrypted (`None`: not encrypted): `column key` or `footer key`, then
+    /// `, not readable: ` and the reason when its key was not given or did not authenticate
+    /// (its filter is then not read, and nothing is known of it).
+    pub encryption: Option<String>,
+}
+
+/// The problem of an encrypted column whose filter is stored in plaintext.
+pub fn plaintext_leak(column: &str) -> String {
+    format!("plaintext Bloom filter on encrypted column `{column}`: reveals its values")
 }
 
 impl<R: ChunkReader> ParquetFile<R> {
@@ -40,8 +51,13 @@ impl<R: ChunkReader> ParquetFile<R> {
         let mut layout = Layout::of(meta);
         let mut reports: Vec<FilterReport> = Vec::new();
         let mut index = std::collections::HashMap::new();
+        let mut sealed: std::collections::HashMap<usize, Vec<Result<FilterSpan, NoFilter>>> =
+            Default::default();
         for (r, rg) in meta.row_groups().iter().enumerate() {
             for (c, col) in rg.columns().iter().enumerate() {
+                let enc = self
+                    .encryption()
+                    .map_or(ChunkEncryption::Plaintext, |e| e.chunk(r, c));
                 let mut rep = FilterReport {
                     row_group: r,
                     column: self.columns()[c].path.clone(),
@@ -53,9 +69,29 @@ impl<R: ChunkReader> ParquetFile<R> {
                     fill: None,
                     fpp: None,
                     problems: Vec::new(),
+                    encryption: match &enc {
+                        ChunkEncryption::Plaintext => None,
+                        ChunkEncryption::Readable { key } => Some(key.name().to_string()),
+                        ChunkEncryption::Unreadable { key, reason } => {
+                            Some(format!("{}, not readable: {reason}", key.name()))
+                        }
+                    },
                 };
+                if matches!(enc, ChunkEncryption::Unreadable { .. }) {
+                    // The footer's location (a stripped plaintext copy, or none) is not
+                    // the filter's to trust: nothing is read.
+                    rep.offset = None;
+                    rep.length = None;
+                }
                 if rep.offset.is_some() {
-                    let end = self.read_one(&mut rep);
+                    let end = if matches!(enc, ChunkEncryption::Readable { .. }) {
+                        let spans = sealed
+                            .entry(c)
+                            .or_insert_with(|| self.read_filters(c, IoPolicy::default()));
+                        self.read_sealed(&mut rep, &spans[r])
+                    } else {
+                        self.read_one(&mut rep)
+                    };
                     if let (Some(o), Some(end)) = (rep.offset, end) {
                         let me = Region::filter(r, c, o as u64, end);
                         for other in layout.overlapping(&me) {
@@ -81,6 +117,89 @@ impl<R: ChunkReader> ParquetFile<R> {
             }
         }
         reports
+    }
+
+    /// Fills in the facts of an encrypted chunk's filter, read and decrypted by the probe job
+    /// (`span`); returns its end. A plaintext filter there is the problem of its own kind.
+    fn read_sealed(
+        &self,
+        rep: &mut FilterReport,
+        span: &Result<FilterSpan, NoFilter>,
+    ) -> Option<u64> {
+        let offset = rep.offset?;
+        let plaintext = u64::try_from(offset)
+            .ok()
+            .filter(|o| *o < self.footer_start())
+            .and_then(|o| {
+                let end = (o + crate::header::MAX_HEADER_BYTES as u64).min(self.footer_start());
+                read_range(self.reader(), Range { start: o, end }).ok()
+            })
+            .is_some_and(|b| BloomFilterHeader::parse(&b).is_ok());
+        if plaintext {
+            let end = self.read_one(rep);
+            rep.problems.push(plaintext_leak(&rep.column));
+            return end;
+        }
+        match span {
+            Ok(s) => {
+                rep.header_len = Some(s.header_len);
+                rep.num_bytes = i32::try_from(s.bitset.len()).ok();
+                if let Ok(v) = SbbfRef::new(&s.bitset) {
+                    rep.bits_set = Some(v.count_ones());
+                    rep.fill = Some(v.fill_ratio());
+                    rep.fpp = Some(v.estimated_fpp());
+                }
+                Some(s.end())
+            }
+            Err(NoFilter::Invalid(why)) => {
+                rep.problems.push(why.clone());
+                None
+            }
+            Err(NoFilter::Missing) => None,
+        }
+    }
+
+    /// Plaintext filter headers in bytes that no column chunk the footer shows accounts for
+    /// (data pages, page indexes, the filters it locates): in an encrypted file, most likely
+    /// the filters of encrypted columns written in plaintext, which reveal their values. Reads
+    /// every such gap of the data area; empty for a file without encryption (nothing read).
+    pub fn stray_filter_headers(&self) -> Result<Vec<StrayHeader>, crate::Error> {
+        if self.encryption().is_none() {
+            return Ok(Vec::new());
+        }
+        let layout = Layout::of(self.metadata());
+        let mut known = std::collections::HashSet::new();
+        for rg in self.metadata().row_groups() {
+            for c in rg.columns() {
+                if let Some(o) = c.bloom_filter_offset() {
+                    known.insert(o as u64);
+                }
+            }
+        }
+        let footer = self.footer_start();
+        let mut covered: Vec<(u64, u64)> = layout
+            .regions
+            .iter()
+            .map(|r| (r.start.min(footer), r.end.min(footer)))
+            .collect();
+        covered.sort_unstable();
+        let mut out = Vec::new();
+        let mut at = 4.min(footer);
+        for (start, end) in covered.into_iter().chain([(footer, footer)]) {
+            if start > at {
+                let found = crate::crypto::scan::scan_range(
+                    self.reader(),
+                    Range {
+                        start: at,
+                        end: start,
+                    },
+                    footer,
+                )?;
+                out.extend(found.into_iter().filter(|h| !known.contains(&h.offset)));
+            }
+            at = at.max(end);
+        }
+        Ok(out)
     }
 
     /// Fills in header and bitset facts; returns the filter's end offset when it is known.

@@ -2,6 +2,7 @@
 //! bytes, and finally answers. The one sync driver ([`run`]) and the one async driver
 //! (`ParquetFile::drive` in [`crate::asyncio`]) only move bytes, so both share every rule here.
 
+use crate::crypto::{module, FilterCrypto, ModuleKey, GCM_OVERHEAD};
 use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{coalesce, Fetched, IoCounters, IoPolicy, Range};
 use crate::probe::{candidate_hashes, decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
@@ -35,6 +36,29 @@ enum Plan {
         verified: bool,
         fetched: bool,
     },
+    /// An encrypted filter: two GCM modules, each read and authenticated whole.
+    Sealed(Sealed),
+}
+
+/// The states of an encrypted filter (header module, then bitset module).
+#[derive(Debug, Clone)]
+enum Sealed {
+    /// The header module (with its length prefix) is in `[offset, offset + window)`, or the
+    /// whole filter is when `window` is the footer's `bloom_filter_length`.
+    NeedHeader { offset: u64, window: u64 },
+    /// The header module is `header_total` bytes (length prefix included); the bitset module
+    /// follows, `4 + 28 + num_bytes` bytes.
+    NeedBitset {
+        offset: u64,
+        header_total: u64,
+        num_bytes: u64,
+    },
+    /// Decrypted and authenticated.
+    Open {
+        offset: u64,
+        header_total: u64,
+        bitset: Bytes,
+    },
 }
 
 /// A filter read whole: header at `offset`, `header_len` bytes, then the bitset.
@@ -42,16 +66,19 @@ enum Plan {
 pub struct FilterSpan {
     /// Offset of the header.
     pub offset: u64,
-    /// Bytes of the header.
+    /// Bytes of the header (of an encrypted filter: the header module, length included).
     pub header_len: u64,
-    /// The bitset.
+    /// The bitset (of an encrypted filter: decrypted).
     pub bitset: Bytes,
+    /// Bytes the stored bitset takes beyond the bitset itself: 0, or for an encrypted filter
+    /// the module's length prefix, nonce and tag (32).
+    pub sealed_overhead: u64,
 }
 
 impl FilterSpan {
-    /// One past the last byte of the bitset.
+    /// One past the last byte of the stored filter.
     pub fn end(&self) -> u64 {
-        self.offset + self.header_len + self.bitset.len() as u64
+        self.offset + self.header_len + self.sealed_overhead + self.bitset.len() as u64
     }
 }
 
@@ -95,6 +122,8 @@ pub(crate) struct ProbeJob {
     policy: IoPolicy,
     want: Want,
     fetched: Fetched,
+    /// Per row group, the key of an encrypted filter.
+    keys: Vec<Option<ModuleKey>>,
 }
 
 impl ProbeJob {
@@ -160,7 +189,39 @@ impl ProbeJob {
             policy,
             want,
             fetched: Fetched::default(),
+            keys: Vec::new(),
         }
+    }
+
+    /// Applies the file's encryption, one entry per row group: an encrypted filter is read as
+    /// two modules with its key; one that cannot be decrypted answers "unknown" with the
+    /// reason, whatever the footer says of it (a chunk whose metadata did not decrypt shows
+    /// no filter location, which must not read as "no filter").
+    pub(crate) fn with_crypto(mut self, crypto: Vec<FilterCrypto>) -> ProbeJob {
+        self.keys = vec![None; self.plans.len()];
+        for (rg, c) in crypto.into_iter().enumerate() {
+            let Some(plan) = self.plans.get_mut(rg) else {
+                continue;
+            };
+            match c {
+                FilterCrypto::Plain => {}
+                FilterCrypto::Unreadable(why) => {
+                    *plan = Plan::Done(NoFilter::Invalid(format!("encrypted: {why}")))
+                }
+                FilterCrypto::Sealed(key) => {
+                    if let Some(offset) = plan_offset(plan) {
+                        let window = match self.lengths[rg] {
+                            Some(l) if offset + l <= self.footer_start => l,
+                            _ => (4 + GCM_OVERHEAD + MAX_HEADER_BYTES as u64)
+                                .min(self.footer_start - offset),
+                        };
+                        *plan = Plan::Sealed(Sealed::NeedHeader { offset, window });
+                    }
+                    self.keys[rg] = Some(key);
+                }
+            }
+        }
+        self
     }
 
     /// Makes row group `rg`'s filter unusable for a reason found outside the job (in the
@@ -187,14 +248,32 @@ impl ProbeJob {
                     verified,
                     fetched: false,
                 } => ranges.extend(self.needed_ranges(*offset, *layout, *verified)),
+                Plan::Sealed(Sealed::NeedHeader { offset, window }) => ranges.push(Range {
+                    start: *offset,
+                    end: offset + window,
+                }),
+                Plan::Sealed(Sealed::NeedBitset {
+                    offset,
+                    header_total,
+                    num_bytes,
+                }) => {
+                    let start = offset + header_total;
+                    ranges.push(Range {
+                        start,
+                        end: start + 4 + GCM_OVERHEAD + num_bytes,
+                    })
+                }
                 _ => {}
             }
         }
-        if self
-            .plans
-            .iter()
-            .all(|p| matches!(p, Plan::Done(_) | Plan::Ready { fetched: true, .. }))
-        {
+        if self.plans.iter().all(|p| {
+            matches!(
+                p,
+                Plan::Done(_)
+                    | Plan::Ready { fetched: true, .. }
+                    | Plan::Sealed(Sealed::Open { .. })
+            )
+        }) {
             None
         } else {
             Some(coalesce(ranges, self.policy.max_gap))
@@ -272,7 +351,126 @@ impl ProbeJob {
                 verified,
                 fetched: true,
             },
+            Plan::Sealed(state) => match self.keys.get(i).and_then(Option::as_ref) {
+                Some(key) => self.advance_sealed(i, key, state),
+                None => Plan::Done(NoFilter::Invalid("encrypted filter without a key".into())),
+            },
             done => done,
+        }
+    }
+
+    /// One step of an encrypted filter: decrypts what has been read, says what to read next.
+    fn advance_sealed(&self, rg: usize, key: &ModuleKey, state: Sealed) -> Plan {
+        let fail = |why: String| Plan::Done(NoFilter::Invalid(why));
+        match state {
+            Sealed::NeedHeader { offset, window } => {
+                let len = match self.fetched.get(offset, 4) {
+                    Ok(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
+                    Err(e) => return fail(format!("cannot read the filter header: {e}")),
+                };
+                if len <= GCM_OVERHEAD || len > GCM_OVERHEAD + MAX_HEADER_BYTES as u64 {
+                    return fail(self.not_a_module(offset, len));
+                }
+                let header_total = 4 + len;
+                if offset + header_total > self.footer_start {
+                    return fail(format!(
+                        "the encrypted filter header at offset {offset} runs past the data area"
+                    ));
+                }
+                if header_total > window {
+                    // Only when bloom_filter_length was too short for the header: read it alone.
+                    return Plan::Sealed(Sealed::NeedHeader {
+                        offset,
+                        window: header_total,
+                    });
+                }
+                let header = match self.fetched.get(offset + 4, len) {
+                    Ok(b) => b,
+                    Err(e) => return fail(format!("cannot read the filter header: {e}")),
+                };
+                let Some(plain) = key.open(module::BLOOM_FILTER_HEADER, &header) else {
+                    return fail(
+                        "the encrypted filter header did not authenticate (wrong key, or altered)"
+                            .into(),
+                    );
+                };
+                // Bytes after the header's stop byte are ignored: parquet-java 1.17 encrypts
+                // a 100-byte buffer, the header and then zeros (authenticated all the same).
+                let num_bytes = match BloomFilterHeader::parse(&plain) {
+                    Ok((h, _)) => h.num_bytes as u64,
+                    Err(e) => return fail(format!("decrypted filter header: {e}")),
+                };
+                let total = header_total + 4 + GCM_OVERHEAD + num_bytes;
+                if offset + total > self.footer_start {
+                    return fail(format!(
+                        "the encrypted filter ({total} bytes at offset {offset}) runs past the data area (footer at {})",
+                        self.footer_start
+                    ));
+                }
+                if let Some(l) = self.lengths[rg] {
+                    if l != total {
+                        return fail(format!(
+                            "bloom_filter_length {l} disagrees with the encrypted modules ({total} bytes)"
+                        ));
+                    }
+                }
+                let next = Sealed::NeedBitset {
+                    offset,
+                    header_total,
+                    num_bytes,
+                };
+                if total <= window {
+                    // Both modules came in one read.
+                    self.advance_sealed(rg, key, next)
+                } else {
+                    Plan::Sealed(next)
+                }
+            }
+            Sealed::NeedBitset {
+                offset,
+                header_total,
+                num_bytes,
+            } => {
+                let start = offset + header_total;
+                let module = match self.fetched.get(start, 4 + GCM_OVERHEAD + num_bytes) {
+                    Ok(b) => b,
+                    Err(e) => return fail(format!("cannot read the filter bitset: {e}")),
+                };
+                let len = u32::from_le_bytes([module[0], module[1], module[2], module[3]]) as u64;
+                if len != GCM_OVERHEAD + num_bytes {
+                    return fail(format!(
+                        "the encrypted bitset module is {len} bytes; a {num_bytes}-byte bitset takes {}",
+                        GCM_OVERHEAD + num_bytes
+                    ));
+                }
+                match key.open(module::BLOOM_FILTER_BITSET, &module[4..]) {
+                    Some(bitset) => Plan::Sealed(Sealed::Open {
+                        offset,
+                        header_total,
+                        bitset: Bytes::from(bitset),
+                    }),
+                    None => fail(
+                        "the encrypted filter bitset did not authenticate (wrong key, or altered)"
+                            .into(),
+                    ),
+                }
+            }
+            open @ Sealed::Open { .. } => Plan::Sealed(open),
+        }
+    }
+
+    /// Why the bytes at an encrypted filter's offset are no header module: a plaintext header
+    /// there is named as such (a leak, and not authenticated, so it is not used).
+    fn not_a_module(&self, offset: u64, len: u64) -> String {
+        let plaintext = self
+            .fetched
+            .get(offset, MAX_HEADER_BYTES.min(16) as u64)
+            .ok()
+            .is_some_and(|b| BloomFilterHeader::parse(&b).is_ok());
+        if plaintext {
+            "the filter of this encrypted column is stored in plaintext: it reveals the column's values, and it is not authenticated, so it is not used".into()
+        } else {
+            format!("no encrypted filter header at offset {offset} (module length {len})")
         }
     }
 
@@ -373,9 +571,18 @@ impl ProbeJob {
                         (state.clone(), answers)
                     }
                     Plan::Ready { offset, layout, .. } => {
-                        self.answer_present(*offset, *layout, values)
+                        let start = offset + layout.header_len;
+                        let blocks = (layout.num_bytes / 32) as usize;
+                        answer_present(blocks, values, |i| self.fetched.get(start + i * 32, 32))
                     }
-                    Plan::NeedHeader { .. } => (
+                    Plan::Sealed(Sealed::Open { bitset, .. }) => {
+                        let blocks = bitset.len() / 32;
+                        answer_present(blocks, values, |i| {
+                            let i = i as usize;
+                            Ok(bitset.slice(i * 32..i * 32 + 32))
+                        })
+                    }
+                    Plan::NeedHeader { .. } | Plan::Sealed(_) => (
                         FilterState::Invalid("the filter header was never read".into()),
                         values.iter().map(|_| Answer::Unknown).collect(),
                     ),
@@ -388,44 +595,6 @@ impl ProbeJob {
                 }
             })
             .collect()
-    }
-
-    fn answer_present(
-        &self,
-        offset: u64,
-        layout: Layout,
-        values: &[Encoded],
-    ) -> (FilterState, Vec<Answer>) {
-        let bitset_start = offset + layout.header_len;
-        let blocks = (layout.num_bytes / 32) as usize;
-        let mut failure = None;
-        let answers: Vec<Answer> = values
-            .iter()
-            .map(|v| {
-                decide(v, &FilterState::Present, |h| {
-                    let i = sbbf::block_index(h, blocks) as u64;
-                    match self.fetched.get(bitset_start + i * 32, 32).and_then(|b| {
-                        SbbfRef::new(&b)
-                            .map(|v| v.contains_hash(h))
-                            .map_err(|e| e.to_string())
-                    }) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                            true
-                        }
-                    }
-                })
-            })
-            .collect();
-        match failure {
-            None => (FilterState::Present, answers),
-            Some(e) => {
-                let state = FilterState::Invalid(format!("cannot read the filter: {e}"));
-                let answers = values.iter().map(|v| decide(v, &state, |_| true)).collect();
-                (state, answers)
-            }
-        }
     }
 
     /// The filters read by a [`ProbeJob::whole`] job: per row group the filter and where it
@@ -442,13 +611,69 @@ impl ProbeJob {
                         offset: *offset,
                         header_len: layout.header_len,
                         bitset,
+                        sealed_overhead: 0,
                     })
                     .map_err(|e| NoFilter::Invalid(format!("cannot read the filter: {e}"))),
-                Plan::NeedHeader { .. } => {
+                Plan::Sealed(Sealed::Open {
+                    offset,
+                    header_total,
+                    bitset,
+                }) => Ok(FilterSpan {
+                    offset: *offset,
+                    header_len: *header_total,
+                    bitset: bitset.clone(),
+                    sealed_overhead: 4 + GCM_OVERHEAD,
+                }),
+                Plan::NeedHeader { .. } | Plan::Sealed(_) => {
                     Err(NoFilter::Invalid("the filter header was never read".into()))
                 }
             })
             .collect()
+    }
+}
+
+/// The answers of a present filter of `blocks` blocks, `block(i)` giving block `i`'s bytes; a
+/// block that cannot be had makes the filter invalid (every answer "unknown").
+fn answer_present(
+    blocks: usize,
+    values: &[Encoded],
+    block: impl Fn(u64) -> Result<Bytes, String>,
+) -> (FilterState, Vec<Answer>) {
+    let mut failure = None;
+    let answers: Vec<Answer> = values
+        .iter()
+        .map(|v| {
+            decide(v, &FilterState::Present, |h| {
+                let i = sbbf::block_index(h, blocks) as u64;
+                match block(i).and_then(|b| {
+                    SbbfRef::new(&b)
+                        .map(|v| v.contains_hash(h))
+                        .map_err(|e| e.to_string())
+                }) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                        true
+                    }
+                }
+            })
+        })
+        .collect();
+    match failure {
+        None => (FilterState::Present, answers),
+        Some(e) => {
+            let state = FilterState::Invalid(format!("cannot read the filter: {e}"));
+            let answers = values.iter().map(|v| decide(v, &state, |_| true)).collect();
+            (state, answers)
+        }
+    }
+}
+
+/// The filter offset a plan is about to read from (none when it is done).
+fn plan_offset(plan: &Plan) -> Option<u64> {
+    match plan {
+        Plan::NeedHeader { offset, .. } | Plan::Ready { offset, .. } => Some(*offset),
+        _ => None,
     }
 }
 

@@ -18,6 +18,9 @@
 //!   `object_store`) over S3, GCS, Azure and HTTP.
 //! - [`build`] makes filters from a chunk's stored values or from Arrow arrays; [`write`](mod@write) adds
 //!   or resizes filters in a file without touching its data ([`footer`] re-encodes the footer).
+//! - [`crypto`]: files with Parquet modular encryption, opened with a [`crypto::KeySet`]
+//!   ([`ParquetFile::open_with_keys`]): encrypted filters are decrypted and authenticated;
+//!   a chunk without its key answers "unknown" with the reason.
 //! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
 //! - Every read is planned by one I/O-free job (`job.rs`), driven by one sync and one async
 //!   driver, and merged by [`io`]'s rules; [`ParquetFile::io_stats`] counts requests, bytes
@@ -50,6 +53,7 @@ pub mod arrow_values;
 pub mod asyncio;
 pub mod build;
 pub mod column;
+pub mod crypto;
 mod decode;
 mod error;
 mod file;

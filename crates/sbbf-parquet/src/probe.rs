@@ -130,7 +130,16 @@ impl<R> ParquetFile<R> {
             self.footer_start(),
             policy,
         );
-        self.with_footer_conflicts(job, column)
+        self.with_crypto(self.with_footer_conflicts(job, column), column)
+    }
+
+    /// Applies the file's encryption to a job over leaf `column` (nothing for a plaintext
+    /// file).
+    fn with_crypto(&self, job: ProbeJob, column: usize) -> ProbeJob {
+        match self.encryption() {
+            Some(e) => job.with_crypto(e.filter_keys(column, self.metadata().num_row_groups())),
+            None => job,
+        }
     }
 
     fn row_counts(&self) -> Vec<i64> {
@@ -163,7 +172,7 @@ impl<R> ParquetFile<R> {
             values.to_vec(),
             policy,
         );
-        self.with_footer_conflicts(job, column)
+        self.with_crypto(self.with_footer_conflicts(job, column), column)
     }
 
     /// Row groups whose filter of leaf `column` starts where the footer also puts another

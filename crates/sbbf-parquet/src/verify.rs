@@ -50,6 +50,11 @@ impl<R: ChunkReader> ParquetFile<R> {
         absent_probes: u64,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Vec<ChunkReport>, Error> {
+        if self.encryption().is_some() {
+            // The data pages of an encrypted file need decrypting, which `data` (the parquet
+            // crate built without encryption) cannot do.
+            return Err(Error::EncryptedData);
+        }
         let chosen: Vec<usize> = if columns.is_empty() {
             (0..self.columns().len())
                 .filter(|c| {

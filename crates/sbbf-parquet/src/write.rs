@@ -61,7 +61,7 @@ pub struct WriteReport {
     pub compacted: bool,
 }
 
-fn check_fpp(fpp: f64) -> Result<(), Error> {
+pub(crate) fn check_fpp(fpp: f64) -> Result<(), Error> {
     if fpp > 0.0 && fpp < 1.0 {
         Ok(())
     } else {
@@ -70,7 +70,7 @@ fn check_fpp(fpp: f64) -> Result<(), Error> {
 }
 
 /// An error reading the input file.
-fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+pub(crate) fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| {
         ReadError::Io {
             path: input.to_path_buf(),
@@ -81,7 +81,7 @@ fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 /// An error writing the output that replaces or creates `target`.
-fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+pub(crate) fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| {
         WriteError::Io {
             target: target.to_path_buf(),
@@ -93,7 +93,7 @@ fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 
 /// Writes the output beside `target` and renames it into place once complete and synced.
 /// The output takes the input's permissions (a temporary file starts private).
-fn atomic_write(
+pub(crate) fn atomic_write(
     target: &Path,
     like: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
@@ -146,6 +146,28 @@ fn copy_prefix(input: &Path, target: &Path, len: u64, w: &mut impl Write) -> Res
     Ok(())
 }
 
+/// The leaf indexes of `columns` (dotted paths); every leaf when empty.
+pub(crate) fn chosen_columns<R>(
+    pq: &ParquetFile<R>,
+    columns: &[String],
+) -> Result<Vec<usize>, Error> {
+    if columns.is_empty() {
+        return Ok((0..pq.columns().len()).collect());
+    }
+    columns.iter().map(|c| pq.column_index(c)).collect()
+}
+
+/// Opens the input of a rewrite. An encrypted file is refused, its footer plaintext or not:
+/// filters are not yet written as encrypted modules, nor its metadata re-encrypted (a plaintext
+/// filter written for an encrypted column would reveal its values).
+fn open_unencrypted(input: &Path) -> Result<ParquetFile<File>, Error> {
+    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    if pq.encryption().is_some() {
+        return Err(Error::Encrypted);
+    }
+    Ok(pq)
+}
+
 fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
     let io_err = read_err(input);
     let mut f = File::open(input).map_err(&io_err)?;
@@ -155,7 +177,7 @@ fn read_footer(input: &Path, start: u64, len: u64) -> Result<Vec<u8>, Error> {
     Ok(footer)
 }
 
-fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Result<(), Error> {
+pub(crate) fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Result<(), Error> {
     let io_err = write_err(target);
     w.write_all(footer).map_err(&io_err)?;
     w.write_all(&(footer.len() as u32).to_le_bytes())
@@ -173,7 +195,7 @@ pub fn add_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(opts.fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    let pq = open_unencrypted(input)?;
     let mut cols = Vec::new();
     for name in &opts.columns {
         let c = pq.column_index(name)?;
@@ -537,15 +559,8 @@ pub fn resize_filters(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<WriteReport, Error> {
     check_fpp(fpp)?;
-    let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
-    let chosen: Vec<usize> = if columns.is_empty() {
-        (0..pq.columns().len()).collect()
-    } else {
-        columns
-            .iter()
-            .map(|c| pq.column_index(c))
-            .collect::<Result<_, _>>()?
-    };
+    let pq = open_unencrypted(input)?;
+    let chosen = chosen_columns(&pq, columns)?;
     let spans = read_spans(&pq, progress)?;
     let paths: Vec<String> = pq.columns().iter().map(|c| c.path.clone()).collect();
     let plan = plan_resize(

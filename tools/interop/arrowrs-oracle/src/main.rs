@@ -10,6 +10,8 @@
 //!   `Sbbf::check` on the value decoded from `plain_hex` by physical type.
 //! * `dump FILE`: one JSON line per column chunk with its metadata and the distinct plain
 //!   encodings (hex) of every non-null physical value, decoded with the low-level column reader.
+//!   With `--footer-key KEY [--column-key COLUMN=KEY ...] [--plaintext-footer]` (keys as ASCII
+//!   text) the output is encrypted (Parquet modular encryption, arrow-rs' `encryption` feature).
 //! * `strip-length IN OUT`: copy IN, rewriting only the footer so that no column chunk has
 //!   `bloom_filter_length` (data and filter bytes unchanged).
 
@@ -81,6 +83,9 @@ fn cmd_write(args: &[String]) -> Res<()> {
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_bloom_filter_position(BloomFilterPosition::End);
     let mut rg_rows = 1024usize;
+    let mut footer_key: Option<Vec<u8>> = None;
+    let mut column_keys: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut plaintext_footer = false;
     let mut i = 2;
     let next = |i: &mut usize| -> Res<String> {
         *i += 1;
@@ -130,11 +135,26 @@ fn cmd_write(args: &[String]) -> Res<()> {
                 });
             }
             "--created-by" => props = props.set_created_by(next(&mut i)?),
+            "--footer-key" => footer_key = Some(next(&mut i)?.into_bytes()),
+            "--column-key" => {
+                let v = next(&mut i)?;
+                let (c, k) = v.split_once('=').ok_or("--column-key COLUMN=KEY")?;
+                column_keys.push((c.to_string(), k.as_bytes().to_vec()));
+            }
+            "--plaintext-footer" => plaintext_footer = true,
             other => return Err(format!("unknown option {other}").into()),
         }
         i += 1;
     }
     props = props.set_max_row_group_row_count(Some(rg_rows));
+    if let Some(k) = footer_key {
+        let mut enc = parquet::encryption::encrypt::FileEncryptionProperties::builder(k)
+            .with_plaintext_footer(plaintext_footer);
+        for (c, k) in column_keys {
+            enc = enc.with_column_key(&c, k);
+        }
+        props = props.with_file_encryption_properties(enc.build()?);
+    }
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(File::open(input)?)?.with_batch_size(rg_rows);
     let schema = builder.schema().clone();
