@@ -151,8 +151,10 @@ impl SbbfTable {
             return Ok(plan);
         };
         let metrics = Metrics::new(config);
+        // The files' own columns: a filter on a partition column (`year=2024/`) is not in
+        // any file, and leaves the rest of an AND to be tested.
         let Some(pred) = (self.enabled)
-            .then(|| predicate(filters, &self.inner.schema()))
+            .then(|| predicate(filters, config.file_schema()))
             .flatten()
         else {
             return Ok(plan);
