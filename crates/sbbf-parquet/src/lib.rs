@@ -18,6 +18,8 @@
 //!   `object_store`) over S3, GCS, Azure and HTTP.
 //! - [`build`] makes filters from a chunk's stored values or from Arrow arrays; [`write`](mod@write) adds
 //!   or resizes filters in a file without touching its data ([`footer`] re-encodes the footer).
+//! - `report` (feature `serde`) is the probe report, the JSON object per file that every
+//!   front end prints or returns.
 //! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
 //! - Every read is planned by one I/O-free job (`job.rs`), driven by one sync and one async
 //!   driver, and merged by [`io`]'s rules; [`ParquetFile::io_stats`] counts requests, bytes
@@ -63,6 +65,8 @@ mod probe;
 pub mod prune;
 #[cfg(feature = "object_store")]
 pub mod remote;
+#[cfg(feature = "serde")]
+pub mod report;
 pub mod stored;
 pub mod value;
 pub mod verify;
