@@ -148,3 +148,43 @@ impl Serialize for ValuesLine<'_> {
         seq.end()
     }
 }
+
+/// The name a report shows for an object found under the location `url` names (`prefix` is
+/// that location's path in its store): the URL itself for a single object, else the URL (as a
+/// directory) followed by the object's path below the prefix.
+pub fn object_name(url: &str, prefix: &str, location: &str) -> String {
+    if location == prefix {
+        return url.to_string();
+    }
+    let rel = if prefix.is_empty() {
+        location
+    } else {
+        location
+            .strip_prefix(prefix)
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(location)
+    };
+    format!("{}/{rel}", url.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::object_name;
+
+    #[test]
+    fn object_names() {
+        assert_eq!(
+            object_name("s3://b/dir/", "dir", "dir/x/a.parquet"),
+            "s3://b/dir/x/a.parquet"
+        );
+        assert_eq!(
+            object_name("s3://b/dir", "dir", "dir/a.parquet"),
+            "s3://b/dir/a.parquet"
+        );
+        assert_eq!(object_name("s3://b/", "", "a.parquet"), "s3://b/a.parquet");
+        assert_eq!(
+            object_name("s3://b/a.parquet", "a.parquet", "a.parquet"),
+            "s3://b/a.parquet"
+        );
+    }
+}
