@@ -65,17 +65,20 @@ impl From<sbbf_parquet::Error> for Failure {
     }
 }
 
-fn lib_err(e: sbbf_parquet::Error) -> PyErr {
-    Failure::of(&e).into_py()
+impl Failure {
+    /// The failure with the file named first, as the command's messages do (`path: why`).
+    fn at(self, path: &str) -> Failure {
+        match self {
+            Failure::Input(m) => Failure::Input(format!("{path}: {m}")),
+            Failure::File(m) => Failure::File(format!("{path}: {m}")),
+        }
+    }
 }
 
-/// A file opened for reading filters; the message names the file as the command's does.
+/// A file opened for reading filters.
 fn open(path: &str) -> Result<ParquetFile<File>, Failure> {
-    let file = File::open(path).map_err(|e| Failure::File(format!("{path}: {e}")))?;
-    ParquetFile::open(file).map_err(|e| match Failure::of(&e) {
-        Failure::File(m) => Failure::File(format!("{path}: {m}")),
-        other => other,
-    })
+    let file = File::open(path).map_err(|e| Failure::File(e.to_string()))?;
+    Ok(ParquetFile::open(file)?)
 }
 
 /// A value as the caller gave it.
@@ -204,12 +207,12 @@ fn probe_files(
                     first_missing.get_or_insert(msg);
                     lines.push(to_json(&ProbeLine::missing_column(shown, &column)));
                 }
-                Err(FileError::Missing(msg)) => return Err(Failure::Input(msg)),
+                Err(FileError::Missing(msg)) => return Err(Failure::Input(msg).at(shown)),
                 Err(FileError::Other(f)) if many => {
                     let (Failure::Input(error) | Failure::File(error)) = f;
                     lines.push(to_json(&ErrorLine { error, file: shown }));
                 }
-                Err(FileError::Other(f)) => return Err(f),
+                Err(FileError::Other(f)) => return Err(f.at(shown)),
             }
         }
         all_missing(&column, missing, files.len(), first_missing)?;
@@ -273,7 +276,7 @@ fn probe_url(
                         error: e.to_string(),
                         file: &shown,
                     })),
-                    Err(e) => return Err(e.into()),
+                    Err(e) => return Err(Failure::from(e).at(&shown)),
                 }
             }
             all_missing(&column, missing, lines.len(), first_missing)?;
@@ -361,7 +364,9 @@ fn row_groups(
     path: String,
     filters: Vec<Vec<FilterLeaf<'_>>>,
 ) -> PyResult<Vec<usize>> {
-    let pq = py.detach(|| open(&path)).map_err(Failure::into_py)?;
+    let pq = py
+        .detach(|| open(&path))
+        .map_err(|f| f.at(&path).into_py())?;
     let all: Vec<usize> = (0..pq.metadata().num_row_groups()).collect();
     let mut branches = Vec::new();
     for conjunction in &filters {
@@ -381,7 +386,9 @@ fn row_groups(
         return Ok(all);
     }
     let predicate = Predicate::Or(branches);
-    let pruned = py.detach(|| pq.prune(&predicate)).map_err(lib_err)?;
+    let pruned = py
+        .detach(|| pq.prune(&predicate))
+        .map_err(|e| Failure::from(e).at(&path).into_py())?;
     Ok(pruned.row_groups)
 }
 
@@ -412,11 +419,7 @@ fn add_filters(
         .detach(|| {
             sbbf_parquet::write::add_filters(input.as_ref(), output.as_ref(), &opts, &mut |_, _| {})
         })
-        .map_err(|e| match Failure::of(&e) {
-            Failure::Input(m) => Failure::Input(format!("{input}: {m}")),
-            Failure::File(m) => Failure::File(format!("{input}: {m}")),
-        })
-        .map_err(Failure::into_py)?;
+        .map_err(|e| Failure::from(e).at(&input).into_py())?;
     Ok((
         report
             .filters
@@ -528,7 +531,7 @@ fn inspect_file(
             not_in_file,
         ))
     })
-    .map_err(Failure::into_py)
+    .map_err(|f: Failure| f.at(&path).into_py())
 }
 
 /// One chunk of `verify`: (row group, column, filter state, reason, values, distinct, false
@@ -566,10 +569,10 @@ fn verify_file(
             return Ok((Vec::new(), not_in_file));
         }
         let data = File::open(&path)
-            .map_err(|e| Failure::File(format!("{path}: {e}")))
+            .map_err(|e| Failure::File(e.to_string()))
             .and_then(|f| {
                 parquet::file::serialized_reader::SerializedFileReader::new(f)
-                    .map_err(|e| Failure::File(format!("{path}: {e}")))
+                    .map_err(|e| Failure::File(e.to_string()))
             })?;
         let reports = pq.verify(&data, &found, samples, |_, _| {})?;
         let chunks = reports
@@ -597,7 +600,7 @@ fn verify_file(
             .collect();
         Ok((chunks, not_in_file))
     })
-    .map_err(Failure::into_py)
+    .map_err(|f: Failure| f.at(&path).into_py())
 }
 
 /// The column a Parquet writer (arrow-rs) makes for an Arrow array of this type: the bytes a

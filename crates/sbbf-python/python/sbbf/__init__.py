@@ -125,7 +125,7 @@ def _value(v: Any) -> Any:
     if isinstance(v, uuid.UUID):
         return v.bytes
     if isinstance(v, pa.Scalar):
-        return pa.array([v.as_py()], type=v.type)
+        return None if not v.is_valid else pa.repeat(v, 1)
     if isinstance(v, np.generic):
         return pa.array(np.array([v]))
     if isinstance(v, (datetime.date, datetime.time, datetime.timedelta, decimal.Decimal)):
@@ -164,7 +164,8 @@ def probe(
     native = [_value(v) for v in given]
     if any(v is None for v in native):
         raise InputError("None is not a value a filter can hold (filters record no nulls)")
-    shown = [v if isinstance(v, str) else repr(v) for v in given]
+    # Placeholders for the report; each is replaced by the value given.
+    shown = [v if isinstance(v, str) else "" for v in given]
     path = _path(source)
     if _is_url(path):
         lines = _sbbf.probe_url(path, column, native, shown, exact_bits)
