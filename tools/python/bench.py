@@ -107,7 +107,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--keys", type=int, default=20)
     args = ap.parse_args()
-    print(f"sbbf {sys.version.split()[0]}, pyarrow {pa.__version__}, numpy {np.__version__}, "
+    print(f"Python {sys.version.split()[0]}, pyarrow {pa.__version__}, numpy {np.__version__}, "
           f"{os.cpu_count()} cores")
     bench_read(args.keys)
     bench_filter()

@@ -286,6 +286,13 @@ fn probe_url(
     result.map_err(Failure::into_py)
 }
 
+/// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
+/// `http(s)://`, ...) rather than a local path.
+#[pyfunction]
+fn is_remote_url(arg: &str) -> bool {
+    sbbf_parquet::remote::is_remote_url(arg)
+}
+
 /// "No file has the column" is an error even among several files.
 fn all_missing(
     column: &str,
@@ -793,6 +800,7 @@ impl PySbbf {
 fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe_files, m)?)?;
     m.add_function(wrap_pyfunction!(probe_url, m)?)?;
+    m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(add_filters, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_file, m)?)?;

@@ -43,18 +43,14 @@ __all__ = [
 
 Source = Union[str, "os.PathLike[str]"]
 
-# Object stores the command reads (`sbbf probe s3://…`).
-_URL_SCHEMES = ("s3://", "s3a://", "gs://", "az://", "abfs://", "abfss://", "adl://",
-                "azure://", "http://", "https://", "file://", "memory://")
-
-
 def _path(source: Source) -> str:
     p = os.fspath(source)
     return p.decode() if isinstance(p, bytes) else p
 
 
 def _is_url(path: str) -> bool:
-    return path.lower().startswith(_URL_SCHEMES)
+    """Whether the command reads `path` as an object-store URL (s3://, gs://, az://, http(s)://)."""
+    return _sbbf.is_remote_url(path)
 
 
 def _walk(root: str) -> List[str]:

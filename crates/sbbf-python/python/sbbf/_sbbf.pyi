@@ -24,6 +24,9 @@ def probe_url(
 ) -> List[str]:
     """Probe report lines (JSON) for the objects an object-store URL names."""
 
+def is_remote_url(arg: str) -> bool:
+    """Whether the command reads `arg` as an object-store URL."""
+
 def row_groups(path: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]) -> List[int]:
     """The row groups that may satisfy a filter in disjunctive normal form."""
 
