@@ -40,6 +40,8 @@ mod files;
 mod inspect;
 mod probe;
 mod progress;
+#[cfg(feature = "query")]
+mod query;
 #[cfg(feature = "object_store")]
 mod remote;
 mod verify;
@@ -64,6 +66,8 @@ enum Command {
     Verify(verify::VerifyArgs),
     Add(write::AddArgs),
     Resize(write::ResizeArgs),
+    #[cfg(feature = "query")]
+    Query(query::QueryArgs),
 }
 
 /// Output format.
@@ -84,6 +88,8 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify::run(a),
         Command::Add(a) => write::run_add(a),
         Command::Resize(a) => write::run_resize(a),
+        #[cfg(feature = "query")]
+        Command::Query(a) => query::run(a),
     };
     ExitCode::from(code)
 }

@@ -132,7 +132,7 @@ fn is_http(url: &str) -> bool {
 
 /// An `s3://` URL with an `http://` endpoint needs `AWS_ALLOW_HTTP=true`; without it the
 /// store fails with "builder error". Says so first.
-fn check_http_endpoint(url: &str) -> Result<(), String> {
+pub(crate) fn check_http_endpoint(url: &str) -> Result<(), String> {
     if !(url.starts_with("s3://") || url.starts_with("s3a://")) {
         return Ok(());
     }

@@ -112,6 +112,41 @@ impl<R> ParquetFile<R> {
                 FooterError::Decode(e).into()
             }
         })?;
+        Ok(ParquetFile::with_metadata(
+            reader,
+            Arc::new(metadata),
+            file_len,
+            footer_start,
+        ))
+    }
+
+    /// A file whose footer someone else has decoded already (a query engine's metadata cache):
+    /// no read is made. `file_len` is the object's size.
+    ///
+    /// The footer's own length is not in [`ParquetMetaData`], so filters are only checked to
+    /// end before the file's last 8 bytes (a file opened with [`ParquetFile::open`] also checks
+    /// that they end before the footer).
+    ///
+    /// ```
+    /// use parquet::file::metadata::ParquetMetaDataReader;
+    /// let bytes = bytes::Bytes::from(std::fs::read("../../testdata/pa_ints.parquet")?);
+    /// let metadata = ParquetMetaDataReader::new().parse_and_finish(&bytes)?;
+    /// let len = bytes.len() as u64;
+    /// let pq = sbbf_parquet::ParquetFile::from_metadata(bytes, metadata.into(), len);
+    /// assert_eq!(pq.io_stats().requests, 0);
+    /// assert!(pq.column_index("i64").is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_metadata(reader: R, metadata: Arc<ParquetMetaData>, file_len: u64) -> Self {
+        ParquetFile::with_metadata(reader, metadata, file_len, file_len.saturating_sub(8))
+    }
+
+    fn with_metadata(
+        reader: R,
+        metadata: Arc<ParquetMetaData>,
+        file_len: u64,
+        footer_start: u64,
+    ) -> Self {
         let columns = metadata
             .file_metadata()
             .schema_descr()
@@ -119,15 +154,15 @@ impl<R> ParquetFile<R> {
             .iter()
             .map(|c| ColumnType::from_descriptor(c))
             .collect();
-        Ok(ParquetFile {
+        ParquetFile {
             reader,
-            metadata: Arc::new(metadata),
+            metadata,
             file_len,
             footer_start,
             columns,
             conflicts: std::sync::OnceLock::new(),
             io: IoCounters::default(),
-        })
+        }
     }
 
     /// The reads made since the file was opened (the footer's included): requests, bytes and

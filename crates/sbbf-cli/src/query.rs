@@ -1,0 +1,137 @@
+//! `sbbf query PATH SQL`: SQL over Parquet files with DataFusion, row groups pruned by our
+//! Bloom filters.
+
+use crate::Format;
+use clap::Args;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::physical_plan::{collect, ExecutionPlan};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use sbbf_datafusion::{SbbfTable, ScanStats};
+use std::sync::Arc;
+
+/// Run SQL over Parquet files (registered as table `t`) with DataFusion, skipping the row
+/// groups the files' Bloom filters rule out.
+///
+/// `=`, `IN`, `AND` and `OR` on any column with filters (struct fields included: `t.s['b']`)
+/// prune row groups before they are read; everything else runs as DataFusion runs it. Values
+/// are compared as DataFusion compares them: the filters only ever skip row groups no row of
+/// which can match.
+///
+/// Examples:
+///   sbbf query data/ "SELECT count(*) FROM t WHERE user_id = 42"
+///   sbbf query 'logs/*.parquet' "SELECT * FROM t WHERE day IN (DATE '2024-01-31', DATE '2024-02-01')"
+///   sbbf query s3://bucket/events/ "SELECT * FROM t WHERE id = 7" --format json
+///   sbbf query data.parquet "SELECT * FROM t WHERE k = 'x'" --stats            # what was skipped
+///   sbbf query data.parquet "SELECT * FROM t WHERE k = 'x'" --stats --no-sbbf  # DataFusion alone
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct QueryArgs {
+    /// A Parquet file, a directory (every `*.parquet` below it), a glob, or an object-store
+    /// URL (s3://, gs://, az://, http(s)://; a URL ending in `/` is a prefix).
+    path: String,
+    /// The query; the files are table `t`.
+    sql: String,
+    /// Output format: a table, or one JSON object per result row.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// After the rows, print one JSON line on standard error: row groups in PATH, skipped by
+    /// the Bloom filters, by statistics, and read.
+    #[arg(long)]
+    stats: bool,
+    /// DataFusion's defaults instead of our pruning (its statistics and its own Bloom-filter
+    /// reads): to compare.
+    #[arg(long)]
+    no_sbbf: bool,
+}
+
+pub fn run(a: QueryArgs) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            err!("sbbf query: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    match runtime.block_on(query(&a)) {
+        Ok(()) => 0,
+        Err(e) => {
+            err!("sbbf query: {e}");
+            2
+        }
+    }
+}
+
+async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(false));
+    let path = table_path(&ctx, &a.path)?;
+    let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf).await?;
+    let table = Arc::new(table);
+    ctx.register_table("t", table.clone())?;
+    let plan: Arc<dyn ExecutionPlan> = ctx.sql(&a.sql).await?.create_physical_plan().await?;
+    let batches = collect(plan.clone(), ctx.task_ctx()).await?;
+    print_rows(&batches, a.format)?;
+    if a.stats {
+        let row_groups = sbbf_datafusion::table_row_groups(&ctx.state(), table.listing()).await?;
+        let s = ScanStats::of(&plan);
+        let pruned_bloom = if a.no_sbbf {
+            s.pruned_datafusion_bloom
+        } else {
+            s.pruned_sbbf
+        };
+        let line = serde_json::json!({
+            "row_groups": row_groups,
+            "row_groups_pruned_bloom": pruned_bloom,
+            "row_groups_pruned_statistics": s.pruned_statistics,
+            "row_groups_pruned_limit": s.pruned_limit,
+            "row_groups_read": s.read,
+            "bloom": if a.no_sbbf { "datafusion" } else { "sbbf" },
+            "sbbf_requests": s.sbbf_requests,
+            "sbbf_bytes": s.sbbf_bytes,
+            "sbbf_file_errors": s.sbbf_file_errors,
+        });
+        err!("{line}");
+    }
+    Ok(())
+}
+
+/// The path DataFusion lists: local paths as they are; for an object-store URL, its store is
+/// registered with the context first (credentials and endpoint from the environment, as for
+/// `sbbf probe`).
+fn table_path(ctx: &SessionContext, path: &str) -> Result<String, Box<dyn std::error::Error>> {
+    if !sbbf_parquet::remote::is_remote_url(path) {
+        return Ok(path.to_string());
+    }
+    crate::remote::check_http_endpoint(path)?;
+    let (store, _) = sbbf_parquet::remote::store_from_url(path)?;
+    let url = url::Url::parse(path)?;
+    let root = url::Url::parse(&format!("{}://{}", url.scheme(), url.authority()))?;
+    ctx.register_object_store(&root, store);
+    Ok(path.to_string())
+}
+
+fn print_rows(batches: &[RecordBatch], format: Format) -> Result<(), Box<dyn std::error::Error>> {
+    match format {
+        Format::Text => {
+            out!("{}", pretty_format_batches(batches)?);
+        }
+        Format::Json => {
+            let mut buf = Vec::new();
+            {
+                let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+                for b in batches {
+                    w.write(b)?;
+                }
+                w.finish()?;
+            }
+            use std::io::Write as _;
+            if let Err(e) = std::io::stdout().lock().write_all(&buf) {
+                crate::output_failed(e);
+            }
+        }
+    }
+    Ok(())
+}

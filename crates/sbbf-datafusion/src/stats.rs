@@ -1,0 +1,91 @@
+//! What a scan pruned and read, from the metrics of an executed plan.
+
+use crate::table::metric;
+use datafusion::physical_plan::metrics::MetricValue;
+use datafusion::physical_plan::ExecutionPlan;
+use std::sync::Arc;
+
+/// Row-group counts of the Parquet scans in an executed plan (summed over scans and files).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Row groups skipped by our filters (`row_groups_pruned_sbbf`).
+    pub pruned_sbbf: usize,
+    /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
+    pub pruned_datafusion_bloom: usize,
+    /// Row groups skipped by DataFusion's min/max statistics.
+    pub pruned_statistics: usize,
+    /// Row groups skipped because a `LIMIT` was already satisfied.
+    pub pruned_limit: usize,
+    /// Row groups the scans went on to read (after every kind of pruning).
+    pub read: usize,
+    /// Filter read requests we made.
+    pub sbbf_requests: usize,
+    /// Filter bytes we read.
+    pub sbbf_bytes: usize,
+    /// Files whose filters could not be used (all their row groups kept).
+    pub sbbf_file_errors: usize,
+}
+
+impl ScanStats {
+    /// Sums the metrics of every node of `plan` (after it has run).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> datafusion::common::Result<()> {
+    /// use datafusion::prelude::SessionContext;
+    /// let ctx = SessionContext::new();
+    /// let t = sbbf_datafusion::SbbfTable::try_new(&ctx.state(), "../../testdata/pa_ints.parquet").await?;
+    /// ctx.register_table("t", std::sync::Arc::new(t))?;
+    /// let plan = ctx.sql("SELECT * FROM t WHERE i64 = 42").await?.create_physical_plan().await?;
+    /// datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx()).await?;
+    /// let stats = sbbf_datafusion::ScanStats::of(&plan);
+    /// assert!(stats.pruned_sbbf > 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn of(plan: &Arc<dyn ExecutionPlan>) -> ScanStats {
+        let mut s = ScanStats::default();
+        let mut matched = 0;
+        s.add(plan.as_ref(), &mut matched);
+        s.read = matched.saturating_sub(s.pruned_limit);
+        s
+    }
+
+    fn add(&mut self, plan: &dyn ExecutionPlan, matched: &mut usize) {
+        if let Some(metrics) = plan.metrics() {
+            for m in metrics.iter() {
+                match m.value() {
+                    MetricValue::PruningMetrics {
+                        name,
+                        pruning_metrics,
+                    } => match name.as_ref() {
+                        "row_groups_pruned_statistics" => {
+                            self.pruned_statistics += pruning_metrics.pruned()
+                        }
+                        // The last row-group stage: what it matched went on to be read.
+                        "row_groups_pruned_bloom_filter" => {
+                            self.pruned_datafusion_bloom += pruning_metrics.pruned();
+                            *matched += pruning_metrics.matched();
+                        }
+                        "limit_pruned_row_groups" => self.pruned_limit += pruning_metrics.pruned(),
+                        _ => {}
+                    },
+                    MetricValue::Count { name, count } => {
+                        let n = count.value();
+                        match name.as_ref() {
+                            metric::PRUNED => self.pruned_sbbf += n,
+                            metric::REQUESTS => self.sbbf_requests += n,
+                            metric::BYTES => self.sbbf_bytes += n,
+                            metric::FILE_ERRORS => self.sbbf_file_errors += n,
+                            _ => {}
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for child in plan.children() {
+            self.add(child.as_ref(), matched);
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! The table: DataFusion's listing table, with each file's row groups pruned by our filters
+//! before its scan starts.
+
+use crate::expr::predicate;
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{ScanArgs, ScanResult, Session};
+use datafusion::common::{Result, Statistics};
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl, PartitionedFile,
+};
+use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::TableProvider;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::metrics::{Count, MetricBuilder};
+use datafusion::physical_plan::ExecutionPlan;
+use futures::StreamExt;
+use object_store::ObjectStore;
+use sbbf_parquet::asyncio::REMOTE_POLICY;
+use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::remote::ObjectReader;
+use sbbf_parquet::ParquetFile;
+use std::sync::Arc;
+
+/// Files whose filters are read at once while planning a scan.
+pub const DEFAULT_FILE_CONCURRENCY: usize = 32;
+
+/// Names of the metrics the scan shows in `EXPLAIN ANALYZE` (on its `DataSourceExec`).
+pub mod metric {
+    /// Row groups skipped because our filters prove the predicate false for them.
+    pub const PRUNED: &str = "row_groups_pruned_sbbf";
+    /// Row groups whose filters were consulted (every row group of every file tested).
+    pub const TESTED: &str = "row_groups_tested_sbbf";
+    /// Read requests made for filter bytes.
+    pub const REQUESTS: &str = "sbbf_requests";
+    /// Filter bytes read.
+    pub const BYTES: &str = "sbbf_bytes";
+    /// Files whose filters could not be used (unreadable metadata or filters): all their row
+    /// groups were kept.
+    pub const FILE_ERRORS: &str = "sbbf_file_errors";
+}
+
+/// A Parquet table (file, directory, glob or object-store prefix) whose scans skip the row
+/// groups our split-block Bloom filters rule out.
+///
+/// It wraps DataFusion's [`ListingTable`] and keeps everything that table does (statistics and
+/// page-index pruning, projection, partitioning), with one change: DataFusion's own
+/// Bloom-filter reads are switched off, because ours replace them (and decide more: every
+/// integer width, dates, timestamps, times, decimals of any width, FLOAT16, INT96, FLBA, struct
+/// fields, both float zeros). Before a scan starts, the filters of every file are probed for
+/// the scan's `=`, `IN`, `AND` and `OR` filters, and each file gets a `ParquetAccessPlan`
+/// that skips the row groups proven empty. Footers come from DataFusion's metadata cache (and
+/// land there for the scan to reuse); filter bytes are read through the session's object store
+/// with block-granular, concurrent reads.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> datafusion::common::Result<()> {
+/// use datafusion::prelude::SessionContext;
+/// use sbbf_datafusion::SbbfTable;
+///
+/// let ctx = SessionContext::new();
+/// let table = SbbfTable::try_new(&ctx.state(), "../../testdata/pa_ints.parquet").await?;
+/// ctx.register_table("t", std::sync::Arc::new(table))?;
+/// let rows = ctx.sql("SELECT count(*) FROM t WHERE i64 = 42").await?.collect().await?;
+/// assert_eq!(rows[0].num_rows(), 1);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct SbbfTable {
+    inner: ListingTable,
+    enabled: bool,
+    file_concurrency: usize,
+}
+
+impl SbbfTable {
+    /// A table over the Parquet files at `path` (a file, a directory, a glob, or an
+    /// object-store URL whose store is registered with the session), with the schema the
+    /// files give.
+    pub async fn try_new(state: &dyn Session, path: &str) -> Result<SbbfTable> {
+        SbbfTable::with_pruning(state, path, true).await
+    }
+
+    /// The same table, with our pruning on (`enabled`) or off. Off means DataFusion's
+    /// defaults, its own Bloom-filter reads included: to compare.
+    pub async fn with_pruning(state: &dyn Session, path: &str, enabled: bool) -> Result<SbbfTable> {
+        let url = ListingTableUrl::parse(path)?;
+        let mut format =
+            ParquetFormat::default().with_options(state.table_options().parquet.clone());
+        if enabled {
+            let mut options = format.options().clone();
+            options.global.bloom_filter_on_read = false;
+            format = format.with_options(options);
+        }
+        let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+        // A single file named without the extension is still read.
+        let options = if url.is_collection() || path.contains(['*', '?', '[']) {
+            options
+        } else {
+            options.with_file_extension("")
+        };
+        let config = ListingTableConfig::new(url)
+            .with_listing_options(options)
+            .infer_schema(state)
+            .await?;
+        Ok(SbbfTable {
+            inner: ListingTable::try_new(config)?,
+            enabled,
+            file_concurrency: DEFAULT_FILE_CONCURRENCY,
+        })
+    }
+
+    /// Wraps a listing table of Parquet files. Its format options are used as they are: switch
+    /// off DataFusion's own Bloom-filter reads (`bloom_filter_on_read`) to avoid reading the
+    /// filters twice.
+    pub fn from_listing(inner: ListingTable) -> SbbfTable {
+        SbbfTable {
+            inner,
+            enabled: true,
+            file_concurrency: DEFAULT_FILE_CONCURRENCY,
+        }
+    }
+
+    /// Probe the filters of at most `n` files at once while planning (default
+    /// [`DEFAULT_FILE_CONCURRENCY`]).
+    pub fn with_file_concurrency(mut self, n: usize) -> SbbfTable {
+        self.file_concurrency = n.max(1);
+        self
+    }
+
+    /// The wrapped listing table.
+    pub fn listing(&self) -> &ListingTable {
+        &self.inner
+    }
+
+    async fn prune(
+        &self,
+        state: &dyn Session,
+        plan: Arc<dyn ExecutionPlan>,
+        filters: &[Expr],
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let Some(exec) = plan.downcast_ref::<DataSourceExec>() else {
+            return Ok(plan);
+        };
+        let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>() else {
+            return Ok(plan);
+        };
+        let metrics = Metrics::new(config);
+        let Some(pred) = (self.enabled)
+            .then(|| predicate(filters, &self.inner.schema()))
+            .flatten()
+        else {
+            return Ok(plan);
+        };
+        let store = state.runtime_env().object_store(&config.object_store_url)?;
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        let files: Vec<PartitionedFile> = config
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter().cloned())
+            .collect();
+        let mut plans: Vec<Option<ParquetAccessPlan>> = futures::stream::iter(files)
+            .map(|f| file_plan(&store, &cache, f, &pred, &metrics))
+            .buffered(self.file_concurrency)
+            .collect()
+            .await;
+        plans.reverse();
+        let groups: Vec<FileGroup> = config
+            .file_groups
+            .iter()
+            .map(|g| {
+                FileGroup::new(
+                    g.iter()
+                        .map(|f| {
+                            let plan = plans.pop().flatten();
+                            let mut f = f.clone();
+                            if let Some(plan) = plan {
+                                f.extensions.insert(plan);
+                            }
+                            f
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        let config = FileScanConfigBuilder::from(config.clone())
+            .with_file_groups(groups)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+}
+
+/// Our counters, registered in the scan's own metrics set so `EXPLAIN ANALYZE` shows them on
+/// its `DataSourceExec` line.
+struct Metrics {
+    pruned: Count,
+    tested: Count,
+    requests: Count,
+    bytes: Count,
+    file_errors: Count,
+}
+
+impl Metrics {
+    fn new(config: &FileScanConfig) -> Metrics {
+        let set = config.file_source().metrics();
+        let counter = |name: &'static str| MetricBuilder::new(set).global_counter(name);
+        Metrics {
+            pruned: counter(metric::PRUNED),
+            tested: counter(metric::TESTED),
+            requests: counter(metric::REQUESTS),
+            bytes: counter(metric::BYTES),
+            file_errors: counter(metric::FILE_ERRORS),
+        }
+    }
+}
+
+/// The access plan for one file, or `None` to leave it as DataFusion planned it (nothing to
+/// skip, or the filters could not be used: never skip on doubt).
+async fn file_plan(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>,
+    file: PartitionedFile,
+    pred: &Predicate,
+    metrics: &Metrics,
+) -> Option<ParquetAccessPlan> {
+    let meta = &file.object_meta;
+    let metadata = DFParquetMetadata::new(store.as_ref(), meta)
+        .with_file_metadata_cache(Some(Arc::clone(cache)))
+        .with_metadata_size_hint(file.metadata_size_hint)
+        .fetch_metadata()
+        .await;
+    let Ok(metadata) = metadata else {
+        metrics.file_errors.add(1);
+        return None;
+    };
+    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
+    let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
+    let pruned = pq.prune_async(pred, REMOTE_POLICY).await;
+    let io = pq.io_stats();
+    metrics.requests.add(io.requests as usize);
+    metrics.bytes.add(io.bytes as usize);
+    let Ok(pruned) = pruned else {
+        metrics.file_errors.add(1);
+        return None;
+    };
+    let n = pruned.reasons.len();
+    metrics.tested.add(n);
+    let skipped = pruned.skipped();
+    if skipped.is_empty() {
+        return None;
+    }
+    // Combine with an access plan someone attached before us: skip only more.
+    let mut plan = file
+        .extensions
+        .get::<ParquetAccessPlan>()
+        .filter(|p| p.len() == n)
+        .cloned()
+        .unwrap_or_else(|| ParquetAccessPlan::new_all(n));
+    for rg in skipped {
+        if plan.should_scan(rg) {
+            metrics.pruned.add(1);
+        }
+        plan.skip(rg);
+    }
+    Some(plan)
+}
+
+#[async_trait]
+impl TableProvider for SbbfTable {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        self.inner.supports_filters_pushdown(filters)
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        self.inner.statistics()
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let plan = self.inner.scan(state, projection, filters, limit).await?;
+        self.prune(state, plan, filters).await
+    }
+
+    async fn scan_with_args<'a>(
+        &self,
+        state: &dyn Session,
+        args: ScanArgs<'a>,
+    ) -> Result<ScanResult> {
+        let filters = args.filters().unwrap_or(&[]);
+        let plan = self.inner.scan_with_args(state, args).await?.into_inner();
+        Ok(self.prune(state, plan, filters).await?.into())
+    }
+}
+
+/// Row groups in every file the table lists, those a scan never opens included (footers
+/// through DataFusion's metadata cache, so a scan's footers are not read twice).
+pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Result<usize> {
+    use futures::TryStreamExt;
+    let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+    let ext = &table.options().file_extension;
+    let mut total = 0;
+    for url in table.table_paths() {
+        let store = state.runtime_env().object_store(url)?;
+        let files: Vec<object_store::ObjectMeta> = url
+            .list_all_files(state, store.as_ref(), ext)
+            .await?
+            .try_collect()
+            .await?;
+        for meta in &files {
+            let metadata = DFParquetMetadata::new(store.as_ref(), meta)
+                .with_file_metadata_cache(Some(Arc::clone(&cache)))
+                .fetch_metadata()
+                .await?;
+            total += metadata.num_row_groups();
+        }
+    }
+    Ok(total)
+}
