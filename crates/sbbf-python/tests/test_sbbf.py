@@ -123,6 +123,15 @@ def test_batch_forms():
     dict_arr = pa.array(["x", "y", "x"]).dictionary_encode()
     f.insert_many(dict_arr)
     assert f.contains("x") and f.contains("y")
+    # Nulls in a dictionary's values are nulls too: answers stay aligned with the elements.
+    dict_nulls = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0, None, 2]),
+                                                pa.array(["a", None, "c"]))
+    g = sbbf.Sbbf(1024)
+    g.insert_many(pa.array(["a", "c"]))
+    assert g.contains_many(dict_nulls).tolist() == [True, False, True, False, True]
+    h2 = sbbf.Sbbf(1024)
+    h2.insert_many(dict_nulls)
+    assert h2 == g
     assert f.contains_many(pa.array([], pa.int64())).shape == (0,)
     h = sbbf.Sbbf(f.num_bytes)
     h.union(f)
