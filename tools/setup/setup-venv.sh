@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create tools/.venv with the pinned Python writers/oracles used by tools/gen.
+# Create tools/.venv with the pinned Python writers/oracles used by tools/gen, and maturin and
+# pytest for the Python package (tools/python/test.sh).
 # Idempotent: re-running only installs what is missing or at the wrong version.
 set -euo pipefail
 
@@ -7,6 +8,9 @@ PYARROW_VERSION=26.0.1
 DUCKDB_VERSION=2.0.1
 PYSPARK_VERSION=4.3.0
 NUMPY_VERSION=2.4.6
+# The Python package sbbf (crates/sbbf-python): its build tool and test runner.
+MATURIN_VERSION=1.16.0
+PYTEST_VERSION=9.2.0
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$(dirname "$here")/.venv"
@@ -24,10 +28,14 @@ fi
     || die "pip upgrade failed"
 "$venv/bin/python" -m pip install --disable-pip-version-check -q \
     "pyarrow==$PYARROW_VERSION" "duckdb==$DUCKDB_VERSION" "pyspark==$PYSPARK_VERSION" "numpy==$NUMPY_VERSION" \
+    "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" \
     || die "pip install failed"
 
 "$venv/bin/python" - <<PY || die "version check failed"
-import pyarrow, duckdb, pyspark, numpy
+import pyarrow, duckdb, pyspark, numpy, pytest
+import importlib.metadata as m
+assert m.version("maturin") == "$MATURIN_VERSION", m.version("maturin")
+assert pytest.__version__ == "$PYTEST_VERSION", pytest.__version__
 assert pyarrow.__version__ == "$PYARROW_VERSION", pyarrow.__version__
 assert duckdb.__version__ == "$DUCKDB_VERSION", duckdb.__version__
 assert pyspark.__version__ == "$PYSPARK_VERSION", pyspark.__version__

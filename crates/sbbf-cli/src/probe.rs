@@ -3,10 +3,10 @@
 use crate::{files, Format};
 use clap::Args;
 use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::report::{ErrorLine, ProbeLine};
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, IoStats, ParquetFile, RowGroupAnswer};
-use serde_json::json;
 
 /// Ask which row groups may hold a value, reading only the footer and the filter bytes needed.
 ///
@@ -100,75 +100,6 @@ pub struct ProbeArgs {
     pub concurrency: u64,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
-}
-
-/// One file's line of `--format json`, written straight from the answers: a
-/// `serde_json::Value` per answer cost about 1.5 KiB each (100,000 values on 20 row groups took
-/// 3 GiB). Fields are declared in the order the line always had (sorted), so the output is
-/// unchanged.
-#[derive(serde::Serialize)]
-struct FileLine<'a> {
-    column: &'a str,
-    file: &'a str,
-    logical_type: Option<&'a str>,
-    physical_type: &'a str,
-    row_groups: Vec<RowGroupLine<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stats: Option<StatsLine>,
-}
-
-#[derive(serde::Serialize)]
-struct StatsLine {
-    bytes: u64,
-    requests: u64,
-    waves: u64,
-}
-
-/// `{"filter", "num_rows", "reason", "row_group", "values": [{"result", "value"}, ...]}`.
-struct RowGroupLine<'a> {
-    rg: &'a RowGroupAnswer,
-    values: &'a [String],
-}
-
-impl serde::Serialize for RowGroupLine<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let (filter, reason) = match &self.rg.filter {
-            FilterState::Present => ("present", None),
-            FilterState::Missing => ("missing", None),
-            FilterState::Invalid(r) => ("invalid", Some(r.as_str())),
-        };
-        let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("filter", filter)?;
-        m.serialize_entry("num_rows", &self.rg.num_rows)?;
-        m.serialize_entry("reason", &reason)?;
-        m.serialize_entry("row_group", &self.rg.row_group)?;
-        m.serialize_entry("values", &ValuesLine(self))?;
-        m.end()
-    }
-}
-
-struct ValuesLine<'a>(&'a RowGroupLine<'a>);
-
-impl serde::Serialize for ValuesLine<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        struct One<'v>(&'v str, &'static str);
-        impl serde::Serialize for One<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("result", self.1)?;
-                m.serialize_entry("value", self.0)?;
-                m.end()
-            }
-        }
-        let RowGroupLine { rg, values } = self.0;
-        let mut seq = s.serialize_seq(Some(rg.answers.len()))?;
-        for (v, ans) in values.iter().zip(&rg.answers) {
-            seq.serialize_element(&One(v, ans.as_str()))?;
-        }
-        seq.end()
-    }
 }
 
 pub(crate) struct FileResult {
@@ -335,16 +266,7 @@ impl Outcome {
                 self.without_column += 1;
                 self.first_missing.get_or_insert_with(|| e.to_string());
                 if a.format == Format::Json {
-                    out!(
-                        "{}",
-                        json!({
-                            "file": shown,
-                            "column": a.column,
-                            "physical_type": null,
-                            "logical_type": null,
-                            "row_groups": [],
-                        })
-                    );
+                    out!("{}", to_json(&ProbeLine::missing_column(shown, &a.column)));
                 } else {
                     out!(
                         "{shown}: column `{}` not in this file (none of its rows holds a value of it)",
@@ -355,7 +277,11 @@ impl Outcome {
             Err(e) => {
                 err!("sbbf probe: {shown}: {e}");
                 if a.format == Format::Json {
-                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                    let line = ErrorLine {
+                        error: e.to_string(),
+                        file: shown,
+                    };
+                    out!("{}", to_json(&line));
                 }
                 self.failed = true;
             }
@@ -427,6 +353,11 @@ impl Outcome {
             1
         }
     }
+}
+
+/// A small report object as one JSON line (serializing these cannot fail: strings and numbers).
+fn to_json(line: &impl serde::Serialize) -> String {
+    serde_json::to_string(line).unwrap_or_default()
 }
 
 /// Whether a file's error is "no such column" (and not a broken file or a bad value).
@@ -627,24 +558,7 @@ pub(crate) fn report(
     }
     if !text {
         // Streamed to stdout as it is serialized: a million values make a line of gigabytes.
-        let line = FileLine {
-            column: &ty.path,
-            file: shown,
-            logical_type: ty.logical.as_deref(),
-            physical_type: ty.physical_name(),
-            row_groups: answers
-                .iter()
-                .map(|rg| RowGroupLine {
-                    rg,
-                    values: &a.values,
-                })
-                .collect(),
-            stats: a.stats.then_some(StatsLine {
-                bytes: io.bytes,
-                requests: io.requests,
-                waves: io.waves,
-            }),
-        };
+        let line = ProbeLine::new(shown, ty, answers, &a.values, a.stats.then_some(io));
         let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         let written = serde_json::to_writer(&mut w, &line)
             .map_err(std::io::Error::from)

@@ -7,6 +7,7 @@ use crate::probe::{report, Outcome, ProbeArgs};
 use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::remote::object_store::{self, ObjectStoreExt as _};
 use sbbf_parquet::remote::{self, ManyOptions};
+use sbbf_parquet::report::object_name as shown_name;
 use sbbf_parquet::value::{encode_text, EncodeOptions};
 use sbbf_parquet::{Error, ReadError};
 
@@ -163,26 +164,9 @@ fn one_line(msg: &str) -> String {
     }
 }
 
-/// The name shown for an object: the URL itself for a single object, else the URL (as a
-/// directory) followed by the object's path below the prefix.
-fn shown_name(url: &str, prefix: &str, location: &str) -> String {
-    if location == prefix {
-        return url.to_string();
-    }
-    let rel = if prefix.is_empty() {
-        location
-    } else {
-        location
-            .strip_prefix(prefix)
-            .map(|r| r.trim_start_matches('/'))
-            .unwrap_or(location)
-    };
-    format!("{}/{rel}", url.trim_end_matches('/'))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{one_line, shown_name};
+    use super::one_line;
 
     #[test]
     fn html_error_pages_are_cut() {
@@ -191,22 +175,5 @@ mod tests {
             "PROPFIND x - Server returned non-2xx status code: 501 Not Implemented"
         );
         assert_eq!(one_line("plain"), "plain");
-    }
-
-    #[test]
-    fn names() {
-        assert_eq!(
-            shown_name("s3://b/dir/", "dir", "dir/x/a.parquet"),
-            "s3://b/dir/x/a.parquet"
-        );
-        assert_eq!(
-            shown_name("s3://b/dir", "dir", "dir/a.parquet"),
-            "s3://b/dir/a.parquet"
-        );
-        assert_eq!(shown_name("s3://b/", "", "a.parquet"), "s3://b/a.parquet");
-        assert_eq!(
-            shown_name("s3://b/a.parquet", "a.parquet", "a.parquet"),
-            "s3://b/a.parquet"
-        );
     }
 }

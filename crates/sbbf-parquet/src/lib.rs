@@ -21,6 +21,8 @@
 //! - [`crypto`]: files with Parquet modular encryption, opened with a [`crypto::KeySet`]
 //!   ([`ParquetFile::open_with_keys`]): encrypted filters are decrypted and authenticated;
 //!   a chunk without its key answers "unknown" with the reason.
+//! - `report` (feature `serde`) is the probe report, the JSON object per file that every
+//!   front end prints or returns.
 //! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
 //! - Every read is planned by one I/O-free job (`job.rs`), driven by one sync and one async
 //!   driver, and merged by [`io`]'s rules; [`ParquetFile::io_stats`] counts requests, bytes
@@ -67,6 +69,8 @@ mod probe;
 pub mod prune;
 #[cfg(feature = "object_store")]
 pub mod remote;
+#[cfg(feature = "serde")]
+pub mod report;
 pub mod stored;
 pub mod value;
 pub mod verify;

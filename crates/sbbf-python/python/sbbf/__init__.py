@@ -1,0 +1,524 @@
+"""Parquet split-block Bloom filters from Python.
+
+- `probe`: which row groups may hold values (the objects `sbbf probe --format json` prints).
+- `row_groups`: the row groups of a file that pyarrow-style `filters` may need.
+- `read_table`: `pyarrow.parquet.read_table` that skips the row groups the filters rule out.
+- `add`, `inspect`, `verify`: add filters to a file, report on them, check them against the data.
+- `Sbbf`: the raw filter, with batch `insert_many` / `contains_many` over numpy and pyarrow arrays.
+
+Values are Python objects (`int`, `float`, `str`, `bytes`, `bool`, `datetime.date`,
+`datetime.datetime` naive or aware, `datetime.time`, `decimal.Decimal`, `uuid.UUID`, numpy
+scalars, pyarrow scalars); a `str` given for a column of another type is read by the column's
+type as the command line reads it (`"2024-01-31"` for a DATE, `"12.34"` for a DECIMAL(9,2)).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import glob as _glob
+import json
+import os
+import uuid
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pyarrow as pa
+
+from . import _sbbf
+from ._errors import Error, FileError, InputError
+
+__all__ = [
+    "Error",
+    "FileError",
+    "InputError",
+    "Sbbf",
+    "add",
+    "inspect",
+    "probe",
+    "read_table",
+    "row_groups",
+    "verify",
+]
+
+Source = Union[str, "os.PathLike[str]"]
+
+def _path(source: Source) -> str:
+    p = os.fspath(source)
+    return p.decode() if isinstance(p, bytes) else p
+
+
+def _is_url(path: str) -> bool:
+    """Whether the command reads `path` as an object-store URL (s3://, gs://, az://, http(s)://)."""
+    return _sbbf.is_remote_url(path)
+
+
+def _walk(root: str) -> List[str]:
+    """Every `*.parquet` below `root`, following links but not into a directory that is its
+    own ancestor (a loop)."""
+    out: List[str] = []
+
+    def visit(d: str, ancestors: Tuple[str, ...]) -> None:
+        real = os.path.realpath(d)
+        if real in ancestors:
+            return
+        ancestors = ancestors + (real,)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as e:
+            raise FileError(f"{root}: {e}") from e
+        for e in entries:
+            if e.is_dir(follow_symlinks=True):
+                visit(e.path, ancestors)
+            elif e.is_file(follow_symlinks=True) and e.name.lower().endswith(".parquet"):
+                out.append(e.path)
+
+    visit(root, ())
+    return out
+
+
+def _once_each(paths: List[str]) -> List[str]:
+    """Sorted as the command sorts them (by path component), each file once (through links)."""
+    seen = set()
+    kept = []
+    for p in sorted(paths, key=lambda p: p.split(os.sep)):
+        real = os.path.realpath(p)
+        if real not in seen:
+            seen.add(real)
+            kept.append(p)
+    return kept
+
+
+def _files(source: Source) -> List[str]:
+    """A file, a directory (every `*.parquet` below it) or a glob, as the command expands them."""
+    path = _path(source)
+    if os.path.isdir(path):
+        files = _once_each(_walk(path))
+        if not files:
+            raise InputError(f"{path}: no *.parquet files in this directory")
+        return files
+    if os.path.exists(path):
+        return [path]
+    if any(c in path for c in "*?["):
+        try:
+            found = _glob.glob(path, recursive=True, include_hidden=True)  # type: ignore[call-arg]
+        except TypeError:  # Python < 3.11
+            found = _glob.glob(path, recursive=True)
+        files = _once_each([p for p in found if os.path.isfile(p)])
+        if not files:
+            raise InputError(f"{path}: no file matches this pattern")
+        return files
+    raise FileError(f"{path}: no such file or directory")
+
+
+def _value(v: Any) -> Any:
+    """A value as the native module takes it: `str`, `bool`, `int`, `float`, `bytes`, or a
+    one-element pyarrow array (whose type says what the value is)."""
+    if v is None or isinstance(v, (str, bool, int, float, bytes)):
+        return v
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, uuid.UUID):
+        return v.bytes
+    if isinstance(v, pa.Scalar):
+        return None if not v.is_valid else pa.repeat(v, 1)
+    if isinstance(v, np.generic):
+        return pa.array(np.array([v]))
+    if isinstance(v, (datetime.date, datetime.time, datetime.timedelta, decimal.Decimal)):
+        try:
+            return pa.array([v])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+            raise InputError(f"cannot read {v!r} as a value: {e}") from e
+    raise InputError(f"cannot read a value of type {type(v).__name__}: {v!r}")
+
+
+def probe(
+    source: Source,
+    column: str,
+    values: Iterable[Any],
+    *,
+    exact_bits: bool = False,
+) -> List[dict]:
+    """Which row groups may hold `values` in `column`: one object per file, the objects
+    `sbbf probe --format json` prints (`{"file", "column", "physical_type", "logical_type",
+    "row_groups": [{"row_group", "num_rows", "filter", "reason", "values": [{"value",
+    "result"}]}]}`), each `value` the input as given and each `result` `"maybe"`, `"absent"`
+    (definitely not there: skip it) or `"unknown"` (no usable filter).
+
+    `source` is a file, a directory (every `*.parquet` below it), a glob, or an object-store
+    URL (`s3://bucket/prefix/`, `gs://`, `az://`, `http(s)://`; credentials from the `AWS_*`,
+    `GOOGLE_*`, `AZURE_*` environment variables). With several files, a file without the
+    column has no row groups and a file that cannot be probed is `{"file", "error"}`; with one
+    file those raise. `exact_bits`: probe the float bits given (no `0.0`/`-0.0` merging; NaN
+    probes its bit pattern).
+    """
+    if isinstance(values, (str, bytes)):
+        values = [values]
+    given = list(values)
+    if not given:
+        raise InputError("no values to probe")
+    native = [_value(v) for v in given]
+    if any(v is None for v in native):
+        raise InputError("None is not a value a filter can hold (filters record no nulls)")
+    # Placeholders for the report; each is replaced by the value given.
+    shown = [v if isinstance(v, str) else "" for v in given]
+    path = _path(source)
+    if _is_url(path):
+        lines = _sbbf.probe_url(path, column, native, shown, exact_bits)
+    else:
+        files = _files(path)
+        lines = _sbbf.probe_files([(f, f) for f in files], column, native, shown,
+                                  exact_bits, len(files) > 1)
+    out = []
+    for line in lines:
+        obj = json.loads(line)
+        for rg in obj.get("row_groups", ()):
+            for i, answer in enumerate(rg["values"]):
+                answer["value"] = given[i]
+        out.append(obj)
+    return out
+
+
+Filters = Union[Sequence[Tuple[Any, str, Any]], Sequence[Sequence[Tuple[Any, str, Any]]]]
+
+
+def _dnf(filters: Any) -> Optional[List[List[Tuple[Any, str, Any]]]]:
+    """pyarrow's filter forms as a list of conjunctions; `None` when the filters are not in
+    that form (a `pyarrow.compute.Expression`): nothing can be skipped by them here."""
+    if filters is None or not isinstance(filters, (list, tuple)) or len(filters) == 0:
+        return None
+    first = filters[0]
+    if isinstance(first, tuple) and len(first) == 3 and isinstance(first[1], str):
+        conjunctions = [filters]
+    else:
+        conjunctions = filters
+    out = []
+    for conj in conjunctions:
+        leaves = []
+        for leaf in conj:
+            col, op, val = leaf
+            op = op.lower() if isinstance(op, str) else op
+            if op in ("in", "not in"):
+                val = [_value(v) for v in val] if op == "in" else None
+            else:
+                try:
+                    val = _value(val)
+                except InputError:
+                    val = None
+            leaves.append((col, op, val))
+        out.append(leaves)
+    return out
+
+
+def row_groups(source: Source, filters: Any) -> List[int]:
+    """The row groups of one file that may hold rows satisfying `filters` (sorted, distinct).
+
+    `filters` are pyarrow's: `[("col", "=", v), ("col", "in", [v, w])]` (AND), or a list of
+    such lists (OR of ANDs). `=`/`==` and `in` are decided by the Bloom filters; any other
+    predicate, a null, or a column that is not a leaf of the file keeps the row group.
+    """
+    path = _path(source)
+    dnf = _dnf(filters)
+    if dnf is None:
+        return _sbbf.row_groups(path, [])
+    return _sbbf.row_groups(path, dnf)
+
+
+_DATASET_OPTIONS = (
+    "schema", "filesystem", "partitioning", "memory_map", "read_dictionary", "binary_type",
+    "list_type", "buffer_size", "ignore_prefixes", "pre_buffer", "coerce_int96_timestamp_unit",
+    "decryption_properties", "thrift_string_size_limit", "thrift_container_size_limit",
+    "schema_depth_limit", "page_checksum_verification", "arrow_extensions_enabled",
+)
+
+
+def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = None,
+               **kwargs: Any) -> pa.Table:
+    """`pyarrow.parquet.read_table(source, filters=filters, columns=columns, **kwargs)`,
+    reading only the row groups `row_groups` keeps: the same rows, in the same order, with
+    the same schema (pyarrow applies the same filter expression to what is read).
+
+    `source` is a file or a directory of files (hive partitions as pyarrow reads them); files
+    on other filesystems are read whole.
+    """
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    use_threads = kwargs.pop("use_threads", True)
+    use_pandas_metadata = kwargs.pop("use_pandas_metadata", False)
+    unknown = set(kwargs) - set(_DATASET_OPTIONS)
+    if unknown:
+        raise TypeError(f"read_table() got unexpected keyword arguments: {sorted(unknown)}")
+    dataset = pq.ParquetDataset(source, filters=filters, **kwargs)
+    inner = getattr(dataset, "_dataset", None)
+    dnf = _dnf(filters)
+    if dnf is not None and isinstance(inner, ds.FileSystemDataset) and isinstance(
+        inner.filesystem, pa.fs.LocalFileSystem
+    ):
+        fragments = []
+        for frag in inner.get_fragments():
+            keep = _sbbf.row_groups(frag.path, dnf)
+            if len(keep) < frag.num_row_groups:
+                frag = frag.subset(row_group_ids=keep)
+            fragments.append(frag)
+        dataset._dataset = ds.FileSystemDataset(
+            fragments, schema=inner.schema, format=inner.format,
+            filesystem=inner.filesystem, root_partition=inner.partition_expression,
+        )
+    return dataset.read(columns=columns, use_threads=use_threads,
+                        use_pandas_metadata=use_pandas_metadata)
+
+
+def _columns(columns: Union[str, Sequence[str], None]) -> List[str]:
+    if columns is None:
+        return []
+    if isinstance(columns, str):
+        return [columns]
+    return list(columns)
+
+
+def _one_file(source: Source, what: str) -> str:
+    path = _path(source)
+    if not os.path.exists(path):
+        raise FileError(f"{path}: no such file (the input must exist)")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory; {what} takes one Parquet file")
+    return path
+
+
+def add(
+    source: Source,
+    columns: Union[str, Sequence[str]],
+    *,
+    fpp: float = 0.01,
+    ndv: Optional[int] = None,
+    output: Optional[Source] = None,
+    in_place: bool = False,
+    replace: bool = False,
+    force: bool = False,
+) -> dict:
+    """Adds Bloom filters for `columns` to every row group of the file `source`, without
+    touching its data pages, as `sbbf add` does: to `output` (an existing file only with
+    `force=True`), or to `source` itself with `in_place=True` (through symbolic links, under an
+    exclusive lock; written to a temporary file and renamed). Filters are sized to `fpp` by
+    each chunk's distinct values, or for `ndv` values; `replace=True` rebuilds filters the
+    columns already have. Returns the report `sbbf add --format json` prints.
+    """
+    cols = _columns(columns)
+    if not cols:
+        raise InputError("no columns to add filters for")
+    if (output is None) == (not in_place):
+        raise InputError("give output=PATH or in_place=True (one of them)")
+    path = _one_file(source, "add")
+    lock = None
+    if output is not None:
+        target = _path(output)
+        if not force and os.path.lexists(target):
+            raise FileError(f"{target}: the output file exists; pass force=True to replace it")
+        if os.path.isdir(target):
+            raise InputError(f"{target}: the output is a directory")
+        real = path
+    else:
+        real = os.path.realpath(path)
+        target = real
+        lock = _lock(real, path)
+    try:
+        filters, input_len, output_len, written, compacted = _sbbf.add_filters(
+            real, target, cols, float(fpp), ndv, replace)
+    finally:
+        if lock is not None:
+            lock.close()
+    return {
+        "command": "add",
+        "input": path,
+        "output": target,
+        "filters": [
+            {"row_group": rg, "column": c, "bytes_before": b, "bytes_after": a,
+             "distinct_values": d}
+            for rg, c, b, a, d in filters
+        ],
+        "filter_bytes_before": sum(f[2] for f in filters),
+        "filter_bytes_after": sum(f[3] for f in filters),
+        "file_bytes_before": input_len,
+        "file_bytes_after": output_len,
+        "bytes_written": written,
+        "compacted": compacted,
+    }
+
+
+def _lock(real: str, shown: str) -> Any:
+    """An exclusive lock on the file, taken without waiting (a writer that waited would read
+    a file since replaced); None where there are no advisory locks."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    f = open(real, "rb")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise FileError(f"{shown}: another process is writing this file (an in-place add?); "
+                        "try again when it has finished") from None
+    if os.fstat(f.fileno()).st_ino != os.stat(real).st_ino:
+        f.close()
+        raise FileError(f"{shown}: the file was replaced while it was being locked; try again")
+    return f
+
+
+def inspect(source: Source, columns: Union[str, Sequence[str], None] = None) -> dict:
+    """Every filter of the file `source` (of `columns` when given), as `sbbf inspect --format
+    json` reports it: offset, length, bitset size, bits set, fill, implied false-positive
+    rate and problems per column chunk, and the problem count."""
+    path = _one_file(source, "inspect")
+    created_by, size, num_rgs, chunks, missing = _sbbf.inspect_file(path, _columns(columns),
+                                                                    False)
+    problems = sum(len(c[11]) for c in chunks)
+    return {
+        "file": path,
+        "created_by": created_by,
+        "file_size": size,
+        "num_row_groups": num_rgs,
+        "chunks": [
+            {"row_group": c[0], "column": c[1], "physical_type": c[2], "logical_type": c[3],
+             "has_filter": c[4] is not None, "offset": c[4], "length": c[5],
+             "header_bytes": c[6], "bitset_bytes": c[7], "bits_set": c[8],
+             "fill_ratio": c[9], "estimated_fpp": c[10], "problems": c[11]}
+            for c in chunks
+        ],
+        "problems": problems,
+        "columns_not_in_file": missing,
+    }
+
+
+def verify(source: Source, columns: Union[str, Sequence[str], None] = None, *,
+           samples: int = 10_000) -> dict:
+    """Decodes the data of the file `source` and checks that every stored value tests "maybe"
+    in its chunk's filter (`false_negatives` must be 0), and measures the real false-positive
+    rate with `samples` random absent values per chunk; as `sbbf verify --format json`."""
+    path = _one_file(source, "verify")
+    chunks, missing = _sbbf.verify_file(path, _columns(columns), int(samples), False)
+    return {
+        "file": path,
+        "false_negatives": sum(c[6] for c in chunks),
+        "chunks": [
+            {"row_group": c[0], "column": c[1], "filter": c[2], "reason": c[3], "values": c[4],
+             "distinct_values": c[5], "false_negatives": c[6], "false_negative_examples": c[7],
+             "absent_probes": c[8], "measured_fpp": c[9], "predicted_fpp": c[10]}
+            for c in chunks
+        ],
+        "columns_not_in_file": missing,
+    }
+
+
+def _raw_one(v: Any) -> pa.Array:
+    """One value as a one-element array of the type whose Parquet bytes a filter hashes: an
+    `int` is INT64, a `float` DOUBLE, a `str` its UTF-8 bytes, `bytes` as they are."""
+    if isinstance(v, bool) or v is None:
+        raise InputError(f"a filter cannot hold {v!r}")
+    if isinstance(v, int):
+        try:
+            return pa.array([v], type=pa.int64())
+        except (OverflowError, pa.ArrowInvalid) as e:
+            raise InputError(f"{v} does not fit an INT64: {e}") from e
+    if isinstance(v, float):
+        return pa.array([v], type=pa.float64())
+    if isinstance(v, str):
+        return pa.array([v], type=pa.string())
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return pa.array([bytes(v)], type=pa.binary())
+    if isinstance(v, uuid.UUID):
+        return pa.array([v.bytes], type=pa.binary(16))
+    a = _value(v)
+    return a if isinstance(a, pa.Array) else pa.array([a])
+
+
+def _raw_many(values: Any) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks()
+    if isinstance(values, pa.Array):
+        return values
+    if isinstance(values, np.ndarray):
+        return pa.array(values)
+    values = list(values)
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return pa.array(values, type=pa.int64())
+    if values and all(isinstance(v, uuid.UUID) for v in values):
+        return pa.array([v.bytes for v in values], type=pa.binary(16))
+    return pa.array(values)
+
+
+class Sbbf:
+    """A split-block Bloom filter: the bitset alone (no Parquet header).
+
+    A value is hashed as the PLAIN bytes a Parquet writer stores for it: a plain `int` as an
+    INT64 (8 bytes little-endian), a `float` as a DOUBLE, a `str` as its UTF-8 bytes, `bytes`
+    as they are; numpy and pyarrow values by their own type (an `int32` array as INT32).
+    """
+
+    __slots__ = ("_f",)
+
+    def __init__(self, num_bytes: int) -> None:
+        """An empty filter of `num_bytes`, rounded up to a power of two in [32 B, 128 MiB]."""
+        self._f = _sbbf.Sbbf(num_bytes)
+
+    @classmethod
+    def with_ndv_fpp(cls, ndv: int, fpp: float) -> "Sbbf":
+        """An empty filter sized for `ndv` distinct values at false-positive rate `fpp`."""
+        f = cls.__new__(cls)
+        f._f = _sbbf.Sbbf.with_ndv_fpp(ndv, fpp)
+        return f
+
+    @classmethod
+    def from_bytes(cls, bitset: bytes) -> "Sbbf":
+        """A filter holding a copy of `bitset` (a non-empty multiple of 32 bytes)."""
+        f = cls.__new__(cls)
+        f._f = _sbbf.Sbbf.from_bytes(bytes(bitset))
+        return f
+
+    def to_bytes(self) -> bytes:
+        """The bitset."""
+        return self._f.to_bytes()
+
+    @property
+    def num_bytes(self) -> int:
+        """Bytes of the bitset."""
+        return self._f.num_bytes
+
+    @property
+    def fill_ratio(self) -> float:
+        """Share of bits set."""
+        return self._f.fill_ratio
+
+    @property
+    def estimated_fpp(self) -> float:
+        """False-positive rate the fill implies for a random absent value."""
+        return self._f.estimated_fpp
+
+    def insert(self, value: Any) -> None:
+        """Adds one value."""
+        self._f.insert_array(_raw_one(value))
+
+    def contains(self, value: Any) -> bool:
+        """Whether the value may have been added (False: it definitely was not)."""
+        return self._f.contains_array(_raw_one(value))[0] == 1
+
+    def insert_many(self, values: Any) -> None:
+        """Adds every non-null element of a pyarrow array, a numpy array or a sequence."""
+        self._f.insert_array(_raw_many(values))
+
+    def contains_many(self, values: Any) -> np.ndarray:
+        """`contains` for every element, as a numpy bool array (a null is never contained)."""
+        return np.frombuffer(self._f.contains_array(_raw_many(values)), dtype=np.bool_)
+
+    def union(self, other: "Sbbf") -> None:
+        """Adds the bits of `other`, a filter of the same size."""
+        self._f.union(other._f)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sbbf) and self.to_bytes() == other.to_bytes()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Sbbf(num_bytes={self.num_bytes}, fill_ratio={self.fill_ratio:.4f})"

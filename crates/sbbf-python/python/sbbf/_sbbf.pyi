@@ -1,0 +1,70 @@
+"""Type stubs of the native module `sbbf._sbbf` (crates/sbbf-python/src/lib.rs). Use the
+package `sbbf`: it turns Python values into what these functions take."""
+from typing import Any, List, Optional, Sequence, Tuple
+
+KERNEL: str
+"""The filter kernel in use (`avx2` or `portable`)."""
+
+def probe_files(
+    files: Sequence[Tuple[str, str]],
+    column: str,
+    values: Sequence[Any],
+    shown_values: Sequence[str],
+    exact_bits: bool,
+    many: bool,
+) -> List[str]:
+    """Probe report lines (JSON) for local files given as (shown name, path)."""
+
+def probe_url(
+    url: str,
+    column: str,
+    values: Sequence[Any],
+    shown_values: Sequence[str],
+    exact_bits: bool,
+) -> List[str]:
+    """Probe report lines (JSON) for the objects an object-store URL names."""
+
+def is_remote_url(arg: str) -> bool:
+    """Whether the command reads `arg` as an object-store URL."""
+
+def row_groups(path: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]) -> List[int]:
+    """The row groups that may satisfy a filter in disjunctive normal form."""
+
+def add_filters(
+    input: str,
+    output: str,
+    columns: Sequence[str],
+    fpp: float,
+    ndv: Optional[int],
+    replace: bool,
+) -> Tuple[List[Tuple[int, str, int, int, Optional[int]]], int, int, int, bool]:
+    """Filters written, input size, output size, bytes written, compacted."""
+
+def inspect_file(
+    path: str, columns: Sequence[str], many: bool
+) -> Tuple[Optional[str], int, int, List[Tuple[Any, ...]], List[str]]:
+    """Writer, file size, row groups, one tuple per chunk, columns not in the file."""
+
+def verify_file(
+    path: str, columns: Sequence[str], samples: int, many: bool
+) -> Tuple[List[Tuple[Any, ...]], List[str]]:
+    """One tuple per chunk, columns not in the file."""
+
+class Sbbf:
+    """A split-block Bloom filter (the bitset alone)."""
+
+    def __init__(self, num_bytes: int) -> None: ...
+    @staticmethod
+    def with_ndv_fpp(ndv: int, fpp: float) -> "Sbbf": ...
+    @staticmethod
+    def from_bytes(bitset: bytes) -> "Sbbf": ...
+    def to_bytes(self) -> bytes: ...
+    @property
+    def num_bytes(self) -> int: ...
+    @property
+    def fill_ratio(self) -> float: ...
+    @property
+    def estimated_fpp(self) -> float: ...
+    def union(self, other: "Sbbf") -> None: ...
+    def insert_array(self, array: Any) -> None: ...
+    def contains_array(self, array: Any) -> bytes: ...

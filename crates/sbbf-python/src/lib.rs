@@ -1,0 +1,811 @@
+//! `sbbf._sbbf`: the native half of the Python package `sbbf` (the Python half, in
+//! `python/sbbf/`, turns Python objects into what this module takes and shapes its answers).
+//!
+//! Every value rule lives in `sbbf-parquet`: text goes through the command line's reader
+//! (`value::encode_text`), typed values through the stored-value layer (`stored::encode`), Arrow
+//! arrays (pyarrow, numpy through pyarrow) through `arrow_values`. Nothing here encodes a value.
+//! The GIL is released around file I/O, probing and batch filter work.
+
+use arrow::array::{make_array, Array, ArrayData, ArrayRef, AsArray};
+use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int32Type, Int64Type, Schema};
+use arrow::pyarrow::FromPyArrow;
+use parquet::arrow::ArrowSchemaConverter;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
+use sbbf_parquet::column::{escape_field, ColumnType};
+use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::report::{object_name, ErrorLine, ProbeLine};
+use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::{Encoded, IoPolicy, Literal, ParquetFile};
+use std::fs::File;
+
+/// A failure, by the Python exception class it becomes (`sbbf._errors`).
+#[derive(Debug)]
+enum Failure {
+    /// Bad input: a value, a column, an option (`sbbf.InputError`, a `ValueError`).
+    Input(String),
+    /// A file that cannot be read or written (`sbbf.FileError`, an `OSError`).
+    File(String),
+}
+
+impl Failure {
+    /// A library error, by what it is about.
+    fn of(e: &sbbf_parquet::Error) -> Failure {
+        use sbbf_parquet::Error as E;
+        let msg = e.to_string();
+        match e {
+            E::UnknownColumn { .. } | E::AmbiguousColumn { .. } | E::Build(_) | E::Value(_) => {
+                Failure::Input(msg)
+            }
+            _ => Failure::File(msg),
+        }
+    }
+
+    fn into_py(self) -> PyErr {
+        let (class, msg) = match self {
+            Failure::Input(m) => ("InputError", m),
+            Failure::File(m) => ("FileError", m),
+        };
+        Python::attach(|py| {
+            match py
+                .import("sbbf._errors")
+                .and_then(|m| m.getattr(class))
+                .and_then(|c| c.call1((msg,)))
+            {
+                Ok(e) => PyErr::from_value(e),
+                Err(e) => e,
+            }
+        })
+    }
+}
+
+impl From<sbbf_parquet::Error> for Failure {
+    fn from(e: sbbf_parquet::Error) -> Failure {
+        Failure::of(&e)
+    }
+}
+
+impl Failure {
+    /// The failure with the file named first, as the command's messages do (`path: why`).
+    fn at(self, path: &str) -> Failure {
+        match self {
+            Failure::Input(m) => Failure::Input(format!("{path}: {m}")),
+            Failure::File(m) => Failure::File(format!("{path}: {m}")),
+        }
+    }
+}
+
+/// A file opened for reading filters.
+fn open(path: &str) -> Result<ParquetFile<File>, Failure> {
+    let file = File::open(path).map_err(|e| Failure::File(e.to_string()))?;
+    Ok(ParquetFile::open(file)?)
+}
+
+/// A value as the caller gave it.
+enum Value {
+    /// Text, read by the column's type as the command line reads it.
+    Text(String),
+    /// A typed value.
+    Typed(Literal),
+}
+
+/// One Python object as a value: `str` is text; `bool`, `int`, `float`, `bytes` are literals;
+/// anything else must be an Arrow array of one element (the Python side makes one for dates,
+/// datetimes, times, decimals and numpy scalars) read by `Literal::from_arrow`.
+fn value_of(ob: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if ob.is_instance_of::<PyString>() {
+        return Ok(Value::Text(ob.extract()?));
+    }
+    if ob.is_instance_of::<PyBool>() {
+        return Ok(Value::Typed(Literal::Bool(ob.extract()?)));
+    }
+    if ob.is_instance_of::<PyInt>() {
+        // Wider than 128 bits: no column holds it, but say "cannot tell" rather than guess.
+        return Ok(Value::Typed(match ob.extract::<i128>() {
+            Ok(i) => Literal::Int(i),
+            Err(_) => Literal::Other("an integer wider than 128 bits".into()),
+        }));
+    }
+    if ob.is_instance_of::<PyFloat>() {
+        return Ok(Value::Typed(Literal::Float64(ob.extract()?)));
+    }
+    if let Ok(b) = ob.cast::<PyBytes>() {
+        return Ok(Value::Typed(Literal::Binary(b.as_bytes().to_vec())));
+    }
+    let array = array_of(ob)?;
+    match (array.len(), Literal::from_arrow(array.as_ref(), 0)) {
+        (1, Some(lit)) => Ok(Value::Typed(lit)),
+        (1, None) => Ok(Value::Typed(Literal::Other("a null".into()))),
+        (n, _) => Err(
+            Failure::Input(format!("a value must be one element, got an array of {n}")).into_py(),
+        ),
+    }
+}
+
+fn array_of(ob: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
+    Ok(make_array(ArrayData::from_pyarrow_bound(ob)?))
+}
+
+impl Value {
+    fn encode(&self, ty: &ColumnType, exact_bits: bool) -> Result<Encoded, sbbf_parquet::Error> {
+        match self {
+            Value::Text(t) => Ok(encode_text(
+                ty,
+                t,
+                EncodeOptions {
+                    exact_bits,
+                    input: InputMode::Typed,
+                },
+            )?),
+            Value::Typed(lit) => Ok(sbbf_parquet::stored::encode(ty, lit, exact_bits)),
+        }
+    }
+}
+
+/// Why one file of several could not be probed.
+enum FileError {
+    /// The file lacks the column (a result of its own among several files).
+    Missing(String),
+    /// Anything else.
+    Other(Failure),
+}
+
+fn probe_one(
+    shown: &str,
+    path: &str,
+    column: &str,
+    values: &[Value],
+    shown_values: &[String],
+    exact_bits: bool,
+) -> Result<String, FileError> {
+    let pq = open(path).map_err(FileError::Other)?;
+    let col = pq.column_index(column).map_err(|e| match e {
+        sbbf_parquet::Error::UnknownColumn { .. } => FileError::Missing(e.to_string()),
+        e => FileError::Other(e.into()),
+    })?;
+    let ty = &pq.columns()[col];
+    let encoded = values
+        .iter()
+        .map(|v| v.encode(ty, exact_bits))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| FileError::Other(e.into()))?;
+    let answers = pq.probe(col, &encoded, IoPolicy::default());
+    let line = ProbeLine::new(shown, ty, &answers, shown_values, None);
+    Ok(to_json(&line))
+}
+
+fn to_json(line: &impl serde::Serialize) -> String {
+    // Strings and numbers only: serializing cannot fail.
+    serde_json::to_string(line).unwrap_or_default()
+}
+
+/// Probes `column` of local files for `values`: one JSON object per file, as
+/// `sbbf probe --format json` prints it (`files` are (shown name, path) pairs). With one file
+/// an error is raised; with several (`many`), a file without the column and a file that fails
+/// are lines of their own, and an error is raised only when no file has the column.
+#[pyfunction]
+#[pyo3(signature = (files, column, values, shown_values, exact_bits, many))]
+fn probe_files(
+    py: Python<'_>,
+    files: Vec<(String, String)>,
+    column: String,
+    values: Vec<Bound<'_, PyAny>>,
+    shown_values: Vec<String>,
+    exact_bits: bool,
+    many: bool,
+) -> PyResult<Vec<String>> {
+    let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
+    let result = py.detach(|| {
+        let mut lines = Vec::with_capacity(files.len());
+        let mut missing = 0;
+        let mut first_missing = None;
+        for (shown, path) in &files {
+            match probe_one(shown, path, &column, &values, &shown_values, exact_bits) {
+                Ok(line) => lines.push(line),
+                Err(FileError::Missing(msg)) if many => {
+                    missing += 1;
+                    first_missing.get_or_insert(msg);
+                    lines.push(to_json(&ProbeLine::missing_column(shown, &column)));
+                }
+                Err(FileError::Missing(msg)) => return Err(Failure::Input(msg).at(shown)),
+                Err(FileError::Other(f)) if many => {
+                    let (Failure::Input(error) | Failure::File(error)) = f;
+                    lines.push(to_json(&ErrorLine { error, file: shown }));
+                }
+                Err(FileError::Other(f)) => return Err(f.at(shown)),
+            }
+        }
+        all_missing(&column, missing, files.len(), first_missing)?;
+        Ok(lines)
+    });
+    result.map_err(Failure::into_py)
+}
+
+/// Probes `column` of the files an object-store URL names (one object, or every `*.parquet`
+/// below a prefix or a URL ending in `/`), concurrently, footers and filters only: one JSON
+/// object per file in path order, as `sbbf probe URL --format json` prints them.
+#[pyfunction]
+#[pyo3(signature = (url, column, values, shown_values, exact_bits))]
+fn probe_url(
+    py: Python<'_>,
+    url: String,
+    column: String,
+    values: Vec<Bound<'_, PyAny>>,
+    shown_values: Vec<String>,
+    exact_bits: bool,
+) -> PyResult<Vec<String>> {
+    use sbbf_parquet::remote::{self, ManyOptions};
+    let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
+    let result = py.detach(|| -> Result<Vec<String>, Failure> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::File(format!("cannot start the async runtime: {e}")))?;
+        runtime.block_on(async {
+            let (store, path) = remote::store_from_url(&url)?;
+            let files = remote::resolve(&store, &path, url.ends_with('/')).await?;
+            let encode = |ty: &ColumnType| {
+                values
+                    .iter()
+                    .map(|v| v.encode(ty, exact_bits))
+                    .collect::<Result<Vec<_>, _>>()
+            };
+            let results =
+                remote::probe_many(&store, &files, &column, encode, ManyOptions::default()).await;
+            let many = files.len() > 1 || url.ends_with('/');
+            let mut lines = Vec::with_capacity(files.len());
+            let mut missing = 0;
+            let mut first_missing = None;
+            for (meta, result) in files.iter().zip(results) {
+                let shown = object_name(&url, path.as_ref(), meta.location.as_ref());
+                match result {
+                    Ok(p) => lines.push(to_json(&ProbeLine::new(
+                        &shown,
+                        &p.column,
+                        &p.answers,
+                        &shown_values,
+                        None,
+                    ))),
+                    Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if many => {
+                        missing += 1;
+                        first_missing.get_or_insert(e.to_string());
+                        lines.push(to_json(&ProbeLine::missing_column(&shown, &column)));
+                    }
+                    Err(e) if many => lines.push(to_json(&ErrorLine {
+                        error: e.to_string(),
+                        file: &shown,
+                    })),
+                    Err(e) => return Err(Failure::from(e).at(&shown)),
+                }
+            }
+            all_missing(&column, missing, lines.len(), first_missing)?;
+            Ok(lines)
+        })
+    });
+    result.map_err(Failure::into_py)
+}
+
+/// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
+/// `http(s)://`, ...) rather than a local path.
+#[pyfunction]
+fn is_remote_url(arg: &str) -> bool {
+    sbbf_parquet::remote::is_remote_url(arg)
+}
+
+/// "No file has the column" is an error even among several files.
+fn all_missing(
+    column: &str,
+    missing: usize,
+    files: usize,
+    first: Option<String>,
+) -> Result<(), Failure> {
+    if missing > 0 && missing == files {
+        return Err(Failure::Input(format!(
+            "no file has column `{column}`; in the first: {}",
+            first.unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
+/// One `(column, op, value)` of a pyarrow filter as a predicate leaf, or `None` when the
+/// filters cannot decide it (another operator, a null, a column this file does not have as a
+/// leaf): such a leaf is true for every row group.
+fn leaf(
+    pq: &ParquetFile<File>,
+    column: &Bound<'_, PyAny>,
+    op: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<Option<Predicate>> {
+    // pyarrow names a top-level field by its name (dots and all), a nested one by a tuple.
+    let path = if let Ok(t) = column.cast::<PyTuple>() {
+        let parts: Vec<String> = t.extract()?;
+        parts
+            .iter()
+            .map(|p| escape_field(p))
+            .collect::<Vec<_>>()
+            .join(".")
+    } else if let Ok(name) = column.extract::<String>() {
+        escape_field(&name)
+    } else {
+        return Ok(None);
+    };
+    if pq.column_index(&path).is_err() {
+        return Ok(None);
+    }
+    let literal = |v: &Bound<'_, PyAny>| -> PyResult<Option<Literal>> {
+        if v.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(match value_of(v)? {
+            Value::Text(t) => Literal::Utf8(t),
+            Value::Typed(l) => l,
+        }))
+    };
+    match op {
+        "=" | "==" => Ok(literal(value)?.map(|l| Predicate::Eq(path, l))),
+        "in" => {
+            let mut lits = Vec::new();
+            for v in value.try_iter()? {
+                // A null in the list matches null rows, which filters do not record.
+                match literal(&v?)? {
+                    Some(l) => lits.push(l),
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(Predicate::In(path, lits)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// One `(column, op, value)` of a pyarrow filter, as Python gives it.
+type FilterLeaf<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>);
+
+/// The row groups of the file at `path` that may hold rows satisfying `filters`, pyarrow's
+/// disjunctive normal form (a list of conjunctions of `(column, op, value)`), ascending.
+#[pyfunction]
+fn row_groups(
+    py: Python<'_>,
+    path: String,
+    filters: Vec<Vec<FilterLeaf<'_>>>,
+) -> PyResult<Vec<usize>> {
+    let pq = py
+        .detach(|| open(&path))
+        .map_err(|f| f.at(&path).into_py())?;
+    let all: Vec<usize> = (0..pq.metadata().num_row_groups()).collect();
+    let mut branches = Vec::new();
+    for conjunction in &filters {
+        let mut leaves = Vec::new();
+        for (column, op, value) in conjunction {
+            if let Some(p) = leaf(&pq, column, op, value)? {
+                leaves.push(p);
+            }
+        }
+        if leaves.is_empty() {
+            // A branch the filters cannot decide is true everywhere, and so is the OR.
+            return Ok(all);
+        }
+        branches.push(Predicate::And(leaves));
+    }
+    if branches.is_empty() {
+        return Ok(all);
+    }
+    let predicate = Predicate::Or(branches);
+    let pruned = py
+        .detach(|| pq.prune(&predicate))
+        .map_err(|e| Failure::from(e).at(&path).into_py())?;
+    Ok(pruned.row_groups)
+}
+
+/// One filter written by `add`: (row group, column, bytes before, bytes after, distinct).
+type Written = (usize, String, u64, u64, Option<u64>);
+
+/// Adds filters for `columns` to `input`, writing `output` (which may be `input`): the filters
+/// written, the input and output sizes, the bytes written, and whether old filter space was
+/// given back.
+#[pyfunction]
+#[pyo3(signature = (input, output, columns, fpp, ndv, replace))]
+fn add_filters(
+    py: Python<'_>,
+    input: String,
+    output: String,
+    columns: Vec<String>,
+    fpp: f64,
+    ndv: Option<u64>,
+    replace: bool,
+) -> PyResult<(Vec<Written>, u64, u64, u64, bool)> {
+    let opts = sbbf_parquet::write::AddOptions {
+        columns,
+        fpp,
+        ndv,
+        replace,
+    };
+    let report = py
+        .detach(|| {
+            sbbf_parquet::write::add_filters(input.as_ref(), output.as_ref(), &opts, &mut |_, _| {})
+        })
+        .map_err(|e| Failure::from(e).at(&input).into_py())?;
+    Ok((
+        report
+            .filters
+            .into_iter()
+            .map(|f| {
+                (
+                    f.row_group,
+                    f.column,
+                    f.bytes_before,
+                    f.bytes_after,
+                    f.distinct,
+                )
+            })
+            .collect(),
+        report.input_len,
+        report.output_len,
+        report.bytes_written,
+        report.compacted,
+    ))
+}
+
+/// What `inspect_file` returns: the writer, the file size, the row group count, the chunks,
+/// the columns the file lacks.
+type InspectReport = (Option<String>, u64, usize, Vec<Inspected>, Vec<String>);
+
+/// One chunk of `inspect`: (row group, column, physical type, logical type, offset, length,
+/// header bytes, bitset bytes, bits set, fill, estimated fpp, problems).
+type Inspected = (
+    usize,
+    String,
+    Option<&'static str>,
+    Option<String>,
+    Option<i64>,
+    Option<i32>,
+    Option<u64>,
+    Option<i32>,
+    Option<u64>,
+    Option<f64>,
+    Option<f64>,
+    Vec<String>,
+);
+
+/// The leaf indices and paths of `columns` in `pq`; with several files (`many`) a column the
+/// file lacks is returned apart instead of failing.
+fn chosen(
+    pq: &ParquetFile<File>,
+    columns: &[String],
+    many: bool,
+) -> Result<(Vec<usize>, Vec<String>), Failure> {
+    let mut found = Vec::new();
+    let mut not_in_file = Vec::new();
+    for c in columns {
+        match pq.column_index(c) {
+            Ok(i) => found.push(i),
+            Err(sbbf_parquet::Error::UnknownColumn { .. }) if many => not_in_file.push(c.clone()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok((found, not_in_file))
+}
+
+/// Every filter of the file (of `columns` when given): the writer, the file size, the row
+/// group count, one entry per chunk, and the columns the file lacks.
+#[pyfunction]
+#[pyo3(signature = (path, columns, many))]
+fn inspect_file(
+    py: Python<'_>,
+    path: String,
+    columns: Vec<String>,
+    many: bool,
+) -> PyResult<InspectReport> {
+    py.detach(|| {
+        let pq = open(&path)?;
+        let (found, not_in_file) = chosen(&pq, &columns, many)?;
+        let paths: Vec<&str> = found
+            .iter()
+            .map(|&i| pq.columns()[i].path.as_str())
+            .collect();
+        let chunks = pq
+            .inspect()
+            .into_iter()
+            .filter(|r| columns.is_empty() || paths.contains(&r.column.as_str()))
+            .map(|r| {
+                let ty = pq.columns().iter().find(|c| c.path == r.column);
+                (
+                    r.row_group,
+                    r.column.clone(),
+                    ty.map(|t| t.physical_name()),
+                    ty.and_then(|t| t.logical.clone()),
+                    r.offset,
+                    r.length,
+                    r.header_len,
+                    r.num_bytes,
+                    r.bits_set,
+                    r.fill,
+                    r.fpp,
+                    r.problems,
+                )
+            })
+            .collect();
+        Ok((
+            pq.metadata()
+                .file_metadata()
+                .created_by()
+                .map(str::to_string),
+            pq.file_len(),
+            pq.metadata().num_row_groups(),
+            chunks,
+            not_in_file,
+        ))
+    })
+    .map_err(|f: Failure| f.at(&path).into_py())
+}
+
+/// One chunk of `verify`: (row group, column, filter state, reason, values, distinct, false
+/// negatives, examples, absent probes, measured fpp, predicted fpp).
+type Verified = (
+    usize,
+    String,
+    &'static str,
+    Option<String>,
+    u64,
+    u64,
+    u64,
+    Vec<String>,
+    u64,
+    Option<f64>,
+    Option<f64>,
+);
+
+/// Checks the filters of `columns` (every column with a filter when empty) against the data:
+/// one entry per chunk, and the columns the file lacks.
+#[pyfunction]
+#[pyo3(signature = (path, columns, samples, many))]
+fn verify_file(
+    py: Python<'_>,
+    path: String,
+    columns: Vec<String>,
+    samples: u64,
+    many: bool,
+) -> PyResult<(Vec<Verified>, Vec<String>)> {
+    py.detach(|| {
+        let pq = open(&path)?;
+        let (found, not_in_file) = chosen(&pq, &columns, many)?;
+        if !columns.is_empty() && found.is_empty() {
+            // No asked column here: an empty list would mean "every column".
+            return Ok((Vec::new(), not_in_file));
+        }
+        let data = File::open(&path)
+            .map_err(|e| Failure::File(e.to_string()))
+            .and_then(|f| {
+                parquet::file::serialized_reader::SerializedFileReader::new(f)
+                    .map_err(|e| Failure::File(e.to_string()))
+            })?;
+        let reports = pq.verify(&data, &found, samples, |_, _| {})?;
+        let chunks = reports
+            .into_iter()
+            .map(|r| {
+                let (filter, reason) = match r.filter {
+                    sbbf_parquet::FilterState::Present => ("present", None),
+                    sbbf_parquet::FilterState::Missing => ("missing", None),
+                    sbbf_parquet::FilterState::Invalid(why) => ("invalid", Some(why)),
+                };
+                (
+                    r.row_group,
+                    r.column,
+                    filter,
+                    reason,
+                    r.values,
+                    r.distinct,
+                    r.false_negatives,
+                    r.false_negative_examples,
+                    r.absent_probes,
+                    r.measured_fpp,
+                    r.predicted_fpp,
+                )
+            })
+            .collect();
+        Ok((chunks, not_in_file))
+    })
+    .map_err(|f: Failure| f.at(&path).into_py())
+}
+
+/// The column a Parquet writer (arrow-rs) makes for an Arrow array of this type: the bytes a
+/// raw filter hashes for its elements are the ones that column stores.
+fn raw_column(data_type: &DataType) -> Result<ColumnType, Failure> {
+    let unsupported = || {
+        Failure::Input(format!(
+            "a filter cannot hold values of type {data_type}: no Parquet column stores them as one plain value"
+        ))
+    };
+    if matches!(
+        data_type,
+        DataType::Boolean | DataType::Null | DataType::Struct(_) | DataType::Map(..)
+    ) || data_type.is_nested()
+    {
+        return Err(unsupported());
+    }
+    let schema = Schema::new(vec![Field::new("v", data_type.clone(), true)]);
+    let descr = ArrowSchemaConverter::new()
+        .convert(&schema)
+        .map_err(|_| unsupported())?;
+    if descr.num_columns() != 1 {
+        return Err(unsupported());
+    }
+    Ok(ColumnType::from_descriptor(&descr.column(0)))
+}
+
+/// The 64-bit hashes of the non-null elements of `array`, in order.
+fn hashes(array: &dyn Array) -> Result<Vec<u64>, Failure> {
+    let col = raw_column(array.data_type())?;
+    let mut out = Vec::with_capacity(array.len() - array.null_count());
+    sbbf_parquet::arrow_values::for_each_arrow_value(array, &col, |b| out.push(sbbf::hash(b)))?;
+    Ok(out)
+}
+
+/// The values of a null-free array of a type whose PLAIN bytes are its buffer's (INT64, INT32,
+/// DOUBLE, FLOAT): the filter's batch kernels hash them straight from it.
+enum Plain<'a> {
+    I64(&'a [i64]),
+    I32(&'a [i32]),
+    F64(&'a [f64]),
+    F32(&'a [f32]),
+}
+
+fn plain(array: &dyn Array) -> Option<Plain<'_>> {
+    if array.null_count() != 0 {
+        return None;
+    }
+    Some(match array.data_type() {
+        DataType::Int64 => Plain::I64(array.as_primitive::<Int64Type>().values()),
+        DataType::Int32 => Plain::I32(array.as_primitive::<Int32Type>().values()),
+        DataType::Float64 => Plain::F64(array.as_primitive::<Float64Type>().values()),
+        DataType::Float32 => Plain::F32(array.as_primitive::<Float32Type>().values()),
+        _ => return None,
+    })
+}
+
+/// A split-block Bloom filter (the bitset alone, no Parquet header).
+#[pyclass(name = "Sbbf", module = "sbbf._sbbf")]
+struct PySbbf {
+    inner: sbbf::Sbbf,
+}
+
+fn sbbf_err(e: sbbf::Error) -> PyErr {
+    Failure::Input(e.to_string()).into_py()
+}
+
+#[pymethods]
+impl PySbbf {
+    /// An empty filter of `num_bytes`, rounded up to a power of two in [32 B, 128 MiB].
+    #[new]
+    fn new(num_bytes: usize) -> PySbbf {
+        PySbbf {
+            inner: sbbf::Sbbf::with_num_bytes(num_bytes),
+        }
+    }
+
+    /// An empty filter sized for `ndv` distinct values at false-positive rate `fpp`.
+    #[staticmethod]
+    fn with_ndv_fpp(ndv: u64, fpp: f64) -> PyResult<PySbbf> {
+        Ok(PySbbf {
+            inner: sbbf::Sbbf::with_ndv_fpp(ndv, fpp).map_err(sbbf_err)?,
+        })
+    }
+
+    /// A filter holding a copy of `bitset` (a non-empty multiple of 32 bytes).
+    #[staticmethod]
+    fn from_bytes(bitset: &[u8]) -> PyResult<PySbbf> {
+        Ok(PySbbf {
+            inner: sbbf::Sbbf::from_bitset(bitset).map_err(sbbf_err)?,
+        })
+    }
+
+    /// The bitset.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.inner.as_bytes())
+    }
+
+    /// Bytes of the bitset.
+    #[getter]
+    fn num_bytes(&self) -> usize {
+        self.inner.num_bytes()
+    }
+
+    /// Share of bits set.
+    #[getter]
+    fn fill_ratio(&self) -> f64 {
+        self.inner.fill_ratio()
+    }
+
+    /// False-positive rate the fill implies for a random absent value.
+    #[getter]
+    fn estimated_fpp(&self) -> f64 {
+        self.inner.estimated_fpp()
+    }
+
+    /// Adds the bits of `other` (a filter of the same size).
+    fn union(&mut self, other: PyRef<'_, PySbbf>) -> PyResult<()> {
+        self.inner.union(&other.inner).map_err(sbbf_err)
+    }
+
+    /// Adds the non-null elements of an Arrow array.
+    fn insert_array(&mut self, py: Python<'_>, array: Bound<'_, PyAny>) -> PyResult<()> {
+        let array = array_of(&array)?;
+        let inner = &mut self.inner;
+        py.detach(|| {
+            match plain(array.as_ref()) {
+                Some(Plain::I64(v)) => inner.insert_values(v),
+                Some(Plain::I32(v)) => inner.insert_values(v),
+                Some(Plain::F64(v)) => inner.insert_values(v),
+                Some(Plain::F32(v)) => inner.insert_values(v),
+                None => inner.insert_hashes(&hashes(array.as_ref())?),
+            }
+            Ok(())
+        })
+        .map_err(Failure::into_py)
+    }
+
+    /// Whether each element of an Arrow array may be in the filter (a null never is), as one
+    /// byte (0 or 1) per element.
+    fn contains_array<'py>(
+        &self,
+        py: Python<'py>,
+        array: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let array = array_of(&array)?;
+        let inner = &self.inner;
+        let out = py
+            .detach(|| -> Result<Vec<bool>, Failure> {
+                let mut out = vec![false; array.len()];
+                match plain(array.as_ref()) {
+                    Some(Plain::I64(v)) => inner.contains_values(v, &mut out),
+                    Some(Plain::I32(v)) => inner.contains_values(v, &mut out),
+                    Some(Plain::F64(v)) => inner.contains_values(v, &mut out),
+                    Some(Plain::F32(v)) => inner.contains_values(v, &mut out),
+                    None => {}
+                }
+                if plain(array.as_ref()).is_some() {
+                    return Ok(out);
+                }
+                let h = hashes(array.as_ref())?;
+                let mut found = vec![false; h.len()];
+                inner.contains_hashes(&h, &mut found);
+                // The hashes are of the non-null elements, in order.
+                let valid: Vec<usize> = match array.logical_nulls() {
+                    Some(n) => n.valid_indices().collect(),
+                    None => (0..array.len()).collect(),
+                };
+                for (i, f) in valid.into_iter().zip(found) {
+                    out[i] = f;
+                }
+                Ok(out)
+            })
+            .map_err(Failure::into_py)?;
+        let bytes: Vec<u8> = out.into_iter().map(u8::from).collect();
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Sbbf(num_bytes={}, fill_ratio={:.4})",
+            self.inner.num_bytes(),
+            self.inner.fill_ratio()
+        )
+    }
+}
+
+/// The native module.
+#[pymodule]
+fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(probe_files, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_url, m)?)?;
+    m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
+    m.add_function(wrap_pyfunction!(row_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(add_filters, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_file, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_file, m)?)?;
+    m.add_class::<PySbbf>()?;
+    m.add("KERNEL", sbbf::kernel_name())?;
+    Ok(())
+}

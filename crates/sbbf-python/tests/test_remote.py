@@ -1,0 +1,88 @@
+"""`sbbf.probe` on object-store URLs (a moto S3 server on a loopback port): the objects the
+command prints for the same URL, for one object and for a prefix."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+import sbbf
+from conftest import REPO, TESTDATA
+
+ENV = {
+    "AWS_ACCESS_KEY_ID": "sbbf-test-key",
+    "AWS_SECRET_ACCESS_KEY": "sbbf-test-secret",
+    "AWS_REGION": "us-east-1",
+    "AWS_ALLOW_HTTP": "true",
+}
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    server = REPO / "tools" / ".venv" / "bin" / "moto_server"
+    if not server.exists():
+        pytest.fail(f"{server} is missing: bash tools/setup/setup-s3-test.sh")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")
+    proc = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(endpoint, timeout=1)
+            break
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("moto_server did not start")
+            time.sleep(0.2)
+    saved = {k: os.environ.get(k) for k in [*ENV, "AWS_ENDPOINT_URL"]}
+    os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    client.create_bucket(Bucket="bkt")
+    for name in ("pa_ints.parquet", "duckdb_ints.parquet", "pa_temporal.parquet"):
+        client.upload_file(str(TESTDATA / name), "bkt", f"t/{name}")
+    yield endpoint
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+def _cli(cli, url, column, values):
+    p = subprocess.run([cli, "probe", "--format", "json", "--", url, column, *values],
+                       capture_output=True, text=True, env=os.environ.copy())
+    return p.returncode, [json.loads(line) for line in p.stdout.splitlines()], p.stderr
+
+
+def test_remote_probe_equals_cli(cli, s3):
+    for url in ("s3://bkt/t/pa_ints.parquet", "s3://bkt/t/", "s3://bkt/t"):
+        code, want, err = _cli(cli, url, "i64", ["42", "-752296985104395475"])
+        assert want, err
+        assert sbbf.probe(url, "i64", ["42", "-752296985104395475"]) == want, url
+    got = sbbf.probe("s3://bkt/t/", "i64", [42])
+    assert [o["file"] for o in got] == ["s3://bkt/t/duckdb_ints.parquet",
+                                        "s3://bkt/t/pa_ints.parquet",
+                                        "s3://bkt/t/pa_temporal.parquet"]
+    assert got[2]["row_groups"] == []  # no column i64 there
+    assert got[0]["row_groups"][0]["values"][0]["value"] == 42
+
+
+def test_remote_errors(s3):
+    with pytest.raises(sbbf.FileError):
+        sbbf.probe("s3://bkt/nothing-here/", "i64", ["1"])
+    with pytest.raises(sbbf.InputError, match="no file has column"):
+        sbbf.probe("s3://bkt/t/", "nope", ["1"])

@@ -1,0 +1,94 @@
+"""`sbbf.add`, `sbbf.inspect`, `sbbf.verify` mirror the command: the same reports (and the
+same output bytes) as `sbbf add/inspect/verify --format json`."""
+import json
+import os
+import shutil
+import subprocess
+
+import pyarrow.parquet as pq
+import pytest
+
+import sbbf
+from conftest import TESTDATA, corpus_files
+
+
+def cli_json(cli, *args):
+    p = subprocess.run([cli, *args, "--format", "json"], capture_output=True, text=True)
+    assert p.returncode in (0, 1), p.stderr
+    return json.loads(p.stdout)
+
+
+def test_inspect_equals_cli_on_every_file(cli):
+    for path in corpus_files():
+        assert sbbf.inspect(path) == cli_json(cli, "inspect", str(path)), path.name
+    path = TESTDATA / "pa_ints.parquet"
+    assert sbbf.inspect(path, ["i8", "u8"]) == cli_json(cli, "inspect", str(path), "-c", "i8",
+                                                        "-c", "u8")
+
+
+def test_verify_equals_cli(cli):
+    for name in ("pa_ints.parquet", "spark_types.parquet", "duckdb_float_bytes.parquet"):
+        path = TESTDATA / name
+        got = sbbf.verify(path, samples=500)
+        assert got == cli_json(cli, "verify", str(path), "--samples", "500"), name
+        assert got["false_negatives"] == 0 and got["chunks"]
+
+
+def test_add_equals_cli(cli, tmp_path):
+    src = TESTDATA / "pa_ints.parquet"  # u8 has no filter
+    ours, theirs = tmp_path / "ours.parquet", tmp_path / "theirs.parquet"
+    got = sbbf.add(src, ["u8", "i64"], fpp=0.001, output=ours, replace=True)
+    want = cli_json(cli, "add", str(src), "-c", "u8", "-c", "i64", "--fpp", "0.001", "--replace",
+                    "-o", str(theirs))
+    assert got["output"] == str(ours) and want["output"] == str(theirs)
+    got["output"] = want["output"]
+    assert got == want
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert pq.read_table(ours).equals(pq.read_table(src))
+    checked = sbbf.verify(ours, ["u8"])
+    assert checked["false_negatives"] == 0 and len(checked["chunks"]) == 4
+    v = pq.ParquetFile(ours).read_row_group(3, columns=["u8"]).column(0)[0].as_py()
+    assert sbbf.probe(ours, "u8", [v])[0]["row_groups"][3]["values"][0]["result"] == "maybe"
+    sized = sbbf.add(src, "u8", ndv=10, output=tmp_path / "ndv.parquet")
+    assert {f["bytes_after"] for f in sized["filters"]} == {32}
+
+
+def test_add_in_place_through_a_link(tmp_path):
+    real = tmp_path / "real.parquet"
+    shutil.copy(TESTDATA / "pa_ints.parquet", real)
+    link = tmp_path / "link.parquet"
+    os.symlink(real, link)
+    before = real.stat().st_size
+    report = sbbf.add(link, "u8", in_place=True)
+    assert report["input"] == str(link) and report["output"] == str(real)
+    assert link.is_symlink() and real.stat().st_size > before
+    assert all(c["has_filter"] for c in sbbf.inspect(real, "u8")["chunks"])
+
+
+def test_add_errors(tmp_path):
+    src = TESTDATA / "pa_ints.parquet"
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"keep me")
+    with pytest.raises(sbbf.FileError, match="exists"):
+        sbbf.add(src, "u8", output=out)
+    assert out.read_bytes() == b"keep me"
+    sbbf.add(src, "u8", output=out, force=True)
+    with pytest.raises(sbbf.InputError):
+        sbbf.add(src, "u8", output=out, in_place=True)
+    with pytest.raises(sbbf.InputError):
+        sbbf.add(src, "u8")
+    with pytest.raises(sbbf.InputError, match="already"):
+        sbbf.add(src, "i64", output=tmp_path / "x.parquet")
+    with pytest.raises(sbbf.InputError, match="no column"):
+        sbbf.add(src, "nope", output=tmp_path / "y.parquet")
+    with pytest.raises(sbbf.InputError, match="directory"):
+        sbbf.add(tmp_path, "u8", in_place=True)
+    with pytest.raises(sbbf.FileError, match="no such file"):
+        sbbf.add(tmp_path / "missing.parquet", "u8", in_place=True)
+    with pytest.raises(sbbf.InputError, match="between 0 and 1"):
+        sbbf.add(src, "u8", fpp=2.0, output=tmp_path / "z.parquet")
+    assert not (tmp_path / "x.parquet").exists() and not (tmp_path / "z.parquet").exists()
+    with pytest.raises(sbbf.FileError):
+        sbbf.inspect(tmp_path / "missing.parquet")
+    with pytest.raises(sbbf.InputError, match="no column"):
+        sbbf.verify(src, ["nope"])
