@@ -1,6 +1,7 @@
 """`sbbf query` with our pruning, with DataFusion's own, and with none, side by side.
 
     tools/.venv/bin/python tools/bench/bench_query.py [--rows-per-rg N] [--latency-ms 0,20,50]
+                                                      [--profile release|debug]
 
 Generates (once, into target/bench-query/) a file of the class the issues measure: pyarrow, 64
 row groups, Bloom filters on `key` (random 16-character strings) and `i64`, and a `payload`
@@ -35,7 +36,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "target" / "bench-query"
-SBBF = ROOT / "target" / "release" / "sbbf"
+SBBF = ROOT / "target" / "release" / "sbbf"  # --profile debug: target/debug/sbbf
 RGS = 64
 
 
@@ -133,7 +134,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows-per-rg", type=int, default=100_000)
     ap.add_argument("--latency-ms", default="0,20,50")
+    ap.add_argument("--profile", default="release", choices=["release", "debug"])
+    ap.add_argument("--no-build", action="store_true", help="use the sbbf binary as it is")
     args = ap.parse_args()
+    global SBBF
+    SBBF = ROOT / "target" / args.profile / "sbbf"
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"rg64_{args.rows_per_rg}.parquet"
     picks_file = path.with_suffix(".keys.json")
@@ -142,7 +147,9 @@ def main():
         picks_file.write_text(json.dumps(gen(path, args.rows_per_rg)))
     picks = json.loads(picks_file.read_text())
     size = path.stat().st_size
-    subprocess.run(["cargo", "build", "--release", "-p", "sbbf-cli"], cwd=ROOT, check=True)
+    build = ["cargo", "build", "-p", "sbbf-cli"] + (["--release"] if args.profile == "release" else [])
+    if not args.no_build:
+        subprocess.run(build, cwd=ROOT, check=True)
 
     queries = {
         "1 key": f"SELECT count(*) FROM t WHERE key = '{picks[17]}'",
@@ -205,7 +212,7 @@ def main():
         moto.terminate()
 
     print(f"\nFile: {path.name}, {size / 2**20:.0f} MiB, {RGS} row groups x {args.rows_per_rg} rows, "
-          f"filters on key and i64 (pyarrow {pa.__version__}).\n")
+          f"filters on key and i64 (pyarrow {pa.__version__}); `sbbf` {args.profile} build.\n")
     print("| where | added latency | query | pruning | wall (median of 3) | row groups read | bytes scanned | filter bytes (ours) | requests |")
     print("|---|---:|---|---|---:|---:|---:|---:|---:|")
     for where, lat, q, mode, wall, rg, scanned, fb, reqs in rows:
