@@ -15,8 +15,8 @@ fi
 command -v java >/dev/null || die "java not found: the Spark examples need a Java 17+ JDK"
 
 t0=$SECONDS
-echo "== python: the sbbf command the tests compare with (cargo build -p sbbf-cli)"
-cargo build -p sbbf-cli
+echo "== python: the sbbf command the tests compare with (cargo test --no-run: after .ci/run's cargo test, nothing to build; \`cargo build -p sbbf-cli\` would unify features differently and build DataFusion again)"
+cargo test --no-run
 echo "== python: wheel (maturin, dev profile) into tools/.venv"
 PROFILE=dev bash tools/python/install.sh
 t1=$SECONDS

@@ -243,10 +243,7 @@ fn inspect_file(
 
 /// A stray plaintext header, in words.
 fn stray_text(h: &sbbf_parquet::crypto::StrayHeader) -> String {
-    format!(
-        "plaintext Bloom filter header at offset {} ({}-byte bitset) in bytes no visible column chunk accounts for: most likely the filter of an encrypted column, which reveals its values",
-        h.offset, h.num_bytes
-    )
+    h.to_string()
 }
 
 /// The stray plaintext filter headers of a file whose footer cannot be read (encrypted, no

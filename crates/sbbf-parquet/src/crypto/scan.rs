@@ -26,6 +26,17 @@ pub struct StrayHeader {
     pub num_bytes: i32,
 }
 
+/// The warning `inspect` gives for it (the CLI and the Python package print the same words).
+impl std::fmt::Display for StrayHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "plaintext Bloom filter header at offset {} ({}-byte bitset) in bytes no visible column chunk accounts for: most likely the filter of an encrypted column, which reveals its values",
+            self.offset, self.num_bytes
+        )
+    }
+}
+
 /// The standard headers in `bytes` (which start at file offset `base`) whose bitset fits before
 /// `limit`.
 pub(crate) fn find_headers(bytes: &[u8], base: u64, limit: u64) -> Vec<StrayHeader> {

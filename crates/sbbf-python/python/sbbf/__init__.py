@@ -371,8 +371,8 @@ def inspect(source: Source, columns: Union[str, Sequence[str], None] = None) -> 
     json` reports it: offset, length, bitset size, bits set, fill, implied false-positive
     rate and problems per column chunk, and the problem count."""
     path = _one_file(source, "inspect")
-    created_by, size, num_rgs, chunks, missing = _sbbf.inspect_file(path, _columns(columns),
-                                                                    False)
+    created_by, size, num_rgs, chunks, missing, warnings, encryption = _sbbf.inspect_file(
+        path, _columns(columns), False)
     problems = sum(len(c[11]) for c in chunks)
     return {
         "file": path,
@@ -383,11 +383,16 @@ def inspect(source: Source, columns: Union[str, Sequence[str], None] = None) -> 
             {"row_group": c[0], "column": c[1], "physical_type": c[2], "logical_type": c[3],
              "has_filter": c[4] is not None, "offset": c[4], "length": c[5],
              "header_bytes": c[6], "bitset_bytes": c[7], "bits_set": c[8],
-             "fill_ratio": c[9], "estimated_fpp": c[10], "problems": c[11]}
-            for c in chunks
+             "fill_ratio": c[9], "estimated_fpp": c[10], "problems": c[11],
+             "encryption": e}
+            for c, e in zip(chunks, encryption)
         ],
         "problems": problems,
         "columns_not_in_file": missing,
+        # Opened without keys: an encrypted footer is an error, a plaintext one has no
+        # decrypted columns to report.
+        "encryption": None,
+        "warnings": warnings,
     }
 
 

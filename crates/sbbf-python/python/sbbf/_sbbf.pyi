@@ -42,8 +42,10 @@ def add_filters(
 
 def inspect_file(
     path: str, columns: Sequence[str], many: bool
-) -> Tuple[Optional[str], int, int, List[Tuple[Any, ...]], List[str]]:
-    """Writer, file size, row groups, one tuple per chunk, columns not in the file."""
+) -> Tuple[Optional[str], int, int, List[Tuple[Any, ...]], List[str], List[str],
+           List[Optional[str]]]:
+    """Writer, file size, row groups, one tuple per chunk, columns not in the file, warnings,
+    each chunk's encryption."""
 
 def verify_file(
     path: str, columns: Sequence[str], samples: int, many: bool
