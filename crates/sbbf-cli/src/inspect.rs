@@ -1,6 +1,6 @@
 //! `sbbf inspect FILE`
 
-use crate::{files, Format};
+use crate::Format;
 use clap::Args;
 use sbbf_parquet::ParquetFile;
 use serde_json::json;
@@ -45,7 +45,7 @@ pub fn run(a: InspectArgs) -> u8 {
         err!("sbbf inspect: {e}");
         return 2;
     }
-    let paths = match files::expand(&a.file) {
+    let paths = match sbbf_parquet::source::local_files(&a.file) {
         Ok(p) => p,
         Err(e) => {
             err!("sbbf inspect: {e}");

@@ -36,15 +36,13 @@ pub(crate) fn output_failed(e: std::io::Error) -> ! {
     std::process::exit(2);
 }
 
-mod files;
 mod inspect;
 mod keys;
 mod probe;
 mod progress;
 #[cfg(feature = "query")]
 mod query;
-#[cfg(feature = "object_store")]
-mod remote;
+mod store_url;
 mod verify;
 mod write;
 

@@ -1,12 +1,16 @@
 //! `sbbf probe FILE COLUMN VALUE...`
 
-use crate::{files, Format};
+use crate::store_url::{check_http_endpoint, one_line};
+use crate::Format;
 use clap::Args;
+use futures::StreamExt as _;
 use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::crypto::KeySet;
 use sbbf_parquet::report::{ErrorLine, ProbeLine};
+use sbbf_parquet::source::{Source, SourceOptions, DEFAULT_CONCURRENCY};
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
-use sbbf_parquet::{Answer, FilterState, IoPolicy, IoStats, ParquetFile, RowGroupAnswer};
+use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 
 /// Ask which row groups may hold a value, reading only the footer and the filter bytes needed.
 ///
@@ -90,11 +94,13 @@ pub struct ProbeArgs {
     /// object in each file's line; text: totals and the wall time at the end.
     #[arg(long)]
     pub stats: bool,
-    /// Object stores: files probed at once (each file's reads of one wave go out together).
+    /// Files probed at once (local files on every core), and on object stores the most
+    /// requests in flight across all files. Each file's reads of one wave go out together;
+    /// the output is the same for every N.
     #[arg(
         long,
         value_name = "N",
-        default_value_t = sbbf_parquet::remote::DEFAULT_CONCURRENCY as u64,
+        default_value_t = DEFAULT_CONCURRENCY as u64,
         value_parser = clap::value_parser!(u64).range(1..=1024)
     )]
     pub concurrency: u64,
@@ -146,32 +152,83 @@ pub fn run(mut a: ProbeArgs) -> u8 {
             InputMode::Typed
         },
     };
-    if let Err(e) = a.keys.key_set() {
-        err!("sbbf probe: {e}");
-        return 2;
-    }
-    #[cfg(feature = "object_store")]
-    if sbbf_parquet::remote::is_remote_url(&a.file) {
-        if a.keys.any() {
-            err!("sbbf probe: keys for encrypted files are not supported on object stores yet");
-            return 2;
-        }
-        return crate::remote::run(&a, opts);
-    }
-    let paths = match files::expand(&a.file) {
-        Ok(p) => p,
+    let keys = match a.keys.key_set() {
+        Ok(k) => k,
         Err(e) => {
             err!("sbbf probe: {e}");
             return 2;
         }
     };
-    let mut outcome = Outcome::new(&a, paths.len() > 1);
-    for path in &paths {
-        let shown = path.display().to_string();
-        let result = probe_file(&shown, path, &a, opts, &mut outcome);
-        outcome.add(&shown, result, &a);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            err!("sbbf probe: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    runtime.block_on(probe_source(&a, opts, keys))
+}
+
+/// Local files and object stores alike: one [`Source`], one read planner, one output.
+async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
+    let arg = a.file.as_str();
+    if let Err(e) = check_http_endpoint(arg) {
+        err!("sbbf probe: {arg}: {e}");
+        return 2;
     }
-    outcome.finish(&a)
+    let options = SourceOptions {
+        concurrency: a.concurrency as usize,
+        keys,
+        policy: None,
+    };
+    let source = match Source::open(arg, options).await {
+        Ok(s) => s,
+        Err(e) => {
+            err!("sbbf probe: {}", source_error(arg, &e));
+            return 2;
+        }
+    };
+    let values = std::sync::Arc::new(a.values.clone());
+    let encode = move |ty: &ColumnType| {
+        values
+            .iter()
+            .map(|v| encode_text(ty, v, opts).map_err(sbbf_parquet::Error::from))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let mut outcome = Outcome::new(a, source.is_many());
+    let mut results = source.probe(&a.column, encode);
+    while let Some((shown, result)) = results.next().await {
+        let result = result
+            .map(|p| {
+                outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
+                report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
+            })
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+        outcome.add(&shown, result, a);
+    }
+    outcome.finish(a)
+}
+
+/// Why a FILE argument names no files, in one line: a web server's 404 as such, a store's
+/// HTML error page cut to its first line.
+fn source_error(arg: &str, e: &sbbf_parquet::Error) -> String {
+    use sbbf_parquet::{Error, ReadError};
+    match e {
+        Error::Read(ReadError::Store {
+            source: sbbf_parquet::remote::object_store::Error::NotFound { .. },
+            ..
+        }) if arg.starts_with("http://") || arg.starts_with("https://") => {
+            format!("{arg}: not found (HTTP 404)")
+        }
+        Error::Read(ReadError::NoFiles { .. }) => e.to_string().replacen("read failed: ", "", 1),
+        Error::Read(r @ (ReadError::Store { .. } | ReadError::NoObjects { .. })) => {
+            one_line(&r.to_string())
+        }
+        other => format!("{arg}: {}", one_line(&other.to_string())),
+    }
 }
 
 /// The lines of `path` (`-`: standard input) as values, line breaks removed, nothing trimmed.
@@ -387,27 +444,6 @@ pub(crate) fn show_value(v: &str) -> String {
     } else {
         format!("\"{}\"", v.escape_debug())
     }
-}
-
-fn probe_file(
-    shown: &str,
-    path: &std::path::Path,
-    a: &ProbeArgs,
-    opts: EncodeOptions,
-    outcome: &mut Outcome,
-) -> Result<FileResult, Box<dyn std::error::Error>> {
-    let file = std::fs::File::open(path)?;
-    let pq = ParquetFile::open_with_keys(file, &a.keys.key_set()?)?;
-    let col = pq.column_index(&a.column)?;
-    let ty = &pq.columns()[col];
-    outcome.note_other_readings(&a.column, &ty.path, &pq.other_readings(&a.column, col));
-    let encoded: Vec<Encoded> = a
-        .values
-        .iter()
-        .map(|v| encode_text(ty, v, opts))
-        .collect::<Result<_, _>>()?;
-    let answers = pq.probe(col, &encoded, IoPolicy::default());
-    Ok(report(shown, ty, &encoded, &answers, pq.io_stats(), a))
 }
 
 /// `0-3, 9, 37`: row group numbers, runs as ranges.

@@ -111,7 +111,7 @@ fn table_path(ctx: &SessionContext, path: &str) -> Result<String, Box<dyn std::e
     if !sbbf_parquet::remote::is_remote_url(path) {
         return Ok(path.to_string());
     }
-    crate::remote::check_http_endpoint(path)?;
+    crate::store_url::check_http_endpoint(path)?;
     let (store, _) = sbbf_parquet::remote::store_from_url(path)?;
     let url = url::Url::parse(path)?;
     let root = url::Url::parse(&format!("{}://{}", url.scheme(), url.authority()))?;

@@ -1,6 +1,6 @@
 //! `sbbf verify FILE`
 
-use crate::{files, Format};
+use crate::Format;
 use clap::Args;
 use sbbf_parquet::{FilterState, ParquetFile};
 use serde_json::json;
@@ -42,7 +42,7 @@ pub fn run(a: VerifyArgs) -> u8 {
         err!("sbbf verify: {e}");
         return 2;
     }
-    let paths = match files::expand(&a.file) {
+    let paths = match sbbf_parquet::source::local_files(&a.file) {
         Ok(p) => p,
         Err(e) => {
             err!("sbbf verify: {e}");

@@ -48,16 +48,6 @@ impl<R: AsyncFileReader> ParquetFile<R> {
 
     /// Opens a file whose last bytes (`tail`, at most the whole file) were read already, in
     /// one request: a second only when the footer is larger than the tail.
-    #[cfg(feature = "object_store")]
-    pub(crate) async fn open_with_tail(
-        reader: R,
-        file_len: u64,
-        tail: bytes::Bytes,
-    ) -> Result<Self, Error> {
-        ParquetFile::open_with_tail_keyed(reader, file_len, tail, &KeySet::new()).await
-    }
-
-    /// [`ParquetFile::open_with_tail`] with the keys of an encrypted file.
     pub(crate) async fn open_with_tail_keyed(
         mut reader: R,
         file_len: u64,
@@ -107,13 +97,18 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         Ok(pq)
     }
 
-    /// The one async driver: reads what `job` asks for through the async reader until it has
-    /// all it needs. The ranges of one round go out in one `get_byte_ranges` call.
-    async fn drive(&mut self, mut job: ProbeJob) -> ProbeJob {
+    /// The one async driver: reads what `jobs` ask for through the async reader until they
+    /// have all they need. Each wave (the ranges of every job's next round) goes out in one
+    /// `get_byte_ranges` call.
+    async fn drive(&mut self, jobs: &mut [ProbeJob]) {
         for _ in 0..crate::job::MAX_ROUNDS {
-            let Some(ranges) = job.next_reads() else {
+            let Some(ranges) = crate::job::next_reads_all(jobs) else {
                 break;
             };
+            if ranges.is_empty() {
+                crate::job::supply_all(jobs, Fetched::default());
+                continue;
+            }
             let wanted: Vec<std::ops::Range<u64>> = ranges.iter().map(|r| r.start..r.end).collect();
             let got = self.reader_mut().get_byte_ranges(wanted).await;
             let mut fetched = Fetched::default();
@@ -143,9 +138,8 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 Err(e) => fail_all(&mut fetched, &ranges, &e.to_string()),
             }
             self.io.wave(ranges.len() as u64, fetched.bytes());
-            job.supply(fetched);
+            crate::job::supply_all(jobs, fetched);
         }
-        job
     }
 
     /// [`ParquetFile::probe`], asynchronously.
@@ -155,8 +149,10 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         values: &[Encoded],
         policy: IoPolicy,
     ) -> Vec<RowGroupAnswer> {
-        let job = self.probe_job(column, values, policy);
-        self.drive(job).await.finish()
+        let mut job = [self.probe_job(column, values, policy)];
+        self.drive(&mut job).await;
+        let [job] = job;
+        job.finish()
     }
 
     /// [`ParquetFile::read_filters`], asynchronously.
@@ -165,8 +161,10 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         column: usize,
         policy: IoPolicy,
     ) -> Vec<Result<FilterSpan, NoFilter>> {
-        let job = self.whole_job(column, policy);
-        self.drive(job).await.into_spans()
+        let mut job = [self.whole_job(column, policy)];
+        self.drive(&mut job).await;
+        let [job] = job;
+        job.into_spans()
     }
 
     /// [`ParquetFile::prune`], asynchronously, with the given I/O policy (see
@@ -176,12 +174,11 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         predicate: &Predicate,
         policy: IoPolicy,
     ) -> Result<Pruned, Error> {
-        let mut answers = Vec::new();
-        for leaf in crate::prune::leaves(predicate) {
-            let (col, encoded) =
-                crate::prune::leaf_values(self.columns(), |c| self.column_index(c), leaf)?;
-            answers.push(self.probe_async(col, &encoded, policy).await);
-        }
+        // Every leaf's reads go out in the same waves: an AND/OR over k columns costs the round
+        // trips of one column.
+        let mut jobs = self.leaf_jobs(predicate, policy)?;
+        self.drive(&mut jobs).await;
+        let answers = jobs.into_iter().map(ProbeJob::finish).collect();
         let n = self.metadata().num_row_groups();
         Ok(crate::prune::decide(predicate, n, answers))
     }

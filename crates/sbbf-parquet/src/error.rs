@@ -201,6 +201,39 @@ pub enum ReadError {
         /// The object path or prefix (`/` for the store's root).
         location: String,
     },
+    /// A file could not be opened (the caller names it).
+    #[error("cannot open: {0}")]
+    Open(#[source] std::io::Error),
+    /// A local FILE argument names no Parquet file: nothing there, an empty directory, a glob
+    /// that matches nothing, a bad glob, a directory that cannot be walked.
+    #[error("{location}: {reason}")]
+    NoFiles {
+        /// The argument as given.
+        location: String,
+        /// What was wrong with it.
+        reason: NoFilesReason,
+    },
+}
+
+/// Why a local FILE argument names no Parquet file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoFilesReason {
+    /// Nothing exists at the path, and it is no glob.
+    #[error("no such file or directory")]
+    NotFound,
+    /// A directory without `*.parquet` files below it.
+    #[error("no *.parquet files in this directory")]
+    EmptyDirectory,
+    /// A glob that matches no file.
+    #[error("no file matches this pattern")]
+    NoMatch,
+    /// A glob that cannot be read.
+    #[error("bad glob pattern: {0}")]
+    BadGlob(String),
+    /// A directory that cannot be walked (permissions, a vanished entry).
+    #[error("{0}")]
+    Walk(String),
 }
 
 /// Why a filter could not be built or rewritten.

@@ -206,6 +206,21 @@ impl<R> ParquetFile<R> {
         }
     }
 
+    /// The same file over another reader of the same bytes (a wrapper around this one), keeping
+    /// the footer, the keys and the read counts.
+    pub fn map_reader<S>(self, f: impl FnOnce(R) -> S) -> ParquetFile<S> {
+        ParquetFile {
+            reader: f(self.reader),
+            metadata: self.metadata,
+            file_len: self.file_len,
+            footer_start: self.footer_start,
+            columns: self.columns,
+            conflicts: self.conflicts,
+            io: self.io,
+            encryption: self.encryption,
+        }
+    }
+
     /// The reads made since the file was opened (the footer's included): requests, bytes and
     /// sequential waves.
     pub fn io_stats(&self) -> IoStats {

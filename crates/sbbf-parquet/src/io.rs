@@ -108,7 +108,7 @@ pub fn coalesce(mut ranges: Vec<Range>, max_gap: u64) -> Vec<Range> {
 }
 
 /// Bytes fetched for a set of merged ranges; answers sub-range look-ups.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Fetched {
     chunks: Vec<(Range, Result<Bytes, String>)>,
 }

@@ -682,16 +682,50 @@ fn plan_offset(plan: &Plan) -> Option<u64> {
 /// is still unread then answers "unknown").
 pub(crate) const MAX_ROUNDS: usize = 8;
 
-/// The one sync driver: reads what `job` asks for from `reader` until it has all it needs,
-/// counting the reads in `io`.
-pub(crate) fn run<R: ChunkReader>(reader: &R, io: &IoCounters, job: &mut ProbeJob) {
+/// The reads every unfinished job of `jobs` needs next, merged into one wave (so the leaves
+/// of a predicate over several columns cost the waves of one column, not one chain each), or
+/// `None` when all are done.
+pub(crate) fn next_reads_all(jobs: &[ProbeJob]) -> Option<Vec<Range>> {
+    let mut ranges = Vec::new();
+    let mut gap = 0;
+    for job in jobs {
+        if let Some(r) = job.next_reads() {
+            ranges.extend(r);
+            gap = gap.max(job.policy.max_gap);
+        }
+    }
+    if ranges.is_empty() && jobs.iter().all(|j| j.next_reads().is_none()) {
+        None
+    } else {
+        Some(coalesce(ranges, gap))
+    }
+}
+
+/// Hands one wave's bytes to every job of `jobs` (each takes what it asked for).
+pub(crate) fn supply_all(jobs: &mut [ProbeJob], fetched: Fetched) {
+    if let Some((last, rest)) = jobs.split_last_mut() {
+        for job in rest {
+            job.supply(fetched.clone());
+        }
+        last.supply(fetched);
+    }
+}
+
+/// The one sync driver: reads what `jobs` ask for from `reader`, a wave at a time, until they
+/// have all they need, counting the reads in `io`.
+pub(crate) fn run<R: ChunkReader>(reader: &R, io: &IoCounters, jobs: &mut [ProbeJob]) {
     for _ in 0..MAX_ROUNDS {
-        let Some(ranges) = job.next_reads() else {
+        let Some(ranges) = next_reads_all(jobs) else {
             return;
         };
+        if ranges.is_empty() {
+            // A step that needs no bytes (no value has candidate hashes) costs no wave.
+            supply_all(jobs, Fetched::default());
+            continue;
+        }
         let fetched = Fetched::read(reader, &ranges);
         io.wave(ranges.len() as u64, fetched.bytes());
-        job.supply(fetched);
+        supply_all(jobs, fetched);
     }
 }
 

@@ -59,6 +59,8 @@ pub mod crypto;
 mod decode;
 mod error;
 mod file;
+#[cfg(feature = "object_store")]
+mod files;
 pub mod footer;
 pub mod header;
 pub mod inspect;
@@ -71,12 +73,14 @@ pub mod prune;
 pub mod remote;
 #[cfg(feature = "serde")]
 pub mod report;
+#[cfg(feature = "object_store")]
+pub mod source;
 pub mod stored;
 pub mod value;
 pub mod verify;
 pub mod write;
 
-pub use error::{BuildError, Error, FooterError, NotParquet, ReadError, WriteError};
+pub use error::{BuildError, Error, FooterError, NoFilesReason, NotParquet, ReadError, WriteError};
 pub use file::ParquetFile;
 pub use io::{IoPolicy, IoStats};
 pub use job::{FilterSpan, NoFilter};

@@ -87,8 +87,9 @@ impl<R: ChunkReader> ParquetFile<R> {
         values: &[Encoded],
         policy: IoPolicy,
     ) -> Vec<RowGroupAnswer> {
-        let mut job = self.probe_job(column, values, policy);
+        let mut job = [self.probe_job(column, values, policy)];
         run(self.reader(), &self.io, &mut job);
+        let [job] = job;
         job.finish()
     }
 
@@ -100,8 +101,9 @@ impl<R: ChunkReader> ParquetFile<R> {
         column: usize,
         policy: IoPolicy,
     ) -> Vec<Result<FilterSpan, NoFilter>> {
-        let mut job = self.whole_job(column, policy);
+        let mut job = [self.whole_job(column, policy)];
         run(self.reader(), &self.io, &mut job);
+        let [job] = job;
         job.into_spans()
     }
 }

@@ -190,6 +190,23 @@ pub(crate) fn leaf_values(
     Ok((col, literals.iter().map(|l| coerce(ty, l)).collect()))
 }
 
+impl<R> ParquetFile<R> {
+    /// One probe job per leaf of `predicate` (in [`leaves`] order), to be driven together.
+    pub(crate) fn leaf_jobs(
+        &self,
+        predicate: &Predicate,
+        policy: IoPolicy,
+    ) -> Result<Vec<crate::job::ProbeJob>, Error> {
+        leaves(predicate)
+            .into_iter()
+            .map(|leaf| {
+                let (col, encoded) = leaf_values(self.columns(), |c| self.column_index(c), leaf)?;
+                Ok(self.probe_job(col, &encoded, policy))
+            })
+            .collect()
+    }
+}
+
 impl<R: ChunkReader> ParquetFile<R> {
     /// Which row groups `predicate` needs, reading only footer and filter bytes.
     ///
@@ -206,11 +223,9 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn prune(&self, predicate: &Predicate) -> Result<Pruned, Error> {
-        let mut answers = Vec::new();
-        for leaf in leaves(predicate) {
-            let (col, encoded) = leaf_values(self.columns(), |c| self.column_index(c), leaf)?;
-            answers.push(self.probe(col, &encoded, IoPolicy::default()));
-        }
+        let mut jobs = self.leaf_jobs(predicate, IoPolicy::default())?;
+        crate::job::run(self.reader(), &self.io, &mut jobs);
+        let answers = jobs.into_iter().map(crate::job::ProbeJob::finish).collect();
         Ok(decide(predicate, self.metadata().num_row_groups(), answers))
     }
 

@@ -1,6 +1,6 @@
 //! Parquet files on object stores (S3, GCS, Azure Blob, HTTP) through the `object_store`
-//! crate: open one file, list every `*.parquet` under a prefix, and probe or prune many files
-//! at once with bounded concurrency.
+//! crate: the store a URL names, one file opened, the `*.parquet` objects under a prefix.
+//! [`crate::source::Source`] builds on these to probe or prune many files at once.
 //!
 //! Files are read through [`ObjectReader`], an arrow-rs [`AsyncFileReader`] over an
 //! [`ObjectStore`] (arrow-rs' own `ParquetObjectReader` is deprecated since parquet 59.2 in
@@ -9,29 +9,26 @@
 //!
 //! Each file costs one request for the footer (the last
 //! [`FOOTER_SUFFIX`](crate::asyncio::FOOTER_SUFFIX) bytes; a second only for larger footers)
-//! and one round of concurrent, coalesced ranged reads per filter round (usually one) for the
-//! filters of the probed column. Column data is never read.
+//! and one wave of concurrent, coalesced ranged reads per filter round (usually one) for the
+//! filters of the probed columns. Column data is never read.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_parquet::remote::{self, ManyOptions};
+//! use sbbf_parquet::remote;
+//! use sbbf_parquet::asyncio::REMOTE_POLICY;
 //! use sbbf_parquet::{prune::Predicate, stored::Literal};
 //!
 //! // Credentials and endpoint from AWS_* (GOOGLE_*, AZURE_*) environment variables.
-//! let (store, prefix) = remote::store_from_url("s3://bucket/events/")?;
-//! let files = remote::list_parquet(&store, &prefix).await?;
+//! let mut pq = remote::open_url("s3://bucket/events/part-0.parquet").await?;
 //! let p = Predicate::eq("user_id", Literal::Int(12345));
-//! for (file, pruned) in files.iter().zip(remote::prune_many(&store, &files, &p, ManyOptions::default()).await) {
-//!     println!("{}: read row groups {:?}", file.location, pruned?.row_groups);
-//! }
+//! println!("read row groups {:?}", pq.prune_async(&p, REMOTE_POLICY).await?.row_groups);
 //! # Ok(()) }
 //! ```
 
-use crate::asyncio::REMOTE_POLICY;
 use crate::column::ColumnType;
+use crate::crypto::KeySet;
 use crate::io::IoPolicy;
 use crate::probe::RowGroupAnswer;
-use crate::prune::{Predicate, Pruned};
 use crate::stored::Encoded;
 use crate::{Error, ParquetFile, ReadError};
 use bytes::Bytes;
@@ -43,15 +40,11 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, ObjectStoreScheme};
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
-use std::future::Future;
 use std::ops::Range;
 use std::sync::Arc;
 use url::Url;
 
 pub use object_store;
-
-/// Files probed at once by [`probe_many`] and [`prune_many`] unless told otherwise.
-pub const DEFAULT_CONCURRENCY: usize = 8;
 
 /// Ranged reads of one `get_byte_ranges` call in flight at once. object_store's own
 /// `get_ranges` allows 10, so the 64 filters of a file whose filters follow each row group took
@@ -170,24 +163,6 @@ impl AsyncFileReader for ObjectReader {
     }
 }
 
-/// How many files to work on at once, and the I/O policy for each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ManyOptions {
-    /// Files in flight at once (at least 1).
-    pub concurrency: usize,
-    /// Read planning for each file ([`REMOTE_POLICY`] by default).
-    pub policy: IoPolicy,
-}
-
-impl Default for ManyOptions {
-    fn default() -> Self {
-        ManyOptions {
-            concurrency: DEFAULT_CONCURRENCY,
-            policy: REMOTE_POLICY,
-        }
-    }
-}
-
 /// Whether `arg` names a remote location this module can open (`s3://`, `s3a://`, `gs://`,
 /// `az://`, `abfs(s)://`, `adl://`, `azure://`, `http://`, `https://`).
 pub fn is_remote_url(arg: &str) -> bool {
@@ -279,6 +254,15 @@ pub async fn open_url(url: &str) -> Result<RemoteFile, Error> {
 /// before it (a round trip saved on every store that serves suffix ranges: S3, GCS, Azure,
 /// HTTP servers that honour `Range: bytes=-N`).
 pub async fn open_unsized(store: &Arc<dyn ObjectStore>, path: &Path) -> Result<RemoteFile, Error> {
+    open_unsized_with_keys(store, path, &KeySet::new()).await
+}
+
+/// [`open_unsized`] for a file with modular encryption (see [`ParquetFile::open_with_keys`]).
+pub async fn open_unsized_with_keys(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    keys: &KeySet,
+) -> Result<RemoteFile, Error> {
     let store_err = |source| -> Error {
         ReadError::Store {
             location: path.to_string(),
@@ -303,10 +287,11 @@ pub async fn open_unsized(store: &Arc<dyn ObjectStore>, path: &Path) -> Result<R
         .into());
     }
     let tail = got.bytes().await.map_err(store_err)?;
-    ParquetFile::open_with_tail(
+    ParquetFile::open_with_tail_keyed(
         ObjectReader::new(Arc::clone(store), path.clone(), size),
         size,
         tail,
+        keys,
     )
     .await
 }
@@ -336,41 +321,6 @@ pub async fn list_parquet(
     Ok(out)
 }
 
-/// What a location names: the single object when one exists at `path` (and `path` is not
-/// meant as a directory, `as_dir`), otherwise every `*.parquet` below it. An empty result is
-/// an error naming the location.
-pub async fn resolve(
-    store: &Arc<dyn ObjectStore>,
-    path: &Path,
-    as_dir: bool,
-) -> Result<Vec<ObjectMeta>, Error> {
-    if !as_dir && !path.as_ref().is_empty() {
-        match store.head(path).await {
-            Ok(meta) => return Ok(vec![meta]),
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(source) => {
-                return Err(ReadError::Store {
-                    location: path.to_string(),
-                    source,
-                }
-                .into())
-            }
-        }
-    }
-    let files = list_parquet(store, path).await?;
-    if files.is_empty() {
-        return Err(ReadError::NoObjects {
-            location: if path.as_ref().is_empty() {
-                "/".to_string()
-            } else {
-                path.to_string()
-            },
-        }
-        .into());
-    }
-    Ok(files)
-}
-
 /// One file's probe: the column, the values as encoded for its type, and the answers.
 #[derive(Debug, Clone)]
 pub struct FileProbe {
@@ -382,41 +332,25 @@ pub struct FileProbe {
     pub answers: Vec<RowGroupAnswer>,
     /// The reads the file took (footer included).
     pub io: crate::IoStats,
-}
-
-/// Probes `column` in each file; `encode` turns the caller's values into the bytes of each
-/// file's column type (types may differ between files). Results are in the order of `files`;
-/// a file that cannot be opened, lacks the column or whose values do not encode is an error
-/// of its own and does not stop the others.
-pub async fn probe_many<F>(
-    store: &Arc<dyn ObjectStore>,
-    files: &[ObjectMeta],
-    column: &str,
-    encode: F,
-    options: ManyOptions,
-) -> Vec<Result<FileProbe, Error>>
-where
-    F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error>,
-{
-    let encode = &encode;
-    for_each_file(store, files, options, move |mut pq| async move {
-        probe_file(&mut pq, column, encode, options.policy).await
-    })
-    .await
+    /// Other leaves the column path could also be read as (`a.b` and `a\.b`), see
+    /// [`ParquetFile::other_readings`].
+    pub other_readings: Vec<String>,
 }
 
 /// Probes `column` of one opened file (see [`open_unsized`]) for the values `encode` gives for
 /// its type.
-pub async fn probe_file<F>(
-    pq: &mut RemoteFile,
+pub async fn probe_file<R, F>(
+    pq: &mut ParquetFile<R>,
     column: &str,
     encode: F,
     policy: IoPolicy,
 ) -> Result<FileProbe, Error>
 where
+    R: AsyncFileReader,
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error>,
 {
     let col = pq.column_index(column)?;
+    let other_readings = pq.other_readings(column, col);
     let ty = pq.columns()[col].clone();
     let encoded = encode(&ty)?;
     let answers = pq.probe_async(col, &encoded, policy).await;
@@ -425,45 +359,6 @@ where
         encoded,
         answers,
         io: pq.io_stats(),
+        other_readings,
     })
-}
-
-/// [`ParquetFile::prune_async`] over many files; results in the order of `files`.
-pub async fn prune_many(
-    store: &Arc<dyn ObjectStore>,
-    files: &[ObjectMeta],
-    predicate: &Predicate,
-    options: ManyOptions,
-) -> Vec<Result<Pruned, Error>> {
-    for_each_file(store, files, options, move |mut pq| async move {
-        pq.prune_async(predicate, options.policy).await
-    })
-    .await
-}
-
-/// Opens each file and runs `work` on it, `options.concurrency` files at a time.
-async fn for_each_file<'a, T, W, Fut>(
-    store: &'a Arc<dyn ObjectStore>,
-    files: &'a [ObjectMeta],
-    options: ManyOptions,
-    work: W,
-) -> Vec<Result<T, Error>>
-where
-    W: Fn(RemoteFile) -> Fut + 'a,
-    Fut: Future<Output = Result<T, Error>> + 'a,
-{
-    let work = &work;
-    let mut done: Vec<(usize, Result<T, Error>)> = futures::stream::iter(files.iter().enumerate())
-        .map(|(i, meta)| async move {
-            let r = match open(store, &meta.location, meta.size).await {
-                Ok(pq) => work(pq).await,
-                Err(e) => Err(e),
-            };
-            (i, r)
-        })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect()
-        .await;
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
 }

@@ -15,6 +15,7 @@ use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use flate2::read::GzDecoder;
 use futures::stream::BoxStream;
+use futures::StreamExt as _;
 use futures::TryStreamExt;
 use moto::Moto;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
@@ -28,7 +29,8 @@ use sbbf_parquet::remote::object_store::{
     self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
     PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
-use sbbf_parquet::remote::{self, ManyOptions, ObjectReader};
+use sbbf_parquet::remote::{self, ObjectReader};
+use sbbf_parquet::source::{Source, SourceOptions};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::Literal;
 use sbbf_parquet::{Answer, IoPolicy, ParquetFile};
@@ -122,12 +124,18 @@ async fn remote_answers_equal_local() {
             .map(|m| m.location.filename().unwrap().to_string())
             .collect();
         assert_eq!(listed_names, names);
-        // A single object resolves to itself.
-        let one = remote::resolve(&store, &listed[0].location, false)
-            .await
-            .unwrap();
-        assert_eq!(one.len(), 1);
-        assert_eq!(one[0].location, listed[0].location);
+        // A single object is a source of its own, named by its URL.
+        let url = format!("s3://{BUCKET}/{}", listed[0].location);
+        let one = Source::open_store(
+            &url,
+            store.clone(),
+            listed[0].location.clone(),
+            SourceOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(one.names().collect::<Vec<_>>(), [url.as_str()]);
+        assert!(!one.is_many());
 
         for meta in &listed {
             let name = meta.location.filename().unwrap();
@@ -165,17 +173,22 @@ async fn remote_answers_equal_local() {
             files_checked += 1;
         }
 
-        // probe_many over the prefix equals one-by-one local probes (first leaf of each file).
-        let results = remote::probe_many(
-            &store,
-            &listed,
-            "__no_such_column__",
-            |_| Ok(Vec::new()),
-            ManyOptions::default(),
+        // A column no file has: an error per file, one result per listed file.
+        let source = Source::open_store(
+            &format!("s3://{BUCKET}/{prefix}/"),
+            store.clone(),
+            Path::from(*prefix),
+            SourceOptions::default(),
         )
-        .await;
+        .await
+        .unwrap();
+        let results: Vec<_> = source
+            .probe("__no_such_column__", |_| Ok(Vec::new()))
+            .collect()
+            .await;
+        assert_eq!(results.len(), listed.len());
         assert!(
-            results.iter().all(|r| r.is_err()),
+            results.iter().all(|(_, r)| r.is_err()),
             "unknown column is an error per file"
         );
     }
@@ -193,12 +206,12 @@ async fn many_files_concurrently() {
     let dir = conformance_files();
     moto.upload_dir(BUCKET, "c", &dir);
     let store = store(&moto, BUCKET);
-    let files = remote::resolve(&store, &Path::from("c"), true)
+    let files = remote::list_parquet(&store, &Path::from("c"))
         .await
         .unwrap();
     let column = "i64";
     let values = ["0", "1", "-1234567", "42", "9223372036854775807"];
-    let encode = |ty: &sbbf_parquet::column::ColumnType| {
+    let encode = move |ty: &sbbf_parquet::column::ColumnType| {
         values
             .iter()
             .map(|v| {
@@ -208,17 +221,28 @@ async fn many_files_concurrently() {
             .collect::<Result<Vec<_>, _>>()
     };
     for concurrency in [1, 3, 8] {
-        let options = ManyOptions {
-            concurrency,
-            ..ManyOptions::default()
+        let source = || async {
+            let options = SourceOptions {
+                concurrency,
+                ..SourceOptions::default()
+            };
+            Source::open_store("s3://b/c/", store.clone(), Path::from("c"), options)
+                .await
+                .unwrap()
         };
-        let got = remote::probe_many(&store, &files, column, encode, options).await;
+        let got: Vec<_> = source().await.probe(column, encode).collect().await;
         let pred = Predicate::In(
             column.into(),
             vec![Literal::Int(-1234567), Literal::Int(42)],
         );
-        let pruned = remote::prune_many(&store, &files, &pred, options).await;
+        let pruned: Vec<_> = source().await.prune(pred.clone()).collect().await;
         assert_eq!(got.len(), files.len());
+        // In listing order, named by URL.
+        for ((name, _), meta) in got.iter().zip(&files) {
+            assert_eq!(name, &format!("s3://b/{}", meta.location));
+        }
+        let got: Vec<_> = got.into_iter().map(|(_, r)| r).collect();
+        let pruned: Vec<_> = pruned.into_iter().map(|(_, r)| r).collect();
         let mut with_column = 0;
         for ((meta, r), p) in files.iter().zip(&got).zip(&pruned) {
             let local = ParquetFile::open(
@@ -586,14 +610,16 @@ async fn prune_64_row_groups_in_few_requests() {
     // Probing many values at once still reads each filter region once.
     counting.reset();
     let path = Path::from("end.parquet");
-    let head = remote::resolve(&store, &path, false).await.unwrap();
-    let files = vec![head[0].clone()];
-    counting.reset();
-    let got = remote::probe_many(
-        &store,
-        &files,
-        "id",
-        |ty| {
+    let source = Source::open_store(
+        "s3://b/end.parquet",
+        store.clone(),
+        path,
+        SourceOptions::default(),
+    )
+    .await
+    .unwrap();
+    let got: Vec<_> = source
+        .probe("id", |ty| {
             (0..50)
                 .map(|i| {
                     sbbf_parquet::value::encode_text(
@@ -604,11 +630,10 @@ async fn prune_64_row_groups_in_few_requests() {
                     .map_err(sbbf_parquet::Error::from)
                 })
                 .collect()
-        },
-        ManyOptions::default(),
-    )
-    .await;
-    let r = got[0].as_ref().unwrap();
+        })
+        .collect()
+        .await;
+    let r = got[0].1.as_ref().unwrap();
     assert!(r.answers.iter().all(|rg| rg.answers.len() == 50));
     assert_eq!(r.answers[3].answers[3], Answer::Maybe);
     println!("end.parquet: probe 50 values: {}", counting.report());

@@ -14,9 +14,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
 use sbbf_parquet::column::{escape_field, ColumnType};
 use sbbf_parquet::prune::Predicate;
-use sbbf_parquet::report::{object_name, ErrorLine, ProbeLine};
+use sbbf_parquet::report::{ErrorLine, ProbeLine};
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
-use sbbf_parquet::{Encoded, IoPolicy, Literal, ParquetFile};
+use sbbf_parquet::{Encoded, Literal, ParquetFile};
 use std::fs::File;
 
 /// A failure, by the Python exception class it becomes (`sbbf._errors`).
@@ -142,123 +142,69 @@ impl Value {
     }
 }
 
-/// Why one file of several could not be probed.
-enum FileError {
-    /// The file lacks the column (a result of its own among several files).
-    Missing(String),
-    /// Anything else.
-    Other(Failure),
-}
-
-fn probe_one(
-    shown: &str,
-    path: &str,
-    column: &str,
-    values: &[Value],
-    shown_values: &[String],
-    exact_bits: bool,
-) -> Result<String, FileError> {
-    let pq = open(path).map_err(FileError::Other)?;
-    let col = pq.column_index(column).map_err(|e| match e {
-        sbbf_parquet::Error::UnknownColumn { .. } => FileError::Missing(e.to_string()),
-        e => FileError::Other(e.into()),
-    })?;
-    let ty = &pq.columns()[col];
-    let encoded = values
-        .iter()
-        .map(|v| v.encode(ty, exact_bits))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| FileError::Other(e.into()))?;
-    let answers = pq.probe(col, &encoded, IoPolicy::default());
-    let line = ProbeLine::new(shown, ty, &answers, shown_values, None);
-    Ok(to_json(&line))
-}
-
 fn to_json(line: &impl serde::Serialize) -> String {
     // Strings and numbers only: serializing cannot fail.
     serde_json::to_string(line).unwrap_or_default()
 }
 
-/// Probes `column` of local files for `values`: one JSON object per file, as
-/// `sbbf probe --format json` prints it (`files` are (shown name, path) pairs). With one file
-/// an error is raised; with several (`many`), a file without the column and a file that fails
-/// are lines of their own, and an error is raised only when no file has the column.
+/// Probes `column` of the files `source` names (a file, a directory, a glob, an object-store
+/// URL or prefix) for `values`, through the library's one path for local and remote files:
+/// one JSON object per file in path order, as `sbbf probe --format json` prints them. With
+/// one file an error is raised; with several (a directory, glob or prefix), a file without
+/// the column and a file that fails are lines of their own, and an error is raised only when
+/// no file has the column.
 #[pyfunction]
-#[pyo3(signature = (files, column, values, shown_values, exact_bits, many))]
-fn probe_files(
+#[pyo3(signature = (source, column, values, shown_values, exact_bits))]
+fn probe_source(
     py: Python<'_>,
-    files: Vec<(String, String)>,
-    column: String,
-    values: Vec<Bound<'_, PyAny>>,
-    shown_values: Vec<String>,
-    exact_bits: bool,
-    many: bool,
-) -> PyResult<Vec<String>> {
-    let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
-    let result = py.detach(|| {
-        let mut lines = Vec::with_capacity(files.len());
-        let mut missing = 0;
-        let mut first_missing = None;
-        for (shown, path) in &files {
-            match probe_one(shown, path, &column, &values, &shown_values, exact_bits) {
-                Ok(line) => lines.push(line),
-                Err(FileError::Missing(msg)) if many => {
-                    missing += 1;
-                    first_missing.get_or_insert(msg);
-                    lines.push(to_json(&ProbeLine::missing_column(shown, &column)));
-                }
-                Err(FileError::Missing(msg)) => return Err(Failure::Input(msg).at(shown)),
-                Err(FileError::Other(f)) if many => {
-                    let (Failure::Input(error) | Failure::File(error)) = f;
-                    lines.push(to_json(&ErrorLine { error, file: shown }));
-                }
-                Err(FileError::Other(f)) => return Err(f.at(shown)),
-            }
-        }
-        all_missing(&column, missing, files.len(), first_missing)?;
-        Ok(lines)
-    });
-    result.map_err(Failure::into_py)
-}
-
-/// Probes `column` of the files an object-store URL names (one object, or every `*.parquet`
-/// below a prefix or a URL ending in `/`), concurrently, footers and filters only: one JSON
-/// object per file in path order, as `sbbf probe URL --format json` prints them.
-#[pyfunction]
-#[pyo3(signature = (url, column, values, shown_values, exact_bits))]
-fn probe_url(
-    py: Python<'_>,
-    url: String,
+    source: String,
     column: String,
     values: Vec<Bound<'_, PyAny>>,
     shown_values: Vec<String>,
     exact_bits: bool,
 ) -> PyResult<Vec<String>> {
-    use sbbf_parquet::remote::{self, ManyOptions};
+    use futures::StreamExt as _;
+    use sbbf_parquet::source::{Source, SourceOptions};
+    use sbbf_parquet::{NoFilesReason, ReadError};
     let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
+    let values = std::sync::Arc::new(values);
     let result = py.detach(|| -> Result<Vec<String>, Failure> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| Failure::File(format!("cannot start the async runtime: {e}")))?;
         runtime.block_on(async {
-            let (store, path) = remote::store_from_url(&url)?;
-            let files = remote::resolve(&store, &path, url.ends_with('/')).await?;
-            let encode = |ty: &ColumnType| {
+            let src = match Source::open(&source, SourceOptions::default()).await {
+                Ok(s) => s,
+                Err(sbbf_parquet::Error::Read(r @ ReadError::NoFiles { .. })) => {
+                    let missing = matches!(
+                        r,
+                        ReadError::NoFiles {
+                            reason: NoFilesReason::NotFound | NoFilesReason::Walk(_),
+                            ..
+                        }
+                    );
+                    return Err(if missing {
+                        Failure::File(r.to_string())
+                    } else {
+                        Failure::Input(r.to_string())
+                    });
+                }
+                Err(e) => return Err(Failure::from(e)),
+            };
+            let many = src.is_many();
+            let files = src.len();
+            let encode = move |ty: &ColumnType| {
                 values
                     .iter()
                     .map(|v| v.encode(ty, exact_bits))
                     .collect::<Result<Vec<_>, _>>()
             };
-            let results =
-                remote::probe_many(&store, &files, &column, encode, ManyOptions::default()).await;
-            let many = files.len() > 1 || url.ends_with('/');
-            let mut lines = Vec::with_capacity(files.len());
+            let mut results = src.probe(&column, encode);
+            let mut lines = Vec::with_capacity(files);
             let mut missing = 0;
             let mut first_missing = None;
-            for (meta, result) in files.iter().zip(results) {
-                let shown = object_name(&url, path.as_ref(), meta.location.as_ref());
+            while let Some((shown, result)) = results.next().await {
                 match result {
                     Ok(p) => lines.push(to_json(&ProbeLine::new(
                         &shown,
@@ -821,8 +767,7 @@ impl PySbbf {
 /// The native module.
 #[pymodule]
 fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(probe_files, m)?)?;
-    m.add_function(wrap_pyfunction!(probe_url, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_source, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(add_filters, m)?)?;

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import glob as _glob
 import json
 import os
 import uuid
@@ -46,69 +45,6 @@ Source = Union[str, "os.PathLike[str]"]
 def _path(source: Source) -> str:
     p = os.fspath(source)
     return p.decode() if isinstance(p, bytes) else p
-
-
-def _is_url(path: str) -> bool:
-    """Whether the command reads `path` as an object-store URL (s3://, gs://, az://, http(s)://)."""
-    return _sbbf.is_remote_url(path)
-
-
-def _walk(root: str) -> List[str]:
-    """Every `*.parquet` below `root`, following links but not into a directory that is its
-    own ancestor (a loop)."""
-    out: List[str] = []
-
-    def visit(d: str, ancestors: Tuple[str, ...]) -> None:
-        real = os.path.realpath(d)
-        if real in ancestors:
-            return
-        ancestors = ancestors + (real,)
-        try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
-        except OSError as e:
-            raise FileError(f"{root}: {e}") from e
-        for e in entries:
-            if e.is_dir(follow_symlinks=True):
-                visit(e.path, ancestors)
-            elif e.is_file(follow_symlinks=True) and e.name.lower().endswith(".parquet"):
-                out.append(e.path)
-
-    visit(root, ())
-    return out
-
-
-def _once_each(paths: List[str]) -> List[str]:
-    """Sorted as the command sorts them (by path component), each file once (through links)."""
-    seen = set()
-    kept = []
-    for p in sorted(paths, key=lambda p: p.split(os.sep)):
-        real = os.path.realpath(p)
-        if real not in seen:
-            seen.add(real)
-            kept.append(p)
-    return kept
-
-
-def _files(source: Source) -> List[str]:
-    """A file, a directory (every `*.parquet` below it) or a glob, as the command expands them."""
-    path = _path(source)
-    if os.path.isdir(path):
-        files = _once_each(_walk(path))
-        if not files:
-            raise InputError(f"{path}: no *.parquet files in this directory")
-        return files
-    if os.path.exists(path):
-        return [path]
-    if any(c in path for c in "*?["):
-        try:
-            found = _glob.glob(path, recursive=True, include_hidden=True)  # type: ignore[call-arg]
-        except TypeError:  # Python < 3.11
-            found = _glob.glob(path, recursive=True)
-        files = _once_each([p for p in found if os.path.isfile(p)])
-        if not files:
-            raise InputError(f"{path}: no file matches this pattern")
-        return files
-    raise FileError(f"{path}: no such file or directory")
 
 
 def _value(v: Any) -> Any:
@@ -162,13 +98,8 @@ def probe(
         raise InputError("None is not a value a filter can hold (filters record no nulls)")
     # Placeholders for the report; each is replaced by the value given.
     shown = [v if isinstance(v, str) else "" for v in given]
-    path = _path(source)
-    if _is_url(path):
-        lines = _sbbf.probe_url(path, column, native, shown, exact_bits)
-    else:
-        files = _files(path)
-        lines = _sbbf.probe_files([(f, f) for f in files], column, native, shown,
-                                  exact_bits, len(files) > 1)
+    # Files, directories, globs and object-store URLs go through the library's one source.
+    lines = _sbbf.probe_source(_path(source), column, native, shown, exact_bits)
     out = []
     for line in lines:
         obj = json.loads(line)

@@ -5,24 +5,14 @@ from typing import Any, List, Optional, Sequence, Tuple
 KERNEL: str
 """The filter kernel in use (`avx2` or `portable`)."""
 
-def probe_files(
-    files: Sequence[Tuple[str, str]],
-    column: str,
-    values: Sequence[Any],
-    shown_values: Sequence[str],
-    exact_bits: bool,
-    many: bool,
-) -> List[str]:
-    """Probe report lines (JSON) for local files given as (shown name, path)."""
-
-def probe_url(
-    url: str,
+def probe_source(
+    source: str,
     column: str,
     values: Sequence[Any],
     shown_values: Sequence[str],
     exact_bits: bool,
 ) -> List[str]:
-    """Probe report lines (JSON) for the objects an object-store URL names."""
+    """Probe report lines (JSON) for the files a path, directory, glob or URL names."""
 
 def is_remote_url(arg: str) -> bool:
     """Whether the command reads `arg` as an object-store URL."""

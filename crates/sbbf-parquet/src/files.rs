@@ -1,19 +1,32 @@
-//! Turning FILE arguments into files: a file, a directory (every `*.parquet` below it), or a
-//! quoted glob.
+//! Turning a local FILE argument into files: a file, a directory (every `*.parquet` below it),
+//! or a glob.
 
+use crate::{NoFilesReason, ReadError};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// Expands one FILE argument; an error names what could not be found. A directory is walked
-/// following symbolic links, but a link back to a directory being walked (a loop) is not
-/// entered, and a file reached by several paths is visited once (under its first path in
-/// sorted order).
-pub fn expand(arg: &str) -> Result<Vec<PathBuf>, String> {
+/// The files one local FILE argument names, sorted; an error names what could not be found.
+/// A directory is walked following symbolic links, but a link back to a directory being
+/// walked (a loop) is not entered, and a file reached by several paths is visited once (under
+/// its first path in sorted order).
+///
+/// ```
+/// # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance");
+/// let files = sbbf_parquet::source::local_files(dir)?;
+/// assert!(files.iter().all(|f| f.extension().is_some_and(|e| e == "parquet")));
+/// assert!(sbbf_parquet::source::local_files("no/such/place").is_err());
+/// # Ok::<(), sbbf_parquet::ReadError>(())
+/// ```
+pub fn local_files(arg: &str) -> Result<Vec<PathBuf>, ReadError> {
+    let fail = |reason: NoFilesReason| ReadError::NoFiles {
+        location: arg.to_string(),
+        reason,
+    };
     let path = Path::new(arg);
     if path.is_dir() {
-        let out = walk(path).map_err(|e| format!("{arg}: {e}"))?;
+        let out = walk(path).map_err(|e| fail(NoFilesReason::Walk(e.to_string())))?;
         if out.is_empty() {
-            return Err(format!("{arg}: no *.parquet files in this directory"));
+            return Err(fail(NoFilesReason::EmptyDirectory));
         }
         return Ok(out);
     }
@@ -22,18 +35,18 @@ pub fn expand(arg: &str) -> Result<Vec<PathBuf>, String> {
     }
     if arg.contains(['*', '?', '[']) {
         let mut out: Vec<PathBuf> = glob::glob(arg)
-            .map_err(|e| format!("{arg}: bad glob pattern: {e}"))?
+            .map_err(|e| fail(NoFilesReason::BadGlob(e.to_string())))?
             .filter_map(Result::ok)
             .filter(|p| p.is_file())
             .collect();
         out.sort();
         let out = once_each(out);
         if out.is_empty() {
-            return Err(format!("{arg}: no file matches this pattern"));
+            return Err(fail(NoFilesReason::NoMatch));
         }
         return Ok(out);
     }
-    Err(format!("{arg}: no such file or directory"))
+    Err(fail(NoFilesReason::NotFound))
 }
 
 fn is_parquet(p: &Path) -> bool {

@@ -1,0 +1,49 @@
+//! Object-store URLs on the command line: what to say before a store is even asked.
+
+/// An `s3://` URL with an `http://` endpoint needs `AWS_ALLOW_HTTP=true`; without it the
+/// store fails with "builder error". Says so first.
+pub(crate) fn check_http_endpoint(url: &str) -> Result<(), String> {
+    if !(url.starts_with("s3://") || url.starts_with("s3a://")) {
+        return Ok(());
+    }
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let endpoint = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
+        .iter()
+        .find_map(|k| var(k).map(|v| (*k, v)));
+    let Some((key, endpoint)) = endpoint else {
+        return Ok(());
+    };
+    let allowed = var("AWS_ALLOW_HTTP").is_some_and(|v| {
+        ["1", "true", "on", "yes", "y"].contains(&v.to_ascii_lowercase().as_str())
+    });
+    if endpoint.to_ascii_lowercase().starts_with("http://") && !allowed {
+        return Err(format!(
+            "{key}={endpoint} is plain HTTP; set AWS_ALLOW_HTTP=true to allow unencrypted connections"
+        ));
+    }
+    Ok(())
+}
+
+/// An object store error on one line: servers answer errors with whole HTML pages, and the
+/// first line says what happened.
+pub(crate) fn one_line(msg: &str) -> String {
+    let first = msg.lines().next().unwrap_or("").trim_end();
+    match first.find(": <") {
+        Some(i) => first[..i].to_string(),
+        None => first.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn html_error_pages_are_cut() {
+        assert_eq!(
+            one_line("PROPFIND x - Server returned non-2xx status code: 501 Not Implemented: <!DOCTYPE HTML>\n<html>"),
+            "PROPFIND x - Server returned non-2xx status code: 501 Not Implemented"
+        );
+        assert_eq!(one_line("plain"), "plain");
+    }
+}

@@ -1,0 +1,498 @@
+//! A source of Parquet files: one local file, a directory (every `*.parquet` below it), a glob,
+//! an object on a store or every `*.parquet` object under a prefix. Local and remote files go
+//! through the same read planner and the same async driver: the same waves, the same
+//! concurrency rules, the same statistics; only the reader differs.
+//!
+//! [`Source::probe`] and [`Source::prune`] work on many files at once and yield one result per
+//! file, in the source's (sorted) order, as soon as that file and those before it are done.
+//! Files run as tasks of the current tokio runtime (so local files use every core), at most
+//! [`SourceOptions::concurrency`] at a time; on an object store the same number also bounds the
+//! requests in flight across all files, whatever each file's waves ask for.
+//!
+//! ```
+//! # #[tokio::main(flavor = "multi_thread")]
+//! # async fn main() -> Result<(), sbbf_parquet::Error> {
+//! use futures::StreamExt;
+//! use sbbf_parquet::source::{Source, SourceOptions};
+//! use sbbf_parquet::{prune::Predicate, stored::Literal};
+//! # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance");
+//! // A directory here; "s3://bucket/events/" or "https://host/f.parquet" the same way.
+//! let source = Source::open(dir, SourceOptions::default()).await?;
+//! assert!(source.len() > 1);
+//! let p = Predicate::eq("i64", Literal::Int(-1234567));
+//! let mut results = source.prune(p);
+//! while let Some((name, pruned)) = results.next().await {
+//!     match pruned {
+//!         Ok(p) => println!("{name}: read row groups {:?}", p.row_groups),
+//!         Err(e) => println!("{name}: {e}"),
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+use crate::asyncio::REMOTE_POLICY;
+use crate::column::ColumnType;
+use crate::crypto::KeySet;
+use crate::io::IoPolicy;
+use crate::prune::{Predicate, Pruned};
+use crate::remote::{self, FileProbe, ObjectReader};
+use crate::stored::Encoded;
+use crate::{Error, ParquetFile, ReadError};
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::{BoxStream, StreamExt};
+use futures::FutureExt;
+use object_store::path::Path as StorePath;
+use object_store::ObjectStore;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::AsyncFileReader;
+use parquet::file::metadata::ParquetMetaData;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use crate::files::local_files;
+
+/// Requests in flight at once (and files worked on at once) unless told otherwise: enough to
+/// hide an object store's latency, few enough for one client connection pool.
+pub const DEFAULT_CONCURRENCY: usize = 64;
+
+/// How a [`Source`] reads.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    /// Files worked on at once, and on an object store the bound on requests in flight across
+    /// all of them (at least 1).
+    pub concurrency: usize,
+    /// Keys for files with modular encryption (empty: such files answer as without keys).
+    pub keys: KeySet,
+    /// Read planning; by default [`IoPolicy::default`] for local files and
+    /// [`REMOTE_POLICY`] for object stores.
+    pub policy: Option<IoPolicy>,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            concurrency: DEFAULT_CONCURRENCY,
+            keys: KeySet::new(),
+            policy: None,
+        }
+    }
+}
+
+/// The reader behind a file of a [`Source`]: a local file or an object.
+#[derive(Debug, Clone)]
+pub enum SourceReader {
+    /// A local file, read with positioned reads.
+    Local(LocalReader),
+    /// An object, read with ranged GETs.
+    Object(ObjectReader),
+}
+
+/// A file of a [`Source`], opened.
+pub type SourceFile = ParquetFile<SourceReader>;
+
+/// An [`AsyncFileReader`] over a local file: positioned reads on the blocking thread pool, so
+/// several files (and the ranges of one wave) are read at once.
+#[derive(Debug, Clone)]
+pub struct LocalReader {
+    file: Arc<std::fs::File>,
+    len: u64,
+}
+
+impl LocalReader {
+    /// Opens `path` for reading.
+    pub fn open(path: &Path) -> Result<LocalReader, Error> {
+        let io = ReadError::Open;
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        Ok(LocalReader {
+            file: Arc::new(file),
+            len,
+        })
+    }
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn read(
+        &self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'static, parquet::errors::Result<Vec<Bytes>>> {
+        let file = Arc::clone(&self.file);
+        async move {
+            let read = move || -> parquet::errors::Result<Vec<Bytes>> {
+                ranges
+                    .into_iter()
+                    .map(|r| {
+                        let len = usize::try_from(r.end.saturating_sub(r.start)).map_err(|_| {
+                            parquet::errors::ParquetError::General(format!(
+                                "range {}..{} is too large",
+                                r.start, r.end
+                            ))
+                        })?;
+                        let mut buf = vec![0u8; len];
+                        read_at(&file, &mut buf, r.start)?;
+                        Ok(Bytes::from(buf))
+                    })
+                    .collect()
+            };
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) => h
+                    .spawn_blocking(read)
+                    .await
+                    .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))?,
+                // Outside a runtime (a caller's own executor): read in place.
+                Err(_) => read(),
+            }
+        }
+        .boxed()
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl AsyncFileReader for SourceReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        match self {
+            SourceReader::Object(r) => r.get_bytes(range),
+            SourceReader::Local(r) => r
+                .read(vec![range])
+                .map(|got| got.map(|mut v| v.pop().unwrap_or_default()))
+                .boxed(),
+        }
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        match self {
+            SourceReader::Object(r) => r.get_byte_ranges(ranges),
+            SourceReader::Local(r) => r.read(ranges),
+        }
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        match self {
+            SourceReader::Object(r) => r.get_metadata(options),
+            SourceReader::Local(r) => {
+                let len = r.len;
+                async move {
+                    let reader = parquet::file::metadata::ParquetMetaDataReader::new()
+                        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Skip);
+                    let mut me = SourceReader::Local(r.clone());
+                    Ok(Arc::new(reader.load_and_finish(&mut me, len).await?))
+                }
+                .boxed()
+            }
+        }
+    }
+}
+
+/// Where one file of a source is.
+enum At {
+    Local(PathBuf),
+    Object {
+        store: Arc<dyn ObjectStore>,
+        path: StorePath,
+        size: u64,
+    },
+    /// Opened while resolving the source (a single object: its footer came with its size).
+    Opened(Box<SourceFile>),
+}
+
+/// A set of Parquet files, local or on an object store (see the [module](self) docs).
+pub struct Source {
+    files: Vec<(String, At)>,
+    many: bool,
+    options: SourceOptions,
+    policy: IoPolicy,
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source")
+            .field("files", &self.names().collect::<Vec<_>>())
+            .field("many", &self.many)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Source {
+    /// What `arg` names: a local path (file, directory, glob) or an object-store URL (`s3://`,
+    /// `gs://`, `az://`, `http(s)://`; see [`remote::store_from_url`] for credentials). A URL
+    /// that names an object is that object (its footer and size read in one request, no
+    /// `HEAD`); otherwise, or when it ends in `/`, every `*.parquet` below it (one listing). An
+    /// `http(s)://` URL not ending in `/` names one file: a 404 is the answer.
+    pub async fn open(arg: &str, options: SourceOptions) -> Result<Source, Error> {
+        if remote::is_remote_url(arg) {
+            return Source::open_url(arg, options).await;
+        }
+        let paths = local_files(arg)?;
+        let many = paths.len() > 1;
+        Ok(Source {
+            files: paths
+                .into_iter()
+                .map(|p| (p.display().to_string(), At::Local(p)))
+                .collect(),
+            many,
+            policy: options.policy.unwrap_or_default(),
+            options,
+        })
+    }
+
+    async fn open_url(url: &str, options: SourceOptions) -> Result<Source, Error> {
+        let (store, prefix) = remote::store_from_url(url)?;
+        Source::open_store(url, store, prefix, options).await
+    }
+
+    /// [`Source::open`] for a location in a store the caller configured: `url` is how files
+    /// are named in results (`s3://bucket/dir/`), `prefix` the path it names in `store`.
+    pub async fn open_store(
+        url: &str,
+        store: Arc<dyn ObjectStore>,
+        prefix: StorePath,
+        options: SourceOptions,
+    ) -> Result<Source, Error> {
+        // Every request of every file goes through one limit.
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::limit::LimitStore::new(
+            store,
+            options.concurrency.max(1),
+        ));
+        let policy = options.policy.unwrap_or(REMOTE_POLICY);
+        let as_dir = url.ends_with('/') || prefix.as_ref().is_empty();
+        let http = url.starts_with("http://") || url.starts_with("https://");
+        let one = |file: SourceFile| Source {
+            files: vec![(url.to_string(), At::Opened(Box::new(file)))],
+            many: false,
+            options: options.clone(),
+            policy,
+        };
+        if !as_dir {
+            // One object: its footer and size in one suffix read (no HEAD first); a name that
+            // is no object may still be a prefix (not on a web server, which does not list).
+            match remote::open_unsized_with_keys(&store, &prefix, &options.keys).await {
+                Ok(pq) => return Ok(one(pq.map_reader(SourceReader::Object))),
+                Err(Error::Read(ReadError::Store {
+                    source: object_store::Error::NotFound { .. },
+                    ..
+                })) if !http => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let objects = remote::list_parquet(&store, &prefix).await?;
+        if objects.is_empty() {
+            return Err(ReadError::NoObjects {
+                location: if prefix.as_ref().is_empty() {
+                    "/".to_string()
+                } else {
+                    prefix.to_string()
+                },
+            }
+            .into());
+        }
+        Ok(Source {
+            files: objects
+                .into_iter()
+                .map(|m| {
+                    let name = object_name(url, prefix.as_ref(), m.location.as_ref());
+                    (
+                        name,
+                        At::Object {
+                            store: Arc::clone(&store),
+                            path: m.location,
+                            size: m.size,
+                        },
+                    )
+                })
+                .collect(),
+            many: true,
+            options,
+            policy,
+        })
+    }
+
+    /// The files, as results name them (paths as given, or URLs).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// How many files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether there are no files (never, for a source that opened).
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Whether the source names several files (a directory, a glob, a prefix): then a file
+    /// without the asked column is a result of its own rather than an error.
+    pub fn is_many(&self) -> bool {
+        self.many
+    }
+
+    /// The read planning the files use.
+    pub fn policy(&self) -> IoPolicy {
+        self.policy
+    }
+
+    /// Probes `column` in every file; `encode` turns the caller's values into the bytes of each
+    /// file's column type (types may differ between files). One result per file, in order; a
+    /// file that cannot be opened, lacks the column or whose values do not encode is an error
+    /// of its own and does not stop the others.
+    pub fn probe<F>(
+        self,
+        column: &str,
+        encode: F,
+    ) -> BoxStream<'static, (String, Result<FileProbe, Error>)>
+    where
+        F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error> + Send + Sync + 'static,
+    {
+        let column: Arc<str> = Arc::from(column);
+        let encode = Arc::new(encode);
+        let policy = self.policy;
+        self.run(move |mut pq| {
+            let column = Arc::clone(&column);
+            let encode = Arc::clone(&encode);
+            async move { remote::probe_file(&mut pq, &column, &*encode, policy).await }.boxed()
+        })
+    }
+
+    /// [`ParquetFile::prune_async`] in every file; one result per file, in order.
+    pub fn prune(
+        self,
+        predicate: Predicate,
+    ) -> BoxStream<'static, (String, Result<Pruned, Error>)> {
+        let predicate = Arc::new(predicate);
+        let policy = self.policy;
+        self.run(move |mut pq| {
+            let predicate = Arc::clone(&predicate);
+            async move { pq.prune_async(&predicate, policy).await }.boxed()
+        })
+    }
+
+    /// Opens each file and runs `work` on it as a task of its own, `concurrency` files at a
+    /// time, yielding the results in the source's order.
+    pub fn run<T, W>(self, work: W) -> BoxStream<'static, (String, Result<T, Error>)>
+    where
+        T: Send + 'static,
+        W: Fn(SourceFile) -> BoxFuture<'static, Result<T, Error>> + Send + Sync + 'static,
+    {
+        let work = Arc::new(work);
+        let keys = Arc::new(self.options.keys);
+        let concurrency = self.options.concurrency.max(1);
+        futures::stream::iter(self.files)
+            .map(move |(name, at)| {
+                let (work, keys) = (Arc::clone(&work), Arc::clone(&keys));
+                let task = async move {
+                    let pq = open_at(at, &keys).await?;
+                    work(pq).await
+                };
+                async move { (name, spawned(task).await) }
+            })
+            .buffered(concurrency)
+            .boxed()
+    }
+}
+
+/// Runs `task` on the current runtime's threads when there is one (so files use every core),
+/// else in place.
+async fn spawned<T: Send + 'static>(
+    task: impl std::future::Future<Output = Result<T, Error>> + Send + 'static,
+) -> Result<T, Error> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => match h.spawn(task).await {
+            Ok(r) => r,
+            Err(e) => {
+                Err(ReadError::Parquet(parquet::errors::ParquetError::External(Box::new(e))).into())
+            }
+        },
+        Err(_) => task.await,
+    }
+}
+
+async fn open_at(at: At, keys: &KeySet) -> Result<SourceFile, Error> {
+    match at {
+        At::Opened(pq) => Ok(*pq),
+        At::Local(path) => {
+            let r = LocalReader::open(&path)?;
+            let len = r.len();
+            ParquetFile::open_async_with_keys(SourceReader::Local(r), len, keys).await
+        }
+        At::Object { store, path, size } => {
+            let r = ObjectReader::new(store, path, size);
+            ParquetFile::open_async_with_keys(SourceReader::Object(r), size, keys).await
+        }
+    }
+}
+
+/// The name a report shows for an object found under the location `url` names (`prefix` is
+/// that location's path in its store): the URL itself for a single object, else the URL (as a
+/// directory) followed by the object's path below the prefix.
+pub fn object_name(url: &str, prefix: &str, location: &str) -> String {
+    if location == prefix {
+        return url.to_string();
+    }
+    let rel = if prefix.is_empty() {
+        location
+    } else {
+        location
+            .strip_prefix(prefix)
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(location)
+    };
+    format!("{}/{rel}", url.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::object_name;
+
+    #[test]
+    fn object_names() {
+        assert_eq!(
+            object_name("s3://b/dir/", "dir", "dir/x/a.parquet"),
+            "s3://b/dir/x/a.parquet"
+        );
+        assert_eq!(
+            object_name("s3://b/dir", "dir", "dir/a.parquet"),
+            "s3://b/dir/a.parquet"
+        );
+        assert_eq!(object_name("s3://b/", "", "a.parquet"), "s3://b/a.parquet");
+        assert_eq!(
+            object_name("s3://b/a.parquet", "a.parquet", "a.parquet"),
+            "s3://b/a.parquet"
+        );
+    }
+}
