@@ -43,12 +43,19 @@ fn probe_with_keys_answers_as_parquet_java() {
         "--column-key",
         "float_field=0x31323334353637383930313233343531",
     ];
-    for column in ["double_field", "float_field"] {
+    // The same file on a web server: keys work for object stores too (one path for both).
+    let server =
+        sbbf_testkit::http::RangeServer::serve(&sbbf_testkit::testdata().join("encrypted"));
+    for (column, f) in [
+        ("double_field", file(BLOOM)),
+        ("float_field", file(BLOOM)),
+        ("double_field", server.url(BLOOM)),
+        ("float_field", server.url(BLOOM)),
+    ] {
         let answers = pj_answers(column);
         assert!(answers.iter().any(|(_, m)| *m) && answers.iter().any(|(_, m)| !*m));
         let mut args = vec!["probe", "--hex", "--format", "json"];
         args.extend(keys);
-        let f = file(BLOOM);
         args.extend([f.as_str(), column]);
         args.extend(answers.iter().map(|(v, _)| v.as_str()));
         let o = sbbf(&args);

@@ -198,14 +198,16 @@ async fn remote_answers_equal_local() {
     assert!(tally.get("absent").copied().unwrap_or(0) > 100, "{tally:?}");
 }
 
-/// probe_many and prune_many (concurrent) equal the local answers, in file order.
+/// A source's probe and prune (concurrent) equal the local answers, in file order, and
+/// never have more requests in flight than the concurrency asked for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_files_concurrently() {
     let moto = Moto::start();
     moto.create_bucket(BUCKET);
     let dir = conformance_files();
     moto.upload_dir(BUCKET, "c", &dir);
-    let store = store(&moto, BUCKET);
+    let counting = Arc::new(Counting::new(store(&moto, BUCKET)));
+    let store: Arc<dyn ObjectStore> = counting.clone();
     let files = remote::list_parquet(&store, &Path::from("c"))
         .await
         .unwrap();
@@ -230,7 +232,18 @@ async fn many_files_concurrently() {
                 .await
                 .unwrap()
         };
+        counting.reset();
         let got: Vec<_> = source().await.probe(column, encode).collect().await;
+        // The bound holds across files: never more requests in flight than asked for.
+        let most = counting.max_in_flight.load(Ordering::SeqCst);
+        assert!(
+            most <= concurrency as u64,
+            "{concurrency}: {}",
+            counting.report()
+        );
+        if concurrency > 1 {
+            assert!(most > 1, "{concurrency}: {}", counting.report());
+        }
         let pred = Predicate::In(
             column.into(),
             vec![Literal::Int(-1234567), Literal::Int(42)],

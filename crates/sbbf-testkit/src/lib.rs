@@ -4,6 +4,7 @@
 //!
 //! Everything the tests read is inside the repository: a clone in an empty directory runs them.
 
+pub mod http;
 pub mod moto;
 
 use flate2::read::GzDecoder;
