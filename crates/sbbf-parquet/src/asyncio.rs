@@ -39,11 +39,12 @@ impl<R: AsyncFileReader> ParquetFile<R> {
     ) -> Result<Self, Error> {
         check_min_len(file_len)?;
         let suffix = FOOTER_SUFFIX.min(file_len);
+        let started = std::time::Instant::now();
         let tail = reader
             .get_bytes(file_len - suffix..file_len)
             .await
             .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
-        ParquetFile::open_with_tail_keyed(reader, file_len, tail, keys).await
+        ParquetFile::open_with_tail_keyed(reader, file_len, tail, keys, started).await
     }
 
     /// Opens a file whose last bytes (`tail`, at most the whole file) were read already, in
@@ -53,6 +54,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         file_len: u64,
         tail: bytes::Bytes,
         keys: &KeySet,
+        started: std::time::Instant,
     ) -> Result<Self, Error> {
         check_min_len(file_len)?;
         // At least the suffix asked for (so at least the 12 bytes of any Parquet file), at
@@ -90,6 +92,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
             b
         };
         let pq = ParquetFile::from_footer_keyed(reader, file_len, start, &meta, pare, keys)?;
+        pq.io.start_at(started);
         pq.io.wave(1, tail.len() as u64);
         if let Some(bytes) = second {
             pq.io.wave(1, bytes);
@@ -110,6 +113,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 continue;
             }
             let wanted: Vec<std::ops::Range<u64>> = ranges.iter().map(|r| r.start..r.end).collect();
+            self.io.start();
             let got = self.reader_mut().get_byte_ranges(wanted).await;
             let mut fetched = Fetched::default();
             match got {

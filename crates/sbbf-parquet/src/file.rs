@@ -58,6 +58,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     pub fn open_with_keys(reader: R, keys: &KeySet) -> Result<Self, Error> {
         let file_len = reader.len();
         check_min_len(file_len)?;
+        let started = std::time::Instant::now();
         let tail = read_range(
             &reader,
             Range {
@@ -77,6 +78,7 @@ impl<R: ChunkReader> ParquetFile<R> {
             },
         )?;
         let pq = ParquetFile::from_footer_keyed(reader, file_len, footer_start, &meta, pare, keys)?;
+        pq.io.start_at(started);
         pq.io.wave(1, tail.len() as u64);
         pq.io.wave(1, meta.len() as u64);
         Ok(pq)

@@ -49,6 +49,9 @@ pub struct IoStats {
     /// Sequential rounds: reads of one round are independent and go out together, each
     /// round waits for the one before (on an object store, a round trip each).
     pub waves: u64,
+    /// Wall time from the first read's start to the last read's end (zero before any read):
+    /// what the waves cost on this store.
+    pub elapsed: std::time::Duration,
 }
 
 /// [`IoStats`] kept by a file that is shared between threads.
@@ -57,14 +60,32 @@ pub(crate) struct IoCounters {
     requests: AtomicU64,
     bytes: AtomicU64,
     waves: AtomicU64,
+    /// When the first read started, and nanoseconds from then to the end of the last one.
+    first: std::sync::OnceLock<std::time::Instant>,
+    elapsed_ns: AtomicU64,
 }
 
 impl IoCounters {
-    /// One wave of `requests` reads returning `bytes` bytes.
+    /// Notes that a read is about to start (the clock of [`IoStats::elapsed`] starts at the
+    /// first one).
+    pub(crate) fn start(&self) {
+        self.first.get_or_init(std::time::Instant::now);
+    }
+
+    /// Starts the clock at `t` (when the footer read began, before the file existed).
+    pub(crate) fn start_at(&self, t: std::time::Instant) {
+        self.first.get_or_init(|| t);
+    }
+
+    /// One wave of `requests` reads returning `bytes` bytes, just finished.
     pub(crate) fn wave(&self, requests: u64, bytes: u64) {
         self.requests.fetch_add(requests, Ordering::Relaxed);
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.waves.fetch_add(1, Ordering::Relaxed);
+        if let Some(t) = self.first.get() {
+            let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.elapsed_ns.fetch_max(ns, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn get(&self) -> IoStats {
@@ -72,6 +93,7 @@ impl IoCounters {
             requests: self.requests.load(Ordering::Relaxed),
             bytes: self.bytes.load(Ordering::Relaxed),
             waves: self.waves.load(Ordering::Relaxed),
+            elapsed: std::time::Duration::from_nanos(self.elapsed_ns.load(Ordering::Relaxed)),
         }
     }
 }

@@ -723,6 +723,7 @@ pub(crate) fn run<R: ChunkReader>(reader: &R, io: &IoCounters, jobs: &mut [Probe
             supply_all(jobs, Fetched::default());
             continue;
         }
+        io.start();
         let fetched = Fetched::read(reader, &ranges);
         io.wave(ranges.len() as u64, fetched.bytes());
         supply_all(jobs, fetched);

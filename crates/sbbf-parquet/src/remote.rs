@@ -276,6 +276,7 @@ pub async fn open_unsized_with_keys(
         )),
         ..Default::default()
     };
+    let started = std::time::Instant::now();
     let got = store.get_opts(path, options).await.map_err(store_err)?;
     let size = got.meta.size;
     if got.range.end != size {
@@ -292,6 +293,7 @@ pub async fn open_unsized_with_keys(
         size,
         tail,
         keys,
+        started,
     )
     .await
 }

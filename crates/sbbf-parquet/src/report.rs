@@ -65,6 +65,7 @@ impl<'a> ProbeLine<'a> {
                 bytes: io.bytes,
                 requests: io.requests,
                 waves: io.waves,
+                elapsed_ms: io.elapsed.as_secs_f64() * 1000.0,
             }),
         }
     }
@@ -92,11 +93,13 @@ pub struct ErrorLine<'a> {
     pub file: &'a str,
 }
 
-/// `{"bytes", "requests", "waves"}`: see [`IoStats`].
+/// `{"bytes", "elapsed_ms", "requests", "waves"}`: see [`IoStats`].
 #[derive(Serialize)]
 pub struct StatsLine {
     /// Bytes read.
     pub bytes: u64,
+    /// Milliseconds from the first read's start to the last read's end.
+    pub elapsed_ms: f64,
     /// Ranged reads.
     pub requests: u64,
     /// Sequential rounds of reads.
