@@ -1,11 +1,11 @@
 //! Parquet modular encryption (apache/parquet-format `Encryption.md`), as far as Bloom filters
 //! need it: keys ([`KeySet`]), the footer (encrypted, `PARE`, or plaintext and signed), the
-//! column metadata encrypted with column keys, and the two modules of an encrypted filter
-//! (header, module type 8; bitset, module type 9).
+//! column metadata encrypted with column keys, the two modules of an encrypted filter (header,
+//! module type 8; bitset, module type 9), and the data pages (to verify and build filters).
 //!
-//! Both algorithms are read. `AES_GCM_CTR_V1` differs from `AES_GCM_V1` only for data pages
-//! (CTR instead of GCM): the footer, the column metadata and the filter modules are AES-GCM in
-//! both, so a filter is read the same way in either.
+//! Both algorithms are read. `AES_GCM_CTR_V1` differs from `AES_GCM_V1` only for data and
+//! dictionary pages (CTR instead of GCM): the footer, the column metadata, the page headers and
+//! the filter modules are AES-GCM in both, so a filter is read the same way in either.
 //!
 //! Every module is authenticated with its AAD: the file AAD (AAD prefix, stored or given, then
 //! the file's unique part) followed by the module type, and for column modules the row group
@@ -17,7 +17,17 @@
 //! nonce and tag each, plus a 4-byte length), where a plaintext filter needs one 32-byte block
 //! per value. With `bloom_filter_length` in the footer both modules come in one read.
 //!
-//! The ciphers are RustCrypto's `aes-gcm` (AES-128, -192 and -256).
+//! **Data pages** ([`ParquetFile::plaintext_image`](crate::ParquetFile::plaintext_image),
+//! `pages.rs`): a column chunk's page headers (AES-GCM, module types 4 and 5) and pages
+//! (types 2 and 3; AES-GCM, or AES-CTR in `AES_GCM_CTR_V1`) are decrypted into an ordinary
+//! Parquet file in memory that the `parquet` crate's readers decode as they are.
+//! [`ParquetFile::verify_encrypted`](crate::ParquetFile::verify_encrypted) checks filters
+//! against the values decoded so, and [`add_encrypted`] builds new filters from them. The cost:
+//! each chunk is read whole and held twice (encrypted and decrypted), one chunk at a time; CTR
+//! pages are not authenticated (only their CRC, when the writer stored one, catches damage).
+//!
+//! The ciphers are RustCrypto's `aes-gcm` (AES-128, -192 and -256) and `ctr` (AES-CTR for the
+//! pages of `AES_GCM_CTR_V1`).
 
 mod meta;
 mod pages;
