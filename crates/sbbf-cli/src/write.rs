@@ -119,12 +119,17 @@ fn lock(_path: &Path) -> Result<Option<std::fs::File>, String> {
 ///   sbbf add data.parquet -c user_id -c s.b --fpp 0.001 --in-place
 ///   sbbf add data.parquet -c user_id --replace --ndv 100000 -o out.parquet
 ///
-/// Encrypted files (Parquet modular encryption): with the keys (--footer-key, --column-key,
-/// --keys), --replace seals the plaintext filters of encrypted columns (arrow-rs 60 writes them,
-/// revealing the column's values; `sbbf inspect` reports them): each is written again as the
-/// two encrypted modules the specification asks for, with its bits unchanged, the old
-/// plaintext bytes are overwritten with zeros, and the footer is encrypted (or signed) again.
-/// Building new filters for an encrypted file is not supported yet.
+/// Encrypted files (Parquet modular encryption), with the keys (--footer-key, --column-key,
+/// --keys): new filters are built from the decrypted values (each column chunk decrypted in
+/// memory, one at a time) and written as the two encrypted modules the specification asks for,
+/// with the column's key (in plaintext for a column that is not encrypted); the footer is
+/// encrypted (or signed) again. The footer key and the key of every chosen encrypted column
+/// are needed. With --replace, add instead seals the plaintext filters of encrypted columns
+/// (arrow-rs 60 writes them, revealing the column's values; `sbbf inspect` reports them): each
+/// is written again as encrypted modules with its bits unchanged, and the old plaintext bytes
+/// are overwritten with zeros. Rebuilding existing filters of an encrypted file is not
+/// supported.
+///   sbbf add enc.parquet -c secret --keys keys.json -o with-filters.parquet
 ///   sbbf add enc.parquet -c secret --replace --keys keys.json -o sealed.parquet
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
@@ -287,7 +292,8 @@ pub fn run_add(a: AddArgs) -> u8 {
     }
 }
 
-/// `add --replace` with keys: seals the plaintext filters of encrypted columns.
+/// `add` with keys: builds new filters in an encrypted file, or (--replace) seals the
+/// plaintext filters of encrypted columns.
 fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
     let keys = match a.keys.key_set() {
         Ok(k) => k,
@@ -296,20 +302,36 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
             return 2;
         }
     };
-    if !a.replace {
-        err!(
-            "sbbf add: {}: with keys, add only seals existing plaintext filters of encrypted columns (--replace); building new filters for an encrypted file is not supported yet",
-            a.file.display()
-        );
-        return 2;
-    }
-    match sbbf_parquet::crypto::seal_plaintext_filters(input, target, &keys, &a.columns) {
+    let result = if a.replace {
+        sbbf_parquet::crypto::seal_plaintext_filters(input, target, &keys, &a.columns)
+    } else {
+        let opts = AddOptions {
+            columns: a.columns.clone(),
+            fpp: a.fpp,
+            ndv: a.ndv,
+            replace: false,
+        };
+        sbbf_parquet::crypto::add_encrypted(
+            input,
+            target,
+            &keys,
+            &opts,
+            &mut crate::progress::bar("building filters"),
+        )
+    };
+    match result {
         Ok(r) => {
             report("add", &a.file, target, &r, a.format);
             0
         }
         Err(e) => {
-            err!("sbbf add: {}: {e}", a.file.display());
+            let hint = match &e {
+                sbbf_parquet::Error::Build(sbbf_parquet::BuildError::HasFilters { .. }) => {
+                    "; rebuilding filters of an encrypted file is not supported (--replace only seals plaintext filters of encrypted columns)"
+                }
+                _ => flag_hint(&e),
+            };
+            err!("sbbf add: {}: {e}{hint}", a.file.display());
             2
         }
     }

@@ -24,10 +24,6 @@ pub enum Error {
     /// without the footer key, or a file this operation cannot handle encrypted (rewriting).
     #[error("the file is encrypted (Parquet modular encryption); its keys are needed")]
     Encrypted,
-    /// Decoding the data pages of an encrypted file (to verify its filters against its values)
-    /// is not supported: the filters themselves can be read and probed.
-    #[error("the file is encrypted: decoding its data pages (to verify its filters) is not supported yet")]
-    EncryptedData,
     /// An encrypted file whose footer or keys do not work (wrong key, altered file, malformed
     /// crypto metadata). A chunk that cannot be decrypted is not an error: its filter answers
     /// "unknown" with the reason.

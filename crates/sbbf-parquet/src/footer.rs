@@ -242,7 +242,7 @@ struct Copier<'a> {
     reseal: Option<&'a crate::crypto::FileEncryption>,
 }
 
-type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
+pub(crate) type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
 
 impl Copier<'_> {
     fn copy_struct<R: Read>(
@@ -458,6 +458,27 @@ impl Copier<'_> {
             other => Err(bad(&format!("unexpected Thrift type {other:?}"))),
         }
     }
+}
+
+/// Copies one Thrift value of type `t` as it is (structs field by field, unknown fields
+/// included), with the copier's nesting limit: for other structures than the footer (a page
+/// header rewritten by [`crate::crypto::PlainImage`]).
+pub(crate) fn copy_thrift_value<R: Read>(
+    i: &mut TCompactInputProtocol<R>,
+    o: &mut Out<'_>,
+    t: TType,
+) -> thrift::Result<()> {
+    let (edits, moves) = (FilterEdits::new(), IndexMoves::new());
+    let mut copier = Copier {
+        edits: &edits,
+        moves: &moves,
+        applied: Default::default(),
+        depth: 0,
+        encrypted: false,
+        replace: None,
+        reseal: None,
+    };
+    copier.copy_value(i, o, t, Ctx::Other)
 }
 
 fn bad(msg: &str) -> thrift::Error {

@@ -37,29 +37,74 @@ pub struct ChunkReport {
     pub measured_fpp: Option<f64>,
     /// What the filter's fill predicts.
     pub predicted_fpp: Option<f64>,
+    /// Why the chunk's values could not be read (an encrypted chunk whose key was not given):
+    /// nothing was verified, and the counts are zero.
+    pub not_verified: Option<String>,
 }
 
 impl<R: ChunkReader> ParquetFile<R> {
     /// Verifies the filters of `columns` (leaf indices; all leaves with any filter when empty)
     /// against the data decoded through `data`, probing `absent_probes` random absent values per
     /// chunk. `progress` is called after each chunk with (done, total).
+    ///
+    /// For an encrypted file (opened with [`ParquetFile::open_with_keys`]) `data` is not used:
+    /// this is [`ParquetFile::verify_encrypted`].
     pub fn verify(
         &self,
         data: &dyn FileReader,
         columns: &[usize],
         absent_probes: u64,
+        progress: impl FnMut(usize, usize),
+    ) -> Result<Vec<ChunkReport>, Error> {
+        self.verify_from(Some(data), columns, absent_probes, progress)
+    }
+
+    /// [`ParquetFile::verify`] for a file with modular encryption, opened with its keys: each
+    /// chunk's pages are decrypted into a [`crate::crypto::PlainImage`] (one chunk in memory
+    /// at a time) and decoded from there. A chunk whose key was not given is not verified:
+    /// its report says why ([`ChunkReport::not_verified`]); without columns chosen, every
+    /// column with a filter or with such a chunk is verified. A page that does not decrypt is
+    /// an error. On a file without encryption, [`crate::crypto::CryptoError::Malformed`].
+    pub fn verify_encrypted(
+        &self,
+        columns: &[usize],
+        absent_probes: u64,
+        progress: impl FnMut(usize, usize),
+    ) -> Result<Vec<ChunkReport>, Error> {
+        if self.encryption().is_none() {
+            return Err(
+                crate::crypto::CryptoError::Malformed("the file is not encrypted".into()).into(),
+            );
+        }
+        self.verify_from(None, columns, absent_probes, progress)
+    }
+
+    fn verify_from(
+        &self,
+        data: Option<&dyn FileReader>,
+        columns: &[usize],
+        absent_probes: u64,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Vec<ChunkReport>, Error> {
-        if self.encryption().is_some() {
-            // The data pages of an encrypted file need decrypting, which `data` (the parquet
-            // crate built without encryption) cannot do.
-            return Err(Error::EncryptedData);
-        }
+        let enc = self.encryption();
+        let unreadable = |c: usize| {
+            enc.is_some_and(|e| {
+                (0..self.metadata().num_row_groups()).any(|rg| {
+                    matches!(
+                        e.chunk(rg, c),
+                        crate::crypto::ChunkEncryption::Unreadable { .. }
+                    )
+                })
+            })
+        };
         let chosen: Vec<usize> = if columns.is_empty() {
+            // A chunk that cannot be decrypted may have a filter nobody can see: it is
+            // reported (not verified), never left out silently.
             (0..self.columns().len())
                 .filter(|c| {
                     self.columns()[*c].physical != PhysicalType::BOOLEAN
-                        && self.filter_locations(*c).iter().any(|l| l.offset.is_some())
+                        && (self.filter_locations(*c).iter().any(|l| l.offset.is_some())
+                            || unreadable(*c))
                 })
                 .collect()
         } else {
@@ -72,7 +117,33 @@ impl<R: ChunkReader> ParquetFile<R> {
             let filters = self.read_filters(c, IoPolicy::default());
             for (rg, filter) in filters.into_iter().enumerate() {
                 let filter = filter.map(|span| span.bitset);
-                reports.push(verify_chunk(data, rg, c, &ty, filter, absent_probes)?);
+                let report = match (enc, data) {
+                    (None, Some(data)) => {
+                        verify_chunk(data, (rg, rg), c, &ty, filter, absent_probes)?
+                    }
+                    (None, None) => {
+                        return Err(crate::crypto::CryptoError::Malformed(
+                            "the file is not encrypted".into(),
+                        )
+                        .into())
+                    }
+                    (Some(_), _) => match self.plaintext_image(rg, c) {
+                        Ok(image) => {
+                            verify_chunk(&image.reader()?, (0, rg), c, &ty, filter, absent_probes)?
+                        }
+                        Err(Error::Crypto(crate::crypto::CryptoError::ChunkUnreadable {
+                            reason,
+                            ..
+                        })) => ChunkReport::not_verified(
+                            rg,
+                            &ty,
+                            filter,
+                            format!("encrypted, and {reason}"),
+                        ),
+                        Err(e) => return Err(e),
+                    },
+                };
+                reports.push(report);
                 progress(reports.len(), total);
             }
         }
@@ -80,9 +151,37 @@ impl<R: ChunkReader> ParquetFile<R> {
     }
 }
 
+impl ChunkReport {
+    fn not_verified(
+        row_group: usize,
+        ty: &ColumnType,
+        filter: Result<bytes::Bytes, crate::NoFilter>,
+        why: String,
+    ) -> ChunkReport {
+        ChunkReport {
+            row_group,
+            column: ty.path.clone(),
+            filter: match filter {
+                Ok(_) => FilterState::Present,
+                Err(no) => no.into(),
+            },
+            values: 0,
+            distinct: 0,
+            false_negatives: 0,
+            false_negative_examples: Vec::new(),
+            absent_probes: 0,
+            measured_fpp: None,
+            predicted_fpp: None,
+            not_verified: Some(why),
+        }
+    }
+}
+
+/// Verifies one chunk, decoded from row group `data_rg` of `data` (the file's own row group
+/// `rg`, or 0 in a plaintext image).
 fn verify_chunk(
     data: &dyn FileReader,
-    rg: usize,
+    (data_rg, rg): (usize, usize),
     c: usize,
     ty: &ColumnType,
     filter: Result<bytes::Bytes, crate::NoFilter>,
@@ -96,7 +195,7 @@ fn verify_chunk(
     let mut seen = HashSet::new();
     let mut false_negatives = 0u64;
     let mut examples = Vec::new();
-    let values = for_each_value(data, rg, c, |v| {
+    let values = for_each_value(data, data_rg, c, |v| {
         let h = sbbf::hash(v);
         if seen.insert(h) {
             if let Some(view) = view {
@@ -149,6 +248,7 @@ fn verify_chunk(
         absent_probes: probes,
         measured_fpp: measured,
         predicted_fpp: predicted,
+        not_verified: None,
     })
 }
 

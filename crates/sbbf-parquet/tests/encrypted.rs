@@ -702,3 +702,328 @@ fn resizing_an_encrypted_file_keeps_every_stored_value() {
         assert_eq!(r.filters.len(), 8);
     }
 }
+
+/// parquet-java's value counts: (column, row group) -> (non-null values, distinct values), read
+/// back by its decrypting record reader (answers/<stem>.counts.tsv).
+fn counts(stem: &str) -> BTreeMap<(String, usize), (u64, u64)> {
+    let text = std::fs::read_to_string(path(&format!("answers/{stem}.counts.tsv"))).unwrap();
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 4, "{l}");
+            (
+                (f[0].to_string(), f[1].parse().unwrap()),
+                (f[2].parse().unwrap(), f[3].parse().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// Verifies every non-boolean column with the keys, and checks each chunk's counts against
+/// parquet-java's; returns the reports.
+fn verify_against_parquet_java(
+    stem: &str,
+    keys: &KeySet,
+) -> Vec<sbbf_parquet::verify::ChunkReport> {
+    let pq =
+        ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), keys).unwrap();
+    let columns: Vec<usize> = (0..pq.columns().len())
+        .filter(|&c| pq.columns()[c].physical != parquet::basic::Type::BOOLEAN)
+        .collect();
+    let reports = pq.verify_encrypted(&columns, 200, |_, _| {}).unwrap();
+    let want = counts(stem);
+    assert_eq!(
+        reports.len(),
+        columns.len() * pq.metadata().num_row_groups()
+    );
+    for r in &reports {
+        assert_eq!(r.not_verified, None, "{stem} {r:?}");
+        assert_eq!(r.false_negatives, 0, "{stem} {r:?}");
+        let (values, distinct) = want[&(r.column.clone(), r.row_group)];
+        assert_eq!(
+            (r.values, r.distinct),
+            (values, distinct),
+            "{stem} {} rg {}",
+            r.column,
+            r.row_group
+        );
+    }
+    reports
+}
+
+/// `verify` with keys decrypts the data pages (AES_GCM_V1 and AES_GCM_CTR_V1, encrypted and
+/// plaintext footers, parquet-java's and parquet-cpp's files, dictionary pages included): every
+/// chunk's value count and distinct count are parquet-java's, and no stored value is absent.
+#[test]
+fn verify_with_keys_counts_what_parquet_java_counts() {
+    for stem in PJAVA.iter().chain(&["pjava_plain_ctr_nobloom"]) {
+        let reports = verify_against_parquet_java(stem, &pjava_keys());
+        let with_filters = reports
+            .iter()
+            .filter(|r| r.filter == FilterState::Present)
+            .count();
+        assert_eq!(
+            with_filters,
+            if stem.ends_with("nobloom") { 4 } else { 16 },
+            "{stem}"
+        );
+    }
+    for stem in [
+        "encrypt_columns_and_footer_bloom_filter",
+        "encrypt_columns_and_footer",
+        "encrypt_columns_and_footer_ctr",
+        "encrypt_columns_plaintext_footer",
+    ] {
+        let reports = verify_against_parquet_java(stem, &testing_keys());
+        if stem.ends_with("bloom_filter") {
+            assert!(reports
+                .iter()
+                .filter(|r| r.column.ends_with("double_field") || r.column.ends_with("float_field"))
+                .all(|r| r.filter == FilterState::Present));
+        }
+    }
+    // parquet-cpp's chunks start with a dictionary page: the dictionary AADs are exercised.
+    let pq = ParquetFile::open_with_keys(
+        bytes("encrypt_columns_and_footer_ctr.parquet.encrypted"),
+        &testing_keys(),
+    )
+    .unwrap();
+    let c = pq.column_index("double_field").unwrap();
+    assert!(pq
+        .metadata()
+        .row_group(0)
+        .column(c)
+        .dictionary_page_offset()
+        .is_some());
+    let image = pq.plaintext_image(0, c).unwrap();
+    assert!(image
+        .metadata
+        .row_group(0)
+        .column(c)
+        .dictionary_page_offset()
+        .is_some());
+}
+
+/// Without a column's key its chunks are reported "not verified" with the reason, never as
+/// verified; the others are verified.
+#[test]
+fn verify_without_a_column_key_says_which_chunks_were_not_verified() {
+    let keys = KeySet::new()
+        .with_footer_key(key("0123456789012345"))
+        .with_column_key("secret", key("1234567890123450"));
+    for stem in PJAVA {
+        let pq = ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &keys)
+            .unwrap();
+        // No columns chosen: the chunks of `name` are reported even though their filters cannot
+        // be seen.
+        let reports = pq.verify_encrypted(&[], 10, |_, _| {}).unwrap();
+        assert_eq!(reports.len(), 16, "{stem}");
+        for r in &reports {
+            if r.column == "name" {
+                let why = r.not_verified.as_deref().unwrap();
+                assert!(why.contains("column key of `name` was not given"), "{why}");
+                assert_eq!(r.values, 0);
+            } else {
+                assert_eq!(r.not_verified, None);
+                assert!(r.values > 0);
+            }
+        }
+        let name = pq.column_index("name").unwrap();
+        assert!(matches!(
+            pq.plaintext_image(1, name),
+            Err(Error::Crypto(CryptoError::ChunkUnreadable {
+                row_group: 1,
+                ..
+            }))
+        ));
+    }
+    // A file without encryption is not verified this way.
+    let plain = ParquetFile::open(Bytes::from(
+        std::fs::read(sbbf_testkit::testdata().join("pa_ints.parquet")).unwrap(),
+    ))
+    .unwrap();
+    assert!(plain.verify_encrypted(&[], 10, |_, _| {}).is_err());
+}
+
+/// Altered bytes in the chunks of encrypted columns: a page header (AES-GCM) that does not
+/// authenticate, a GCM page that does not, a CTR page whose CRC (parquet-java writes one over
+/// the page as stored) does not match: each an error, never a panic; and `verify` never
+/// reports a chunk with altered bytes as verified.
+#[test]
+fn altered_pages_are_errors_never_panics() {
+    for (stem, keys) in [
+        ("pjava_footer_gcm", pjava_keys()),
+        ("pjava_plain_ctr", pjava_keys()),
+        ("encrypt_columns_and_footer", testing_keys()),
+        ("encrypt_columns_and_footer_ctr", testing_keys()),
+    ] {
+        let raw = std::fs::read(path(&format!("{stem}.parquet.encrypted"))).unwrap();
+        let pq = ParquetFile::open_with_keys(Bytes::from(raw.clone()), &keys).unwrap();
+        let enc = pq.encryption().unwrap();
+        let mut altered = 0;
+        for c in ["secret", "f", "double_field", "float_field"] {
+            let Ok(c) = pq.column_index(c) else { continue };
+            let (start, len) = pq.metadata().row_group(0).column(c).byte_range();
+            assert!(matches!(enc.chunk(0, c), ChunkEncryption::Readable { .. }));
+            for at in (start..start + len).step_by(23) {
+                let mut bad = raw.clone();
+                bad[at as usize] ^= 0x10;
+                let bad_pq = ParquetFile::open_with_keys(Bytes::from(bad), &keys).unwrap();
+                let got = bad_pq.plaintext_image(0, c);
+                // Every byte of a chunk is authenticated (GCM) or checked (lengths, CRC) in
+                // parquet-java's files and in every file's GCM pages; parquet-cpp's CTR pages
+                // carry no CRC: their altered bytes decode to other values, or fail to decode.
+                if !stem.ends_with("_ctr") || stem.starts_with("pjava") {
+                    assert!(
+                        matches!(got, Err(Error::Crypto(CryptoError::Page { .. }))),
+                        "{stem} column {c} byte {at}: {got:?}"
+                    );
+                }
+                let _ = bad_pq.verify_encrypted(&[c], 10, |_, _| {});
+                altered += 1;
+            }
+        }
+        assert!(altered > 20, "{stem}: {altered}");
+    }
+}
+
+/// Files our `add` (with keys) wrote into encrypted files that had no filters (parquet-cpp's
+/// from parquet-testing, and parquet-java's with a filter on `id` only): parquet-java decrypts
+/// them, finds a filter for every chunk we built, and we answer as it does; it counts the same
+/// values as before.
+#[test]
+fn parquet_java_reads_the_filters_we_added() {
+    for (stem, keys, added, total) in [
+        ("added_encrypt_columns_and_footer", testing_keys(), 4, 575),
+        (
+            "added_encrypt_columns_and_footer_ctr",
+            testing_keys(),
+            4,
+            575,
+        ),
+        (
+            "added_encrypt_columns_plaintext_footer",
+            testing_keys(),
+            4,
+            575,
+        ),
+        ("added_pjava_plain_ctr_nobloom", pjava_keys(), 16, 6400),
+    ] {
+        let pq = ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &keys)
+            .unwrap();
+        let a = answers(stem);
+        // parquet-java found a filter for every chunk (ours, and its own of `id`).
+        assert_eq!(a.len(), added, "{stem}");
+        assert_eq!(compare(&pq, &a, |_| true), total, "{stem}");
+        assert!(a.values().flatten().any(|(_, _, maybe)| !maybe));
+        let reports = verify_against_parquet_java(stem, &keys);
+        assert!(
+            reports
+                .iter()
+                .filter(|r| r.filter == FilterState::Present)
+                .count()
+                >= added
+        );
+    }
+}
+
+/// `add` with keys, run again: the data before the old footer byte-identical, the filters'
+/// bits (decrypted) those of the committed files parquet-java read; refusals without a key
+/// and for columns that have filters.
+#[test]
+fn adding_filters_to_an_encrypted_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (stem, keys, columns) in [
+        (
+            "encrypt_columns_and_footer",
+            testing_keys(),
+            &["double_field", "float_field", "int32_field", "ba_field"][..],
+        ),
+        (
+            "encrypt_columns_and_footer_ctr",
+            testing_keys(),
+            &["double_field", "float_field", "int32_field", "ba_field"][..],
+        ),
+        (
+            "encrypt_columns_plaintext_footer",
+            testing_keys(),
+            &["double_field", "float_field", "int32_field", "ba_field"][..],
+        ),
+        (
+            "pjava_plain_ctr_nobloom",
+            pjava_keys(),
+            &["secret", "name", "f"][..],
+        ),
+    ] {
+        let input = path(&format!("{stem}.parquet.encrypted"));
+        let output = dir.path().join(format!("{stem}.added"));
+        let opts = sbbf_parquet::write::AddOptions {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            fpp: 0.01,
+            ndv: None,
+            replace: false,
+        };
+        let report =
+            sbbf_parquet::crypto::add_encrypted(&input, &output, &keys, &opts, &mut |_, _| {})
+                .unwrap();
+        let before =
+            ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &keys)
+                .unwrap();
+        assert_eq!(
+            report.filters.len(),
+            columns.len() * before.metadata().num_row_groups()
+        );
+        let raw_in = std::fs::read(&input).unwrap();
+        let raw_out = std::fs::read(&output).unwrap();
+        let footer = before.footer_start() as usize;
+        assert!(
+            raw_out[..footer] == raw_in[..footer],
+            "{stem}: data changed"
+        );
+        let after = ParquetFile::open_with_keys(Bytes::from(raw_out), &keys).unwrap();
+        let committed =
+            ParquetFile::open_with_keys(bytes(&format!("added_{stem}.parquet.encrypted")), &keys)
+                .unwrap();
+        assert_eq!(
+            after.encryption().unwrap().footer_encrypted,
+            before.encryption().unwrap().footer_encrypted
+        );
+        for col in columns {
+            let c = after.column_index(col).unwrap();
+            let ours: Vec<_> = after
+                .read_filters(c, IoPolicy::default())
+                .into_iter()
+                .map(|f| f.unwrap().bitset)
+                .collect();
+            let theirs: Vec<_> = committed
+                .read_filters(c, IoPolicy::default())
+                .into_iter()
+                .map(|f| f.unwrap().bitset)
+                .collect();
+            assert_eq!(ours, theirs, "{stem} {col}");
+        }
+        assert!(
+            after.inspect().iter().all(|r| r.problems.is_empty()),
+            "{stem}"
+        );
+        // Again: the columns have filters now.
+        assert!(matches!(
+            sbbf_parquet::crypto::add_encrypted(&output, &output, &keys, &opts, &mut |_, _| {}),
+            Err(Error::Build(sbbf_parquet::BuildError::HasFilters { .. }))
+        ));
+        // Without an encrypted column's key: refused before anything is written.
+        let footer_only = KeySet::new().with_footer_key(key("0123456789012345"));
+        let nothing = dir.path().join(format!("{stem}.nothing"));
+        assert!(matches!(
+            sbbf_parquet::crypto::add_encrypted(
+                &input,
+                &nothing,
+                &footer_only,
+                &opts,
+                &mut |_, _| {}
+            ),
+            Err(Error::Crypto(CryptoError::ChunkUnreadable { .. }))
+        ));
+        assert!(!nothing.exists());
+    }
+}

@@ -1,15 +1,21 @@
 // parquet-java with modular encryption, for testdata/encrypted: writes encrypted files with
 // Bloom filters, and answers probes of encrypted filters with parquet-java's own decrypting reader.
 //
-// usage: java -cp "$PYSPARK/jars/*:build" PjCrypto write OUT.parquet (footer|plain) (gcm|ctr)
+// usage: java -cp "$PYSPARK/jars/*:build" PjCrypto write OUT.parquet (footer|plain) (gcm|ctr) [nobloom]
 //        java -cp "$PYSPARK/jars/*:build" PjCrypto answers FILE FOOTER_KEY [COLUMN=KEY ...] > OUT.tsv
+//        java -cp "$PYSPARK/jars/*:build" PjCrypto counts FILE FOOTER_KEY [COLUMN=KEY ...] > OUT.counts.tsv
 //
 // Keys are ASCII text (as in parquet-testing): footer 0123456789012345, `secret`
 // 1234567890123450, `name` 1234567890123451; `f` is encrypted with the footer key; `id` is not
 // encrypted.
 //
 // write: 2000 rows, row groups of 500 rows (withRowGroupRowCountLimit), no dictionary (so every
-// chunk gets a filter), Bloom filters on every column with small NDVs (small files).
+// chunk gets a filter), Bloom filters on every column with small NDVs (small files); with
+// `nobloom`, a filter on `id` only (the others are left for `sbbf add` to build).
+//
+// counts: decrypts the file and, per row group and leaf column, the number of non-null values
+// and of distinct PLAIN encodings, read back by parquet-java's record reader:
+//   COLUMN \t ROW_GROUP \t VALUES \t DISTINCT
 //
 // answers: decrypts the file with parquet-java (FileDecryptionProperties with explicit keys),
 // reads every row group's values of every flat primitive column, and for each chunk with a
@@ -65,13 +71,17 @@ public class PjCrypto {
 
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
-      case "write": write(args[1], args[2].equals("plain"), args[3].equals("ctr")); break;
+      case "write":
+        write(args[1], args[2].equals("plain"), args[3].equals("ctr"),
+            args.length > 4 && args[4].equals("nobloom"));
+        break;
       case "answers": answers(args); break;
+      case "counts": counts(args); break;
       default: throw new IllegalArgumentException("unknown mode " + args[0]);
     }
   }
 
-  static void write(String out, boolean plaintextFooter, boolean ctr) throws Exception {
+  static void write(String out, boolean plaintextFooter, boolean ctr, boolean noBloom) throws Exception {
     MessageType schema = Types.buildMessage()
         .required(PrimitiveTypeName.INT64).named("id")
         .required(PrimitiveTypeName.INT64).named("secret")
@@ -93,18 +103,19 @@ public class PjCrypto {
     java.nio.file.Files.deleteIfExists(java.nio.file.Paths.get(out));
     Random rng = new Random(ctr ? 14L : 41L);
     SimpleGroupFactory f = new SimpleGroupFactory(schema);
-    try (ParquetWriter<Group> w = ExampleParquetWriter.builder(new LocalOutputFile(java.nio.file.Paths.get(out)))
+    ExampleParquetWriter.Builder builder = ExampleParquetWriter.builder(new LocalOutputFile(java.nio.file.Paths.get(out)))
         .withType(schema)
         .withEncryption(fb.build())
         .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
         .withDictionaryEncoding(false)
         .withRowGroupRowCountLimit(RG_ROWS)
-        .withBloomFilterEnabled(true)
-        .withBloomFilterNDV("id", 500)
-        .withBloomFilterNDV("secret", 500)
-        .withBloomFilterNDV("name", 500)
-        .withBloomFilterNDV("f", 500)
-        .build()) {
+        .withBloomFilterEnabled(!noBloom)
+        .withBloomFilterEnabled("id", true)
+        .withBloomFilterNDV("id", 500);
+    // An NDV turns a column's filter on: only set where filters are wanted.
+    if (!noBloom)
+      builder = builder.withBloomFilterNDV("secret", 500).withBloomFilterNDV("name", 500).withBloomFilterNDV("f", 500);
+    try (ParquetWriter<Group> w = builder.build()) {
       for (int i = 0; i < ROWS; i++) {
         Group g = f.newGroup();
         g.add("id", (long) i);
@@ -116,8 +127,8 @@ public class PjCrypto {
     }
   }
 
-  static void answers(String[] args) throws Exception {
-    Configuration conf = new Configuration();
+  /** The reader options that decrypt with the keys of args[2..]: footer key, then COLUMN=KEY. */
+  static ParquetReadOptions decrypting(Configuration conf, String[] args) {
     Map<ColumnPath, ColumnDecryptionProperties> keys = new HashMap<>();
     for (int i = 3; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
@@ -128,7 +139,45 @@ public class PjCrypto {
         .withFooterKey(args[2].getBytes(StandardCharsets.US_ASCII))
         .withColumnKeys(keys)
         .build();
-    ParquetReadOptions opts = HadoopReadOptions.builder(conf).withDecryption(fdp).build();
+    return HadoopReadOptions.builder(conf).withDecryption(fdp).build();
+  }
+
+  static void counts(String[] args) throws Exception {
+    Configuration conf = new Configuration();
+    ParquetReadOptions opts = decrypting(conf, args);
+    PrintWriter out = new PrintWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8)));
+    try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(args[1]), conf), opts)) {
+      MessageType schema = reader.getFooter().getFileMetaData().getSchema();
+      List<ColumnDescriptor> leaves = schema.getColumns();
+      int blocks = reader.getFooter().getBlocks().size();
+      for (int rg = 0; rg < blocks; rg++) {
+        PageReadStore pages = reader.readNextRowGroup();
+        MessageColumnIO io = new ColumnIOFactory().getColumnIO(schema);
+        RecordReader<Group> rr = io.getRecordReader(pages, new GroupRecordConverter(schema));
+        long[] values = new long[leaves.size()];
+        List<Set<String>> distinct = new ArrayList<>();
+        for (int c = 0; c < leaves.size(); c++) distinct.add(new HashSet<>());
+        for (long r = 0; r < pages.getRowCount(); r++) {
+          Group g = rr.read();
+          for (int c = 0; c < leaves.size(); c++) {
+            String name = leaves.get(c).getPath()[0];
+            int n = g.getFieldRepetitionCount(name);
+            for (int k = 0; k < n; k++) {
+              values[c]++;
+              distinct.get(c).add(plain(leaves.get(c).getPrimitiveType(), g, name, k));
+            }
+          }
+        }
+        for (int c = 0; c < leaves.size(); c++)
+          out.println(String.join(".", leaves.get(c).getPath()) + "\t" + rg + "\t" + values[c] + "\t" + distinct.get(c).size());
+      }
+    }
+    out.flush();
+  }
+
+  static void answers(String[] args) throws Exception {
+    Configuration conf = new Configuration();
+    ParquetReadOptions opts = decrypting(conf, args);
     PrintWriter out = new PrintWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8)));
     try (ParquetFileReader reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(args[1]), conf), opts)) {
       MessageType schema = reader.getFooter().getFileMetaData().getSchema();
@@ -147,7 +196,7 @@ public class PjCrypto {
           for (int c = 0; c < leaves.size(); c++) {
             String name = leaves.get(c).getPath()[0];
             if (g.getFieldRepetitionCount(name) == 0) continue;
-            per.get(c).add(plain(leaves.get(c).getPrimitiveType(), g, name));
+            per.get(c).add(plain(leaves.get(c).getPrimitiveType(), g, name, 0));
           }
         }
         values.add(per);
@@ -193,16 +242,16 @@ public class PjCrypto {
     out.flush();
   }
 
-  static String plain(PrimitiveType t, Group g, String name) {
+  static String plain(PrimitiveType t, Group g, String name, int k) {
     ByteBuffer b;
     switch (t.getPrimitiveTypeName()) {
-      case INT32: b = le(4).putInt(g.getInteger(name, 0)); break;
-      case INT64: b = le(8).putLong(g.getLong(name, 0)); break;
-      case FLOAT: b = le(4).putFloat(g.getFloat(name, 0)); break;
-      case DOUBLE: b = le(8).putDouble(g.getDouble(name, 0)); break;
-      case BOOLEAN: return g.getBoolean(name, 0) ? "01" : "00";
-      case INT96: return hex(g.getInt96(name, 0).getBytes());
-      default: return hex(g.getBinary(name, 0).getBytes());
+      case INT32: b = le(4).putInt(g.getInteger(name, k)); break;
+      case INT64: b = le(8).putLong(g.getLong(name, k)); break;
+      case FLOAT: b = le(4).putFloat(g.getFloat(name, k)); break;
+      case DOUBLE: b = le(8).putDouble(g.getDouble(name, k)); break;
+      case BOOLEAN: return g.getBoolean(name, k) ? "01" : "00";
+      case INT96: return hex(g.getInt96(name, k).getBytes());
+      default: return hex(g.getBinary(name, k).getBytes());
     }
     return hex(b.array());
   }

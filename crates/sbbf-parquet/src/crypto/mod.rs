@@ -1,11 +1,11 @@
 //! Parquet modular encryption (apache/parquet-format `Encryption.md`), as far as Bloom filters
 //! need it: keys ([`KeySet`]), the footer (encrypted, `PARE`, or plaintext and signed), the
-//! column metadata encrypted with column keys, and the two modules of an encrypted filter
-//! (header, module type 8; bitset, module type 9).
+//! column metadata encrypted with column keys, the two modules of an encrypted filter (header,
+//! module type 8; bitset, module type 9), and the data pages (to verify and build filters).
 //!
-//! Both algorithms are read. `AES_GCM_CTR_V1` differs from `AES_GCM_V1` only for data pages
-//! (CTR instead of GCM): the footer, the column metadata and the filter modules are AES-GCM in
-//! both, so a filter is read the same way in either.
+//! Both algorithms are read. `AES_GCM_CTR_V1` differs from `AES_GCM_V1` only for data and
+//! dictionary pages (CTR instead of GCM): the footer, the column metadata, the page headers and
+//! the filter modules are AES-GCM in both, so a filter is read the same way in either.
 //!
 //! Every module is authenticated with its AAD: the file AAD (AAD prefix, stored or given, then
 //! the file's unique part) followed by the module type, and for column modules the row group
@@ -17,9 +17,20 @@
 //! nonce and tag each, plus a 4-byte length), where a plaintext filter needs one 32-byte block
 //! per value. With `bloom_filter_length` in the footer both modules come in one read.
 //!
-//! The ciphers are RustCrypto's `aes-gcm` (AES-128, -192 and -256).
+//! **Data pages** ([`ParquetFile::plaintext_image`](crate::ParquetFile::plaintext_image),
+//! `pages.rs`): a column chunk's page headers (AES-GCM, module types 4 and 5) and pages
+//! (types 2 and 3; AES-GCM, or AES-CTR in `AES_GCM_CTR_V1`) are decrypted into an ordinary
+//! Parquet file in memory that the `parquet` crate's readers decode as they are.
+//! [`ParquetFile::verify_encrypted`](crate::ParquetFile::verify_encrypted) checks filters
+//! against the values decoded so, and [`add_encrypted`] builds new filters from them. The cost:
+//! each chunk is read whole and held twice (encrypted and decrypted), one chunk at a time; CTR
+//! pages are not authenticated (only their CRC, when the writer stored one, catches damage).
+//!
+//! The ciphers are RustCrypto's `aes-gcm` (AES-128, -192 and -256) and `ctr` (AES-CTR for the
+//! pages of `AES_GCM_CTR_V1`).
 
 mod meta;
+mod pages;
 pub(crate) mod scan;
 mod seal;
 
@@ -31,8 +42,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 pub(crate) use meta::prepare_footer;
+pub use pages::PlainImage;
 pub use scan::{scan_data_area, StrayHeader};
-pub use seal::{resize_encrypted, seal_plaintext_filters};
+pub use seal::{add_encrypted, resize_encrypted, seal_plaintext_filters};
 
 /// Module types of the AAD suffix (`Encryption.md` 4.4.2).
 pub(crate) mod module {
@@ -40,6 +52,14 @@ pub(crate) mod module {
     pub const FOOTER: u8 = 0;
     /// A column chunk's `ColumnMetaData`, encrypted with a column key.
     pub const COLUMN_META_DATA: u8 = 1;
+    /// A data page (AES-GCM in `AES_GCM_V1`, AES-CTR in `AES_GCM_CTR_V1`).
+    pub const DATA_PAGE: u8 = 2;
+    /// A dictionary page (encrypted as data pages are).
+    pub const DICTIONARY_PAGE: u8 = 3;
+    /// A data page's `PageHeader` (always AES-GCM).
+    pub const DATA_PAGE_HEADER: u8 = 4;
+    /// A dictionary page's `PageHeader` (always AES-GCM).
+    pub const DICTIONARY_PAGE_HEADER: u8 = 5;
     /// A Bloom filter header.
     pub const BLOOM_FILTER_HEADER: u8 = 8;
     /// A Bloom filter bitset.
@@ -82,6 +102,30 @@ pub enum CryptoError {
         "no plaintext Bloom filter on an encrypted column whose key was given: nothing to seal"
     )]
     NothingToSeal,
+    /// A column chunk is encrypted and cannot be decrypted (its key was not given, or its
+    /// metadata did not authenticate): its pages cannot be read.
+    #[error("row group {row_group}, column `{column}`: encrypted, and {reason}")]
+    ChunkUnreadable {
+        /// Row group index.
+        row_group: usize,
+        /// Leaf column path.
+        column: String,
+        /// Why (the missing key, or the failed authentication).
+        reason: String,
+    },
+    /// A page of an encrypted column chunk did not decrypt (altered, or a wrong key) or is
+    /// malformed.
+    #[error("row group {row_group}, column `{column}`, page {page}: {reason}")]
+    Page {
+        /// Row group index.
+        row_group: usize,
+        /// Leaf column path.
+        column: String,
+        /// The page's position in the chunk (0 = first page, dictionary included).
+        page: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// The crypto metadata is not what the specification describes.
     #[error("malformed encryption metadata: {0}")]
     Malformed(String),
@@ -185,6 +229,35 @@ pub(crate) fn decrypt_module(key: &Key, module: &[u8], aad: &[u8]) -> Option<Vec
     key.cipher()
         .decrypt(nonce, aad, &mut buf, tag)
         .then_some(buf)
+}
+
+/// Decrypts one AES-CTR page module given without its length prefix (nonce, ciphertext):
+/// `AES_GCM_CTR_V1` pages. The counter block is the 12-byte nonce then a 32-bit big-endian
+/// counter starting at 1 (`Encryption.md` 4.2.2). CTR authenticates nothing: `None` only when
+/// the module is shorter than its nonce.
+pub(crate) fn decrypt_ctr(key: &Key, module: &[u8]) -> Option<Vec<u8>> {
+    use aes_gcm::aes::{Aes128, Aes256};
+    use ctr::cipher::{KeyIvInit, StreamCipher};
+    fn apply<C: KeyIvInit + StreamCipher>(key: &[u8], iv: &[u8; 16], buf: &mut [u8]) -> bool {
+        match C::new_from_slices(key, iv) {
+            Ok(mut c) => {
+                c.apply_keystream(buf);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    let (nonce, ct) = (module.get(..12)?, &module[12..]);
+    let mut iv = [0u8; 16];
+    iv[..12].copy_from_slice(nonce);
+    iv[15] = 1;
+    let mut buf = ct.to_vec();
+    let ok = match key.0.len() {
+        16 => apply::<ctr::Ctr32BE<Aes128>>(&key.0, &iv, &mut buf),
+        24 => apply::<ctr::Ctr32BE<Aes192>>(&key.0, &iv, &mut buf),
+        _ => apply::<ctr::Ctr32BE<Aes256>>(&key.0, &iv, &mut buf),
+    };
+    ok.then_some(buf)
 }
 
 /// Encrypts `plaintext` as one GCM module with a fresh random nonce, length prefix included:
@@ -417,6 +490,22 @@ impl FileEncryption {
             .copied()
             .unwrap_or(row_group as i16);
         module_aad(&self.file_aad, kind, rg, column as i16)
+    }
+
+    /// The AAD of a page or page header module (data pages and their headers carry the page
+    /// ordinal, dictionary pages and theirs do not).
+    pub(crate) fn page_aad(
+        &self,
+        kind: u8,
+        row_group: usize,
+        column: usize,
+        page: Option<i16>,
+    ) -> Vec<u8> {
+        let mut aad = self.aad(kind, row_group, column);
+        if let Some(p) = page {
+            aad.extend_from_slice(&p.to_le_bytes());
+        }
+        aad
     }
 
     /// The AAD of the footer.

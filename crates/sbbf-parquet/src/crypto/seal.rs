@@ -11,9 +11,11 @@ use crate::footer::{encrypted_footer_edit, FilterEdits};
 use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{read_range, Range};
 use crate::write::{
-    atomic_write, check_fpp, chosen_columns, read_err, write_err, WriteReport, WrittenFilter,
+    atomic_write, check_fpp, chosen_columns, read_err, write_err, AddOptions, WriteReport,
+    WrittenFilter,
 };
-use crate::{Error, ParquetFile, WriteError};
+use crate::{BuildError, Error, ParquetFile, WriteError};
+use parquet::basic::Type as PhysicalType;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -102,6 +104,7 @@ pub fn seal_plaintext_filters(
             column: l.column,
             bytes_before: l.len,
             bitset: l.bitset,
+            distinct: None,
         })
         .collect();
     rewrite(&pq, input, output, &zero, filters)
@@ -114,6 +117,96 @@ struct NewFilter {
     /// Bytes the chunk's filter took before.
     bytes_before: u64,
     bitset: bytes::Bytes,
+    /// Distinct values, estimated from the fill (new filters only).
+    distinct: Option<u64>,
+}
+
+/// Adds filters for `opts.columns` to every row group of an encrypted file read with `keys`,
+/// writing `output` (which may be `input`): each built from the chunk's values, decrypted
+/// through a [`super::PlainImage`] (one chunk in memory at a time, built one after another),
+/// sized as [`crate::write::add_filters`] sizes them; written after the data as two encrypted
+/// modules (header, module type 8; bitset, type 9) with the column's key where the column is
+/// encrypted, in plaintext where it is not; the locations set in the metadata (inside the
+/// column's encrypted metadata where it has that), the footer encrypted again (`PARE`) or
+/// signed again (plaintext footer) with the footer key. The bytes before the old footer are
+/// copied unchanged.
+///
+/// Needs the footer key and the key of every chosen encrypted column
+/// ([`CryptoError::ChunkUnreadable`] otherwise). A column that has filters already is refused
+/// ([`crate::BuildError::HasFilters`]), `opts.replace` or not: rebuilding filters in an
+/// encrypted file is not supported ([`seal_plaintext_filters`] seals leaking ones).
+pub fn add_encrypted(
+    input: &Path,
+    output: &Path,
+    keys: &KeySet,
+    opts: &AddOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<WriteReport, Error> {
+    check_fpp(opts.fpp)?;
+    let pq = ParquetFile::open_with_keys(File::open(input).map_err(read_err(input))?, keys)?;
+    let Some(enc) = pq.encryption() else {
+        return Err(CryptoError::Malformed("the file is not encrypted".into()).into());
+    };
+    if enc.footer_key.is_none() {
+        return Err(CryptoError::NoFooterKey.into());
+    }
+    let rgs = pq.metadata().num_row_groups();
+    let mut cols: Vec<usize> = Vec::new();
+    for name in &opts.columns {
+        let c = pq.column_index(name)?;
+        if pq.columns()[c].physical == PhysicalType::BOOLEAN {
+            return Err(BuildError::Boolean {
+                column: name.clone(),
+            }
+            .into());
+        }
+        // Checked before anything is built: a chunk without its key can get no filter (a
+        // plaintext one would reveal its values).
+        for rg in 0..rgs {
+            if let ChunkEncryption::Unreadable { reason, .. } = enc.chunk(rg, c) {
+                return Err(CryptoError::ChunkUnreadable {
+                    row_group: rg,
+                    column: pq.columns()[c].path.clone(),
+                    reason,
+                }
+                .into());
+            }
+        }
+        if pq.filter_locations(c).iter().any(|l| l.offset.is_some()) {
+            return Err(BuildError::HasFilters {
+                column: name.clone(),
+            }
+            .into());
+        }
+        if !cols.contains(&c) {
+            cols.push(c);
+        }
+    }
+    let total = rgs * cols.len();
+    let mut filters = Vec::with_capacity(total);
+    for rg in 0..rgs {
+        for &c in &cols {
+            let image = pq.plaintext_image(rg, c)?;
+            let (f, distinct) = crate::build::chunk_filter(
+                image.bytes.clone(),
+                &image.metadata,
+                &image.reader()?,
+                &pq.columns()[c],
+                (0, c),
+                opts.ndv,
+                opts.fpp,
+            )?;
+            filters.push(NewFilter {
+                row_group: rg,
+                column: c,
+                bytes_before: 0,
+                bitset: bytes::Bytes::copy_from_slice(f.as_bytes()),
+                distinct: Some(distinct),
+            });
+            progress(filters.len(), total);
+        }
+    }
+    rewrite(&pq, input, output, &[], filters)
 }
 
 /// Folds the filters of `columns` (dotted paths; all when empty) of an encrypted file, read
@@ -158,6 +251,7 @@ pub fn resize_encrypted(
                     column: c,
                     bytes_before: span.end() - span.offset,
                     bitset: bytes::Bytes::copy_from_slice(f.as_bytes()),
+                    distinct: None,
                 });
             }
         }
@@ -213,7 +307,7 @@ fn rewrite(
                 column: pq.columns()[l.column].path.clone(),
                 bytes_before: l.bytes_before,
                 bytes_after: len,
-                distinct: None,
+                distinct: l.distinct,
             });
             pos += len;
             bytes_written += len;
