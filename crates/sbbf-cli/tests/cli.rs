@@ -838,3 +838,43 @@ fn stats_count_requests_bytes_and_waves() {
         "{last}"
     );
 }
+
+/// A local directory is probed on every core, files at once, through the same path as an
+/// object-store prefix; the output (order included) is the same for every `--concurrency`.
+#[test]
+fn local_directories_probe_files_at_once_in_a_stable_order() {
+    let dir = conformance_files();
+    let run = |n: &str| {
+        let o = sbbf(&[
+            "probe",
+            "--format",
+            "json",
+            "--concurrency",
+            n,
+            dir.to_str().unwrap(),
+            "i64",
+            "42",
+            "-1234567",
+        ]);
+        assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let one = run("1");
+    let lines = one.lines().count();
+    assert!(lines > 10, "{one}");
+    let files: Vec<String> = one
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Json>(l).unwrap()["file"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+    for n in ["2", "64"] {
+        assert_eq!(run(n), one, "--concurrency {n}");
+    }
+}
