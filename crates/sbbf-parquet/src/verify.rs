@@ -62,7 +62,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// [`ParquetFile::verify`] for a file with modular encryption, opened with its keys: each
     /// chunk's pages are decrypted into a [`crate::crypto::PlainImage`] (one chunk in memory
     /// at a time) and decoded from there. A chunk whose key was not given is not verified:
-    /// its report says why ([`ChunkReport::not_verified`]); without columns chosen, every
+    /// its report says why (the `not_verified` field of [`ChunkReport`]); without columns chosen, every
     /// column with a filter or with such a chunk is verified. A page that does not decrypt is
     /// an error. On a file without encryption, [`crate::crypto::CryptoError::Malformed`].
     pub fn verify_encrypted(
