@@ -166,7 +166,7 @@ fn verify_file(
                     FilterState::Missing => ("missing", None),
                     FilterState::Invalid(why) => ("invalid", Some(why.clone())),
                 };
-                json!({
+                let mut chunk = json!({
                     "row_group": r.row_group,
                     "column": r.column,
                     "filter": filter,
@@ -178,8 +178,13 @@ fn verify_file(
                     "absent_probes": r.absent_probes,
                     "measured_fpp": r.measured_fpp,
                     "predicted_fpp": r.predicted_fpp,
-                    "not_verified": r.not_verified,
-                })
+                });
+                // Only encrypted chunks without their key have it: the shape of every other
+                // report stays as it was (and as the Python package's `verify` gives it).
+                if let Some(why) = &r.not_verified {
+                    chunk["not_verified"] = json!(why);
+                }
+                chunk
             })
             .collect();
         out!(
