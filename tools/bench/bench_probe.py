@@ -24,7 +24,6 @@ import json
 import math
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_query import OUT, ROOT, Proxy, free_port, gen  # noqa: E402
+from bench_query import OUT, ROOT, Proxy, gen, s3_env, start_moto  # noqa: E402
 
 SBBF = ROOT / "target" / "release" / "sbbf"
 CONCURRENCY = 64
@@ -187,25 +186,10 @@ def main():
     srv = start_http(OUT)
     hproxy = Proxy(srv.server_address[1])
     # S3: moto behind the latency proxy.
-    moto_bin = ROOT / "tools" / ".venv" / "bin" / "moto_server"
-    if not moto_bin.exists():
-        sys.exit("moto_server missing: run bash tools/setup/setup-s3-test.sh")
-    mport = free_port()
-    moto = subprocess.Popen([str(moto_bin), "-p", str(mport)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    moto, mport, s3 = start_moto()
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", mport), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        import boto3
         from boto3.s3.transfer import TransferConfig
 
-        s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{mport}", aws_access_key_id="x",
-                          aws_secret_access_key="x", region_name="us-east-1")
-        s3.create_bucket(Bucket="bench")
         if "s3" in stores:
             s3.upload_file(str(path), "bench", "rg64.parquet",
                            Config=TransferConfig(multipart_threshold=2**40))
@@ -213,13 +197,7 @@ def main():
             for f in sorted(d.glob("*.parquet")):
                 s3.upload_file(str(f), "bench", f"many{n}/{f.name}")
         sproxy = Proxy(mport)
-        s3env = {
-            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{sproxy.port}",
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_ACCESS_KEY_ID": "x",
-            "AWS_SECRET_ACCESS_KEY": "x",
-            "AWS_REGION": "us-east-1",
-        }
+        s3env = s3_env(sproxy)
         for ms in latencies:
             hproxy.latency = sproxy.latency = ms / 1000
             for where, target, env, proxy in [

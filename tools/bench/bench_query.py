@@ -113,6 +113,40 @@ class Proxy:
         await asyncio.gather(up(), down(), return_exceptions=True)
 
 
+def start_moto():
+    """Starts moto's S3 server on a free port with a bucket `bench`; returns (process, port,
+    boto3 client, environment for `sbbf` through a latency proxy in front of it)."""
+    moto_bin = ROOT / "tools" / ".venv" / "bin" / "moto_server"
+    if not moto_bin.exists():
+        sys.exit("moto_server missing: run bash tools/setup/setup-s3-test.sh")
+    mport = free_port()
+    moto = subprocess.Popen([str(moto_bin), "-p", str(mport)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", mport), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{mport}", aws_access_key_id="x",
+                      aws_secret_access_key="x", region_name="us-east-1")
+    s3.create_bucket(Bucket="bench")
+    return moto, mport, s3
+
+
+def s3_env(proxy):
+    """The environment `sbbf` reads its S3 settings from, pointed at `proxy`."""
+    return {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{proxy.port}",
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_REGION": "us-east-1",
+    }
+
+
 def run(path, sql, mode, env):
     args = [str(SBBF), "query", path, sql, "--stats", "--format", "json"]
     env = dict(os.environ, **env)
@@ -179,32 +213,11 @@ def main():
 
     measure("local", str(path), {})
 
-    moto_bin = ROOT / "tools" / ".venv" / "bin" / "moto_server"
-    if not moto_bin.exists():
-        sys.exit("moto_server missing: run bash tools/setup/setup-s3-test.sh")
-    mport = free_port()
-    moto = subprocess.Popen([str(moto_bin), "-p", str(mport)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    moto, mport, s3 = start_moto()
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", mport), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        import boto3
-
-        s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{mport}", aws_access_key_id="x",
-                          aws_secret_access_key="x", region_name="us-east-1")
-        s3.create_bucket(Bucket="bench")
         s3.upload_file(str(path), "bench", "rg64.parquet")
         proxy = Proxy(mport)
-        env = {
-            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{proxy.port}",
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_ACCESS_KEY_ID": "x",
-            "AWS_SECRET_ACCESS_KEY": "x",
-            "AWS_REGION": "us-east-1",
-        }
+        env = s3_env(proxy)
         for ms in [int(x) for x in args.latency_ms.split(",")]:
             proxy.latency = ms / 1000
             measure("S3", "s3://bench/rg64.parquet", env, proxy, ms)
