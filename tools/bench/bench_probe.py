@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_query import OUT, ROOT, Proxy, gen, s3_env, start_moto  # noqa: E402
+from bench_query import OUT, ROOT, Proxy, big_file, s3_env, start_moto  # noqa: E402
 
 SBBF = ROOT / "target" / "release" / "sbbf"
 CONCURRENCY = 64
@@ -151,13 +151,7 @@ def main():
                     help="single-file runs on: http, s3 (moto copies the whole object for each "
                          "ranged GET, about 0.5 s per request on the 805 MiB file)")
     args = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"rg64_{args.rows_per_rg}.parquet"
-    picks_file = path.with_suffix(".keys.json")
-    if not path.exists():
-        print(f"generating {path} ...", file=sys.stderr)
-        picks_file.write_text(json.dumps(gen(path, args.rows_per_rg)))
-    picks = json.loads(picks_file.read_text())
+    path, picks = big_file(args.rows_per_rg)
     if not args.no_build:
         subprocess.run(["cargo", "build", "--release", "-p", "sbbf-cli", "--no-default-features",
                         "--features", "object_store"], cwd=ROOT, check=True)

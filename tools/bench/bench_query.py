@@ -63,6 +63,18 @@ def gen(path, rows_per_rg):
     return picks
 
 
+def big_file(rows_per_rg):
+    """The 64-row-group file (made once into target/bench-query/) and one stored key per row
+    group."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"rg64_{rows_per_rg}.parquet"
+    picks_file = path.with_suffix(".keys.json")
+    if not path.exists():
+        print(f"generating {path} ...", file=sys.stderr)
+        picks_file.write_text(json.dumps(gen(path, rows_per_rg)))
+    return path, json.loads(picks_file.read_text())
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -173,13 +185,7 @@ def main():
     args = ap.parse_args()
     global SBBF
     SBBF = ROOT / "target" / args.profile / "sbbf"
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"rg64_{args.rows_per_rg}.parquet"
-    picks_file = path.with_suffix(".keys.json")
-    if not path.exists():
-        print(f"generating {path} ...", file=sys.stderr)
-        picks_file.write_text(json.dumps(gen(path, args.rows_per_rg)))
-    picks = json.loads(picks_file.read_text())
+    path, picks = big_file(args.rows_per_rg)
     size = path.stat().st_size
     build = ["cargo", "build", "-p", "sbbf-cli"] + (["--release"] if args.profile == "release" else [])
     if not args.no_build:
