@@ -688,17 +688,16 @@ pub(crate) const MAX_ROUNDS: usize = 8;
 pub(crate) fn next_reads_all(jobs: &[ProbeJob]) -> Option<Vec<Range>> {
     let mut ranges = Vec::new();
     let mut gap = 0;
+    let mut unfinished = false;
     for job in jobs {
+        // Planned once per wave: with many values, planning hashes every value per filter.
         if let Some(r) = job.next_reads() {
+            unfinished = true;
             ranges.extend(r);
             gap = gap.max(job.policy.max_gap);
         }
     }
-    if ranges.is_empty() && jobs.iter().all(|j| j.next_reads().is_none()) {
-        None
-    } else {
-        Some(coalesce(ranges, gap))
-    }
+    unfinished.then(|| coalesce(ranges, gap))
 }
 
 /// Hands one wave's bytes to every job of `jobs` (each takes what it asked for).
