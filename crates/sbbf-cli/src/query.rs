@@ -71,7 +71,21 @@ pub fn run(a: QueryArgs) -> u8 {
 async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     // DATAFUSION_* variables set DataFusion's options (DATAFUSION_EXECUTION_TARGET_PARTITIONS,
     // DATAFUSION_EXECUTION_PARQUET_PRUNING=false, ...).
-    let ctx = SessionContext::new_with_config(SessionConfig::from_env()?);
+    let mut config = SessionConfig::from_env()?;
+    // A directory means every Parquet file below it, in subfolders too, as for every other
+    // command (DataFusion's default reads only the top folder: rows would go missing).
+    config
+        .options_mut()
+        .execution
+        .listing_table_ignore_subdirectory = false;
+    let ctx = SessionContext::new_with_config(config);
+    if let Some(format) = sbbf_parquet::output::table_format_at(std::path::Path::new(&a.path)) {
+        err!(
+            "sbbf query: warning: {} is the root of a {format} table; every Parquet file below \
+             it is read, including files the table has removed or not yet committed",
+            a.path
+        );
+    }
     let path = table_path(&ctx, &a.path)?;
     let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf).await?;
     let table = Arc::new(table);

@@ -2,6 +2,7 @@
 
 use crate::Format;
 use clap::Args;
+use sbbf_parquet::output::{self, Refusal, WritePlan};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -14,98 +15,41 @@ pub struct Destination {
     /// An existing file is replaced only with --force.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    /// Replace the input file (atomically: an interrupted run leaves it untouched). A symbolic
-    /// link is followed: the file it points to is replaced. The file is locked (advisory
-    /// lock) while the run lasts: a second run on the same file fails instead of losing the
-    /// first one's work.
+    /// Replace the input file (atomically: an interrupted run leaves it untouched; Ctrl-C or
+    /// SIGTERM also removes the unfinished `.sbbf-*.tmp` beside it, while a `kill -9` can
+    /// leave one, safe to delete). A symbolic link is followed: the file it points to is
+    /// replaced, keeping its mode and owner. The file is locked (advisory lock) while the run
+    /// lasts: a second run on the same file fails instead of losing the first one's work.
+    /// Refused for a data file of a Delta, Iceberg or Hudi table (their metadata records the
+    /// file's size: write a new file with -o and commit it through the table), and, unless
+    /// --force, for a read-only file or one with other hard links (they would keep the old
+    /// contents).
     #[arg(long)]
     pub in_place: bool,
 }
 
-/// Input and output of a write, checked before the library runs.
-struct Plan {
-    input: PathBuf,
-    target: PathBuf,
-    /// Held until the process ends (--in-place).
-    _lock: Option<std::fs::File>,
-}
-
-/// Checks the input (exists, is a file), resolves --in-place through symbolic links and
-/// locks the file, and refuses to replace an existing -o file without --force.
-fn plan(input: &Path, dest: &Destination, force: bool) -> Result<Plan, String> {
-    let shown = input.display();
-    match std::fs::metadata(input) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("{shown}: no such file (the input must exist)"))
+/// The library's plan for this write: the checks, the in-place rules and lock, as every
+/// front end gets them.
+fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, String> {
+    let dest = match &dest.output {
+        Some(o) => output::Destination::File {
+            path: o.clone(),
+            force,
+        },
+        None => output::Destination::InPlace { force },
+    };
+    WritePlan::new(input, &dest).map_err(|e| {
+        let hint = match e {
+            Refusal::OutputExists(_) => "; use --force to replace it",
+            Refusal::ReadOnly | Refusal::HardLinks { .. } => "; --force replaces it anyway",
+            Refusal::TableFile { .. } => " (-o NEW_FILE)",
+            _ => "",
+        };
+        match e {
+            Refusal::OutputExists(_) | Refusal::OutputIsDirectory(_) => format!("{e}{hint}"),
+            _ => format!("{}: {e}{hint}", input.display()),
         }
-        Err(e) => return Err(format!("{shown}: cannot read the input: {e}")),
-        Ok(m) if m.is_dir() => {
-            return Err(format!(
-                "{shown}: is a directory; add and resize take one Parquet file"
-            ))
-        }
-        Ok(m) if !m.is_file() => return Err(format!("{shown}: not a regular file")),
-        Ok(_) => {}
-    }
-    match &dest.output {
-        Some(o) => {
-            if !force && std::fs::symlink_metadata(o).is_ok() {
-                return Err(format!(
-                    "{}: the output file exists; use --force to replace it",
-                    o.display()
-                ));
-            }
-            if o.is_dir() {
-                return Err(format!("{}: the output is a directory", o.display()));
-            }
-            Ok(Plan {
-                input: input.to_path_buf(),
-                target: o.clone(),
-                _lock: None,
-            })
-        }
-        None => {
-            // Through symbolic links: the file replaced is the one the link points to.
-            let real = std::fs::canonicalize(input)
-                .map_err(|e| format!("{shown}: cannot resolve the path: {e}"))?;
-            let lock = lock(&real).map_err(|e| format!("{shown}: {e}"))?;
-            Ok(Plan {
-                input: real.clone(),
-                target: real,
-                _lock: lock,
-            })
-        }
-    }
-}
-
-/// An exclusive advisory lock on `path` (flock), taken without waiting. A run that waited
-/// for another to finish would read a file that has since been replaced, so a held lock is
-/// an error, and so is a file replaced between opening and locking it.
-#[cfg(unix)]
-fn lock(path: &Path) -> Result<Option<std::fs::File>, String> {
-    use rustix::fs::{flock, FlockOperation};
-    use std::os::unix::fs::MetadataExt;
-    let busy = "another process is writing this file (an `sbbf add/resize --in-place` run?); \
-                try again when it has finished";
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    match flock(&f, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(rustix::io::Errno::WOULDBLOCK) => return Err(busy.to_string()),
-        Err(e) => return Err(format!("cannot lock the file: {e}")),
-    }
-    let (held, now) = (
-        f.metadata().map_err(|e| e.to_string())?,
-        std::fs::metadata(path).map_err(|e| e.to_string())?,
-    );
-    if (held.dev(), held.ino()) != (now.dev(), now.ino()) {
-        return Err(busy.to_string());
-    }
-    Ok(Some(f))
-}
-
-#[cfg(not(unix))]
-fn lock(_path: &Path) -> Result<Option<std::fs::File>, String> {
-    Ok(None)
+    })
 }
 
 /// Add Bloom filters to a Parquet file without rewriting its data: the bytes before the
@@ -150,7 +94,8 @@ pub struct AddArgs {
     pub replace: bool,
     #[command(flatten)]
     pub dest: Destination,
-    /// With -o: replace the output file if it exists.
+    /// With -o: replace the output file if it exists. With --in-place: replace a read-only
+    /// file, or split a hard link.
     #[arg(long)]
     pub force: bool,
     /// Output format.
@@ -186,7 +131,8 @@ pub struct ResizeArgs {
     pub columns: Vec<String>,
     #[command(flatten)]
     pub dest: Destination,
-    /// With -o: replace the output file if it exists.
+    /// With -o: replace the output file if it exists. With --in-place: replace a read-only
+    /// file, or split a hard link.
     #[arg(long)]
     pub force: bool,
     /// Output format.
@@ -257,7 +203,19 @@ fn flag_hint(e: &sbbf_parquet::Error) -> &'static str {
     }
 }
 
+/// On Ctrl-C or SIGTERM during a write: remove its unfinished temporary output, then exit
+/// (130, as a shell reports an interrupted command). The input is untouched until the rename.
+fn clean_up_on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        for p in sbbf_parquet::output::remove_unfinished() {
+            err!("sbbf: interrupted; removed the unfinished {}", p.display());
+        }
+        std::process::exit(130);
+    });
+}
+
 pub fn run_add(a: AddArgs) -> u8 {
+    clean_up_on_interrupt();
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
         Err(e) => {
@@ -265,9 +223,9 @@ pub fn run_add(a: AddArgs) -> u8 {
             return 2;
         }
     };
-    let target = plan.target.clone();
+    let target = plan.target().to_path_buf();
     if a.keys.any() {
-        return seal(&a, &plan.input, &target);
+        return seal(&a, plan.input(), &target);
     }
     let opts = AddOptions {
         columns: a.columns.clone(),
@@ -276,7 +234,7 @@ pub fn run_add(a: AddArgs) -> u8 {
         replace: a.replace,
     };
     match add_filters(
-        &plan.input,
+        plan.input(),
         &target,
         &opts,
         &mut crate::progress::bar("building filters"),
@@ -338,6 +296,7 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
 }
 
 pub fn run_resize(a: ResizeArgs) -> u8 {
+    clean_up_on_interrupt();
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
         Err(e) => {
@@ -345,7 +304,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             return 2;
         }
     };
-    let target = plan.target.clone();
+    let target = plan.target().to_path_buf();
     if a.keys.any() {
         let result = a
             .keys
@@ -353,7 +312,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             .map_err(|e| e.to_string())
             .and_then(|keys| {
                 sbbf_parquet::crypto::resize_encrypted(
-                    &plan.input,
+                    plan.input(),
                     &target,
                     &keys,
                     a.fpp,
@@ -372,7 +331,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             }
         };
     }
-    if nothing_to_fold(&plan.input, a.fpp, &a.columns) {
+    if nothing_to_fold(plan.input(), a.fpp, &a.columns) {
         if a.format == Format::Json {
             out!(
                 "{}",
@@ -389,7 +348,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
         return 0;
     }
     match resize_filters(
-        &plan.input,
+        plan.input(),
         &target,
         a.fpp,
         &a.columns,

@@ -187,3 +187,73 @@ fn s3_prefix_answers_as_local() {
     assert_eq!(r["row_groups_pruned_bloom"], l["row_groups_pruned_bloom"]);
     assert!(r["row_groups_pruned_bloom"].as_u64().unwrap() >= 1, "{r}");
 }
+
+/// A file of ids `from..to` (one int64 column `id`, with Bloom filters).
+fn ids_file(path: &std::path::Path, from: i64, to: i64) {
+    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(from..to));
+    let batch = arrow::record_batch::RecordBatch::try_new(schema.clone(), vec![ids]).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_bloom_filter_enabled(true)
+        .build();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+fn count(path: &str, sql: &str) -> u64 {
+    let o = sbbf(&["query", path, sql, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{path}: {}", text(&o.stderr));
+    json_rows(&o.stdout)[0]["n"].as_u64().unwrap()
+}
+
+#[test]
+fn a_directory_means_every_file_below_it_as_for_probe() {
+    // tiny/a.parquet holds 0..100, tiny/sub/b.parquet 100..200, tiny/sub/deeper/c 200..300:
+    // the counts follow from how the files were made.
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny");
+    ids_file(&tiny.join("a.parquet"), 0, 100);
+    ids_file(&tiny.join("sub/b.parquet"), 100, 200);
+    ids_file(&tiny.join("sub/deeper/c.parquet"), 200, 300);
+    let root = tiny.to_str().unwrap();
+    let all = "SELECT count(*) AS n FROM t";
+    let one = "SELECT count(*) AS n FROM t WHERE id = 150";
+    assert_eq!(count(root, all), 300);
+    assert_eq!(count(&format!("{root}/"), all), 300);
+    assert_eq!(count(root, one), 1);
+    assert_eq!(count(&format!("{root}/**/*.parquet"), all), 300);
+    assert_eq!(count(&format!("{root}/**/*.parquet"), one), 1);
+    assert_eq!(count(&format!("{root}/*/*.parquet"), all), 100);
+    assert_eq!(count(&format!("{root}/*/*.parquet"), one), 1);
+    // probe names the same files.
+    let o = sbbf(&["probe", root, "id", "150", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).lines().count(), 3, "{}", text(&o.stdout));
+}
+
+#[test]
+fn a_lake_table_root_is_read_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    ids_file(&dir.path().join("part-0.parquet"), 0, 10);
+    std::fs::create_dir_all(dir.path().join("_delta_log")).unwrap();
+    let o = sbbf(&[
+        "query",
+        dir.path().to_str().unwrap(),
+        "SELECT count(*) AS n FROM t",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("Delta table"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(json_rows(&o.stdout)[0]["n"], 10);
+}

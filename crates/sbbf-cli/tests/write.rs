@@ -331,14 +331,13 @@ fn in_place_writes_through_a_symbolic_link() {
 
 #[test]
 fn a_file_being_written_in_place_is_locked() {
-    use rustix::fs::{flock, FlockOperation};
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("f.parquet");
     std::fs::copy(repo().join("testdata/pa_ints.parquet"), &file).unwrap();
     let before = std::fs::read(&file).unwrap();
     // Another run holds the lock: this one fails and leaves the file alone.
     let held = std::fs::File::open(&file).unwrap();
-    flock(&held, FlockOperation::NonBlockingLockExclusive).unwrap();
+    held.try_lock().unwrap();
     let o = sbbf(&["add", file.to_str().unwrap(), "-c", "u8", "--in-place"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("another process"), "{}", stderr(&o));
@@ -458,5 +457,230 @@ fn a_missing_or_directory_input_is_named_as_the_input() {
                 "{cmd} {input}: {e}"
             );
         }
+    }
+}
+
+/// A copy of a testdata file in a fresh folder (the folder is kept alive by the caller).
+fn copy_in(dir: &Path, rel: &str) -> std::path::PathBuf {
+    let file = dir.join(rel);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::copy(repo().join("testdata/pa_ints.parquet"), &file).unwrap();
+    file
+}
+
+#[test]
+fn data_files_of_lake_tables_are_never_rewritten_in_place() {
+    // What marks each format's root: Delta's log, Iceberg's metadata files, Hudi's folder.
+    let layouts: [(&str, &[&str], &str); 4] = [
+        (
+            "Delta",
+            &["_delta_log/00000000000000000000.json"],
+            "part-0.parquet",
+        ),
+        (
+            "Iceberg",
+            &["metadata/v1.metadata.json"],
+            "data/id=1/f.parquet",
+        ),
+        ("Iceberg", &["metadata/version-hint.text"], "data/f.parquet"),
+        ("Hudi", &[".hoodie/hoodie.properties"], "2024/01/f.parquet"),
+    ];
+    for (format, markers, rel) in layouts {
+        let dir = tempfile::tempdir().unwrap();
+        for m in markers {
+            let m = dir.path().join(m);
+            std::fs::create_dir_all(m.parent().unwrap()).unwrap();
+            std::fs::write(&m, b"{}").unwrap();
+        }
+        let file = copy_in(dir.path(), rel);
+        let before = std::fs::read(&file).unwrap();
+        for args in [
+            vec!["add", file.to_str().unwrap(), "-c", "u8", "--in-place"],
+            vec![
+                "resize",
+                file.to_str().unwrap(),
+                "--fpp",
+                "0.1",
+                "--in-place",
+            ],
+            vec![
+                "add",
+                file.to_str().unwrap(),
+                "-c",
+                "u8",
+                "--in-place",
+                "--force",
+            ],
+        ] {
+            let o = sbbf(&args);
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{format} {args:?}: {}",
+                stderr(&o)
+            );
+            let msg = stderr(&o);
+            assert!(msg.contains(format) && msg.contains("-o"), "{msg}");
+            assert_eq!(
+                std::fs::read(&file).unwrap(),
+                before,
+                "{format}: the file changed"
+            );
+        }
+        // A new file beside the table is fine: the table commits it (or not) itself.
+        let out = dir.path().join("new.parquet");
+        let o = sbbf(&[
+            "add",
+            file.to_str().unwrap(),
+            "-c",
+            "u8",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        assert!(has_filter(&out, "u8"));
+    }
+    // A folder named `metadata` without Iceberg's files is not a table.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("metadata")).unwrap();
+    let file = copy_in(dir.path(), "f.parquet");
+    let o = sbbf(&["add", file.to_str().unwrap(), "-c", "u8", "--in-place"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[cfg(unix)]
+#[test]
+fn in_place_keeps_mode_and_owner_and_refuses_read_only_files_and_hard_links() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let file = copy_in(dir.path(), "f.parquet");
+    let path = file.to_str().unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let o = sbbf(&["add", path, "-c", "u8", "--in-place"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("read-only") && stderr(&o).contains("--force"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let o = sbbf(&["add", path, "-c", "u8", "--in-place", "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = std::fs::metadata(&file).unwrap();
+    assert_eq!(m.mode() & 0o777, 0o444, "the mode is kept");
+    assert!(has_filter(&file, "u8"));
+
+    // Someone else's file (only root may give a file away, so only root can test this).
+    let root = effective_uid() == 0;
+    if root {
+        let theirs = copy_in(dir.path(), "theirs.parquet");
+        std::os::unix::fs::chown(&theirs, Some(4321), Some(4322)).unwrap();
+        let o = sbbf(&["add", theirs.to_str().unwrap(), "-c", "u8", "--in-place"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let m = std::fs::metadata(&theirs).unwrap();
+        assert_eq!((m.uid(), m.gid()), (4321, 4322), "the owner is kept");
+    }
+
+    // A hard link would keep the old contents under its other name.
+    let a = copy_in(dir.path(), "a.parquet");
+    let b = dir.path().join("b.parquet");
+    std::fs::hard_link(&a, &b).unwrap();
+    let o = sbbf(&["add", a.to_str().unwrap(), "-c", "u8", "--in-place"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hard links"), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&a).unwrap().nlink(), 2);
+    let o = sbbf(&[
+        "add",
+        a.to_str().unwrap(),
+        "-c",
+        "u8",
+        "--in-place",
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(has_filter(&a, "u8") && !has_filter(&b, "u8"));
+}
+
+/// The effective user id, read from the process status (no libc call needed).
+fn effective_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+/// A valid Parquet file of about `gap` bytes: the testdata file with zeros between its last
+/// column chunk and its footer (readers find the footer from the end; offsets stay right).
+fn padded_file(path: &Path, gap: usize) {
+    let src = std::fs::read(repo().join("testdata/pa_ints.parquet")).unwrap();
+    let n = footer_start(&src);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    use std::io::Write as _;
+    f.write_all(&src[..n]).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..gap >> 20 {
+        f.write_all(&zeros).unwrap();
+    }
+    f.write_all(&src[n..]).unwrap();
+    f.flush().unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_write_leaves_the_input_and_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.parquet");
+    padded_file(&file, 400 << 20);
+    let len = std::fs::metadata(&file).unwrap().len();
+    let leftovers = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".sbbf-"))
+            .collect()
+    };
+    for signal in ["INT", "TERM"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"))
+            .args([
+                "add",
+                file.to_str().unwrap(),
+                "-c",
+                "u8",
+                "--replace",
+                "--in-place",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the temporary output exists, then interrupt.
+        let start = std::time::Instant::now();
+        while leftovers().is_empty() && start.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(!leftovers().is_empty(), "no temporary output appeared");
+        let kill = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let out = child.wait_with_output().unwrap();
+        let msg = stderr(&out);
+        // The signal may come after the rename: then the run finished, and nothing is left.
+        if out.status.code() == Some(130) {
+            assert!(msg.contains("removed the unfinished"), "{msg}");
+            assert_eq!(
+                std::fs::metadata(&file).unwrap().len(),
+                len,
+                "the input changed"
+            );
+        }
+        assert_eq!(leftovers(), Vec::<String>::new(), "{signal}: {msg}");
     }
 }

@@ -67,6 +67,7 @@ pub mod inspect;
 pub mod io;
 mod job;
 mod layout;
+pub mod output;
 mod probe;
 pub mod prune;
 #[cfg(feature = "object_store")]

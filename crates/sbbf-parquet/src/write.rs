@@ -9,6 +9,7 @@ use crate::header::BloomFilterHeader;
 use crate::io::IoPolicy;
 use crate::job::FilterSpan;
 use crate::layout::{Layout, Region, RegionKind};
+pub(crate) use crate::output::{atomic_write, write_err};
 use crate::{BuildError, Error, NoFilter, ParquetFile, ReadError, WriteError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::serialized_reader::SerializedFileReader;
@@ -78,60 +79,6 @@ pub(crate) fn read_err(input: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
         }
         .into()
     }
-}
-
-/// An error writing the output that replaces or creates `target`.
-pub(crate) fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| {
-        WriteError::Io {
-            target: target.to_path_buf(),
-            source,
-        }
-        .into()
-    }
-}
-
-/// Writes the output beside `target` and renames it into place once complete and synced.
-/// The output takes the input's permissions (a temporary file starts private).
-pub(crate) fn atomic_write(
-    target: &Path,
-    like: &Path,
-    fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
-) -> Result<u64, Error> {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".sbbf-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|source| WriteError::TempFile {
-            dir: dir.clone(),
-            source,
-        })?;
-    let io_err = write_err(target);
-    {
-        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        fill(&mut w)?;
-        w.flush().map_err(&io_err)?;
-    }
-    if let Ok(m) = std::fs::metadata(like) {
-        tmp.as_file()
-            .set_permissions(m.permissions())
-            .map_err(&io_err)?;
-    }
-    tmp.as_file().sync_all().map_err(&io_err)?;
-    let len = tmp.as_file().metadata().map_err(&io_err)?.len();
-    tmp.persist(target).map_err(|e| WriteError::Rename {
-        target: target.to_path_buf(),
-        source: e.error,
-    })?;
-    // Make the rename itself durable.
-    if let Ok(d) = File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(len)
 }
 
 /// Copies the first `len` bytes of `input` to `w` (the output for `target`). A failure of the

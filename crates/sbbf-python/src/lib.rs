@@ -348,20 +348,48 @@ fn row_groups(
 /// One filter written by `add`: (row group, column, bytes before, bytes after, distinct).
 type Written = (usize, String, u64, u64, Option<u64>);
 
-/// Adds filters for `columns` to `input`, writing `output` (which may be `input`): the filters
-/// written, the input and output sizes, the bytes written, and whether old filter space was
-/// given back.
+/// Adds filters for `columns` to `input`, writing `output` (or `input` itself when `output`
+/// is None, with the library's in-place rules and lock): the filters written, the input and
+/// output sizes, the bytes written, whether old filter space was given back, and the file
+/// written.
 #[pyfunction]
-#[pyo3(signature = (input, output, columns, fpp, ndv, replace))]
+#[pyo3(signature = (input, output, columns, fpp, ndv, replace, force))]
+#[allow(clippy::too_many_arguments)]
 fn add_filters(
     py: Python<'_>,
     input: String,
-    output: String,
+    output: Option<String>,
     columns: Vec<String>,
     fpp: f64,
     ndv: Option<u64>,
     replace: bool,
-) -> PyResult<(Vec<Written>, u64, u64, u64, bool)> {
+    force: bool,
+) -> PyResult<(Vec<Written>, u64, u64, u64, bool, String)> {
+    use sbbf_parquet::output::{Destination, Refusal, WritePlan};
+    let dest = match output {
+        Some(path) => Destination::File {
+            path: path.into(),
+            force,
+        },
+        None => Destination::InPlace { force },
+    };
+    let plan = WritePlan::new(input.as_ref(), &dest).map_err(|e| {
+        let hint = match e {
+            Refusal::OutputExists(_) => "; use force=True to replace it",
+            Refusal::ReadOnly | Refusal::HardLinks { .. } => "; force=True replaces it anyway",
+            Refusal::TableFile { .. } => " (output=NEW_FILE)",
+            _ => "",
+        };
+        let msg = match e {
+            Refusal::OutputExists(_) | Refusal::OutputIsDirectory(_) => format!("{e}{hint}"),
+            _ => format!("{input}: {e}{hint}"),
+        };
+        match e {
+            Refusal::InputIsDirectory | Refusal::OutputIsDirectory(_) => Failure::Input(msg),
+            _ => Failure::File(msg),
+        }
+        .into_py()
+    })?;
     let opts = sbbf_parquet::write::AddOptions {
         columns,
         fpp,
@@ -370,9 +398,10 @@ fn add_filters(
     };
     let report = py
         .detach(|| {
-            sbbf_parquet::write::add_filters(input.as_ref(), output.as_ref(), &opts, &mut |_, _| {})
+            sbbf_parquet::write::add_filters(plan.input(), plan.target(), &opts, &mut |_, _| {})
         })
         .map_err(|e| Failure::from(e).at(&input).into_py())?;
+    let target = plan.target().display().to_string();
     Ok((
         report
             .filters
@@ -391,6 +420,7 @@ fn add_filters(
         report.output_len,
         report.bytes_written,
         report.compacted,
+        target,
     ))
 }
 

@@ -240,25 +240,9 @@ def add(
         raise InputError("no columns to add filters for")
     if (output is None) == (not in_place):
         raise InputError("give output=PATH or in_place=True (one of them)")
-    path = _one_file(source, "add")
-    lock = None
-    if output is not None:
-        target = _path(output)
-        if not force and os.path.lexists(target):
-            raise FileError(f"{target}: the output file exists; pass force=True to replace it")
-        if os.path.isdir(target):
-            raise InputError(f"{target}: the output is a directory")
-        real = path
-    else:
-        real = os.path.realpath(path)
-        target = real
-        lock = _lock(real, path)
-    try:
-        filters, input_len, output_len, written, compacted = _sbbf.add_filters(
-            real, target, cols, float(fpp), ndv, replace)
-    finally:
-        if lock is not None:
-            lock.close()
+    path = _path(source)
+    filters, input_len, output_len, written, compacted, target = _sbbf.add_filters(
+        path, None if in_place else _path(output), cols, float(fpp), ndv, replace, force)
     return {
         "command": "add",
         "input": path,
@@ -275,26 +259,6 @@ def add(
         "bytes_written": written,
         "compacted": compacted,
     }
-
-
-def _lock(real: str, shown: str) -> Any:
-    """An exclusive lock on the file, taken without waiting (a writer that waited would read
-    a file since replaced); None where there are no advisory locks."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    f = open(real, "rb")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.close()
-        raise FileError(f"{shown}: another process is writing this file (an in-place add?); "
-                        "try again when it has finished") from None
-    if os.fstat(f.fileno()).st_ino != os.stat(real).st_ino:
-        f.close()
-        raise FileError(f"{shown}: the file was replaced while it was being locked; try again")
-    return f
 
 
 def inspect(source: Source, columns: Union[str, Sequence[str], None] = None) -> dict:

@@ -22,13 +22,15 @@ def row_groups(path: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]) -> 
 
 def add_filters(
     input: str,
-    output: str,
+    output: Optional[str],
     columns: Sequence[str],
     fpp: float,
     ndv: Optional[int],
     replace: bool,
-) -> Tuple[List[Tuple[int, str, int, int, Optional[int]]], int, int, int, bool]:
-    """Filters written, input size, output size, bytes written, compacted."""
+    force: bool,
+) -> Tuple[List[Tuple[int, str, int, int, Optional[int]]], int, int, int, bool, str]:
+    """Filters written, input size, output size, bytes written, compacted, the file written
+    (output=None: in place, with the library's rules and lock)."""
 
 def inspect_file(
     path: str, columns: Sequence[str], many: bool
