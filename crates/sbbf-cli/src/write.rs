@@ -261,7 +261,7 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
         }
     };
     let result = if a.replace {
-        sbbf_parquet::crypto::seal_plaintext_filters(input, target, &keys, &a.columns)
+        sbbf_parquet::write::seal_plaintext_filters(input, target, &keys, &a.columns)
     } else {
         let opts = AddOptions {
             columns: a.columns.clone(),
@@ -269,7 +269,7 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
             ndv: a.ndv,
             replace: false,
         };
-        sbbf_parquet::crypto::add_encrypted(
+        sbbf_parquet::write::add_encrypted(
             input,
             target,
             &keys,
@@ -311,7 +311,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
             .key_set()
             .map_err(|e| e.to_string())
             .and_then(|keys| {
-                sbbf_parquet::crypto::resize_encrypted(
+                sbbf_parquet::write::resize_encrypted(
                     plan.input(),
                     &target,
                     &keys,

@@ -646,7 +646,7 @@ fn an_interrupted_write_leaves_the_input_and_no_temporary_file() {
             .collect()
     };
     for signal in ["INT", "TERM"] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"))
             .args([
                 "add",
                 file.to_str().unwrap(),

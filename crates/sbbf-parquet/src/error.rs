@@ -8,7 +8,6 @@
 //!
 //! Messages never name command-line flags: a front end adds its own wording from the variant.
 
-use crate::value::ValueError;
 use parquet::errors::ParquetError;
 use std::path::PathBuf;
 
@@ -24,11 +23,18 @@ pub enum Error {
     /// without the footer key, or a file this operation cannot handle encrypted (rewriting).
     #[error("the file is encrypted (Parquet modular encryption); its keys are needed")]
     Encrypted,
+    /// The file uses modular encryption, and this build of the library cannot read it (it was
+    /// built without the `encryption` feature).
+    #[error(
+        "the file uses Parquet modular encryption, which this build cannot read (built without \
+         the `encryption` feature)"
+    )]
+    EncryptionNotBuilt,
     /// An encrypted file whose footer or keys do not work (wrong key, altered file, malformed
     /// crypto metadata). A chunk that cannot be decrypted is not an error: its filter answers
     /// "unknown" with the reason.
     #[error("encrypted file: {0}")]
-    Crypto(#[source] crate::crypto::CryptoError),
+    Crypto(#[source] CryptoError),
     /// The footer could not be decoded or re-encoded.
     #[error("cannot read the Parquet footer: {0}")]
     Footer(#[source] FooterError),
@@ -323,6 +329,81 @@ pub enum WriteError {
     },
 }
 
+/// Text that does not parse for the column's type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot read {text:?} as a value of column `{column}` ({ty}): {expected}")]
+pub struct ValueError {
+    /// The text.
+    pub text: String,
+    /// Column path.
+    pub column: String,
+    /// Physical and logical type.
+    pub ty: String,
+    /// What was expected.
+    pub expected: String,
+}
+
+/// Why an encrypted file or module could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CryptoError {
+    /// A key of a length AES does not take.
+    #[error("a key must be 16, 24 or 32 bytes (AES-128, -192, -256), not {len}")]
+    KeyLength {
+        /// The length given.
+        len: usize,
+    },
+    /// Key text that starts with `0x` but is not hexadecimal.
+    #[error("`0x…` key is not hexadecimal: {0}")]
+    KeyHex(String),
+    /// The footer is encrypted and no footer key was given.
+    #[error("the footer is encrypted (PARE); the footer key is needed")]
+    NoFooterKey,
+    /// The encrypted footer did not authenticate.
+    #[error("the footer did not decrypt: wrong footer key or AAD prefix, or the file was altered")]
+    FooterAuth,
+    /// The plaintext footer's signature did not verify with the footer key.
+    #[error("the plaintext footer's signature does not verify: wrong footer key or AAD prefix, or the footer was altered")]
+    FooterSignature,
+    /// The file was written with an AAD prefix it does not store.
+    #[error(
+        "the file was encrypted with an AAD prefix that it does not store; the prefix is needed"
+    )]
+    NeedAadPrefix,
+    /// A rewrite found no plaintext filter on an encrypted column that it could seal.
+    #[error(
+        "no plaintext Bloom filter on an encrypted column whose key was given: nothing to seal"
+    )]
+    NothingToSeal,
+    /// A column chunk is encrypted and cannot be decrypted (its key was not given, or its
+    /// metadata did not authenticate): its pages cannot be read.
+    #[error("row group {row_group}, column `{column}`: encrypted, and {reason}")]
+    ChunkUnreadable {
+        /// Row group index.
+        row_group: usize,
+        /// Leaf column path.
+        column: String,
+        /// Why (the missing key, or the failed authentication).
+        reason: String,
+    },
+    /// A page of an encrypted column chunk did not decrypt (altered, or a wrong key) or is
+    /// malformed.
+    #[error("row group {row_group}, column `{column}`, page {page}: {reason}")]
+    Page {
+        /// Row group index.
+        row_group: usize,
+        /// Leaf column path.
+        column: String,
+        /// The page's position in the chunk (0 = first page, dictionary included).
+        page: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The crypto metadata is not what the specification describes.
+    #[error("malformed encryption metadata: {0}")]
+    Malformed(String),
+}
+
 macro_rules! from_kind {
     ($($t:ty => $v:ident),*) => {$(
         impl From<$t> for Error {
@@ -333,7 +414,7 @@ macro_rules! from_kind {
     )*};
 }
 from_kind!(NotParquet => NotParquet, FooterError => Footer, ReadError => Read,
-    BuildError => Build, WriteError => Write, crate::crypto::CryptoError => Crypto);
+    BuildError => Build, WriteError => Write, CryptoError => Crypto);
 
 fn candidates_text(c: &[String]) -> String {
     match c {

@@ -1,10 +1,13 @@
 //! A full report on every filter of a file: where it is, what it holds, what is wrong with it.
 
-use crate::crypto::{ChunkEncryption, StrayHeader};
-use crate::header::BloomFilterHeader;
+#[cfg(feature = "encryption")]
+use crate::crypto::StrayHeader;
+use crate::format::header::BloomFilterHeader;
+use crate::format::layout::{Layout, Region, RegionKind};
 use crate::io::{read_range, IoPolicy, Range};
-use crate::job::{FilterSpan, NoFilter};
-use crate::layout::{Layout, Region, RegionKind};
+use crate::keys::ChunkEncryption;
+use crate::read::answer::NoFilter;
+use crate::read::plan::FilterSpan;
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
@@ -55,9 +58,7 @@ impl<R: ChunkReader> ParquetFile<R> {
             Default::default();
         for (r, rg) in meta.row_groups().iter().enumerate() {
             for (c, col) in rg.columns().iter().enumerate() {
-                let enc = self
-                    .encryption()
-                    .map_or(ChunkEncryption::Plaintext, |e| e.chunk(r, c));
+                let enc = self.chunk_encryption(r, c);
                 let mut rep = FilterReport {
                     row_group: r,
                     column: self.columns()[c].path.clone(),
@@ -131,7 +132,8 @@ impl<R: ChunkReader> ParquetFile<R> {
             .ok()
             .filter(|o| *o < self.footer_start())
             .and_then(|o| {
-                let end = (o + crate::header::MAX_HEADER_BYTES as u64).min(self.footer_start());
+                let end =
+                    (o + crate::format::header::MAX_HEADER_BYTES as u64).min(self.footer_start());
                 read_range(self.reader(), Range { start: o, end }).ok()
             })
             .is_some_and(|b| BloomFilterHeader::parse(&b).is_ok());
@@ -163,6 +165,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// (data pages, page indexes, the filters it locates): in an encrypted file, most likely
     /// the filters of encrypted columns written in plaintext, which reveal their values. Reads
     /// every such gap of the data area; empty for a file without encryption (nothing read).
+    #[cfg(feature = "encryption")]
     pub fn stray_filter_headers(&self) -> Result<Vec<StrayHeader>, crate::Error> {
         if self.encryption().is_none() {
             return Ok(Vec::new());
@@ -225,7 +228,7 @@ impl<R: ChunkReader> ParquetFile<R> {
         }
         let head = Range {
             start: offset,
-            end: (offset + crate::header::MAX_HEADER_BYTES as u64).min(footer),
+            end: (offset + crate::format::header::MAX_HEADER_BYTES as u64).min(footer),
         };
         let (header, header_len) = match read_range(self.reader(), head)
             .map_err(|e| format!("cannot read the header: {e}"))

@@ -1,32 +1,27 @@
 //! The Parquet side of split-block Bloom filters: where a column chunk's filter is, how to read
 //! it cheaply and safely, and which bytes a value is hashed as.
 //!
-//! Data flows one way: file bytes → footer ([`ParquetFile::open`], the `parquet` crate decodes
-//! it) → column chunk ([`ParquetFile::filter_locations`]) → filter bytes ([`header`], [`io`]) →
-//! [`sbbf::SbbfRef`]; and a typed value → plain bytes → hash → probe.
+//! Data flows one way, and so do the imports: each module below uses only those before it
+//! (`tests/layering.rs` fails otherwise).
 //!
-//! Values have one home, [`stored`]: the [`Literal`] vocabulary and the rules that turn a
-//! literal into the bytes a column stores (widths, units, scales, INT96, the float zero rule,
-//! "never stored", "always maybe"). Its front ends only translate: command-line text
-//! ([`value`]), Arrow arrays ([`arrow_values`]), and engines' literals directly.
+//! | module | what it holds |
+//! |---|---|
+//! | `error` | every error type ([`Error`] and its parts); uses nothing of the crate |
+//! | [`format`] | bytes on disk: the filter [`header`], the [`footer`] and its edits, [`column`] types and paths, which byte ranges belong to which chunk |
+//! | [`values`] | the stored-value layer: [`stored`]'s [`Literal`] vocabulary and rules (widths, units, scales, INT96, the float zero rule, "never stored", "always maybe"); its front ends only translate: command-line [`text`](values::text), [`arrow`](values::arrow) arrays |
+//! | [`io`] | read policy, merged ranges, fetched bytes, [`IoStats`] |
+//! | [`keys`] | keys for encrypted files and how each chunk is protected (plain data) |
+//! | `crypto` | (feature `encryption`, on by default) Parquet modular encryption: footers, column metadata, sealed filter modules, pages; without it no AES crate is built and an encrypted file is [`Error::EncryptionNotBuilt`] |
+//! | [`read`] | the [`answer`](read::answer)s, the one I/O-free plan of which filter bytes to read, and its drivers: [`ParquetFile`]'s synchronous probes, [`read::async_driver`] (feature `async`) over any arrow-rs `AsyncFileReader` |
+//! | [`prune`] | "which row groups can a predicate skip", for query engines (the leaves are probed in the same waves, then the answers decide) |
+//! | [`source`] | local FILE arguments ([`source::local_files`]), object stores (feature `object_store`: S3, GCS, Azure, HTTP) and many files at once |
+//! | [`write`](mod@write) | [`build`]ing filters, adding and resizing them in a file without touching its data, and where output goes ([`output`]: the in-place rules, the atomic rename) |
+//! | [`inspect`], [`verify`] | a report on every filter; filters checked against the data |
+//! | `report` | (feature `serde`) the probe report, the JSON object per file that every front end prints or returns |
 //!
-//! Beyond probing:
-//!
-//! - [`prune`] answers "which row groups can a predicate skip" for query engines (one
-//!   evaluation path: the predicate's leaves are probed, then the answers decide);
-//!   [`asyncio`] does the same through any arrow-rs `AsyncFileReader`, and `remote` (feature
-//!   `object_store`) over S3, GCS, Azure and HTTP.
-//! - [`build`] makes filters from a chunk's stored values or from Arrow arrays; [`write`](mod@write) adds
-//!   or resizes filters in a file without touching its data ([`footer`] re-encodes the footer).
-//! - [`crypto`]: files with Parquet modular encryption, opened with a [`crypto::KeySet`]
-//!   ([`ParquetFile::open_with_keys`]): encrypted filters are decrypted and authenticated;
-//!   a chunk without its key answers "unknown" with the reason.
-//! - `report` (feature `serde`) is the probe report, the JSON object per file that every
-//!   front end prints or returns.
-//! - [`verify`] checks a writer's filters against the data; [`inspect`] reports on every filter.
-//! - Every read is planned by one I/O-free job (`job.rs`), driven by one sync and one async
-//!   driver, and merged by [`io`]'s rules; [`ParquetFile::io_stats`] counts requests, bytes
-//!   and waves. Which byte ranges belong to which chunk is `layout.rs`'s.
+//! Encryption reaches the rest through two narrow hooks: the read plan hands an encrypted
+//! filter's byte ranges to the sealed-filter opener, and the footer code opens and seals
+//! encrypted column metadata through [`footer::ColumnMetaCipher`].
 //!
 //! The Bloom filter header is decoded with the `thrift` crate's compact protocol (the
 //! `parquet` crate keeps its own Thrift reader private), configured with tight size limits
@@ -50,40 +45,40 @@
 
 #![warn(missing_docs)]
 
-pub mod arrow_values;
-#[cfg(feature = "async")]
-pub mod asyncio;
-pub mod build;
-pub mod column;
+// The modules, in the order data flows through them: each uses only those above it
+// (tests/layering.rs checks it).
+#[cfg(feature = "encryption")]
 pub mod crypto;
-mod decode;
 mod error;
-mod file;
-#[cfg(feature = "object_store")]
-mod files;
-pub mod footer;
-pub mod header;
+pub mod format;
 pub mod inspect;
 pub mod io;
-mod job;
-mod layout;
-pub mod output;
-mod probe;
+pub mod keys;
 pub mod prune;
-#[cfg(feature = "object_store")]
-pub mod remote;
+pub mod read;
 #[cfg(feature = "serde")]
 pub mod report;
-#[cfg(feature = "object_store")]
 pub mod source;
-pub mod stored;
-pub mod value;
+pub mod values;
 pub mod verify;
 pub mod write;
 
-pub use error::{BuildError, Error, FooterError, NoFilesReason, NotParquet, ReadError, WriteError};
-pub use file::ParquetFile;
+// The paths of earlier releases, kept for the crates built on them.
+pub use format::{column, footer, header};
+#[cfg(feature = "async")]
+pub use read::async_driver as asyncio;
+#[cfg(feature = "object_store")]
+pub use source::object as remote;
+pub use values::{arrow as arrow_values, stored, text as value};
+pub use write::{build, output};
+
+pub use error::{
+    BuildError, CryptoError, Error, FooterError, NoFilesReason, NotParquet, ReadError, ValueError,
+    WriteError,
+};
 pub use io::{IoPolicy, IoStats};
-pub use job::{FilterSpan, NoFilter};
-pub use probe::{Answer, FilterLocation, FilterState, RowGroupAnswer};
-pub use stored::{Encoded, Literal};
+pub use keys::{Key, KeySet};
+pub use read::answer::{Answer, FilterLocation, FilterState, NoFilter, RowGroupAnswer};
+pub use read::file::ParquetFile;
+pub use read::plan::FilterSpan;
+pub use values::stored::{Encoded, Literal};

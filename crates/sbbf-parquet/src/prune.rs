@@ -5,10 +5,10 @@
 //! proven false; OR when every child is. Anything the filters cannot decide keeps the row
 //! group.
 
-use crate::column::ColumnType;
+use crate::format::column::ColumnType;
 use crate::io::IoPolicy;
-use crate::probe::{Answer, FilterState, RowGroupAnswer};
-use crate::stored::{coerce, Encoded, Literal};
+use crate::read::answer::{Answer, FilterState, RowGroupAnswer};
+use crate::values::stored::{coerce, Encoded, Literal};
 use crate::{Error, NoFilter, ParquetFile};
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
@@ -196,7 +196,7 @@ impl<R> ParquetFile<R> {
         &self,
         predicate: &Predicate,
         policy: IoPolicy,
-    ) -> Result<Vec<crate::job::ProbeJob>, Error> {
+    ) -> Result<Vec<crate::read::plan::ProbeJob>, Error> {
         leaves(predicate)
             .into_iter()
             .map(|leaf| {
@@ -224,8 +224,11 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// ```
     pub fn prune(&self, predicate: &Predicate) -> Result<Pruned, Error> {
         let mut jobs = self.leaf_jobs(predicate, IoPolicy::default())?;
-        crate::job::run(self.reader(), &self.io, &mut jobs);
-        let answers = jobs.into_iter().map(crate::job::ProbeJob::finish).collect();
+        crate::read::plan::run(self.reader(), &self.io, &mut jobs);
+        let answers = jobs
+            .into_iter()
+            .map(crate::read::plan::ProbeJob::finish)
+            .collect();
         Ok(decide(predicate, self.metadata().num_row_groups(), answers))
     }
 
@@ -258,7 +261,7 @@ impl<R: ChunkReader> ParquetFile<R> {
 /// Whole filters held in memory for repeated pruning ([`ParquetFile::load_filters`]).
 #[derive(Debug, Clone)]
 pub struct Filters {
-    columns: Vec<crate::column::ColumnType>,
+    columns: Vec<crate::format::column::ColumnType>,
     num_rows: Vec<i64>,
     by_column: BTreeMap<String, (usize, Vec<Result<Bytes, NoFilter>>)>,
 }
@@ -296,7 +299,7 @@ impl Filters {
                             answers: encoded
                                 .iter()
                                 .map(|v| {
-                                    crate::probe::decide(v, &state, |h| {
+                                    crate::read::answer::decide(v, &state, |h| {
                                         view.is_none_or(|v| v.contains_hash(h))
                                     })
                                 })
@@ -322,4 +325,26 @@ pub fn predicate_columns(p: &Predicate) -> Vec<&str> {
     out.sort();
     out.dedup();
     out
+}
+
+#[cfg(feature = "async")]
+impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
+    /// [`ParquetFile::prune`], asynchronously, with the given I/O policy (see
+    /// [`REMOTE_POLICY`](crate::read::async_driver::REMOTE_POLICY) for object stores).
+    pub async fn prune_async(
+        &mut self,
+        predicate: &Predicate,
+        policy: IoPolicy,
+    ) -> Result<Pruned, Error> {
+        // Every leaf's reads go out in the same waves: an AND/OR over k columns costs the round
+        // trips of one column.
+        let mut jobs = self.leaf_jobs(predicate, policy)?;
+        self.drive(&mut jobs).await;
+        let answers = jobs
+            .into_iter()
+            .map(crate::read::plan::ProbeJob::finish)
+            .collect();
+        let n = self.metadata().num_row_groups();
+        Ok(decide(predicate, n, answers))
+    }
 }

@@ -17,9 +17,9 @@
 //! assert_eq!(serde_json::to_string(&err).unwrap(), r#"{"error":"bad","file":"b.parquet"}"#);
 //! ```
 
-use crate::column::ColumnType;
+use crate::format::column::ColumnType;
 use crate::io::IoStats;
-use crate::probe::{FilterState, RowGroupAnswer};
+use crate::read::answer::{FilterState, RowGroupAnswer};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 

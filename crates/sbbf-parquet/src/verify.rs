@@ -2,9 +2,9 @@
 //! "definitely absent" for a stored value is a broken writer), and the real false-positive
 //! rate on random absent values is measured next to the rate the filter's fill predicts.
 
-use crate::column::ColumnType;
-use crate::decode::for_each_value;
+use crate::format::column::ColumnType;
 use crate::io::IoPolicy;
+use crate::values::decode::for_each_value;
 use crate::{Error, FilterState, ParquetFile};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::reader::{ChunkReader, FileReader};
@@ -65,6 +65,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// its report says why (the `not_verified` field of [`ChunkReport`]); without columns chosen, every
     /// column with a filter or with such a chunk is verified. A page that does not decrypt is
     /// an error. On a file without encryption, [`crate::crypto::CryptoError::Malformed`].
+    #[cfg(feature = "encryption")]
     pub fn verify_encrypted(
         &self,
         columns: &[usize],
@@ -86,15 +87,13 @@ impl<R: ChunkReader> ParquetFile<R> {
         absent_probes: u64,
         mut progress: impl FnMut(usize, usize),
     ) -> Result<Vec<ChunkReport>, Error> {
-        let enc = self.encryption();
+        let encrypted = self.is_encrypted();
         let unreadable = |c: usize| {
-            enc.is_some_and(|e| {
-                (0..self.metadata().num_row_groups()).any(|rg| {
-                    matches!(
-                        e.chunk(rg, c),
-                        crate::crypto::ChunkEncryption::Unreadable { .. }
-                    )
-                })
+            (0..self.metadata().num_row_groups()).any(|rg| {
+                matches!(
+                    self.chunk_encryption(rg, c),
+                    crate::keys::ChunkEncryption::Unreadable { .. }
+                )
             })
         };
         let chosen: Vec<usize> = if columns.is_empty() {
@@ -117,31 +116,17 @@ impl<R: ChunkReader> ParquetFile<R> {
             let filters = self.read_filters(c, IoPolicy::default());
             for (rg, filter) in filters.into_iter().enumerate() {
                 let filter = filter.map(|span| span.bitset);
-                let report = match (enc, data) {
-                    (None, Some(data)) => {
+                let report = match (encrypted, data) {
+                    (false, Some(data)) => {
                         verify_chunk(data, (rg, rg), c, &ty, filter, absent_probes)?
                     }
-                    (None, None) => {
-                        return Err(crate::crypto::CryptoError::Malformed(
+                    (false, None) => {
+                        return Err(crate::CryptoError::Malformed(
                             "the file is not encrypted".into(),
                         )
                         .into())
                     }
-                    (Some(_), _) => match self.plaintext_image(rg, c) {
-                        Ok(image) => {
-                            verify_chunk(&image.reader()?, (0, rg), c, &ty, filter, absent_probes)?
-                        }
-                        Err(Error::Crypto(crate::crypto::CryptoError::ChunkUnreadable {
-                            reason,
-                            ..
-                        })) => ChunkReport::not_verified(
-                            rg,
-                            &ty,
-                            filter,
-                            format!("encrypted, and {reason}"),
-                        ),
-                        Err(e) => return Err(e),
-                    },
+                    (true, _) => self.verify_sealed_chunk(rg, c, &ty, filter, absent_probes)?,
                 };
                 reports.push(report);
                 progress(reports.len(), total);
@@ -151,7 +136,42 @@ impl<R: ChunkReader> ParquetFile<R> {
     }
 }
 
+impl<R: ChunkReader> ParquetFile<R> {
+    /// One chunk of an encrypted file, decoded from its plaintext image.
+    #[cfg(feature = "encryption")]
+    fn verify_sealed_chunk(
+        &self,
+        rg: usize,
+        c: usize,
+        ty: &ColumnType,
+        filter: Result<bytes::Bytes, crate::NoFilter>,
+        absent_probes: u64,
+    ) -> Result<ChunkReport, Error> {
+        match self.plaintext_image(rg, c) {
+            Ok(image) => verify_chunk(&image.reader()?, (0, rg), c, ty, filter, absent_probes),
+            Err(Error::Crypto(crate::CryptoError::ChunkUnreadable { reason, .. })) => Ok(
+                ChunkReport::not_verified(rg, ty, filter, format!("encrypted, and {reason}")),
+            ),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Without the `encryption` feature no encrypted file opens, so no chunk comes here.
+    #[cfg(not(feature = "encryption"))]
+    fn verify_sealed_chunk(
+        &self,
+        _rg: usize,
+        _c: usize,
+        _ty: &ColumnType,
+        _filter: Result<bytes::Bytes, crate::NoFilter>,
+        _absent_probes: u64,
+    ) -> Result<ChunkReport, Error> {
+        Err(Error::EncryptionNotBuilt)
+    }
+}
+
 impl ChunkReport {
+    #[cfg_attr(not(feature = "encryption"), allow(dead_code))]
     fn not_verified(
         row_group: usize,
         ty: &ColumnType,
@@ -262,7 +282,7 @@ fn splitmix(state: &mut u64) -> u64 {
 
 /// A stored value as readable text: numbers for numeric types, UTF-8 for strings, hex else.
 pub(crate) fn display_plain(ty: &ColumnType, v: &[u8]) -> String {
-    use crate::column::ValueKind;
+    use crate::format::column::ValueKind;
     let hex = || {
         format!(
             "0x{}",

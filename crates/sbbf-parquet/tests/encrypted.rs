@@ -1,4 +1,5 @@
 //! Encrypted files (Parquet modular encryption): filters read with keys answer as parquet-java
+#![cfg(feature = "encryption")]
 //! answers (testdata/encrypted/answers, written by parquet-java's decrypting reader, never by
 //! our code); without the keys, or when a module does not authenticate, "unknown" with the
 //! reason, never "absent".
@@ -523,7 +524,7 @@ fn sealing_arrowrs_plaintext_filters_encrypts_them_and_zeroes_the_old_bytes() {
             .map(|l| (l.offset.unwrap() as u64, l.length.unwrap() as u64))
             .collect();
         let report =
-            sbbf_parquet::crypto::seal_plaintext_filters(&input, &output, &arrowrs_keys(), &[])
+            sbbf_parquet::write::seal_plaintext_filters(&input, &output, &arrowrs_keys(), &[])
                 .unwrap();
         assert_eq!(report.filters.len(), 4);
         assert!(report.filters.iter().all(|f| f.column == "secret"));
@@ -569,7 +570,7 @@ fn sealing_arrowrs_plaintext_filters_encrypts_them_and_zeroes_the_old_bytes() {
         }
         // Sealing again: nothing to do.
         assert!(matches!(
-            sbbf_parquet::crypto::seal_plaintext_filters(
+            sbbf_parquet::write::seal_plaintext_filters(
                 &output,
                 &output,
                 &arrowrs_keys(),
@@ -663,7 +664,7 @@ fn resizing_an_encrypted_file_keeps_every_stored_value() {
         let input = path(&format!("{stem}.parquet.encrypted"));
         let output = dir.path().join(format!("{stem}.resized"));
         let report =
-            sbbf_parquet::crypto::resize_encrypted(&input, &output, &pjava_keys(), 0.05, &[])
+            sbbf_parquet::write::resize_encrypted(&input, &output, &pjava_keys(), 0.05, &[])
                 .unwrap();
         assert_eq!(report.filters.len(), 16, "{stem}");
         let raw_in = std::fs::read(&input).unwrap();
@@ -693,7 +694,7 @@ fn resizing_an_encrypted_file_keeps_every_stored_value() {
         }
         // With only the footer key, the column-key chunks are left alone.
         let footer_only = KeySet::new().with_footer_key(key("0123456789012345"));
-        let r = sbbf_parquet::crypto::resize_encrypted(&input, &output, &footer_only, 0.05, &[])
+        let r = sbbf_parquet::write::resize_encrypted(&input, &output, &footer_only, 0.05, &[])
             .unwrap();
         assert!(r
             .filters
@@ -964,7 +965,7 @@ fn adding_filters_to_an_encrypted_file() {
             replace: false,
         };
         let report =
-            sbbf_parquet::crypto::add_encrypted(&input, &output, &keys, &opts, &mut |_, _| {})
+            sbbf_parquet::write::add_encrypted(&input, &output, &keys, &opts, &mut |_, _| {})
                 .unwrap();
         let before =
             ParquetFile::open_with_keys(bytes(&format!("{stem}.parquet.encrypted")), &keys)
@@ -1008,14 +1009,14 @@ fn adding_filters_to_an_encrypted_file() {
         );
         // Again: the columns have filters now.
         assert!(matches!(
-            sbbf_parquet::crypto::add_encrypted(&output, &output, &keys, &opts, &mut |_, _| {}),
+            sbbf_parquet::write::add_encrypted(&output, &output, &keys, &opts, &mut |_, _| {}),
             Err(Error::Build(sbbf_parquet::BuildError::HasFilters { .. }))
         ));
         // Without an encrypted column's key: refused before anything is written.
         let footer_only = KeySet::new().with_footer_key(key("0123456789012345"));
         let nothing = dir.path().join(format!("{stem}.nothing"));
         assert!(matches!(
-            sbbf_parquet::crypto::add_encrypted(
+            sbbf_parquet::write::add_encrypted(
                 &input,
                 &nothing,
                 &footer_only,

@@ -55,7 +55,7 @@ struct Scan {
 /// unchanged.
 pub(crate) fn prepare_footer(footer: &[u8], pare: bool, keys: &KeySet) -> Result<Prepared, Error> {
     if !pare {
-        if !crate::footer::announces_encryption(footer) {
+        if !crate::format::footer::announces_encryption(footer) {
             return Ok(Prepared {
                 meta: footer.to_vec(),
                 encryption: None,
@@ -167,7 +167,7 @@ fn finish(
                         format!(
                             "the column key of `{}` was not given",
                             path.iter()
-                                .map(|p| crate::column::escape_field(p))
+                                .map(|p| crate::format::column::escape_field(p))
                                 .collect::<Vec<_>>()
                                 .join(".")
                         )
@@ -196,7 +196,7 @@ fn finish(
             chunks.insert((r, c), ChunkState { kind, key });
         }
     }
-    let meta = crate::footer::decoder_footer(fmd, &replace)?;
+    let meta = crate::format::footer::decoder_footer(fmd, &replace)?;
     Ok(Prepared {
         meta,
         encryption: Some(FileEncryption {
@@ -280,7 +280,7 @@ fn read_prefix<T>(
     bytes: &[u8],
     f: impl FnOnce(&mut TCompactInputProtocol<&mut &[u8]>) -> thrift::Result<T>,
 ) -> thrift::Result<(T, usize)> {
-    let config = crate::header::bounded_thrift(bytes.len().max(64), 64)?;
+    let config = crate::format::header::bounded_thrift(bytes.len().max(64), 64)?;
     let mut cursor: &[u8] = bytes;
     let t = {
         let mut i = TCompactInputProtocol::with_config(&mut cursor, config);

@@ -22,29 +22,30 @@
 //! (types 2 and 3; AES-GCM, or AES-CTR in `AES_GCM_CTR_V1`) are decrypted into an ordinary
 //! Parquet file in memory that the `parquet` crate's readers decode as they are.
 //! [`ParquetFile::verify_encrypted`](crate::ParquetFile::verify_encrypted) checks filters
-//! against the values decoded so, and [`add_encrypted`] builds new filters from them. The cost:
+//! against the values decoded so, and [`add_encrypted`](crate::write::add_encrypted) builds new filters from them. The cost:
 //! each chunk is read whole and held twice (encrypted and decrypted), one chunk at a time; CTR
 //! pages are not authenticated (only their CRC, when the writer stored one, catches damage).
 //!
 //! The ciphers are RustCrypto's `aes-gcm` (AES-128, -192 and -256) and `ctr` (AES-CTR for the
 //! pages of `AES_GCM_CTR_V1`).
 
+mod filter;
 mod meta;
 mod pages;
 pub(crate) mod scan;
-mod seal;
 
 use aes_gcm::aead::consts::U12;
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::aes::Aes192;
 use aes_gcm::{Aes128Gcm, Aes256Gcm, AesGcm, Nonce, Tag};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
+pub(crate) use filter::{OpenFilter, SealedFilter, Step, SEALED_BITSET_OVERHEAD};
 pub(crate) use meta::prepare_footer;
+pub(crate) use pages::plaintext_image;
 pub use pages::PlainImage;
 pub use scan::{scan_data_area, StrayHeader};
-pub use seal::{add_encrypted, resize_encrypted, seal_plaintext_filters};
 
 /// Module types of the AAD suffix (`Encryption.md` 4.4.2).
 pub(crate) mod module {
@@ -70,122 +71,24 @@ pub(crate) mod module {
 /// prefix comes on top).
 pub(crate) const GCM_OVERHEAD: u64 = 28;
 
-/// Why an encrypted file or module could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CryptoError {
-    /// A key of a length AES does not take.
-    #[error("a key must be 16, 24 or 32 bytes (AES-128, -192, -256), not {len}")]
-    KeyLength {
-        /// The length given.
-        len: usize,
-    },
-    /// Key text that starts with `0x` but is not hexadecimal.
-    #[error("`0x…` key is not hexadecimal: {0}")]
-    KeyHex(String),
-    /// The footer is encrypted and no footer key was given.
-    #[error("the footer is encrypted (PARE); the footer key is needed")]
-    NoFooterKey,
-    /// The encrypted footer did not authenticate.
-    #[error("the footer did not decrypt: wrong footer key or AAD prefix, or the file was altered")]
-    FooterAuth,
-    /// The plaintext footer's signature did not verify with the footer key.
-    #[error("the plaintext footer's signature does not verify: wrong footer key or AAD prefix, or the footer was altered")]
-    FooterSignature,
-    /// The file was written with an AAD prefix it does not store.
-    #[error(
-        "the file was encrypted with an AAD prefix that it does not store; the prefix is needed"
-    )]
-    NeedAadPrefix,
-    /// A rewrite found no plaintext filter on an encrypted column that it could seal.
-    #[error(
-        "no plaintext Bloom filter on an encrypted column whose key was given: nothing to seal"
-    )]
-    NothingToSeal,
-    /// A column chunk is encrypted and cannot be decrypted (its key was not given, or its
-    /// metadata did not authenticate): its pages cannot be read.
-    #[error("row group {row_group}, column `{column}`: encrypted, and {reason}")]
-    ChunkUnreadable {
-        /// Row group index.
-        row_group: usize,
-        /// Leaf column path.
-        column: String,
-        /// Why (the missing key, or the failed authentication).
-        reason: String,
-    },
-    /// A page of an encrypted column chunk did not decrypt (altered, or a wrong key) or is
-    /// malformed.
-    #[error("row group {row_group}, column `{column}`, page {page}: {reason}")]
-    Page {
-        /// Row group index.
-        row_group: usize,
-        /// Leaf column path.
-        column: String,
-        /// The page's position in the chunk (0 = first page, dictionary included).
-        page: usize,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The crypto metadata is not what the specification describes.
-    #[error("malformed encryption metadata: {0}")]
-    Malformed(String),
-}
+pub use crate::CryptoError;
 
-/// An AES key: 16, 24 or 32 bytes. Its `Debug` output shows the size, never the bytes.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Key(Arc<[u8]>);
+pub use crate::keys::{ChunkEncryption, Key, KeyKind, KeySet};
 
-impl Key {
-    /// A key from its bytes.
-    pub fn new(bytes: &[u8]) -> Result<Key, CryptoError> {
-        match bytes.len() {
-            16 | 24 | 32 => Ok(Key(bytes.into())),
-            len => Err(CryptoError::KeyLength { len }),
-        }
-    }
-
-    /// A key from text: `0x` then hexadecimal digits, or else the text's UTF-8 bytes
-    /// (parquet-testing's keys are ASCII text such as `0123456789012345`).
-    ///
-    /// ```
-    /// use sbbf_parquet::crypto::Key;
-    /// assert_eq!(Key::parse("0123456789012345")?, Key::parse("0x30313233343536373839303132333435")?);
-    /// assert!(Key::parse("short").is_err());
-    /// # Ok::<(), sbbf_parquet::crypto::CryptoError>(())
-    /// ```
-    pub fn parse(text: &str) -> Result<Key, CryptoError> {
-        if text.starts_with("0x") || text.starts_with("0X") {
-            let bytes = crate::value::parse_hex(text)
-                .ok_or_else(|| CryptoError::KeyHex(format!("{} characters", text.len())))?;
-            return Key::new(&bytes);
-        }
-        Key::new(text.as_bytes())
-    }
-
-    /// The key's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    fn cipher(&self) -> Cipher {
-        // The length was checked when the key was made; each arm only takes its own length.
-        match self.0.len() {
-            16 => Cipher::A128(Box::new(
-                Aes128Gcm::new_from_slice(&self.0).expect("16-byte key"),
-            )),
-            24 => Cipher::A192(Box::new(
-                AesGcm::<Aes192, U12>::new_from_slice(&self.0).expect("24-byte key"),
-            )),
-            _ => Cipher::A256(Box::new(
-                Aes256Gcm::new_from_slice(&self.0).expect("32-byte key"),
-            )),
-        }
-    }
-}
-
-impl std::fmt::Debug for Key {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Key({} bits)", self.0.len() * 8)
+/// The AES-GCM cipher of a key (its length was checked when the key was made).
+fn cipher(key: &Key) -> Cipher {
+    let bytes = key.bytes();
+    // The length was checked when the key was made; each arm only takes its own length.
+    match bytes.len() {
+        16 => Cipher::A128(Box::new(
+            Aes128Gcm::new_from_slice(bytes).expect("16-byte key"),
+        )),
+        24 => Cipher::A192(Box::new(
+            AesGcm::<Aes192, U12>::new_from_slice(bytes).expect("24-byte key"),
+        )),
+        _ => Cipher::A256(Box::new(
+            Aes256Gcm::new_from_slice(bytes).expect("32-byte key"),
+        )),
     }
 }
 
@@ -226,7 +129,7 @@ pub(crate) fn decrypt_module(key: &Key, module: &[u8], aad: &[u8]) -> Option<Vec
     let (nonce, rest) = module.split_at(12);
     let (ct, tag) = rest.split_at(rest.len() - 16);
     let mut buf = ct.to_vec();
-    key.cipher()
+    cipher(key)
         .decrypt(nonce, aad, &mut buf, tag)
         .then_some(buf)
 }
@@ -252,10 +155,10 @@ pub(crate) fn decrypt_ctr(key: &Key, module: &[u8]) -> Option<Vec<u8>> {
     iv[..12].copy_from_slice(nonce);
     iv[15] = 1;
     let mut buf = ct.to_vec();
-    let ok = match key.0.len() {
-        16 => apply::<ctr::Ctr32BE<Aes128>>(&key.0, &iv, &mut buf),
-        24 => apply::<ctr::Ctr32BE<Aes192>>(&key.0, &iv, &mut buf),
-        _ => apply::<ctr::Ctr32BE<Aes256>>(&key.0, &iv, &mut buf),
+    let ok = match key.bytes().len() {
+        16 => apply::<ctr::Ctr32BE<Aes128>>(key.bytes(), &iv, &mut buf),
+        24 => apply::<ctr::Ctr32BE<Aes192>>(key.bytes(), &iv, &mut buf),
+        _ => apply::<ctr::Ctr32BE<Aes256>>(key.bytes(), &iv, &mut buf),
     };
     ok.then_some(buf)
 }
@@ -267,8 +170,7 @@ pub(crate) fn seal_module(key: &Key, plaintext: &[u8], aad: &[u8]) -> Vec<u8> {
     let mut nonce = [0u8; 12];
     aes_gcm::aead::OsRng.fill_bytes(&mut nonce);
     let mut buf = plaintext.to_vec();
-    let tag = key
-        .cipher()
+    let tag = cipher(key)
         .encrypt(&nonce, aad, &mut buf)
         .expect("a module is far below GCM's size limit");
     let len = (12 + buf.len() + 16) as u32;
@@ -295,87 +197,9 @@ pub(crate) fn verify_signature(key: &Key, plaintext: &[u8], aad: &[u8], signatur
         return false;
     }
     let mut buf = plaintext.to_vec();
-    match key.cipher().encrypt(&signature[..12], aad, &mut buf) {
+    match cipher(key).encrypt(&signature[..12], aad, &mut buf) {
         Some(tag) => tag.as_slice() == &signature[12..],
         None => false,
-    }
-}
-
-/// The keys to read an encrypted file with: the footer key, keys of columns encrypted with
-/// their own key (by dotted column path), and the AAD prefix when the file does not store it.
-///
-/// ```
-/// use sbbf_parquet::crypto::{Key, KeySet};
-/// let keys = KeySet::new()
-///     .with_footer_key(Key::parse("0123456789012345")?)
-///     .with_column_key("double_field", Key::parse("1234567890123450")?);
-/// assert!(keys.column("double_field").is_some());
-/// # Ok::<(), sbbf_parquet::crypto::CryptoError>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct KeySet {
-    footer: Option<Key>,
-    columns: BTreeMap<String, Key>,
-    aad_prefix: Option<Vec<u8>>,
-}
-
-impl KeySet {
-    /// No keys.
-    pub fn new() -> KeySet {
-        KeySet::default()
-    }
-
-    /// With the footer key (which also decrypts columns encrypted with the footer key, and
-    /// verifies a plaintext footer's signature).
-    pub fn with_footer_key(mut self, key: Key) -> KeySet {
-        self.footer = Some(key);
-        self
-    }
-
-    /// With the key of a column encrypted with its own key. The column is its dotted path
-    /// (`a.b.c`; [`crate::column::ColumnType::path`], or the plain names joined by `.`).
-    pub fn with_column_key(mut self, column: impl Into<String>, key: Key) -> KeySet {
-        self.columns.insert(column.into(), key);
-        self
-    }
-
-    /// With the AAD prefix (for files written with a prefix they do not store; a given prefix
-    /// takes precedence over a stored one).
-    pub fn with_aad_prefix(mut self, prefix: impl Into<Vec<u8>>) -> KeySet {
-        self.aad_prefix = Some(prefix.into());
-        self
-    }
-
-    /// Whether no key at all is given.
-    pub fn is_empty(&self) -> bool {
-        self.footer.is_none() && self.columns.is_empty()
-    }
-
-    /// The footer key.
-    pub fn footer(&self) -> Option<&Key> {
-        self.footer.as_ref()
-    }
-
-    /// The key given for a column path.
-    pub fn column(&self, path: &str) -> Option<&Key> {
-        self.columns.get(path)
-    }
-
-    /// The column paths keys were given for.
-    pub fn column_names(&self) -> impl Iterator<Item = &str> {
-        self.columns.keys().map(String::as_str)
-    }
-
-    /// The key of the column whose `path_in_schema` is `parts`, by its escaped path or by its
-    /// names joined with `.`.
-    fn column_parts(&self, parts: &[String]) -> Option<&Key> {
-        let escaped: Vec<String> = parts
-            .iter()
-            .map(|p| crate::column::escape_field(p))
-            .collect();
-        self.columns
-            .get(&escaped.join("."))
-            .or_else(|| self.columns.get(&parts.join(".")))
     }
 }
 
@@ -394,44 +218,6 @@ impl Algorithm {
         match self {
             Algorithm::AesGcmV1 => "AES_GCM_V1",
             Algorithm::AesGcmCtrV1 => "AES_GCM_CTR_V1",
-        }
-    }
-}
-
-/// How a column chunk is protected, as the footer says and the keys allow.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChunkEncryption {
-    /// Not encrypted: its filter, if any, is plaintext.
-    Plaintext,
-    /// Encrypted, and the key that decrypts it was given (its metadata authenticated).
-    Readable {
-        /// `footer key` or `column key`.
-        key: KeyKind,
-    },
-    /// Encrypted, and it cannot be read: the reason (no key given, or authentication failed).
-    Unreadable {
-        /// `footer key` or `column key`.
-        key: KeyKind,
-        /// Why.
-        reason: String,
-    },
-}
-
-/// Which key a column is encrypted with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyKind {
-    /// The footer key (`ENCRYPTION_WITH_FOOTER_KEY`).
-    Footer,
-    /// A key of the column's own (`ENCRYPTION_WITH_COLUMN_KEY`).
-    Column,
-}
-
-impl KeyKind {
-    /// `footer key` or `column key`.
-    pub fn name(self) -> &'static str {
-        match self {
-            KeyKind::Footer => "footer key",
-            KeyKind::Column => "column key",
         }
     }
 }
@@ -459,6 +245,29 @@ pub struct FileEncryption {
 struct ChunkState {
     kind: KeyKind,
     key: Result<Key, String>,
+}
+
+/// The footer code's hook for encrypted column metadata: opened and sealed with the chunk's
+/// key and its module AAD.
+impl crate::format::footer::ColumnMetaCipher for FileEncryption {
+    fn open(&self, r: usize, c: usize, sealed: &[u8]) -> Result<Vec<u8>, String> {
+        let key = self
+            .chunk_key(r, c)
+            .ok_or("no key for an encrypted column chunk being rewritten")?;
+        let aad = self.aad(module::COLUMN_META_DATA, r, c);
+        sealed
+            .get(4..)
+            .and_then(|m| decrypt_module(key, m, &aad))
+            .ok_or_else(|| "encrypted column metadata does not decrypt".to_string())
+    }
+
+    fn seal(&self, r: usize, c: usize, plain: &[u8]) -> Result<Vec<u8>, String> {
+        let key = self
+            .chunk_key(r, c)
+            .ok_or("no key for an encrypted column chunk being rewritten")?;
+        let aad = self.aad(module::COLUMN_META_DATA, r, c);
+        Ok(seal_module(key, plain, &aad))
+    }
 }
 
 impl FileEncryption {
@@ -602,7 +411,7 @@ mod tests {
             let key = Key::new(&vec![3u8; len]).unwrap();
             let nonce = [9u8; 12];
             let mut buf = b"hello filter".to_vec();
-            let tag = key.cipher().encrypt(&nonce, b"aad", &mut buf).unwrap();
+            let tag = cipher(&key).encrypt(&nonce, b"aad", &mut buf).unwrap();
             let mut module = nonce.to_vec();
             module.extend_from_slice(&buf);
             module.extend_from_slice(&tag);

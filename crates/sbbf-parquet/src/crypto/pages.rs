@@ -28,7 +28,7 @@ use super::{
     Key,
 };
 use crate::io::{read_range, Range};
-use crate::{Error, ParquetFile, ReadError};
+use crate::{Error, ReadError};
 use bytes::Bytes;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataWriter};
@@ -69,111 +69,86 @@ fn parquet_err(e: ParquetError) -> Error {
     Error::Read(ReadError::Parquet(e))
 }
 
-impl<R: ChunkReader> ParquetFile<R> {
-    /// Column chunk `(row_group, column)` of an encrypted file (opened with
-    /// [`ParquetFile::open_with_keys`]) as a [`PlainImage`]: its pages decrypted with the
-    /// chunk's key, or copied as they are when the chunk is not encrypted (the file's footer is
-    /// still one the `parquet` crate cannot read). See the module documentation for the format
-    /// and the cost.
-    ///
-    /// Errors: [`CryptoError::ChunkUnreadable`] when the chunk's key was not given (or its
-    /// metadata did not authenticate); [`CryptoError::Page`] when a page does not decrypt or
-    /// does not fit the chunk.
-    ///
-    /// ```
-    /// use sbbf_parquet::{ParquetFile, crypto::{Key, KeySet}};
-    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"),
-    /// #     "/../../testdata/encrypted/encrypt_columns_and_footer_ctr.parquet.encrypted");
-    /// let keys = KeySet::new()
-    ///     .with_footer_key(Key::parse("0123456789012345")?)
-    ///     .with_column_key("double_field", Key::parse("1234567890123450")?);
-    /// let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &keys)?;
-    /// let c = pq.column_index("double_field")?;
-    /// let image = pq.plaintext_image(0, c)?;
-    /// // An ordinary file: any Parquet reader decodes the chunk (its leaf column, row group 0).
-    /// use parquet::arrow::{arrow_reader::ParquetRecordBatchReaderBuilder, ProjectionMask};
-    /// let leaf = ProjectionMask::leaves(image.metadata.file_metadata().schema_descr(), [c]);
-    /// let rows: usize = ParquetRecordBatchReaderBuilder::try_new(image.bytes.clone())?
-    ///     .with_projection(leaf)
-    ///     .build()?
-    ///     .map(|b| b.map(|b| b.num_rows()))
-    ///     .sum::<Result<_, _>>()?;
-    /// assert_eq!(rows, 50);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn plaintext_image(&self, row_group: usize, column: usize) -> Result<PlainImage, Error> {
-        let not_here = |what: String| Error::from(CryptoError::Malformed(what));
-        let enc = self
-            .encryption()
-            .ok_or_else(|| not_here("the file is not encrypted".into()))?;
-        let rg = self
-            .metadata()
-            .row_groups()
-            .get(row_group)
-            .ok_or_else(|| not_here(format!("no row group {row_group}")))?;
-        let chunk = rg
-            .columns()
-            .get(column)
-            .ok_or_else(|| not_here(format!("no column {column}")))?;
-        let path = self.columns()[column].path.clone();
-        let page_err = |(page, reason): (usize, String)| {
-            Error::from(CryptoError::Page {
-                row_group,
-                column: path.clone(),
-                page,
-                reason,
-            })
-        };
-        if let ChunkEncryption::Unreadable { reason, .. } = enc.chunk(row_group, column) {
-            // Checked first: such a chunk's metadata is a placeholder, its offsets zero.
-            return Err(CryptoError::ChunkUnreadable {
-                row_group,
-                column: path,
-                reason,
-            }
-            .into());
+/// Column chunk `(row_group, column)` of an encrypted file as a [`PlainImage`]
+/// ([`ParquetFile::plaintext_image`](crate::ParquetFile::plaintext_image) documents it): `path`
+/// is the chunk's leaf column path, `footer_start` where the data area ends.
+pub(crate) fn plaintext_image<R: ChunkReader>(
+    encryption: Option<&FileEncryption>,
+    metadata: &ParquetMetaData,
+    path: &str,
+    footer_start: u64,
+    reader: &R,
+    row_group: usize,
+    column: usize,
+) -> Result<PlainImage, Error> {
+    let not_here = |what: String| Error::from(CryptoError::Malformed(what));
+    let enc = encryption.ok_or_else(|| not_here("the file is not encrypted".into()))?;
+    let rg = metadata
+        .row_groups()
+        .get(row_group)
+        .ok_or_else(|| not_here(format!("no row group {row_group}")))?;
+    let chunk = rg
+        .columns()
+        .get(column)
+        .ok_or_else(|| not_here(format!("no column {column}")))?;
+    let path = path.to_string();
+    let page_err = |(page, reason): (usize, String)| {
+        Error::from(CryptoError::Page {
+            row_group,
+            column: path.clone(),
+            page,
+            reason,
+        })
+    };
+    if let ChunkEncryption::Unreadable { reason, .. } = enc.chunk(row_group, column) {
+        // Checked first: such a chunk's metadata is a placeholder, its offsets zero.
+        return Err(CryptoError::ChunkUnreadable {
+            row_group,
+            column: path,
+            reason,
         }
-        let (start, len) = chunk.byte_range();
-        let footer = self.footer_start();
-        let end = start
-            .checked_add(len)
-            .filter(|&end| start >= 4 && end <= footer)
-            .ok_or_else(|| {
-                page_err((
-                    0,
-                    format!(
-                        "the chunk's bytes ({len} at offset {start}) are not inside the data area (4..{footer})"
-                    ),
-                ))
-            })?;
-        let pages = match enc.chunk(row_group, column) {
-            ChunkEncryption::Unreadable { .. } => return Err(not_here("unreadable chunk".into())),
-            ChunkEncryption::Plaintext => {
-                let at = |o: i64| u64::try_from(o).ok().and_then(|o| o.checked_sub(start));
-                Pages {
-                    bytes: read_range(self.reader(), Range { start, end })?.to_vec(),
-                    dictionary: chunk.dictionary_page_offset().and_then(at),
-                    data: at(chunk.data_page_offset()),
-                }
-            }
-            ChunkEncryption::Readable { .. } => {
-                let key = enc
-                    .chunk_key(row_group, column)
-                    .ok_or_else(|| not_here("no key for a readable chunk".into()))?;
-                let raw = read_range(self.reader(), Range { start, end })?;
-                let chunk_ref = ChunkRef {
-                    enc,
-                    key,
-                    row_group,
-                    column,
-                };
-                chunk_ref
-                    .decrypt(&raw, chunk.dictionary_page_offset().is_some())
-                    .map_err(page_err)?
-            }
-        };
-        image(self.metadata(), row_group, column, pages)
+        .into());
     }
+    let (start, len) = chunk.byte_range();
+    let footer = footer_start;
+    let end = start
+        .checked_add(len)
+        .filter(|&end| start >= 4 && end <= footer)
+        .ok_or_else(|| {
+            page_err((
+                0,
+                format!(
+                    "the chunk's bytes ({len} at offset {start}) are not inside the data area (4..{footer})"
+                ),
+            ))
+        })?;
+    let pages = match enc.chunk(row_group, column) {
+        ChunkEncryption::Unreadable { .. } => return Err(not_here("unreadable chunk".into())),
+        ChunkEncryption::Plaintext => {
+            let at = |o: i64| u64::try_from(o).ok().and_then(|o| o.checked_sub(start));
+            Pages {
+                bytes: read_range(reader, Range { start, end })?.to_vec(),
+                dictionary: chunk.dictionary_page_offset().and_then(at),
+                data: at(chunk.data_page_offset()),
+            }
+        }
+        ChunkEncryption::Readable { .. } => {
+            let key = enc
+                .chunk_key(row_group, column)
+                .ok_or_else(|| not_here("no key for a readable chunk".into()))?;
+            let raw = read_range(reader, Range { start, end })?;
+            let chunk_ref = ChunkRef {
+                enc,
+                key,
+                row_group,
+                column,
+            };
+            chunk_ref
+                .decrypt(&raw, chunk.dictionary_page_offset().is_some())
+                .map_err(page_err)?
+        }
+    };
+    image(metadata, row_group, column, pages)
 }
 
 /// A chunk's pages in plaintext, and where its first dictionary and data page start in them.
@@ -337,7 +312,7 @@ struct PageInfo {
 /// Reads fields 1 (`type`), 3 (`compressed_page_size`) and 4 (`crc`) of a `PageHeader`; bytes
 /// after its stop field are ignored.
 fn read_page_header(bytes: &[u8]) -> thrift::Result<PageInfo> {
-    let config = crate::header::bounded_thrift(bytes.len().max(64), 64)?;
+    let config = crate::format::header::bounded_thrift(bytes.len().max(64), 64)?;
     let mut cursor: &[u8] = bytes;
     let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
     let (mut page_type, mut size, mut crc) = (None, None, None);
@@ -373,7 +348,7 @@ fn read_page_header(bytes: &[u8]) -> thrift::Result<PageInfo> {
 fn plaintext_header(bytes: &[u8], page: &[u8]) -> thrift::Result<Vec<u8>> {
     // A page module is at most i32::MAX bytes (compressed_page_size), so is its plaintext.
     let size = page.len() as i32;
-    let config = crate::header::bounded_thrift(bytes.len().max(64), 64)?;
+    let config = crate::format::header::bounded_thrift(bytes.len().max(64), 64)?;
     let mut cursor: &[u8] = bytes;
     let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
     let mut out = Vec::with_capacity(bytes.len());
@@ -395,7 +370,7 @@ fn plaintext_header(bytes: &[u8], page: &[u8]) -> thrift::Result<Vec<u8>> {
                 i.read_i32()?;
                 o.write_i32(crc32fast::hash(page) as i32)?;
             } else {
-                crate::footer::copy_thrift_value(&mut i, &mut o, f.field_type)?;
+                crate::format::footer::copy_thrift_value(&mut i, &mut o, f.field_type)?;
             }
             o.write_field_end()?;
             i.read_field_end()?;

@@ -5,7 +5,7 @@
 //! plaintext filter of an encrypted column (arrow-rs 60 writes them so): it reveals which
 //! values that column holds to anyone with the file.
 
-use crate::header::BloomFilterHeader;
+use crate::format::header::BloomFilterHeader;
 use crate::io::{read_range, Range};
 use parquet::file::reader::ChunkReader;
 

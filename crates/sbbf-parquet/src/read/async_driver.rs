@@ -2,13 +2,13 @@
 //! [`AsyncFileReader`] (object stores, HTTP, anything async). The ranges of one round go out in
 //! one `get_byte_ranges` call, which object-store readers fetch concurrently.
 
-use crate::crypto::KeySet;
-use crate::file::{check_min_len, footer_start_any};
 use crate::io::{Fetched, IoPolicy, Range};
-use crate::job::{FilterSpan, NoFilter, ProbeJob};
-use crate::probe::RowGroupAnswer;
-use crate::prune::{Predicate, Pruned};
-use crate::stored::Encoded;
+use crate::keys::KeySet;
+use crate::read::answer::NoFilter;
+use crate::read::answer::RowGroupAnswer;
+use crate::read::file::{check_min_len, footer_start_any};
+use crate::read::plan::{FilterSpan, ProbeJob};
+use crate::values::stored::Encoded;
 use crate::{Error, ParquetFile, ReadError};
 use parquet::arrow::async_reader::AsyncFileReader;
 
@@ -69,8 +69,8 @@ impl<R: AsyncFileReader> ParquetFile<R> {
             }));
         }
         let (start, pare) = footer_start_any(&tail[tail.len() - 8..], file_len)?;
-        if pare && keys.footer().is_none() {
-            return Err(Error::Encrypted);
+        if pare {
+            crate::read::file::check_footer_key(keys)?;
         }
         let mut second = None;
         let meta = if start >= file_len - suffix {
@@ -103,13 +103,13 @@ impl<R: AsyncFileReader> ParquetFile<R> {
     /// The one async driver: reads what `jobs` ask for through the async reader until they
     /// have all they need. Each wave (the ranges of every job's next round) goes out in one
     /// `get_byte_ranges` call.
-    async fn drive(&mut self, jobs: &mut [ProbeJob]) {
-        for _ in 0..crate::job::MAX_ROUNDS {
-            let Some(ranges) = crate::job::next_reads_all(jobs) else {
+    pub(crate) async fn drive(&mut self, jobs: &mut [ProbeJob]) {
+        for _ in 0..crate::read::plan::MAX_ROUNDS {
+            let Some(ranges) = crate::read::plan::next_reads_all(jobs) else {
                 break;
             };
             if ranges.is_empty() {
-                crate::job::supply_all(jobs, Fetched::default());
+                crate::read::plan::supply_all(jobs, Fetched::default());
                 continue;
             }
             let wanted: Vec<std::ops::Range<u64>> = ranges.iter().map(|r| r.start..r.end).collect();
@@ -142,7 +142,7 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 Err(e) => fail_all(&mut fetched, &ranges, &e.to_string()),
             }
             self.io.wave(ranges.len() as u64, fetched.bytes());
-            crate::job::supply_all(jobs, fetched);
+            crate::read::plan::supply_all(jobs, fetched);
         }
     }
 
@@ -169,22 +169,6 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         self.drive(&mut job).await;
         let [job] = job;
         job.into_spans()
-    }
-
-    /// [`ParquetFile::prune`], asynchronously, with the given I/O policy (see
-    /// [`REMOTE_POLICY`] for object stores).
-    pub async fn prune_async(
-        &mut self,
-        predicate: &Predicate,
-        policy: IoPolicy,
-    ) -> Result<Pruned, Error> {
-        // Every leaf's reads go out in the same waves: an AND/OR over k columns costs the round
-        // trips of one column.
-        let mut jobs = self.leaf_jobs(predicate, policy)?;
-        self.drive(&mut jobs).await;
-        let answers = jobs.into_iter().map(ProbeJob::finish).collect();
-        let n = self.metadata().num_row_groups();
-        Ok(crate::prune::decide(predicate, n, answers))
     }
 }
 

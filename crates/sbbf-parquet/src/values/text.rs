@@ -1,13 +1,13 @@
 //! The text front end of the stored-value layer: what a user types, read by the column's type
-//! into a [`Literal`], then turned into the bytes writers hash by [`crate::stored`]'s rules.
+//! into a [`Literal`], then turned into the bytes writers hash by [`crate::values::stored`]'s rules.
 //!
 //! The hashed bytes are the value's PLAIN encoding (without the length prefix of BYTE_ARRAY).
 //! Text is read by the column's logical type (see `docs/values.md`), following the canonical text of the conformance
 //! corpus: `2024-01-31` for DATE, `12.34` for DECIMAL(p,2), `2024-01-31T12:00:00.123456Z` for
 //! TIMESTAMP, `0x00ff` for binary, `f81d4fae-7dec-11d0-a765-00a0c91e6bf6` for UUID.
 
-use crate::column::{ColumnType, Unit, ValueKind};
-use crate::stored::{self, Encoded, Literal, Parsed};
+use crate::format::column::{ColumnType, Unit, ValueKind};
+use crate::values::stored::{self, Encoded, Literal, Parsed};
 use parquet::basic::Type as PhysicalType;
 
 /// How to read the value text.
@@ -34,19 +34,7 @@ pub struct EncodeOptions {
     pub input: InputMode,
 }
 
-/// Text that does not parse for the column's type.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot read {text:?} as a value of column `{column}` ({ty}): {expected}")]
-pub struct ValueError {
-    /// The text.
-    pub text: String,
-    /// Column path.
-    pub column: String,
-    /// Physical and logical type.
-    pub ty: String,
-    /// What was expected.
-    pub expected: String,
-}
+pub use crate::ValueError;
 
 fn one(bytes: Vec<u8>) -> Encoded {
     Encoded::Candidates(vec![bytes])

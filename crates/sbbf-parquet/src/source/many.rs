@@ -30,13 +30,14 @@
 //! # Ok(()) }
 //! ```
 
-use crate::asyncio::REMOTE_POLICY;
-use crate::column::ColumnType;
-use crate::crypto::KeySet;
+use crate::format::column::ColumnType;
 use crate::io::IoPolicy;
+use crate::keys::KeySet;
 use crate::prune::{Predicate, Pruned};
-use crate::remote::{self, FileProbe, ObjectReader};
-use crate::stored::Encoded;
+use crate::read::async_driver::REMOTE_POLICY;
+use crate::source::local::local_files;
+use crate::source::object::{self as remote, FileProbe, ObjectReader};
+use crate::values::stored::Encoded;
 use crate::{Error, ParquetFile, ReadError};
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -50,8 +51,6 @@ use parquet::file::metadata::ParquetMetaData;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-pub use crate::files::local_files;
 
 /// Requests in flight at once (and files worked on at once) unless told otherwise: enough to
 /// hide an object store's latency, few enough for one client connection pool.

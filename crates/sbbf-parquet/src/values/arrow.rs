@@ -1,10 +1,10 @@
 //! The Arrow front end of the stored-value layer: the one dispatch over Arrow data types. Each
-//! non-null element becomes a borrowed literal, and [`crate::stored`]'s rules do the rest:
+//! non-null element becomes a borrowed literal, and [`crate::values::stored`]'s rules do the rest:
 //! for query literals ([`Literal::from_arrow`], [`Literal::all_from_arrow`]) and for building
 //! filters from data ([`for_each_arrow_value`]).
 
-use crate::column::{ColumnType, Unit};
-use crate::stored::{emit, Intent, Literal, Outcome, Scalar};
+use crate::format::column::{ColumnType, Unit};
+use crate::values::stored::{emit, Intent, Literal, Outcome, Scalar};
 use crate::{BuildError, Error};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
@@ -263,7 +263,7 @@ impl<'a, F: FnMut(&[u8])> Sink<'a> for Store<'_, F> {
 }
 
 /// Calls `f` with the PLAIN bytes of every non-null element of `array` as a writer stores them
-/// in a column of type `col` (by [`crate::stored`]'s rules: integers widened to the physical
+/// in a column of type `col` (by [`crate::values::stored`]'s rules: integers widened to the physical
 /// type, timestamps in the column's unit, INT96, decimals by physical type, floats by their
 /// exact bits, dictionaries through their values). An element the column cannot hold exactly
 /// (out of range, finer than its unit, another type) is an error: a filter must not be built

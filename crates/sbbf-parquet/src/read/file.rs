@@ -1,8 +1,8 @@
 //! Opening a file: the footer, read once with exactly two ranged reads.
 
-use crate::column::ColumnType;
-use crate::crypto::KeySet;
+use crate::format::column::ColumnType;
 use crate::io::{read_range, IoCounters, IoStats, Range};
+use crate::keys::KeySet;
 use crate::{Error, FooterError, NotParquet, ReadError};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::reader::ChunkReader;
@@ -22,8 +22,27 @@ pub struct ParquetFile<R> {
     /// Every read made through this file.
     pub(crate) io: IoCounters,
     /// Modular encryption: how each chunk is protected and the keys that open it.
-    pub(crate) encryption: Option<Arc<crate::crypto::FileEncryption>>,
+    pub(crate) encryption: Encryption,
 }
+
+/// How a file is encrypted, and the keys that open it (nothing to hold in a build without the
+/// `encryption` feature, where such files do not open).
+/// An encrypted footer ("PARE") opens only with the footer key, and only in a build with the
+/// `encryption` feature.
+pub(crate) fn check_footer_key(keys: &KeySet) -> Result<(), Error> {
+    if cfg!(not(feature = "encryption")) {
+        Err(Error::EncryptionNotBuilt)
+    } else if keys.footer().is_none() {
+        Err(Error::Encrypted)
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "encryption")]
+pub(crate) type Encryption = Option<Arc<crate::crypto::FileEncryption>>;
+#[cfg(not(feature = "encryption"))]
+pub(crate) type Encryption = ();
 
 impl<R: ChunkReader> ParquetFile<R> {
     /// Reads and decodes the footer: the last 8 bytes, then the metadata they announce.
@@ -67,8 +86,8 @@ impl<R: ChunkReader> ParquetFile<R> {
             },
         )?;
         let (footer_start, pare) = footer_start_any(&tail, file_len)?;
-        if pare && keys.footer().is_none() {
-            return Err(Error::Encrypted);
+        if pare {
+            crate::read::file::check_footer_key(keys)?;
         }
         let meta = read_range(
             &reader,
@@ -135,29 +154,53 @@ impl<R> ParquetFile<R> {
         pare: bool,
         keys: &KeySet,
     ) -> Result<Self, Error> {
-        if !pare {
-            crate::footer::check_schema_counts(meta)?;
-        }
-        let prepared = crate::crypto::prepare_footer(meta, pare, keys)?;
-        if pare {
-            crate::footer::check_schema_counts(&prepared.meta)?;
-        }
-        let metadata = ParquetMetaDataReader::decode_metadata(&prepared.meta).map_err(|e| {
-            // A plaintext footer of an encrypted file may lack what an unencrypted one must
-            // have: say why, rather than what is missing.
-            if prepared.encryption.is_none() && crate::footer::announces_encryption(meta) {
-                Error::Encrypted
-            } else {
-                FooterError::Decode(e).into()
+        #[cfg(feature = "encryption")]
+        {
+            if !pare {
+                crate::format::footer::check_schema_counts(meta)?;
             }
-        })?;
-        Ok(ParquetFile::with_metadata(
-            reader,
-            Arc::new(metadata),
-            file_len,
-            footer_start,
-            prepared.encryption.map(Arc::new),
-        ))
+            let prepared = crate::crypto::prepare_footer(meta, pare, keys)?;
+            if pare {
+                crate::format::footer::check_schema_counts(&prepared.meta)?;
+            }
+            let metadata = ParquetMetaDataReader::decode_metadata(&prepared.meta).map_err(|e| {
+                // A plaintext footer of an encrypted file may lack what an unencrypted one must
+                // have: say why, rather than what is missing.
+                if prepared.encryption.is_none()
+                    && crate::format::footer::announces_encryption(meta)
+                {
+                    Error::Encrypted
+                } else {
+                    FooterError::Decode(e).into()
+                }
+            })?;
+            Ok(ParquetFile::with_metadata(
+                reader,
+                Arc::new(metadata),
+                file_len,
+                footer_start,
+                prepared.encryption.map(Arc::new),
+            ))
+        }
+        #[cfg(not(feature = "encryption"))]
+        {
+            // Without the cipher, no part of an encrypted file is trusted: an error, so that
+            // every caller keeps every row group.
+            let _ = keys;
+            if pare || crate::format::footer::announces_encryption(meta) {
+                return Err(Error::EncryptionNotBuilt);
+            }
+            crate::format::footer::check_schema_counts(meta)?;
+            let metadata =
+                ParquetMetaDataReader::decode_metadata(meta).map_err(FooterError::Decode)?;
+            Ok(ParquetFile::with_metadata(
+                reader,
+                Arc::new(metadata),
+                file_len,
+                footer_start,
+                (),
+            ))
+        }
     }
 
     /// A file whose footer someone else has decoded already (a query engine's metadata cache):
@@ -179,7 +222,13 @@ impl<R> ParquetFile<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_metadata(reader: R, metadata: Arc<ParquetMetaData>, file_len: u64) -> Self {
-        ParquetFile::with_metadata(reader, metadata, file_len, file_len.saturating_sub(8), None)
+        ParquetFile::with_metadata(
+            reader,
+            metadata,
+            file_len,
+            file_len.saturating_sub(8),
+            Encryption::default(),
+        )
     }
 
     fn with_metadata(
@@ -187,7 +236,7 @@ impl<R> ParquetFile<R> {
         metadata: Arc<ParquetMetaData>,
         file_len: u64,
         footer_start: u64,
-        encryption: Option<Arc<crate::crypto::FileEncryption>>,
+        encryption: Encryption,
     ) -> Self {
         let columns = metadata
             .file_metadata()
@@ -241,8 +290,34 @@ impl<R> ParquetFile<R> {
         &self.metadata
     }
 
+    /// How chunk (`row_group`, `column`) is protected: always plaintext in a file without
+    /// encryption (and in a build without the `encryption` feature, where encrypted files do
+    /// not open).
+    pub fn chunk_encryption(
+        &self,
+        row_group: usize,
+        column: usize,
+    ) -> crate::keys::ChunkEncryption {
+        #[cfg(feature = "encryption")]
+        if let Some(e) = self.encryption() {
+            return e.chunk(row_group, column);
+        }
+        let _ = (row_group, column);
+        crate::keys::ChunkEncryption::Plaintext
+    }
+
+    /// Whether the file uses modular encryption (never, in a build without the `encryption`
+    /// feature: such files do not open there).
+    pub fn is_encrypted(&self) -> bool {
+        #[cfg(feature = "encryption")]
+        return self.encryption.is_some();
+        #[cfg(not(feature = "encryption"))]
+        false
+    }
+
     /// The file's modular encryption, if any: algorithm, footer mode, and how each chunk is
     /// protected ([`crate::crypto::FileEncryption::chunk`]).
+    #[cfg(feature = "encryption")]
     pub fn encryption(&self) -> Option<&crate::crypto::FileEncryption> {
         self.encryption.as_deref()
     }
@@ -343,7 +418,7 @@ impl<R> ParquetFile<R> {
     /// (`lst.element` in `lst.list.element`, `b` in `s.b`, `s` in `s.a`), the same path in
     /// another case, or one a small typo away.
     fn near_misses(&self, path: &str) -> Vec<String> {
-        let want: Vec<String> = crate::column::split_path(path)
+        let want: Vec<String> = crate::format::column::split_path(path)
             .iter()
             .map(|p| p.to_lowercase())
             .collect();
@@ -379,6 +454,61 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+#[cfg(feature = "encryption")]
+impl<R: ChunkReader> ParquetFile<R> {
+    /// Column chunk `(row_group, column)` of an encrypted file (opened with
+    /// [`ParquetFile::open_with_keys`]) as a [`PlainImage`]: its pages decrypted with the
+    /// chunk's key, or copied as they are when the chunk is not encrypted (the file's footer is
+    /// still one the `parquet` crate cannot read). See the module documentation for the format
+    /// and the cost.
+    ///
+    /// Errors: [`CryptoError::ChunkUnreadable`](crate::CryptoError::ChunkUnreadable) when the chunk's key was not given (or its
+    /// metadata did not authenticate); [`CryptoError::Page`](crate::CryptoError::Page) when a page does not decrypt or
+    /// does not fit the chunk.
+    ///
+    /// ```
+    /// use sbbf_parquet::{ParquetFile, crypto::{Key, KeySet}};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"),
+    /// #     "/../../testdata/encrypted/encrypt_columns_and_footer_ctr.parquet.encrypted");
+    /// let keys = KeySet::new()
+    ///     .with_footer_key(Key::parse("0123456789012345")?)
+    ///     .with_column_key("double_field", Key::parse("1234567890123450")?);
+    /// let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &keys)?;
+    /// let c = pq.column_index("double_field")?;
+    /// let image = pq.plaintext_image(0, c)?;
+    /// // An ordinary file: any Parquet reader decodes the chunk (its leaf column, row group 0).
+    /// use parquet::arrow::{arrow_reader::ParquetRecordBatchReaderBuilder, ProjectionMask};
+    /// let leaf = ProjectionMask::leaves(image.metadata.file_metadata().schema_descr(), [c]);
+    /// let rows: usize = ParquetRecordBatchReaderBuilder::try_new(image.bytes.clone())?
+    ///     .with_projection(leaf)
+    ///     .build()?
+    ///     .map(|b| b.map(|b| b.num_rows()))
+    ///     .sum::<Result<_, _>>()?;
+    /// assert_eq!(rows, 50);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn plaintext_image(
+        &self,
+        row_group: usize,
+        column: usize,
+    ) -> Result<crate::crypto::PlainImage, Error> {
+        let path = self
+            .columns()
+            .get(column)
+            .map(|c| c.path.as_str())
+            .unwrap_or_default();
+        crate::crypto::plaintext_image(
+            self.encryption(),
+            self.metadata(),
+            path,
+            self.footer_start(),
+            self.reader(),
+            row_group,
+            column,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,7 +528,7 @@ mod tests {
         let meta = [0x8c, 0x1c, 0x00, 0x00, 0x00];
         assert!(matches!(
             ParquetFile::open(file_with_footer(&meta)),
-            Err(Error::Encrypted)
+            Err(Error::Encrypted | Error::EncryptionNotBuilt)
         ));
         // The same failure without field 8 is the decoder's.
         assert!(matches!(

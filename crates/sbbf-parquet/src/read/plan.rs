@@ -1,12 +1,15 @@
 //! The probe as a state machine without I/O: it says which byte ranges it needs, is handed the
 //! bytes, and finally answers. The one sync driver ([`run`]) and the one async driver
-//! (`ParquetFile::drive` in [`crate::asyncio`]) only move bytes, so both share every rule here.
+//! (`ParquetFile::drive` in [`crate::read::async_driver`]) only move bytes, so both share every rule here.
 
-use crate::crypto::{module, FilterCrypto, ModuleKey, GCM_OVERHEAD};
-use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
+#[cfg(feature = "encryption")]
+use crate::crypto::{FilterCrypto, OpenFilter, SealedFilter, Step, SEALED_BITSET_OVERHEAD};
+use crate::format::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{coalesce, Fetched, IoCounters, IoPolicy, Range};
-use crate::probe::{candidate_hashes, decide, Answer, FilterLocation, FilterState, RowGroupAnswer};
-use crate::stored::Encoded;
+use crate::read::answer::{
+    candidate_hashes, decide, Answer, FilterLocation, FilterState, NoFilter, RowGroupAnswer,
+};
+use crate::values::stored::Encoded;
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
@@ -37,28 +40,11 @@ enum Plan {
         fetched: bool,
     },
     /// An encrypted filter: two GCM modules, each read and authenticated whole.
-    Sealed(Sealed),
-}
-
-/// The states of an encrypted filter (header module, then bitset module).
-#[derive(Debug, Clone)]
-enum Sealed {
-    /// The header module (with its length prefix) is in `[offset, offset + window)`, or the
-    /// whole filter is when `window` is the footer's `bloom_filter_length`.
-    NeedHeader { offset: u64, window: u64 },
-    /// The header module is `header_total` bytes (length prefix included); the bitset module
-    /// follows, `4 + 28 + num_bytes` bytes.
-    NeedBitset {
-        offset: u64,
-        header_total: u64,
-        num_bytes: u64,
-    },
-    /// Decrypted and authenticated.
-    Open {
-        offset: u64,
-        header_total: u64,
-        bitset: Bytes,
-    },
+    #[cfg(feature = "encryption")]
+    Sealed(SealedFilter),
+    /// An encrypted filter, decrypted and authenticated.
+    #[cfg(feature = "encryption")]
+    Opened(OpenFilter),
 }
 
 /// A filter read whole: header at `offset`, `header_len` bytes, then the bitset.
@@ -91,24 +77,6 @@ enum Want {
     Whole,
 }
 
-/// Why a row group has no filter to use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NoFilter {
-    /// The footer names no filter for this chunk.
-    Missing,
-    /// The footer names a filter that cannot be used; the reason says why.
-    Invalid(String),
-}
-
-impl From<NoFilter> for FilterState {
-    fn from(n: NoFilter) -> FilterState {
-        match n {
-            NoFilter::Missing => FilterState::Missing,
-            NoFilter::Invalid(why) => FilterState::Invalid(why),
-        }
-    }
-}
-
 /// One column's filters across row groups, being read: to probe the values it owns, or to
 /// keep the filters whole.
 #[derive(Debug)]
@@ -122,8 +90,6 @@ pub(crate) struct ProbeJob {
     policy: IoPolicy,
     want: Want,
     fetched: Fetched,
-    /// Per row group, the key of an encrypted filter.
-    keys: Vec<Option<ModuleKey>>,
 }
 
 impl ProbeJob {
@@ -189,7 +155,6 @@ impl ProbeJob {
             policy,
             want,
             fetched: Fetched::default(),
-            keys: Vec::new(),
         }
     }
 
@@ -197,8 +162,8 @@ impl ProbeJob {
     /// two modules with its key; one that cannot be decrypted answers "unknown" with the
     /// reason, whatever the footer says of it (a chunk whose metadata did not decrypt shows
     /// no filter location, which must not read as "no filter").
+    #[cfg(feature = "encryption")]
     pub(crate) fn with_crypto(mut self, crypto: Vec<FilterCrypto>) -> ProbeJob {
-        self.keys = vec![None; self.plans.len()];
         for (rg, c) in crypto.into_iter().enumerate() {
             let Some(plan) = self.plans.get_mut(rg) else {
                 continue;
@@ -210,14 +175,10 @@ impl ProbeJob {
                 }
                 FilterCrypto::Sealed(key) => {
                     if let Some(offset) = plan_offset(plan) {
-                        let window = match self.lengths[rg] {
-                            Some(l) if offset + l <= self.footer_start => l,
-                            _ => (4 + GCM_OVERHEAD + MAX_HEADER_BYTES as u64)
-                                .min(self.footer_start - offset),
-                        };
-                        *plan = Plan::Sealed(Sealed::NeedHeader { offset, window });
+                        let length = self.lengths[rg];
+                        *plan =
+                            Plan::Sealed(SealedFilter::new(offset, length, self.footer_start, key));
                     }
-                    self.keys[rg] = Some(key);
                 }
             }
         }
@@ -248,32 +209,16 @@ impl ProbeJob {
                     verified,
                     fetched: false,
                 } => ranges.extend(self.needed_ranges(*offset, *layout, *verified)),
-                Plan::Sealed(Sealed::NeedHeader { offset, window }) => ranges.push(Range {
-                    start: *offset,
-                    end: offset + window,
-                }),
-                Plan::Sealed(Sealed::NeedBitset {
-                    offset,
-                    header_total,
-                    num_bytes,
-                }) => {
-                    let start = offset + header_total;
-                    ranges.push(Range {
-                        start,
-                        end: start + 4 + GCM_OVERHEAD + num_bytes,
-                    })
-                }
+                #[cfg(feature = "encryption")]
+                Plan::Sealed(f) => ranges.push(f.next_read()),
                 _ => {}
             }
         }
-        if self.plans.iter().all(|p| {
-            matches!(
-                p,
-                Plan::Done(_)
-                    | Plan::Ready { fetched: true, .. }
-                    | Plan::Sealed(Sealed::Open { .. })
-            )
-        }) {
+        if self
+            .plans
+            .iter()
+            .all(|p| matches!(p, Plan::Done(_) | Plan::Ready { fetched: true, .. }) || is_opened(p))
+        {
             None
         } else {
             Some(coalesce(ranges, self.policy.max_gap))
@@ -351,126 +296,13 @@ impl ProbeJob {
                 verified,
                 fetched: true,
             },
-            Plan::Sealed(state) => match self.keys.get(i).and_then(Option::as_ref) {
-                Some(key) => self.advance_sealed(i, key, state),
-                None => Plan::Done(NoFilter::Invalid("encrypted filter without a key".into())),
+            #[cfg(feature = "encryption")]
+            Plan::Sealed(f) => match f.advance(&self.fetched) {
+                Step::Pending(f) => Plan::Sealed(f),
+                Step::Open(o) => Plan::Opened(o),
+                Step::Failed(why) => Plan::Done(NoFilter::Invalid(why)),
             },
             done => done,
-        }
-    }
-
-    /// One step of an encrypted filter: decrypts what has been read, says what to read next.
-    fn advance_sealed(&self, rg: usize, key: &ModuleKey, state: Sealed) -> Plan {
-        let fail = |why: String| Plan::Done(NoFilter::Invalid(why));
-        match state {
-            Sealed::NeedHeader { offset, window } => {
-                let len = match self.fetched.get(offset, 4) {
-                    Ok(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
-                    Err(e) => return fail(format!("cannot read the filter header: {e}")),
-                };
-                if len <= GCM_OVERHEAD || len > GCM_OVERHEAD + MAX_HEADER_BYTES as u64 {
-                    return fail(self.not_a_module(offset, len));
-                }
-                let header_total = 4 + len;
-                if offset + header_total > self.footer_start {
-                    return fail(format!(
-                        "the encrypted filter header at offset {offset} runs past the data area"
-                    ));
-                }
-                if header_total > window {
-                    // Only when bloom_filter_length was too short for the header: read it alone.
-                    return Plan::Sealed(Sealed::NeedHeader {
-                        offset,
-                        window: header_total,
-                    });
-                }
-                let header = match self.fetched.get(offset + 4, len) {
-                    Ok(b) => b,
-                    Err(e) => return fail(format!("cannot read the filter header: {e}")),
-                };
-                let Some(plain) = key.open(module::BLOOM_FILTER_HEADER, &header) else {
-                    return fail(
-                        "the encrypted filter header did not authenticate (wrong key, or altered)"
-                            .into(),
-                    );
-                };
-                // Bytes after the header's stop byte are ignored: parquet-java 1.17 encrypts
-                // a 100-byte buffer, the header and then zeros (authenticated all the same).
-                let num_bytes = match BloomFilterHeader::parse(&plain) {
-                    Ok((h, _)) => h.num_bytes as u64,
-                    Err(e) => return fail(format!("decrypted filter header: {e}")),
-                };
-                let total = header_total + 4 + GCM_OVERHEAD + num_bytes;
-                if offset + total > self.footer_start {
-                    return fail(format!(
-                        "the encrypted filter ({total} bytes at offset {offset}) runs past the data area (footer at {})",
-                        self.footer_start
-                    ));
-                }
-                if let Some(l) = self.lengths[rg] {
-                    if l != total {
-                        return fail(format!(
-                            "bloom_filter_length {l} disagrees with the encrypted modules ({total} bytes)"
-                        ));
-                    }
-                }
-                let next = Sealed::NeedBitset {
-                    offset,
-                    header_total,
-                    num_bytes,
-                };
-                if total <= window {
-                    // Both modules came in one read.
-                    self.advance_sealed(rg, key, next)
-                } else {
-                    Plan::Sealed(next)
-                }
-            }
-            Sealed::NeedBitset {
-                offset,
-                header_total,
-                num_bytes,
-            } => {
-                let start = offset + header_total;
-                let module = match self.fetched.get(start, 4 + GCM_OVERHEAD + num_bytes) {
-                    Ok(b) => b,
-                    Err(e) => return fail(format!("cannot read the filter bitset: {e}")),
-                };
-                let len = u32::from_le_bytes([module[0], module[1], module[2], module[3]]) as u64;
-                if len != GCM_OVERHEAD + num_bytes {
-                    return fail(format!(
-                        "the encrypted bitset module is {len} bytes; a {num_bytes}-byte bitset takes {}",
-                        GCM_OVERHEAD + num_bytes
-                    ));
-                }
-                match key.open(module::BLOOM_FILTER_BITSET, &module[4..]) {
-                    Some(bitset) => Plan::Sealed(Sealed::Open {
-                        offset,
-                        header_total,
-                        bitset: Bytes::from(bitset),
-                    }),
-                    None => fail(
-                        "the encrypted filter bitset did not authenticate (wrong key, or altered)"
-                            .into(),
-                    ),
-                }
-            }
-            open @ Sealed::Open { .. } => Plan::Sealed(open),
-        }
-    }
-
-    /// Why the bytes at an encrypted filter's offset are no header module: a plaintext header
-    /// there is named as such (a leak, and not authenticated, so it is not used).
-    fn not_a_module(&self, offset: u64, len: u64) -> String {
-        let plaintext = self
-            .fetched
-            .get(offset, MAX_HEADER_BYTES.min(16) as u64)
-            .ok()
-            .is_some_and(|b| BloomFilterHeader::parse(&b).is_ok());
-        if plaintext {
-            "the filter of this encrypted column is stored in plaintext: it reveals the column's values, and it is not authenticated, so it is not used".into()
-        } else {
-            format!("no encrypted filter header at offset {offset} (module length {len})")
         }
     }
 
@@ -575,14 +407,15 @@ impl ProbeJob {
                         let blocks = (layout.num_bytes / 32) as usize;
                         answer_present(blocks, values, |i| self.fetched.get(start + i * 32, 32))
                     }
-                    Plan::Sealed(Sealed::Open { bitset, .. }) => {
+                    #[cfg(feature = "encryption")]
+                    Plan::Opened(OpenFilter { bitset, .. }) => {
                         let blocks = bitset.len() / 32;
                         answer_present(blocks, values, |i| {
                             let i = i as usize;
                             Ok(bitset.slice(i * 32..i * 32 + 32))
                         })
                     }
-                    Plan::NeedHeader { .. } | Plan::Sealed(_) => (
+                    _ => (
                         FilterState::Invalid("the filter header was never read".into()),
                         values.iter().map(|_| Answer::Unknown).collect(),
                     ),
@@ -614,19 +447,14 @@ impl ProbeJob {
                         sealed_overhead: 0,
                     })
                     .map_err(|e| NoFilter::Invalid(format!("cannot read the filter: {e}"))),
-                Plan::Sealed(Sealed::Open {
-                    offset,
-                    header_total,
-                    bitset,
-                }) => Ok(FilterSpan {
-                    offset: *offset,
-                    header_len: *header_total,
-                    bitset: bitset.clone(),
-                    sealed_overhead: 4 + GCM_OVERHEAD,
+                #[cfg(feature = "encryption")]
+                Plan::Opened(o) => Ok(FilterSpan {
+                    offset: o.offset,
+                    header_len: o.header_total,
+                    bitset: o.bitset.clone(),
+                    sealed_overhead: SEALED_BITSET_OVERHEAD,
                 }),
-                Plan::NeedHeader { .. } | Plan::Sealed(_) => {
-                    Err(NoFilter::Invalid("the filter header was never read".into()))
-                }
+                _ => Err(NoFilter::Invalid("the filter header was never read".into())),
             })
             .collect()
     }
@@ -670,6 +498,16 @@ fn answer_present(
 }
 
 /// The filter offset a plan is about to read from (none when it is done).
+/// Whether an encrypted filter has been opened (always false without encryption).
+fn is_opened(_p: &Plan) -> bool {
+    #[cfg(feature = "encryption")]
+    if matches!(_p, Plan::Opened(_)) {
+        return true;
+    }
+    false
+}
+
+#[cfg_attr(not(feature = "encryption"), allow(dead_code))]
 fn plan_offset(plan: &Plan) -> Option<u64> {
     match plan {
         Plan::NeedHeader { offset, .. } | Plan::Ready { offset, .. } => Some(*offset),

@@ -62,10 +62,10 @@ fn copy_footer(
     edits: &FilterEdits,
     moves: &IndexMoves,
     replace: Option<&HashMap<(usize, usize), Vec<u8>>>,
-    reseal: Option<&crate::crypto::FileEncryption>,
+    reseal: Option<&dyn ColumnMetaCipher>,
 ) -> Result<Vec<u8>, Error> {
     let limit = footer.len().max(64);
-    let config = crate::header::bounded_thrift(limit, 64).map_err(FooterError::Reencode)?;
+    let config = crate::format::header::bounded_thrift(limit, 64).map_err(FooterError::Reencode)?;
     let mut cursor: &[u8] = footer;
     let mut out = Vec::with_capacity(footer.len() + 64 * edits.len());
     {
@@ -102,6 +102,7 @@ fn copy_footer(
 /// signature) as the `parquet` crate's decoder reads it: `FileMetaData` fields 8 and 9 and
 /// `ColumnChunk` fields 8 and 9 (the crypto metadata) dropped, and the `ColumnMetaData` of the
 /// chunks in `replace` (decrypted, or placeholders) put in as field 3, replacing what is there.
+#[cfg_attr(not(feature = "encryption"), allow(dead_code))]
 pub(crate) fn decoder_footer(
     footer: &[u8],
     replace: &HashMap<(usize, usize), Vec<u8>>,
@@ -115,21 +116,29 @@ pub(crate) fn decoder_footer(
     )
 }
 
-/// The `FileMetaData` of an encrypted file (`enc.file_metadata`, as stored) with the filter
+/// Opens and seals the `encrypted_column_metadata` of column chunks, for an encrypted
+/// rewrite ([`encrypted_footer_edit`]). The encryption layer implements it, so the footer
+/// code holds no cipher and no key.
+pub trait ColumnMetaCipher {
+    /// The plaintext `ColumnMetaData` of chunk (`row_group`, `column`) from its stored module
+    /// (length prefix included), or why it cannot be opened.
+    fn open(&self, row_group: usize, column: usize, sealed: &[u8]) -> Result<Vec<u8>, String>;
+    /// The stored module for chunk (`row_group`, `column`)'s plaintext `ColumnMetaData`
+    /// (encrypted with the same key and AAD, a fresh nonce).
+    fn seal(&self, row_group: usize, column: usize, plain: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// The `FileMetaData` of an encrypted file (`file_metadata`, as stored) with the filter
 /// locations of `edits` set: in the plaintext `ColumnMetaData` where a chunk has one, and
-/// inside its `encrypted_column_metadata` (decrypted, edited, encrypted again with its key)
-/// where it has that. The caller encrypts or signs the result as the footer.
+/// inside its `encrypted_column_metadata` (opened, edited and sealed again by `cipher`) where
+/// it has that. The caller encrypts or signs the result as the footer.
+#[cfg_attr(not(feature = "encryption"), allow(dead_code))]
 pub(crate) fn encrypted_footer_edit(
-    enc: &crate::crypto::FileEncryption,
+    file_metadata: &[u8],
+    cipher: &dyn ColumnMetaCipher,
     edits: &FilterEdits,
 ) -> Result<Vec<u8>, Error> {
-    copy_footer(
-        &enc.file_metadata,
-        edits,
-        &IndexMoves::new(),
-        None,
-        Some(enc),
-    )
+    copy_footer(file_metadata, edits, &IndexMoves::new(), None, Some(cipher))
 }
 
 /// Rejects a footer whose schema claims more children for an element than the schema has
@@ -141,8 +150,8 @@ pub(crate) fn encrypted_footer_edit(
 /// strict reading of the thrift crate must succeed up to the end of the schema. Everything after
 /// the schema is left to parquet's decoder.
 pub(crate) fn check_schema_counts(footer: &[u8]) -> Result<(), Error> {
-    let config =
-        crate::header::bounded_thrift(footer.len().max(64), 64).map_err(FooterError::Schema)?;
+    let config = crate::format::header::bounded_thrift(footer.len().max(64), 64)
+        .map_err(FooterError::Schema)?;
     let mut cursor: &[u8] = footer;
     let mut i = TCompactInputProtocol::with_config(&mut cursor, config);
     match schema_counts(&mut i) {
@@ -161,7 +170,7 @@ pub(crate) fn check_schema_counts(footer: &[u8]) -> Result<(), Error> {
 /// plaintext footer of an encrypted file. Reads (and skips) the whole footer; `false` when it is
 /// not well-formed Thrift before that field.
 pub(crate) fn announces_encryption(footer: &[u8]) -> bool {
-    let Ok(config) = crate::header::bounded_thrift(footer.len().max(64), 64) else {
+    let Ok(config) = crate::format::header::bounded_thrift(footer.len().max(64), 64) else {
         return false;
     };
     let mut cursor: &[u8] = footer;
@@ -239,7 +248,7 @@ struct Copier<'a> {
     replace: Option<&'a HashMap<(usize, usize), Vec<u8>>>,
     /// Rewrite mode of an encrypted file ([`encrypted_footer_edit`]): a chunk's
     /// `encrypted_column_metadata` is decrypted, edited and encrypted again.
-    reseal: Option<&'a crate::crypto::FileEncryption>,
+    reseal: Option<&'a dyn ColumnMetaCipher>,
 }
 
 pub(crate) type Out<'a> = TCompactOutputProtocol<&'a mut Vec<u8>>;
@@ -353,7 +362,7 @@ impl Copier<'_> {
         if let (Ctx::ColumnChunk(r, c), Some(replace)) = (ctx, self.replace) {
             if let Some(meta) = replace.get(&(r, c)) {
                 // Written last, out of field order: Thrift readers take fields in any order.
-                let config = crate::header::bounded_thrift(meta.len().max(64), 64)?;
+                let config = crate::format::header::bounded_thrift(meta.len().max(64), 64)?;
                 let mut cursor: &[u8] = meta;
                 let mut mi = TCompactInputProtocol::with_config(&mut cursor, config);
                 o.write_field_begin(&TFieldIdentifier::new("meta_data", TType::Struct, 3))?;
@@ -368,25 +377,16 @@ impl Copier<'_> {
         Ok(())
     }
 
-    /// Decrypts a chunk's `encrypted_column_metadata`, applies its edit, encrypts it again with
-    /// the same key and AAD (a fresh nonce).
+    /// Opens a chunk's `encrypted_column_metadata`, applies its edit, and seals it again.
     fn reseal_column_metadata(
         &mut self,
-        enc: &crate::crypto::FileEncryption,
+        cipher: &dyn ColumnMetaCipher,
         r: usize,
         c: usize,
         sealed: &[u8],
     ) -> thrift::Result<Vec<u8>> {
-        use crate::crypto::module::COLUMN_META_DATA;
-        let key = enc
-            .chunk_key(r, c)
-            .ok_or_else(|| bad("no key for an encrypted column chunk being rewritten"))?;
-        let aad = enc.aad(COLUMN_META_DATA, r, c);
-        let module = sealed
-            .get(4..)
-            .and_then(|m| crate::crypto::decrypt_module(key, m, &aad))
-            .ok_or_else(|| bad("encrypted column metadata does not decrypt"))?;
-        let config = crate::header::bounded_thrift(module.len().max(64), 64)?;
+        let module = cipher.open(r, c, sealed).map_err(|why| bad(&why))?;
+        let config = crate::format::header::bounded_thrift(module.len().max(64), 64)?;
         let mut cursor: &[u8] = &module;
         let mut mi = TCompactInputProtocol::with_config(&mut cursor, config);
         let mut plain = Vec::with_capacity(module.len() + 16);
@@ -395,7 +395,7 @@ impl Copier<'_> {
             self.copy_struct(&mut mi, &mut mo, Ctx::ColumnMetaData(r, c))?;
             mo.flush()?;
         }
-        Ok(crate::crypto::seal_module(key, &plain, &aad))
+        cipher.seal(r, c, &plain).map_err(|why| bad(&why))
     }
 
     /// Copies one value; `ctx` tells list elements apart where it matters (row groups in
@@ -462,7 +462,8 @@ impl Copier<'_> {
 
 /// Copies one Thrift value of type `t` as it is (structs field by field, unknown fields
 /// included), with the copier's nesting limit: for other structures than the footer (a page
-/// header rewritten by [`crate::crypto::PlainImage`]).
+/// header rewritten by the encryption layer's plaintext image).
+#[cfg_attr(not(feature = "encryption"), allow(dead_code))]
 pub(crate) fn copy_thrift_value<R: Read>(
     i: &mut TCompactInputProtocol<R>,
     o: &mut Out<'_>,

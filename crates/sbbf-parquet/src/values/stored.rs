@@ -2,8 +2,8 @@
 //! value, and so which bytes a writer hashed.
 //!
 //! Every front end is a thin translation into a [`Literal`] (or its borrowed form for bulk
-//! data) followed by the rules here: command-line text ([`crate::value`]), query literals
-//! ([`coerce`]) and Arrow arrays ([`crate::arrow_values`]). The rules:
+//! data) followed by the rules here: command-line text ([`crate::values::text`]), query literals
+//! ([`coerce`]) and Arrow arrays ([`crate::values::arrow`]). The rules:
 //!
 //! - integers by the column's declared width and signedness (an `INT(8)` 5 is a 4-byte INT32;
 //!   a `UINT(32)` above 2^31 has the bits of a negative i32); out of range is never stored;
@@ -20,7 +20,7 @@
 //! - what filters cannot decide (BOOLEAN, a time-zone mismatch, a conversion the engine's cast
 //!   rules decide) is "always maybe", never "absent".
 
-use crate::column::{ColumnType, Unit, ValueKind};
+use crate::format::column::{ColumnType, Unit, ValueKind};
 use parquet::basic::Type as PhysicalType;
 
 /// A typed value, as a query engine or a caller holds it: the one vocabulary of values.
@@ -132,7 +132,7 @@ pub fn encode(col: &ColumnType, lit: &Literal, exact_bits: bool) -> Encoded {
     // it; text that does not parse leaves the question to the engine.
     if let Literal::Utf8(text) = lit {
         if !matches!(col.kind, ValueKind::String | ValueKind::Binary) {
-            return match crate::value::parse_text(col, text) {
+            return match crate::values::text::parse_text(col, text) {
                 Ok(Parsed::Literal(parsed)) => encode(col, &parsed, exact_bits),
                 Ok(Parsed::Never(why)) => Encoded::NeverStored(why),
                 Err(e) => Encoded::AlwaysMaybe(e.to_string()),

@@ -1,6 +1,6 @@
 use super::*;
-use crate::column::{ColumnType, Unit, ValueKind};
-use crate::stored::coerce;
+use crate::format::column::{ColumnType, Unit, ValueKind};
+use crate::values::stored::coerce;
 use parquet::basic::Type as P;
 
 fn col(physical: P, kind: ValueKind, type_length: i32) -> ColumnType {

@@ -6,9 +6,9 @@
 //! kept as they are; nothing else changes: data pages byte-identical, every other footer field
 //! kept.
 
-use super::{module, seal_module, sign, ChunkEncryption, CryptoError, KeySet};
-use crate::footer::{encrypted_footer_edit, FilterEdits};
-use crate::header::{BloomFilterHeader, MAX_HEADER_BYTES};
+use crate::crypto::{module, seal_module, sign, ChunkEncryption, CryptoError, KeySet};
+use crate::format::footer::{encrypted_footer_edit, FilterEdits};
+use crate::format::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 use crate::io::{read_range, Range};
 use crate::write::{
     atomic_write, check_fpp, chosen_columns, read_err, write_err, AddOptions, WriteReport,
@@ -123,7 +123,7 @@ struct NewFilter {
 
 /// Adds filters for `opts.columns` to every row group of an encrypted file read with `keys`,
 /// writing `output` (which may be `input`): each built from the chunk's values, decrypted
-/// through a [`super::PlainImage`] (one chunk in memory at a time, built one after another),
+/// through a [`crate::crypto::PlainImage`] (one chunk in memory at a time, built one after another),
 /// sized as [`crate::write::add_filters`] sizes them; written after the data as two encrypted
 /// modules (header, module type 8; bitset, type 9) with the column's key where the column is
 /// encrypted, in plaintext where it is not; the locations set in the metadata (inside the
@@ -187,7 +187,7 @@ pub fn add_encrypted(
     for rg in 0..rgs {
         for &c in &cols {
             let image = pq.plaintext_image(rg, c)?;
-            let (f, distinct) = crate::build::chunk_filter(
+            let (f, distinct) = crate::write::build::chunk_filter(
                 image.bytes.clone(),
                 &image.metadata,
                 &image.reader()?,
@@ -312,7 +312,7 @@ fn rewrite(
             pos += len;
             bytes_written += len;
         }
-        let fmd = encrypted_footer_edit(enc, &edits)?;
+        let fmd = encrypted_footer_edit(&enc.file_metadata, enc, &edits)?;
         let (tail, magic) = if enc.footer_encrypted {
             let mut t = enc.crypto_metadata.as_deref().unwrap_or_default().to_vec();
             t.extend(seal_module(&footer_key, &fmd, &enc.footer_aad()));

@@ -8,7 +8,7 @@
 //! reader, so the row groups a prune keeps can be read with the same reader.
 //!
 //! Each file costs one request for the footer (the last
-//! [`FOOTER_SUFFIX`](crate::asyncio::FOOTER_SUFFIX) bytes; a second only for larger footers)
+//! [`FOOTER_SUFFIX`](crate::read::async_driver::FOOTER_SUFFIX) bytes; a second only for larger footers)
 //! and one wave of concurrent, coalesced ranged reads per filter round (usually one) for the
 //! filters of the probed columns. Column data is never read.
 //!
@@ -25,11 +25,11 @@
 //! # Ok(()) }
 //! ```
 
-use crate::column::ColumnType;
-use crate::crypto::KeySet;
+use crate::format::column::ColumnType;
 use crate::io::IoPolicy;
-use crate::probe::RowGroupAnswer;
-use crate::stored::Encoded;
+use crate::keys::KeySet;
+use crate::read::answer::RowGroupAnswer;
+use crate::values::stored::Encoded;
 use crate::{Error, ParquetFile, ReadError};
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -272,7 +272,7 @@ pub async fn open_unsized_with_keys(
     };
     let options = object_store::GetOptions {
         range: Some(object_store::GetRange::Suffix(
-            crate::asyncio::FOOTER_SUFFIX,
+            crate::read::async_driver::FOOTER_SUFFIX,
         )),
         ..Default::default()
     };

@@ -1,68 +1,14 @@
 //! Probing: which row groups of a column may hold a value, reading only the filter bytes the
 //! answer needs.
 
+use crate::format::layout::{Layout, Region, RegionKind};
 use crate::io::IoPolicy;
-use crate::job::{run, FilterSpan, NoFilter, ProbeJob};
-use crate::layout::{Layout, Region, RegionKind};
-use crate::stored::Encoded;
+use crate::read::answer::{FilterLocation, NoFilter, RowGroupAnswer};
+use crate::read::plan::{run, FilterSpan, ProbeJob};
+use crate::values::stored::Encoded;
 use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
 use std::collections::HashMap;
-
-/// The answer for one value in one row group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// The row group may hold the value.
-    Maybe,
-    /// The row group definitely does not hold the value: it can be skipped.
-    Absent,
-    /// No usable filter: the row group cannot be skipped.
-    Unknown,
-}
-
-impl Answer {
-    /// `maybe`, `absent` or `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::Maybe => "maybe",
-            Answer::Absent => "absent",
-            Answer::Unknown => "unknown",
-        }
-    }
-}
-
-/// Whether a row group's column chunk has a usable filter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FilterState {
-    /// A valid filter was read.
-    Present,
-    /// The footer names no filter for this chunk.
-    Missing,
-    /// The footer names a filter that cannot be used; the reason says why.
-    Invalid(String),
-}
-
-/// One row group's answers, one per probed value, in the order given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RowGroupAnswer {
-    /// 0-based row group index.
-    pub row_group: usize,
-    /// Rows in the row group.
-    pub num_rows: i64,
-    /// Filter state.
-    pub filter: FilterState,
-    /// One answer per value.
-    pub answers: Vec<Answer>,
-}
-
-/// Where a chunk's filter is, by the footer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FilterLocation {
-    /// `bloom_filter_offset`.
-    pub offset: Option<i64>,
-    /// `bloom_filter_length` (header plus bitset), absent in older files.
-    pub length: Option<i32>,
-}
 
 impl<R: ChunkReader> ParquetFile<R> {
     /// Probes leaf `column` for `values` in every row group.
@@ -137,11 +83,12 @@ impl<R> ParquetFile<R> {
 
     /// Applies the file's encryption to a job over leaf `column` (nothing for a plaintext
     /// file).
-    fn with_crypto(&self, job: ProbeJob, column: usize) -> ProbeJob {
-        match self.encryption() {
-            Some(e) => job.with_crypto(e.filter_keys(column, self.metadata().num_row_groups())),
-            None => job,
+    fn with_crypto(&self, job: ProbeJob, _column: usize) -> ProbeJob {
+        #[cfg(feature = "encryption")]
+        if let Some(e) = self.encryption() {
+            return job.with_crypto(e.filter_keys(_column, self.metadata().num_row_groups()));
         }
+        job
     }
 
     fn row_counts(&self) -> Vec<i64> {
@@ -252,46 +199,5 @@ impl<R> ParquetFile<R> {
             }
         }
         out
-    }
-}
-
-/// Every candidate's hash, in value order.
-pub(crate) fn candidate_hashes(values: &[Encoded]) -> Vec<u64> {
-    values
-        .iter()
-        .flat_map(|v| match v {
-            Encoded::Candidates(c) => c.iter().map(|b| sbbf::hash(b)).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
-}
-
-/// The answer for one value given the filter state and a probe function for present filters.
-pub(crate) fn decide(
-    v: &Encoded,
-    state: &FilterState,
-    mut probe: impl FnMut(u64) -> bool,
-) -> Answer {
-    match v {
-        Encoded::NeverStored(_) => Answer::Absent,
-        Encoded::AlwaysMaybe(_) => match state {
-            FilterState::Present => Answer::Maybe,
-            _ => Answer::Unknown,
-        },
-        Encoded::Candidates(c) => match state {
-            FilterState::Present => {
-                // Probe every candidate (no short cut) so read failures are always noticed.
-                let mut any = false;
-                for b in c {
-                    any |= probe(sbbf::hash(b));
-                }
-                if any {
-                    Answer::Maybe
-                } else {
-                    Answer::Absent
-                }
-            }
-            _ => Answer::Unknown,
-        },
     }
 }

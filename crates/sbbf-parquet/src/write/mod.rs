@@ -4,18 +4,26 @@
 //! Output always goes to a temporary file beside the target, is synced, then renamed over the
 //! target: an interrupted run leaves the input untouched and no partial output.
 
-use crate::footer::{edit_footer, FilterEdits, IndexMoves};
-use crate::header::BloomFilterHeader;
+use crate::format::footer::{edit_footer, FilterEdits, IndexMoves};
+use crate::format::header::BloomFilterHeader;
+use crate::format::layout::{Layout, Region, RegionKind};
 use crate::io::IoPolicy;
-use crate::job::FilterSpan;
-use crate::layout::{Layout, Region, RegionKind};
-pub(crate) use crate::output::{atomic_write, write_err};
+use crate::read::plan::FilterSpan;
 use crate::{BuildError, Error, NoFilter, ParquetFile, ReadError, WriteError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::serialized_reader::SerializedFileReader;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+
+pub mod build;
+pub mod output;
+#[cfg(feature = "encryption")]
+mod sealed;
+
+pub(crate) use output::{atomic_write, write_err};
+#[cfg(feature = "encryption")]
+pub use sealed::{add_encrypted, resize_encrypted, seal_plaintext_filters};
 
 /// What `add` builds.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +117,7 @@ pub(crate) fn chosen_columns<R>(
 /// filter written for an encrypted column would reveal its values).
 fn open_unencrypted(input: &Path) -> Result<ParquetFile<File>, Error> {
     let pq = ParquetFile::open(File::open(input).map_err(read_err(input))?)?;
+    #[cfg(feature = "encryption")]
     if pq.encryption().is_some() {
         return Err(Error::Encrypted);
     }
@@ -235,7 +244,7 @@ fn for_each_built(
                 let build = |i: usize, data: &dyn parquet::file::reader::FileReader| {
                     let (rg, c) = items[i];
                     let file = File::open(input).map_err(read_err(input))?;
-                    crate::build::chunk_filter(
+                    crate::write::build::chunk_filter(
                         file,
                         pq.metadata(),
                         data,

@@ -1,9 +1,9 @@
 //! Building filters for column chunks: from the chunk's stored values, or from Arrow arrays
 //! converted exactly as arrow-rs' writer stores them.
 
-use crate::arrow_values::for_each_arrow_value;
-use crate::column::{ColumnType, ValueKind};
-use crate::decode::for_each_value;
+use crate::format::column::{ColumnType, ValueKind};
+use crate::values::arrow::for_each_arrow_value;
+use crate::values::decode::for_each_value;
 use crate::{BuildError, Error, ReadError};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::reader::FileReader;
@@ -57,7 +57,7 @@ fn sorted(seen: HashSet64) -> Vec<u64> {
 /// [`for_each_arrow_value`]): not for INT96 (Arrow normalizes it to nanoseconds) nor for
 /// BYTE_ARRAY decimals (writers differ in width), nor for nested leaves (Arrow nests them).
 pub fn arrow_round_trips(col: &ColumnType) -> bool {
-    crate::column::split_path(&col.path).len() == 1
+    crate::format::column::split_path(&col.path).len() == 1
         && col.physical != PhysicalType::INT96
         && col.physical != PhysicalType::BOOLEAN
         && !(col.physical == PhysicalType::BYTE_ARRAY

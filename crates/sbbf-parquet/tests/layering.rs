@@ -1,0 +1,180 @@
+//! The adapter's imports run one way, along the data flow: each top-level module (a file
+//! `src/x.rs` or a folder `src/x/`) may use only the modules before it in [`ORDER`]. A `use
+//! crate::...` against the order fails this test, and so does a new module left out of it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The layers, first to last: bytes on disk, then values, reads, sources and writes, then the
+/// reports about them.
+const ORDER: &[&str] = &[
+    "error",   // every error type; imports nothing of the crate
+    "format",  // Thrift, filter header, footer, column types, byte layout
+    "values",  // the stored-value rules and their front ends (text, Arrow), page decoding
+    "io",      // read policy, ranges, fetched bytes, counters
+    "keys",    // keys for encrypted files (plain data, always built)
+    "crypto",  // modular encryption (feature `encryption`): keys, ciphers, sealed modules
+    "read",    // answers, the I/O-free filter-read plan, the sync and async drivers
+    "prune",   // predicates over row groups
+    "source",  // local paths, object stores, many files at once
+    "write",   // building filters, the write pipeline, atomic output
+    "inspect", // reports on every filter
+    "verify",  // filters checked against the data
+    "report",  // the serializable reports (feature `serde`)
+];
+
+/// The crate-level modules a file's code names (`crate::x`, `crate::{x, y::z}`), comments and
+/// the test module left out, with root re-exports (`pub use x::{A, B}` in lib.rs) resolved.
+fn mentions(code: &str, alias: &BTreeMap<String, String>) -> Vec<String> {
+    let code = code.split("#[cfg(test)]").next().unwrap_or("");
+    let code: String = code
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for part in group[..end].split(',') {
+                let name = part.trim().split("::").next().unwrap_or("").trim();
+                if !name.is_empty() {
+                    out.push(name.to_string());
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out.into_iter()
+        .map(|n| alias.get(&n).cloned().unwrap_or(n))
+        .collect()
+}
+
+/// `pub use x::{A, B}` / `pub use x::y::A` in lib.rs: names that belong to module x.
+fn root_aliases(lib: &str) -> BTreeMap<String, String> {
+    let mut alias = BTreeMap::new();
+    for stmt in lib.split(';') {
+        let Some(at) = stmt.find("pub use ") else {
+            continue;
+        };
+        let path = stmt[at + "pub use ".len()..].trim();
+        let Some((module, rest)) = path.split_once("::") else {
+            continue;
+        };
+        let names = rest.rsplit("::").next().unwrap_or(rest);
+        for n in names
+            .trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .map(|n| n.split(" as ").last().unwrap_or(n).trim())
+        {
+            if !n.is_empty() {
+                alias.insert(n.to_string(), module.to_string());
+            }
+        }
+    }
+    alias
+}
+
+/// Every use against the order, as `module -> used (file)`.
+fn violations(files: &[(String, String)], lib: &str) -> Vec<String> {
+    let alias = root_aliases(lib);
+    let rank = |m: &str| ORDER.iter().position(|o| *o == m);
+    let mut bad = Vec::new();
+    for (path, code) in files {
+        let module = path
+            .split('/')
+            .next()
+            .unwrap_or(path)
+            .trim_end_matches(".rs");
+        if module == "lib" {
+            continue;
+        }
+        let Some(own) = rank(module) else {
+            bad.push(format!(
+                "{module} ({path}) is not in ORDER: place it in the data flow"
+            ));
+            continue;
+        };
+        for used in mentions(code, &alias) {
+            if let Some(r) = rank(&used) {
+                if r > own {
+                    bad.push(format!("{module} uses {used} ({path})"));
+                }
+            }
+        }
+    }
+    bad.sort();
+    bad.dedup();
+    bad
+}
+
+fn sources(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if e.file_type().unwrap().is_dir() {
+            sources(&e.path(), &rel, out);
+        } else if name.ends_with(".rs") {
+            out.push((rel, std::fs::read_to_string(e.path()).unwrap()));
+        }
+    }
+}
+
+#[test]
+fn imports_run_along_the_data_flow() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, "", &mut files);
+    assert!(files.len() > 20, "{} files", files.len());
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let bad = violations(&files, &lib);
+    assert!(
+        bad.is_empty(),
+        "imports against the order:\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+#[test]
+fn the_check_sees_a_use_against_the_order() {
+    let lib = "pub use read::file::ParquetFile;\npub use error::{Error, ReadError};";
+    let files = vec![
+        (
+            "error.rs".to_string(),
+            "use crate::ParquetFile;".to_string(),
+        ),
+        (
+            "format/footer.rs".to_string(),
+            "use crate::{Error, values::stored::Literal};\n// crate::prune in a comment"
+                .to_string(),
+        ),
+        (
+            "read/file.rs".to_string(),
+            "use crate::format::footer;".to_string(),
+        ),
+        ("newthing.rs".to_string(), String::new()),
+    ];
+    assert_eq!(
+        violations(&files, lib),
+        vec![
+            "error uses read (error.rs)".to_string(),
+            "format uses values (format/footer.rs)".to_string(),
+            "newthing (newthing.rs) is not in ORDER: place it in the data flow".to_string(),
+        ]
+    );
+}
