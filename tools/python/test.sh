@@ -16,7 +16,7 @@ command -v java >/dev/null || die "java not found: the Spark examples need a Jav
 
 t0=$SECONDS
 echo "== python: the sbbf command the tests compare with (cargo test --no-run: after .ci/run's cargo test, nothing to build; \`cargo build -p sbbf-cli\` would unify features differently and build DataFusion again)"
-cargo test --no-run
+cargo test --no-run --features sbbf-cli/query
 echo "== python: wheel (maturin, dev profile) into tools/.venv"
 PROFILE=dev bash tools/python/install.sh
 t1=$SECONDS

@@ -2,8 +2,7 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::ParquetFile;
-use serde_json::json;
+use sbbf_parquet::report::{ErrorLine, InspectReport};
 
 /// Show every column chunk's Bloom filter: where it is, how big, how full, the false-positive
 /// rate its fill implies, and anything wrong with it (bad header, offsets outside the data area,
@@ -55,9 +54,10 @@ pub fn run(a: InspectArgs) -> u8 {
     let mut failed = false;
     let mut problems = 0;
     let many = paths.len() > 1;
+    let mut found = std::collections::HashSet::new();
     for path in &paths {
         let shown = path.display().to_string();
-        match inspect_file(&shown, path, &a, many) {
+        match inspect_file(&shown, path, &a, many, &mut found) {
             Ok(n) => problems += n,
             Err(e) => {
                 let warnings = match e.downcast_ref::<sbbf_parquet::Error>() {
@@ -70,10 +70,22 @@ pub fn run(a: InspectArgs) -> u8 {
                 }
                 // The error object stays {file, error}: the warnings are on stderr only.
                 if a.format == Format::Json {
-                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                    out!(
+                        "{}",
+                        crate::to_json(&ErrorLine {
+                            error: e.to_string(),
+                            file: &shown
+                        })
+                    );
                 }
                 failed = true;
             }
+        }
+    }
+    if let Some(c) = a.columns.iter().find(|c| !found.contains(*c)) {
+        if many {
+            err!("sbbf inspect: no file has column `{c}`");
+            failed = true;
         }
     }
     if failed {
@@ -93,95 +105,31 @@ fn inspect_file(
     path: &std::path::Path,
     a: &InspectArgs,
     many: bool,
+    found: &mut std::collections::HashSet<String>,
 ) -> Result<usize, Box<dyn std::error::Error>> {
-    let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &a.keys.key_set()?)?;
-    let mut columns = Vec::new();
-    let mut not_in_file = Vec::new();
-    for c in &a.columns {
-        match pq.column_index(c) {
-            Ok(i) => columns.push(pq.columns()[i].path.clone()),
-            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if !many => return Err(e.into()),
-            Err(sbbf_parquet::Error::UnknownColumn { .. }) => not_in_file.push(c.clone()),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let created_by = pq
-        .metadata()
-        .file_metadata()
-        .created_by()
-        .map(str::to_string);
-    let reports: Vec<_> = pq
-        .inspect()
-        .into_iter()
-        .filter(|r| a.columns.is_empty() || columns.contains(&r.column))
-        .collect();
-    let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
-    let warnings: Vec<String> = pq.stray_filter_headers()?.iter().map(stray_text).collect();
-    let encryption = pq.encryption().map(|e| {
-        json!({
-            "algorithm": e.algorithm.name(),
-            "footer": if e.footer_encrypted { "encrypted" } else { "plaintext" },
-            "footer_verified": e.signature_verified,
-        })
-    });
-    if a.format == Format::Json {
-        let chunks: Vec<_> = reports
+    let r = InspectReport::of_file(shown, path, &a.keys.key_set()?, &a.columns, many)?;
+    found.extend(
+        a.columns
             .iter()
-            .map(|r| {
-                let ty = pq.columns().iter().find(|c| c.path == r.column);
-                json!({
-                    "row_group": r.row_group,
-                    "column": r.column,
-                    "physical_type": ty.map(|t| t.physical_name()),
-                    "logical_type": ty.and_then(|t| t.logical.clone()),
-                    "has_filter": match &r.encryption {
-                        Some(e) if e.contains("not readable") => None,
-                        _ => Some(r.offset.is_some()),
-                    },
-                    "offset": r.offset,
-                    "length": r.length,
-                    "header_bytes": r.header_len,
-                    "bitset_bytes": r.num_bytes,
-                    "bits_set": r.bits_set,
-                    "fill_ratio": r.fill,
-                    "estimated_fpp": r.fpp,
-                    "problems": r.problems,
-                    "encryption": r.encryption,
-                })
-            })
-            .collect();
-        out!(
-            "{}",
-            json!({
-                "file": shown,
-                "created_by": created_by,
-                "file_size": pq.file_len(),
-                "num_row_groups": pq.metadata().num_row_groups(),
-                "chunks": chunks,
-                "problems": problems,
-                "columns_not_in_file": not_in_file,
-                "encryption": encryption,
-                "warnings": warnings,
-            })
-        );
-        return Ok(problems);
+            .filter(|c| !r.columns_not_in_file.contains(c))
+            .cloned(),
+    );
+    if a.format == Format::Json {
+        out!("{}", crate::to_json(&r));
+        return Ok(r.problems);
     }
     out!(
         "{shown}: {} bytes, {} row group(s), written by {}",
-        pq.file_len(),
-        pq.metadata().num_row_groups(),
-        created_by.as_deref().unwrap_or("(unknown writer)")
+        r.file_size,
+        r.num_row_groups,
+        r.created_by.as_deref().unwrap_or("(unknown writer)")
     );
-    if let Some(e) = pq.encryption() {
+    if let Some(e) = &r.encryption {
         out!(
             "  encrypted: {}, {} footer{}",
-            e.algorithm.name(),
-            if e.footer_encrypted {
-                "encrypted"
-            } else {
-                "plaintext"
-            },
-            if !e.footer_encrypted && !e.signature_verified {
+            e.algorithm,
+            e.footer,
+            if e.footer == "plaintext" && !e.footer_verified {
                 " (signature not verified: no footer key)"
             } else {
                 ""
@@ -199,51 +147,43 @@ fn inspect_file(
         "fill",
         "fpp"
     );
-    for r in &reports {
+    for c in &r.chunks {
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
-        let unreadable = r
-            .encryption
-            .as_deref()
-            .is_some_and(|e| e.contains("not readable"));
-        match r.offset {
-            None if unreadable => {
-                out!("  {:>3}  {:<24} unknown (encrypted)", r.row_group, r.column)
+        match c.offset {
+            // Its encryption hides whether it has a filter.
+            None if c.has_filter.is_none() => {
+                out!("  {:>3}  {:<24} unknown (encrypted)", c.row_group, c.column)
             }
-            None => out!("  {:>3}  {:<24} no Bloom filter", r.row_group, r.column),
+            None => out!("  {:>3}  {:<24} no Bloom filter", c.row_group, c.column),
             Some(o) => out!(
                 "  {:>3}  {:<24} {:>10} {:>8} {:>10} {:>9} {:>7} {:>10}",
-                r.row_group,
-                r.column,
+                c.row_group,
+                c.column,
                 o,
-                r.length
+                c.length
                     .map(|l| l.to_string())
                     .unwrap_or_else(|| "absent".into()),
-                opt(r.num_bytes.map(|n| n.to_string())),
-                opt(r.bits_set.map(|n| n.to_string())),
-                opt(r.fill.map(|f| format!("{:.1}%", f * 100.0))),
-                opt(r.fpp.map(|f| format!("{f:.2e}"))),
+                opt(c.bitset_bytes.map(|n| n.to_string())),
+                opt(c.bits_set.map(|n| n.to_string())),
+                opt(c.fill_ratio.map(|f| format!("{:.1}%", f * 100.0))),
+                opt(c.estimated_fpp.map(|f| format!("{f:.2e}"))),
             ),
         }
-        if let Some(e) = &r.encryption {
+        if let Some(e) = &c.encryption {
             out!("       encrypted with the {e}");
         }
-        for p in &r.problems {
+        for p in &c.problems {
             out!("       problem: {p}");
         }
     }
-    for w in &warnings {
+    for w in &r.warnings {
         out!("  warning: {w}");
     }
-    for c in &not_in_file {
+    for c in &r.columns_not_in_file {
         out!("  column `{c}` not in this file");
     }
-    out!("  {problems} problem(s) found");
-    Ok(problems)
-}
-
-/// A stray plaintext header, in words.
-fn stray_text(h: &sbbf_parquet::crypto::StrayHeader) -> String {
-    h.to_string()
+    out!("  {} problem(s) found", r.problems);
+    Ok(r.problems)
 }
 
 /// The stray plaintext filter headers of a file whose footer cannot be read (encrypted, no

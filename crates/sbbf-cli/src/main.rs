@@ -67,6 +67,18 @@ enum Command {
     Resize(write::ResizeArgs),
     #[cfg(feature = "query")]
     Query(query::QueryArgs),
+    /// SQL over Parquet files with DataFusion, pruned by the Bloom filters: not in this build
+    /// (it needs the `query` feature: cargo build --release -p sbbf-cli --features query).
+    #[cfg(not(feature = "query"))]
+    Query(NoQuery),
+}
+
+/// What `sbbf query` takes when the build has no DataFusion: anything, to say how to get it.
+#[cfg(not(feature = "query"))]
+#[derive(clap::Args, Debug)]
+struct NoQuery {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    _args: Vec<String>,
 }
 
 /// Output format.
@@ -79,6 +91,12 @@ pub enum Format {
     Json,
 }
 
+/// A report as one JSON line (the library's report types hold strings, numbers and options:
+/// serializing them cannot fail).
+pub(crate) fn to_json(report: &impl serde::Serialize) -> String {
+    serde_json::to_string(report).unwrap_or_default()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
@@ -89,6 +107,15 @@ fn main() -> ExitCode {
         Command::Resize(a) => write::run_resize(a),
         #[cfg(feature = "query")]
         Command::Query(a) => query::run(a),
+        #[cfg(not(feature = "query"))]
+        Command::Query(_) => {
+            err!(
+                "sbbf query: this sbbf was built without DataFusion; build it with the `query` \
+                 feature: cargo build --release -p sbbf-cli --features query \
+                 (or cargo install --path crates/sbbf-cli --features query)"
+            );
+            2
+        }
     };
     ExitCode::from(code)
 }

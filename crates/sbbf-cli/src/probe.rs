@@ -412,10 +412,7 @@ impl Outcome {
     }
 }
 
-/// A small report object as one JSON line (serializing these cannot fail: strings and numbers).
-fn to_json(line: &impl serde::Serialize) -> String {
-    serde_json::to_string(line).unwrap_or_default()
-}
+use crate::to_json;
 
 /// Whether a file's error is "no such column" (and not a broken file or a bad value).
 fn is_missing_column(e: &(dyn std::error::Error + 'static)) -> bool {

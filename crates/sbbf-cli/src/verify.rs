@@ -2,8 +2,7 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::{FilterState, ParquetFile};
-use serde_json::json;
+use sbbf_parquet::report::{ErrorLine, VerifyReport};
 
 /// Check a writer's filters against its data: decode every column chunk that has a filter and
 /// test each stored value ("definitely absent" for a stored value means the writer is broken),
@@ -59,26 +58,39 @@ pub fn run(a: VerifyArgs) -> u8 {
     let mut failed = false;
     let mut broken = false;
     let many = paths.len() > 1;
+    let mut found = std::collections::HashSet::new();
     for path in &paths {
         let shown = path.display().to_string();
-        match verify_file(&shown, path, &a, many) {
+        match verify_file(&shown, path, &a, many, &mut found) {
             Ok(Outcome {
                 false_negatives,
                 not_verified,
             }) => {
                 broken |= false_negatives;
                 if not_verified > 0 {
-                    err!("sbbf verify: {shown}: {not_verified} column chunk(s) not verified (encrypted, key not given)");
+                    err!("sbbf verify: {shown}: {not_verified} column chunk(s) not verified (an unusable filter, or encrypted without its key)");
                     failed = true;
                 }
             }
             Err(e) => {
                 err!("sbbf verify: {shown}: {e}");
                 if a.format == Format::Json {
-                    out!("{}", json!({"file": shown, "error": e.to_string()}));
+                    out!(
+                        "{}",
+                        crate::to_json(&ErrorLine {
+                            error: e.to_string(),
+                            file: &shown
+                        })
+                    );
                 }
                 failed = true;
             }
+        }
+    }
+    if let Some(c) = a.columns.iter().find(|c| !found.contains(*c)) {
+        if many {
+            err!("sbbf verify: no file has column `{c}`");
+            failed = true;
         }
     }
     if failed {
@@ -110,30 +122,31 @@ fn verify_file(
     path: &std::path::Path,
     a: &VerifyArgs,
     many: bool,
+    found: &mut std::collections::HashSet<String>,
 ) -> Result<Outcome, Box<dyn std::error::Error>> {
-    let pq = ParquetFile::open_with_keys(std::fs::File::open(path)?, &a.keys.key_set()?)?;
-    let mut columns = Vec::new();
-    let mut not_in_file = Vec::new();
-    for c in &a.columns {
-        match pq.column_index(c) {
-            Ok(i) => columns.push(i),
-            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if !many => return Err(e.into()),
-            Err(sbbf_parquet::Error::UnknownColumn { .. }) => not_in_file.push(c.clone()),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    if !a.columns.is_empty() && columns.is_empty() {
-        // No requested column here: an empty list would mean "every column".
+    let report = VerifyReport::of_file(
+        shown,
+        path,
+        &a.keys.key_set()?,
+        &a.columns,
+        many,
+        a.samples,
+        crate::progress::bar("verifying"),
+    )?;
+    found.extend(
+        a.columns
+            .iter()
+            .filter(|c| !report.columns_not_in_file.contains(c))
+            .cloned(),
+    );
+    if !a.columns.is_empty() && report.chunks.is_empty() && !report.columns_not_in_file.is_empty() {
+        // No requested column in this file.
         if a.format == Format::Json {
-            out!(
-                "{}",
-                json!({"file": shown, "false_negatives": 0, "chunks": [],
-                       "columns_not_in_file": not_in_file})
-            );
+            out!("{}", crate::to_json(&report));
         } else {
             out!(
                 "{shown}: column(s) not in this file: {}",
-                not_in_file.join(", ")
+                report.columns_not_in_file.join(", ")
             );
         }
         return Ok(Outcome {
@@ -141,57 +154,11 @@ fn verify_file(
             not_verified: 0,
         });
     }
-    let reports = if pq.encryption().is_some() {
-        // Decrypted chunk by chunk: the parquet crate's reader cannot open the file itself.
-        pq.verify_encrypted(&columns, a.samples, crate::progress::bar("verifying"))?
-    } else {
-        let data = parquet::file::serialized_reader::SerializedFileReader::new(
-            std::fs::File::open(path)?,
-        )?;
-        pq.verify(
-            &data,
-            &columns,
-            a.samples,
-            crate::progress::bar("verifying"),
-        )?
-    };
-    let not_verified = reports.iter().filter(|r| r.not_verified.is_some()).count();
-    let false_negatives: u64 = reports.iter().map(|r| r.false_negatives).sum();
+    // A chunk whose filter cannot be used was not verified either: nothing was tested.
+    let not_verified = report.unverified();
+    let false_negatives = report.false_negatives;
     if a.format == Format::Json {
-        let chunks: Vec<_> = reports
-            .iter()
-            .map(|r| {
-                let (filter, reason) = match &r.filter {
-                    FilterState::Present => ("present", None),
-                    FilterState::Missing => ("missing", None),
-                    FilterState::Invalid(why) => ("invalid", Some(why.clone())),
-                };
-                let mut chunk = json!({
-                    "row_group": r.row_group,
-                    "column": r.column,
-                    "filter": filter,
-                    "reason": reason,
-                    "values": r.values,
-                    "distinct_values": r.distinct,
-                    "false_negatives": r.false_negatives,
-                    "false_negative_examples": r.false_negative_examples,
-                    "absent_probes": r.absent_probes,
-                    "measured_fpp": r.measured_fpp,
-                    "predicted_fpp": r.predicted_fpp,
-                });
-                // Only encrypted chunks without their key have it: the shape of every other
-                // report stays as it was (and as the Python package's `verify` gives it).
-                if let Some(why) = &r.not_verified {
-                    chunk["not_verified"] = json!(why);
-                }
-                chunk
-            })
-            .collect();
-        out!(
-            "{}",
-            json!({"file": shown, "false_negatives": false_negatives, "chunks": chunks,
-                   "columns_not_in_file": not_in_file})
-        );
+        out!("{}", crate::to_json(&report));
     } else {
         out!("{shown}:");
         out!(
@@ -204,19 +171,22 @@ fn verify_file(
             "fpp real",
             "fpp fill"
         );
-        for r in &reports {
-            let filter = match (&r.not_verified, &r.filter) {
+        for r in &report.chunks {
+            let filter = match (&r.not_verified, r.filter) {
                 (Some(why), _) => format!("  NOT VERIFIED: {why}"),
-                (None, FilterState::Present) => String::new(),
-                (None, FilterState::Missing) => "  (no filter)".into(),
-                (None, FilterState::Invalid(why)) => format!("  (unusable filter: {why})"),
+                (None, "present") => String::new(),
+                (None, "missing") => "  (no filter)".into(),
+                (None, _) => format!(
+                    "  (unusable filter: {})",
+                    r.reason.as_deref().unwrap_or("?")
+                ),
             };
             out!(
                 "  {:>3}  {:<24} {:>9} {:>9} {:>8} {:>10} {:>10}{filter}",
                 r.row_group,
                 r.column,
                 r.values,
-                r.distinct,
+                r.distinct_values,
                 r.false_negatives,
                 pct(r.measured_fpp),
                 pct(r.predicted_fpp)
@@ -225,7 +195,7 @@ fn verify_file(
                 out!("       FALSE NEGATIVE: {v} is stored but the filter says absent");
             }
         }
-        for c in &not_in_file {
+        for c in &report.columns_not_in_file {
             out!("  column `{c}` not in this file");
         }
         if false_negatives > 0 {
@@ -233,10 +203,13 @@ fn verify_file(
         } else if not_verified > 0 {
             out!(
                 "  no false negatives in {} column chunk(s); {not_verified} not verified",
-                reports.len() - not_verified
+                report.chunks.len() - not_verified
             );
         } else {
-            out!("  no false negatives in {} column chunk(s)", reports.len());
+            out!(
+                "  no false negatives in {} column chunk(s)",
+                report.chunks.len()
+            );
         }
     }
     Ok(Outcome {

@@ -3,8 +3,8 @@
 use crate::Format;
 use clap::Args;
 use sbbf_parquet::output::{self, Refusal, WritePlan};
+use sbbf_parquet::report::{NothingToDo, WriteSummary};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// Where the result goes: a new file, or the input itself.
@@ -149,26 +149,17 @@ fn report(
     r: &WriteReport,
     format: Format,
 ) {
-    let before: u64 = r.filters.iter().map(|f| f.bytes_before).sum();
-    let after: u64 = r.filters.iter().map(|f| f.bytes_after).sum();
+    let summary = WriteSummary::new(
+        cmd,
+        &input.display().to_string(),
+        &target.display().to_string(),
+        r,
+    );
     if format == Format::Json {
-        let filters: Vec<_> = r
-            .filters
-            .iter()
-            .map(|f| {
-                json!({"row_group": f.row_group, "column": f.column, "bytes_before": f.bytes_before,
-                       "bytes_after": f.bytes_after, "distinct_values": f.distinct})
-            })
-            .collect();
-        out!(
-            "{}",
-            json!({"command": cmd, "input": input.display().to_string(), "output": target.display().to_string(),
-                   "filters": filters, "filter_bytes_before": before, "filter_bytes_after": after,
-                   "file_bytes_before": r.input_len, "file_bytes_after": r.output_len,
-                   "bytes_written": r.bytes_written, "compacted": r.compacted})
-        );
+        out!("{}", crate::to_json(&summary));
         return;
     }
+    let (before, after) = (summary.filter_bytes_before, summary.filter_bytes_after);
     for f in &r.filters {
         let distinct = f
             .distinct
@@ -333,11 +324,8 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
     }
     if nothing_to_fold(plan.input(), a.fpp, &a.columns) {
         if a.format == Format::Json {
-            out!(
-                "{}",
-                json!({"command": "resize", "input": a.file.display().to_string(),
-                       "output": null, "nothing_to_do": true, "filters": []})
-            );
+            let report = NothingToDo::new("resize", &a.file.display().to_string());
+            out!("{}", crate::to_json(&report));
         } else {
             out!(
                 "{}: nothing to do: no filter can shrink while keeping its false-positive rate at or below {}; nothing written",

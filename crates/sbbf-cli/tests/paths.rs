@@ -148,3 +148,36 @@ fn add_reaches_the_leaf_it_names() {
         assert_eq!(with, [want], "add -c {column}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_dangling_link_in_a_directory_is_one_error_among_the_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::repo().join("testdata/pa_ints.parquet"),
+        dir.path().join("a.parquet"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("gone.parquet"),
+        dir.path().join("b.parquet"),
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    for format in ["text", "json"] {
+        let o = sbbf(&["probe", root, "i64", "42", "--format", format]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert!(
+            out.contains("a.parquet"),
+            "{format}: the good file is answered: {out}"
+        );
+        assert!(
+            format!("{out}{err}").contains("b.parquet"),
+            "{format}: the dangling link is named: {out} {err}"
+        );
+    }
+    let o = sbbf(&["inspect", root, "--format", "json"]);
+    assert!(text(&o.stdout).contains("a.parquet"), "{}", text(&o.stderr));
+    assert_ne!(o.status.code(), Some(0));
+}

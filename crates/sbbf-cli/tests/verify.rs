@@ -1,7 +1,7 @@
 //! `sbbf verify`: writers' filters hold every stored value; a broken filter is caught.
 
 mod common;
-use common::{conformance_files, repo, sbbf};
+use common::{conformance_files, repo, sbbf, text};
 use serde_json::Value as Json;
 
 #[test]
@@ -92,5 +92,49 @@ fn a_broken_filter_is_reported_with_its_values() {
             .status
             .code(),
         Some(2)
+    );
+}
+
+#[test]
+fn a_column_no_file_has_fails_inspect_and_verify_as_it_fails_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.parquet", "b.parquet"] {
+        std::fs::copy(
+            repo().join("testdata/pa_ints.parquet"),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let root = dir.path().to_str().unwrap();
+    for cmd in ["inspect", "verify", "probe"] {
+        let mut args = vec![cmd, root, "-c", "nosuch"];
+        if cmd == "probe" {
+            args = vec![cmd, root, "nosuch", "1"];
+        }
+        let o = sbbf(&args);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("no file has column"),
+            "{cmd}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_chunk_with_an_unusable_filter_is_not_counted_as_verified() {
+    // A bitset cut short: the filter cannot be used, so no value was tested against it.
+    let file = repo().join("fixtures/corrupt/bitset_truncated.parquet");
+    let o = sbbf(&["verify", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("not verified"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        text(&o.stderr).contains("not verified"),
+        "{}",
+        text(&o.stderr)
     );
 }

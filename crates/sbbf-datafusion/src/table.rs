@@ -104,7 +104,13 @@ impl SbbfTable {
         } else {
             options.with_file_extension("")
         };
-        let config = ListingTableConfig::new(url)
+        // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
+        // folder (DataFusion's own glob matching lets it cross folders).
+        let config = match local_glob_files(path)? {
+            Some(files) => ListingTableConfig::new_with_multi_paths(files),
+            None => ListingTableConfig::new(url),
+        };
+        let config = config
             .with_listing_options(options)
             .infer_schema(state)
             .await?;
@@ -338,4 +344,19 @@ pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Resu
         }
     }
     Ok(total)
+}
+
+/// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so
+/// every other command), or `None` for a path that is no local glob.
+fn local_glob_files(path: &str) -> Result<Option<Vec<ListingTableUrl>>> {
+    if sbbf_parquet::remote::is_remote_url(path) || !path.contains(['*', '?', '[']) {
+        return Ok(None);
+    }
+    let files = sbbf_parquet::source::local_files(path)
+        .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
+    files
+        .iter()
+        .map(|f| ListingTableUrl::parse(f.to_string_lossy()))
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
 }

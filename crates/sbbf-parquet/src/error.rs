@@ -232,10 +232,10 @@ pub enum NoFilesReason {
     NoMatch,
     /// A glob that cannot be read.
     #[error("bad glob pattern: {0}")]
-    BadGlob(String),
+    BadGlob(#[source] glob::PatternError),
     /// A directory that cannot be walked (permissions, a vanished entry).
     #[error("{0}")]
-    Walk(String),
+    Walk(#[source] walkdir::Error),
 }
 
 /// Why a filter could not be built or rewritten.

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
 use sbbf_parquet::column::{escape_field, ColumnType};
 use sbbf_parquet::prune::Predicate;
-use sbbf_parquet::report::{ErrorLine, ProbeLine};
+use sbbf_parquet::report::{ErrorLine, InspectReport, ProbeLine, VerifyReport, WriteSummary};
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::{Encoded, Literal, ParquetFile};
 use std::fs::File;
@@ -345,17 +345,13 @@ fn row_groups(
     Ok(pruned.row_groups)
 }
 
-/// One filter written by `add`: (row group, column, bytes before, bytes after, distinct).
-type Written = (usize, String, u64, u64, Option<u64>);
-
 /// Adds filters for `columns` to `input`, writing `output` (or `input` itself when `output`
-/// is None, with the library's in-place rules and lock): the filters written, the input and
-/// output sizes, the bytes written, whether old filter space was given back, and the file
-/// written.
+/// is None, with the library's in-place rules and lock), with the keys of an encrypted file:
+/// the report `sbbf add --format json` prints (the library's `WriteSummary`, as JSON).
 #[pyfunction]
-#[pyo3(signature = (input, output, columns, fpp, ndv, replace, force))]
+#[pyo3(signature = (input, output, columns, fpp, ndv, replace, force, footer_key, column_keys))]
 #[allow(clippy::too_many_arguments)]
-fn add_filters(
+fn add_json(
     py: Python<'_>,
     input: String,
     output: Option<String>,
@@ -364,8 +360,11 @@ fn add_filters(
     ndv: Option<u64>,
     replace: bool,
     force: bool,
-) -> PyResult<(Vec<Written>, u64, u64, u64, bool, String)> {
+    footer_key: Option<String>,
+    column_keys: std::collections::BTreeMap<String, String>,
+) -> PyResult<String> {
     use sbbf_parquet::output::{Destination, Refusal, WritePlan};
+    let keys = key_set(footer_key, column_keys).map_err(Failure::into_py)?;
     let dest = match output {
         Some(path) => Destination::File {
             path: path.into(),
@@ -398,213 +397,79 @@ fn add_filters(
     };
     let report = py
         .detach(|| {
-            sbbf_parquet::write::add_filters(plan.input(), plan.target(), &opts, &mut |_, _| {})
+            sbbf_parquet::write::add_with_keys(
+                plan.input(),
+                plan.target(),
+                &keys,
+                &opts,
+                &mut |_, _| {},
+            )
         })
         .map_err(|e| Failure::from(e).at(&input).into_py())?;
     let target = plan.target().display().to_string();
-    Ok((
-        report
-            .filters
-            .into_iter()
-            .map(|f| {
-                (
-                    f.row_group,
-                    f.column,
-                    f.bytes_before,
-                    f.bytes_after,
-                    f.distinct,
-                )
-            })
-            .collect(),
-        report.input_len,
-        report.output_len,
-        report.bytes_written,
-        report.compacted,
-        target,
-    ))
+    Ok(to_json(&WriteSummary::new("add", &input, &target, &report)))
 }
 
-/// What `inspect_file` returns: the writer, the file size, the row group count, the chunks,
-/// the columns the file lacks.
-type InspectReport = (
-    Option<String>,
-    u64,
-    usize,
-    Vec<Inspected>,
-    Vec<String>,
-    Vec<String>,
-    Vec<Option<String>>,
-);
-
-/// One chunk of `inspect`: (row group, column, physical type, logical type, offset, length,
-/// header bytes, bitset bytes, bits set, fill, estimated fpp, problems); each chunk's
-/// encryption comes apart (PyO3 converts tuples of up to 12).
-type Inspected = (
-    usize,
-    String,
-    Option<&'static str>,
-    Option<String>,
-    Option<i64>,
-    Option<i32>,
-    Option<u64>,
-    Option<i32>,
-    Option<u64>,
-    Option<f64>,
-    Option<f64>,
-    Vec<String>,
-);
-
-/// The leaf indices and paths of `columns` in `pq`; with several files (`many`) a column the
-/// file lacks is returned apart instead of failing.
-fn chosen(
-    pq: &ParquetFile<File>,
-    columns: &[String],
-    many: bool,
-) -> Result<(Vec<usize>, Vec<String>), Failure> {
-    let mut found = Vec::new();
-    let mut not_in_file = Vec::new();
-    for c in columns {
-        match pq.column_index(c) {
-            Ok(i) => found.push(i),
-            Err(sbbf_parquet::Error::UnknownColumn { .. }) if many => not_in_file.push(c.clone()),
-            Err(e) => return Err(e.into()),
-        }
+/// The keys of an encrypted file from Python: the footer key and column keys, each text or
+/// `0x` hex (as the command's --footer-key and --column-key take them).
+fn key_set(
+    footer_key: Option<String>,
+    column_keys: std::collections::BTreeMap<String, String>,
+) -> Result<sbbf_parquet::KeySet, Failure> {
+    let parse = |k: &str| sbbf_parquet::Key::parse(k).map_err(|e| Failure::Input(e.to_string()));
+    let mut keys = sbbf_parquet::KeySet::new();
+    if let Some(k) = footer_key {
+        keys = keys.with_footer_key(parse(&k)?);
     }
-    Ok((found, not_in_file))
+    for (c, k) in column_keys {
+        keys = keys.with_column_key(c, parse(&k)?);
+    }
+    Ok(keys)
 }
 
-/// Every filter of the file (of `columns` when given): the writer, the file size, the row
-/// group count, one entry per chunk, and the columns the file lacks.
+/// Every filter of the file (of `columns` when given), as `sbbf inspect --format json` prints
+/// it (the library's `InspectReport`, as JSON).
 #[pyfunction]
-#[pyo3(signature = (path, columns, many))]
-fn inspect_file(
+#[pyo3(signature = (path, columns, footer_key, column_keys))]
+fn inspect_json(
     py: Python<'_>,
     path: String,
     columns: Vec<String>,
-    many: bool,
-) -> PyResult<InspectReport> {
+    footer_key: Option<String>,
+    column_keys: std::collections::BTreeMap<String, String>,
+) -> PyResult<String> {
     py.detach(|| {
-        let pq = open(&path)?;
-        let (found, not_in_file) = chosen(&pq, &columns, many)?;
-        let paths: Vec<&str> = found
-            .iter()
-            .map(|&i| pq.columns()[i].path.as_str())
-            .collect();
-        let reports: Vec<_> = pq
-            .inspect()
-            .into_iter()
-            .filter(|r| columns.is_empty() || paths.contains(&r.column.as_str()))
-            .collect();
-        let encryption: Vec<Option<String>> =
-            reports.iter().map(|r| r.encryption.clone()).collect();
-        let chunks = reports
-            .into_iter()
-            .map(|r| {
-                let ty = pq.columns().iter().find(|c| c.path == r.column);
-                (
-                    r.row_group,
-                    r.column.clone(),
-                    ty.map(|t| t.physical_name()),
-                    ty.and_then(|t| t.logical.clone()),
-                    r.offset,
-                    r.length,
-                    r.header_len,
-                    r.num_bytes,
-                    r.bits_set,
-                    r.fill,
-                    r.fpp,
-                    r.problems,
-                )
-            })
-            .collect();
-        // Plaintext filter headers no visible chunk accounts for (the leak `inspect` warns of).
-        let warnings: Vec<String> = pq
-            .stray_filter_headers()
-            .map_err(Failure::from)?
-            .iter()
-            .map(|h| h.to_string())
-            .collect();
-        Ok((
-            pq.metadata()
-                .file_metadata()
-                .created_by()
-                .map(str::to_string),
-            pq.file_len(),
-            pq.metadata().num_row_groups(),
-            chunks,
-            not_in_file,
-            warnings,
-            encryption,
-        ))
+        let keys = key_set(footer_key, column_keys)?;
+        let r = InspectReport::of_file(&path, path.as_ref(), &keys, &columns, false)?;
+        Ok(to_json(&r))
     })
     .map_err(|f: Failure| f.at(&path).into_py())
 }
 
-/// One chunk of `verify`: (row group, column, filter state, reason, values, distinct, false
-/// negatives, examples, absent probes, measured fpp, predicted fpp).
-type Verified = (
-    usize,
-    String,
-    &'static str,
-    Option<String>,
-    u64,
-    u64,
-    u64,
-    Vec<String>,
-    u64,
-    Option<f64>,
-    Option<f64>,
-);
-
-/// Checks the filters of `columns` (every column with a filter when empty) against the data:
-/// one entry per chunk, and the columns the file lacks.
+/// Checks the filters of `columns` (every column with a filter when empty) against the data,
+/// as `sbbf verify --format json` prints it (the library's `VerifyReport`, as JSON).
 #[pyfunction]
-#[pyo3(signature = (path, columns, samples, many))]
-fn verify_file(
+#[pyo3(signature = (path, columns, samples, footer_key, column_keys))]
+fn verify_json(
     py: Python<'_>,
     path: String,
     columns: Vec<String>,
     samples: u64,
-    many: bool,
-) -> PyResult<(Vec<Verified>, Vec<String>)> {
+    footer_key: Option<String>,
+    column_keys: std::collections::BTreeMap<String, String>,
+) -> PyResult<String> {
     py.detach(|| {
-        let pq = open(&path)?;
-        let (found, not_in_file) = chosen(&pq, &columns, many)?;
-        if !columns.is_empty() && found.is_empty() {
-            // No asked column here: an empty list would mean "every column".
-            return Ok((Vec::new(), not_in_file));
-        }
-        let data = File::open(&path)
-            .map_err(|e| Failure::File(e.to_string()))
-            .and_then(|f| {
-                parquet::file::serialized_reader::SerializedFileReader::new(f)
-                    .map_err(|e| Failure::File(e.to_string()))
-            })?;
-        let reports = pq.verify(&data, &found, samples, |_, _| {})?;
-        let chunks = reports
-            .into_iter()
-            .map(|r| {
-                let (filter, reason) = match r.filter {
-                    sbbf_parquet::FilterState::Present => ("present", None),
-                    sbbf_parquet::FilterState::Missing => ("missing", None),
-                    sbbf_parquet::FilterState::Invalid(why) => ("invalid", Some(why)),
-                };
-                (
-                    r.row_group,
-                    r.column,
-                    filter,
-                    reason,
-                    r.values,
-                    r.distinct,
-                    r.false_negatives,
-                    r.false_negative_examples,
-                    r.absent_probes,
-                    r.measured_fpp,
-                    r.predicted_fpp,
-                )
-            })
-            .collect();
-        Ok((chunks, not_in_file))
+        let keys = key_set(footer_key, column_keys)?;
+        let r = VerifyReport::of_file(
+            &path,
+            path.as_ref(),
+            &keys,
+            &columns,
+            false,
+            samples,
+            |_, _| {},
+        )?;
+        Ok(to_json(&r))
     })
     .map_err(|f: Failure| f.at(&path).into_py())
 }
@@ -800,9 +665,9 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe_source, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
-    m.add_function(wrap_pyfunction!(add_filters, m)?)?;
-    m.add_function(wrap_pyfunction!(inspect_file, m)?)?;
-    m.add_function(wrap_pyfunction!(verify_file, m)?)?;
+    m.add_function(wrap_pyfunction!(add_json, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_json, m)?)?;
     m.add_class::<PySbbf>()?;
     m.add("KERNEL", sbbf::kernel_name())?;
     Ok(())

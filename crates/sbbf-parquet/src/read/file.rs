@@ -25,6 +25,15 @@ pub struct ParquetFile<R> {
     pub(crate) encryption: Encryption,
 }
 
+/// The columns a request names in one file ([`ParquetFile::choose_columns`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChosenColumns {
+    /// Leaf indices, in the order asked.
+    pub columns: Vec<usize>,
+    /// Requested paths the file lacks.
+    pub not_in_file: Vec<String>,
+}
+
 /// How a file is encrypted, and the keys that open it (nothing to hold in a build without the
 /// `encryption` feature, where such files do not open).
 /// An encrypted footer ("PARE") opens only with the footer key, and only in a build with the
@@ -340,6 +349,30 @@ impl<R> ParquetFile<R> {
     /// Every leaf column, in schema order.
     pub fn columns(&self) -> &[ColumnType] {
         &self.columns
+    }
+    /// The leaf columns `requested` names (none: an empty list). With several files (`many`),
+    /// a column this file lacks (schema evolution) is listed in `not_in_file` instead of being
+    /// an error; with one, it is [`Error::UnknownColumn`].
+    ///
+    /// ```
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet");
+    /// let pq = sbbf_parquet::ParquetFile::open(std::fs::File::open(path)?)?;
+    /// let asked = ["i64".to_string(), "nosuch".to_string()];
+    /// let chosen = pq.choose_columns(&asked, true)?;
+    /// assert_eq!((chosen.columns.len(), chosen.not_in_file), (1, vec!["nosuch".to_string()]));
+    /// assert!(pq.choose_columns(&asked, false).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn choose_columns(&self, requested: &[String], many: bool) -> Result<ChosenColumns, Error> {
+        let mut chosen = ChosenColumns::default();
+        for c in requested {
+            match self.column_index(c) {
+                Ok(i) => chosen.columns.push(i),
+                Err(Error::UnknownColumn { .. }) if many => chosen.not_in_file.push(c.clone()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(chosen)
     }
 
     /// The index of the leaf column with this dotted path.

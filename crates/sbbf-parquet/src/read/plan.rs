@@ -605,3 +605,189 @@ fn initial_plan(loc: FilterLocation, footer: u64) -> Plan {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The plan fed with bytes: no file, no reader; each test says what it reads and when.
+    use super::*;
+
+    /// `PAR1`, then a filter of `blocks` blocks holding `values` at offset 4, then 100 bytes of
+    /// padding (the footer starts after them).
+    fn file_with_filter(blocks: usize, values: &[&[u8]]) -> (Vec<u8>, FilterLocation, u64) {
+        let mut f = sbbf::Sbbf::with_num_bytes(blocks * 32);
+        for v in values {
+            f.insert(v);
+        }
+        let header = BloomFilterHeader {
+            num_bytes: (blocks * 32) as i32,
+        }
+        .to_bytes();
+        let mut bytes = b"PAR1".to_vec();
+        bytes.extend(&header);
+        bytes.extend(f.as_bytes());
+        let length = (bytes.len() - 4) as i32;
+        bytes.extend(vec![0u8; 100]);
+        let footer = bytes.len() as u64;
+        let loc = FilterLocation {
+            offset: Some(4),
+            length: Some(length),
+        };
+        (bytes, loc, footer)
+    }
+
+    fn candidates(v: &[u8]) -> Encoded {
+        Encoded::Candidates(vec![v.to_vec()])
+    }
+
+    /// Runs the job over `bytes` (reads failing where `fail` says): the reads of each wave.
+    fn drive(job: &mut ProbeJob, bytes: &[u8], fail: impl Fn(Range) -> bool) -> Vec<Vec<Range>> {
+        let mut waves = Vec::new();
+        while let Some(ranges) = job.next_reads() {
+            assert!(waves.len() < MAX_ROUNDS, "the plan does not finish");
+            let mut fetched = Fetched::default();
+            for r in &ranges {
+                let got = if fail(*r) {
+                    Err("injected failure".to_string())
+                } else {
+                    bytes
+                        .get(r.start as usize..r.end as usize)
+                        .map(Bytes::copy_from_slice)
+                        .ok_or_else(|| "past the end".to_string())
+                };
+                fetched.push(*r, got);
+            }
+            job.supply(fetched);
+            waves.push(ranges);
+        }
+        waves
+    }
+
+    fn present() -> Vec<&'static [u8]> {
+        vec![b"alpha", b"beta", b"gamma"]
+    }
+
+    /// A value whose block in a `blocks`-block filter holding `present()` rejects it.
+    fn absent_value(blocks: usize) -> Vec<u8> {
+        let mut f = sbbf::Sbbf::with_num_bytes(blocks * 32);
+        for v in present() {
+            f.insert(v);
+        }
+        (0u32..)
+            .map(|i| format!("absent-{i}").into_bytes())
+            .find(|v| !f.contains(v))
+            .unwrap()
+    }
+
+    #[test]
+    fn with_its_length_a_filter_costs_one_wave_of_the_blocks_asked_for() {
+        let (bytes, loc, footer) = file_with_filter(64, &present());
+        let absent = absent_value(64);
+        let values = vec![candidates(b"beta"), candidates(&absent)];
+        let mut job = ProbeJob::new(&[loc], vec![10], footer, values, IoPolicy::default());
+        let waves = drive(&mut job, &bytes, |_| false);
+        assert_eq!(waves.len(), 1, "{waves:?}");
+        let read: u64 = waves[0].iter().map(|r| r.end - r.start).sum();
+        // The header plus two blocks (merged or not), never the 2 KiB bitset.
+        assert!(read < 32 * 64, "read {read} bytes: {waves:?}");
+        let answers = job.finish();
+        assert_eq!(answers[0].filter, FilterState::Present);
+        assert_eq!(answers[0].answers, vec![Answer::Maybe, Answer::Absent]);
+    }
+
+    #[test]
+    fn without_a_length_the_header_is_read_first() {
+        let (bytes, mut loc, footer) = file_with_filter(64, &present());
+        loc.length = None;
+        let absent = absent_value(64);
+        let values = vec![candidates(b"gamma"), candidates(&absent)];
+        let mut job = ProbeJob::new(&[loc], vec![10], footer, values, IoPolicy::default());
+        let waves = drive(&mut job, &bytes, |_| false);
+        assert_eq!(waves.len(), 2, "{waves:?}");
+        assert_eq!(
+            waves[0],
+            vec![Range {
+                start: 4,
+                end: 4 + HEADER_GUESS as u64
+            }]
+        );
+        assert_eq!(job.finish()[0].answers, vec![Answer::Maybe, Answer::Absent]);
+    }
+
+    #[test]
+    fn a_length_that_disagrees_with_the_header_makes_the_filter_unusable() {
+        // The length claims a bigger filter than the header announces: the guessed layout
+        // is checked against the header and the filter answers "unknown", never "absent".
+        let (bytes, mut loc, footer) = file_with_filter(2, &present());
+        loc.length = Some(loc.length.unwrap() + 32);
+        let absent = absent_value(2);
+        let mut job = ProbeJob::new(
+            &[loc],
+            vec![10],
+            footer,
+            vec![candidates(&absent)],
+            IoPolicy::default(),
+        );
+        drive(&mut job, &bytes, |_| false);
+        let a = job.finish();
+        assert!(matches!(a[0].filter, FilterState::Invalid(_)), "{a:?}");
+        assert_eq!(a[0].answers, vec![Answer::Unknown]);
+    }
+
+    #[test]
+    fn a_failed_read_answers_unknown_never_absent() {
+        let (bytes, loc, footer) = file_with_filter(64, &present());
+        let absent = absent_value(64);
+        let mut job = ProbeJob::new(
+            &[loc],
+            vec![10],
+            footer,
+            vec![candidates(&absent)],
+            IoPolicy::default(),
+        );
+        drive(&mut job, &bytes, |_| true);
+        let a = job.finish();
+        assert!(matches!(a[0].filter, FilterState::Invalid(_)), "{a:?}");
+        assert_eq!(a[0].answers, vec![Answer::Unknown]);
+    }
+
+    #[test]
+    fn locations_outside_the_data_area_read_nothing() {
+        let (bytes, mut loc, footer) = file_with_filter(2, &present());
+        let mut past = loc;
+        past.offset = Some(footer as i64);
+        loc.length = Some(footer as i32); // runs past the footer
+        let missing = FilterLocation {
+            offset: None,
+            length: None,
+        };
+        let mut job = ProbeJob::new(
+            &[past, loc, missing],
+            vec![1, 1, 1],
+            footer,
+            vec![candidates(b"alpha")],
+            IoPolicy::default(),
+        );
+        assert!(drive(&mut job, &bytes, |_| false).is_empty());
+        let a = job.finish();
+        assert!(matches!(a[0].filter, FilterState::Invalid(_)));
+        assert!(matches!(a[1].filter, FilterState::Invalid(_)));
+        assert_eq!(a[2].filter, FilterState::Missing);
+        assert!(a.iter().all(|rg| rg.answers == vec![Answer::Unknown]));
+    }
+
+    #[test]
+    fn a_whole_read_keeps_the_bitset_as_stored() {
+        let (bytes, loc, footer) = file_with_filter(4, &present());
+        let mut job = ProbeJob::whole(&[loc], vec![1], footer, IoPolicy::default());
+        drive(&mut job, &bytes, |_| false);
+        let spans = job.into_spans();
+        let span = spans[0].as_ref().unwrap();
+        let header_len = span.header_len as usize;
+        assert_eq!(span.offset, 4);
+        assert_eq!(
+            &span.bitset[..],
+            &bytes[4 + header_len..4 + header_len + 128]
+        );
+        assert_eq!(span.end(), 4 + header_len as u64 + 128);
+    }
+}

@@ -24,7 +24,7 @@ pub fn local_files(arg: &str) -> Result<Vec<PathBuf>, ReadError> {
     };
     let path = Path::new(arg);
     if path.is_dir() {
-        let out = walk(path).map_err(|e| fail(NoFilesReason::Walk(e.to_string())))?;
+        let out = walk(path).map_err(|e| fail(NoFilesReason::Walk(e)))?;
         if out.is_empty() {
             return Err(fail(NoFilesReason::EmptyDirectory));
         }
@@ -35,7 +35,7 @@ pub fn local_files(arg: &str) -> Result<Vec<PathBuf>, ReadError> {
     }
     if arg.contains(['*', '?', '[']) {
         let mut out: Vec<PathBuf> = glob::glob(arg)
-            .map_err(|e| fail(NoFilesReason::BadGlob(e.to_string())))?
+            .map_err(|e| fail(NoFilesReason::BadGlob(e)))?
             .filter_map(Result::ok)
             .filter(|p| p.is_file())
             .collect();
@@ -68,6 +68,16 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, walkdir::Error> {
             }
             // A link to a directory above it: everything below was or will be visited.
             Err(e) if e.loop_ancestor().is_some() => {}
+            // A `*.parquet` link to nothing: listed, so that opening it fails as one file's
+            // error while every other file is read (a walk that stopped here would lose them).
+            Err(e)
+                if e.path()
+                    .is_some_and(|p| is_parquet(p) && p.symlink_metadata().is_ok()) =>
+            {
+                if let Some(p) = e.path() {
+                    out.push(p.to_path_buf());
+                }
+            }
             Err(e) => return Err(e),
         }
     }

@@ -140,6 +140,30 @@ pub(crate) fn write_tail(w: &mut impl Write, target: &Path, footer: &[u8]) -> Re
         .map_err(&io_err)?;
     w.write_all(b"PAR1").map_err(&io_err)
 }
+/// Adds filters as [`add_filters`] does, or, for a file with modular encryption and its
+/// `keys`, as [`add_encrypted`] does (with `replace`: seals the plaintext filters of encrypted
+/// columns, [`seal_plaintext_filters`]). Without keys an encrypted file is refused.
+pub fn add_with_keys(
+    input: &Path,
+    output: &Path,
+    keys: &crate::KeySet,
+    opts: &AddOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<WriteReport, Error> {
+    if keys.is_empty() {
+        return add_filters(input, output, opts, progress);
+    }
+    #[cfg(feature = "encryption")]
+    {
+        if opts.replace {
+            seal_plaintext_filters(input, output, keys, &opts.columns)
+        } else {
+            add_encrypted(input, output, keys, opts, progress)
+        }
+    }
+    #[cfg(not(feature = "encryption"))]
+    Err(Error::EncryptionNotBuilt)
+}
 
 /// Adds filters for `opts.columns` to every row group of `input`, writing `output` (which may
 /// be `input` itself). The bytes before the footer are copied unchanged; the new filters and

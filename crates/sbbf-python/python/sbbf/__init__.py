@@ -19,7 +19,7 @@ import decimal
 import json
 import os
 import uuid
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -227,88 +227,69 @@ def add(
     in_place: bool = False,
     replace: bool = False,
     force: bool = False,
+    keys: Optional[Mapping[str, Any]] = None,
 ) -> dict:
     """Adds Bloom filters for `columns` to every row group of the file `source`, without
     touching its data pages, as `sbbf add` does: to `output` (an existing file only with
     `force=True`), or to `source` itself with `in_place=True` (through symbolic links, under an
-    exclusive lock; written to a temporary file and renamed). Filters are sized to `fpp` by
-    each chunk's distinct values, or for `ndv` values; `replace=True` rebuilds filters the
-    columns already have. Returns the report `sbbf add --format json` prints.
+    exclusive lock; written to a temporary file and renamed; refused for a data file of a
+    Delta, Iceberg or Hudi table, and for read-only files and hard links unless `force=True`).
+    Filters are sized to `fpp` by each chunk's distinct values, or for `ndv` values;
+    `replace=True` rebuilds filters the columns already have. For an encrypted file, `keys`
+    (`{"footer": KEY, "columns": {COLUMN: KEY}}`, each KEY text or `0x` hex) builds the new
+    filters from the decrypted values and seals them (with `replace=True`: seals the
+    plaintext filters of encrypted columns). Returns the report `sbbf add --format json`
+    prints.
     """
     cols = _columns(columns)
     if not cols:
         raise InputError("no columns to add filters for")
     if (output is None) == (not in_place):
         raise InputError("give output=PATH or in_place=True (one of them)")
-    path = _path(source)
-    filters, input_len, output_len, written, compacted, target = _sbbf.add_filters(
-        path, None if in_place else _path(output), cols, float(fpp), ndv, replace, force)
-    return {
-        "command": "add",
-        "input": path,
-        "output": target,
-        "filters": [
-            {"row_group": rg, "column": c, "bytes_before": b, "bytes_after": a,
-             "distinct_values": d}
-            for rg, c, b, a, d in filters
-        ],
-        "filter_bytes_before": sum(f[2] for f in filters),
-        "filter_bytes_after": sum(f[3] for f in filters),
-        "file_bytes_before": input_len,
-        "file_bytes_after": output_len,
-        "bytes_written": written,
-        "compacted": compacted,
-    }
+    footer, column_keys = _keys(keys)
+    return json.loads(_sbbf.add_json(
+        _path(source), None if in_place else _path(output), cols, float(fpp), ndv, replace,
+        force, footer, column_keys))
 
 
-def inspect(source: Source, columns: Union[str, Sequence[str], None] = None) -> dict:
+def _keys(keys: Optional[Mapping[str, Any]]) -> Tuple[Optional[str], dict]:
+    """The footer key and the column keys of a `keys` mapping (as `--keys FILE` holds them)."""
+    if keys is None:
+        return None, {}
+    unknown = set(keys) - {"footer", "columns"}
+    if unknown:
+        raise InputError(f"keys: unknown entries {sorted(unknown)} (footer, columns)")
+    columns = dict(keys.get("columns") or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
+        raise InputError("keys: columns must map column paths to key text")
+    footer = keys.get("footer")
+    if footer is not None and not isinstance(footer, str):
+        raise InputError("keys: the footer key must be text")
+    return footer, columns
+
+
+def inspect(source: Source, columns: Union[str, Sequence[str], None] = None, *,
+            keys: Optional[Mapping[str, Any]] = None) -> dict:
     """Every filter of the file `source` (of `columns` when given), as `sbbf inspect --format
     json` reports it: offset, length, bitset size, bits set, fill, implied false-positive
-    rate and problems per column chunk, and the problem count."""
+    rate and problems per column chunk, the problem count, the file's encryption and
+    warnings. `keys` opens an encrypted file (see `add`)."""
     path = _one_file(source, "inspect")
-    created_by, size, num_rgs, chunks, missing, warnings, encryption = _sbbf.inspect_file(
-        path, _columns(columns), False)
-    problems = sum(len(c[11]) for c in chunks)
-    return {
-        "file": path,
-        "created_by": created_by,
-        "file_size": size,
-        "num_row_groups": num_rgs,
-        "chunks": [
-            {"row_group": c[0], "column": c[1], "physical_type": c[2], "logical_type": c[3],
-             "has_filter": c[4] is not None, "offset": c[4], "length": c[5],
-             "header_bytes": c[6], "bitset_bytes": c[7], "bits_set": c[8],
-             "fill_ratio": c[9], "estimated_fpp": c[10], "problems": c[11],
-             "encryption": e}
-            for c, e in zip(chunks, encryption)
-        ],
-        "problems": problems,
-        "columns_not_in_file": missing,
-        # Opened without keys: an encrypted footer is an error, a plaintext one has no
-        # decrypted columns to report.
-        "encryption": None,
-        "warnings": warnings,
-    }
+    footer, column_keys = _keys(keys)
+    return json.loads(_sbbf.inspect_json(path, _columns(columns), footer, column_keys))
 
 
 def verify(source: Source, columns: Union[str, Sequence[str], None] = None, *,
-           samples: int = 10_000) -> dict:
+           samples: int = 10_000, keys: Optional[Mapping[str, Any]] = None) -> dict:
     """Decodes the data of the file `source` and checks that every stored value tests "maybe"
     in its chunk's filter (`false_negatives` must be 0), and measures the real false-positive
-    rate with `samples` random absent values per chunk; as `sbbf verify --format json`."""
+    rate with `samples` random absent values per chunk; as `sbbf verify --format json`. An
+    encrypted file is verified with its `keys` (see `add`); a chunk whose key is not given
+    says why in `not_verified`."""
     path = _one_file(source, "verify")
-    chunks, missing = _sbbf.verify_file(path, _columns(columns), int(samples), False)
-    return {
-        "file": path,
-        "false_negatives": sum(c[6] for c in chunks),
-        "chunks": [
-            {"row_group": c[0], "column": c[1], "filter": c[2], "reason": c[3], "values": c[4],
-             "distinct_values": c[5], "false_negatives": c[6], "false_negative_examples": c[7],
-             "absent_probes": c[8], "measured_fpp": c[9], "predicted_fpp": c[10]}
-            for c in chunks
-        ],
-        "columns_not_in_file": missing,
-    }
+    footer, column_keys = _keys(keys)
+    return json.loads(_sbbf.verify_json(path, _columns(columns), int(samples), footer,
+                                        column_keys))
 
 
 def _raw_one(v: Any) -> pa.Array:

@@ -1,6 +1,6 @@
 """Type stubs of the native module `sbbf._sbbf` (crates/sbbf-python/src/lib.rs). Use the
 package `sbbf`: it turns Python values into what these functions take."""
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 KERNEL: str
 """The filter kernel in use (`avx2` or `portable`)."""
@@ -20,7 +20,7 @@ def is_remote_url(arg: str) -> bool:
 def row_groups(path: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]) -> List[int]:
     """The row groups that may satisfy a filter in disjunctive normal form."""
 
-def add_filters(
+def add_json(
     input: str,
     output: Optional[str],
     columns: Sequence[str],
@@ -28,21 +28,25 @@ def add_filters(
     ndv: Optional[int],
     replace: bool,
     force: bool,
-) -> Tuple[List[Tuple[int, str, int, int, Optional[int]]], int, int, int, bool, str]:
-    """Filters written, input size, output size, bytes written, compacted, the file written
-    (output=None: in place, with the library's rules and lock)."""
+    footer_key: Optional[str],
+    column_keys: Mapping[str, str],
+) -> str:
+    """The `sbbf add --format json` report (output=None: in place, with the library's rules
+    and lock)."""
 
-def inspect_file(
-    path: str, columns: Sequence[str], many: bool
-) -> Tuple[Optional[str], int, int, List[Tuple[Any, ...]], List[str], List[str],
-           List[Optional[str]]]:
-    """Writer, file size, row groups, one tuple per chunk, columns not in the file, warnings,
-    each chunk's encryption."""
+def inspect_json(
+    path: str, columns: Sequence[str], footer_key: Optional[str], column_keys: Mapping[str, str]
+) -> str:
+    """The `sbbf inspect --format json` report of one file."""
 
-def verify_file(
-    path: str, columns: Sequence[str], samples: int, many: bool
-) -> Tuple[List[Tuple[Any, ...]], List[str]]:
-    """One tuple per chunk, columns not in the file."""
+def verify_json(
+    path: str,
+    columns: Sequence[str],
+    samples: int,
+    footer_key: Optional[str],
+    column_keys: Mapping[str, str],
+) -> str:
+    """The `sbbf verify --format json` report of one file."""
 
 class Sbbf:
     """A split-block Bloom filter (the bitset alone)."""
