@@ -40,12 +40,8 @@ pub struct InspectArgs {
 }
 
 pub fn run(a: InspectArgs) -> u8 {
-    if let Err(e) = a.keys.key_set() {
-        err!("sbbf inspect: {e}");
-        return 2;
-    }
-    let paths = match sbbf_parquet::source::local_files(&a.file) {
-        Ok(p) => p,
+    let keys = match a.keys.key_set() {
+        Ok(k) => k,
         Err(e) => {
             err!("sbbf inspect: {e}");
             return 2;
@@ -53,35 +49,79 @@ pub fn run(a: InspectArgs) -> u8 {
     };
     let mut failed = false;
     let mut problems = 0;
-    let many = paths.len() > 1;
     let mut found = std::collections::HashSet::new();
-    for path in &paths {
-        let shown = path.display().to_string();
-        match inspect_file(&shown, path, &a, many, &mut found) {
-            Ok(n) => problems += n,
+    let mut each = |shown: &str,
+                    report: Result<InspectReport, sbbf_parquet::Error>,
+                    path: Option<&std::path::Path>| match report {
+        Ok(r) => {
+            found.extend(
+                a.columns
+                    .iter()
+                    .filter(|c| !r.columns_not_in_file.contains(c))
+                    .cloned(),
+            );
+            problems += print(shown, &r, a.format);
+        }
+        Err(e) => {
+            let warnings = match (&e, path) {
+                (sbbf_parquet::Error::Encrypted, Some(path)) => stray_warnings_unopened(path),
+                _ => Vec::new(),
+            };
+            err!("sbbf inspect: {shown}: {e}");
+            for w in &warnings {
+                err!("sbbf inspect: {shown}: warning: {w}");
+            }
+            // The error object stays {file, error}: the warnings are on stderr only.
+            if a.format == Format::Json {
+                out!(
+                    "{}",
+                    crate::to_json(&ErrorLine {
+                        error: e.to_string(),
+                        file: shown
+                    })
+                );
+            }
+            failed = true;
+        }
+    };
+    let many = if sbbf_parquet::remote::is_remote_url(&a.file) {
+        // Objects are read whole (inspect reads every filter) through the one Source.
+        let columns = a.columns.clone();
+        let result = crate::remote_reports(&a.file, keys, move |pq, many| {
+            InspectReport::of("", &pq, &columns, many)
+        });
+        match result {
+            Ok((reports, many)) => {
+                for (name, r) in reports {
+                    let r = r.map(|mut r| {
+                        r.file = name.clone();
+                        r
+                    });
+                    each(&name, r, None);
+                }
+                many
+            }
             Err(e) => {
-                let warnings = match e.downcast_ref::<sbbf_parquet::Error>() {
-                    Some(sbbf_parquet::Error::Encrypted) => stray_warnings_unopened(path),
-                    _ => Vec::new(),
-                };
-                err!("sbbf inspect: {shown}: {e}");
-                for w in &warnings {
-                    err!("sbbf inspect: {shown}: warning: {w}");
-                }
-                // The error object stays {file, error}: the warnings are on stderr only.
-                if a.format == Format::Json {
-                    out!(
-                        "{}",
-                        crate::to_json(&ErrorLine {
-                            error: e.to_string(),
-                            file: &shown
-                        })
-                    );
-                }
-                failed = true;
+                err!("sbbf inspect: {e}");
+                return 2;
             }
         }
-    }
+    } else {
+        let paths = match sbbf_parquet::source::local_files(&a.file) {
+            Ok(p) => p,
+            Err(e) => {
+                err!("sbbf inspect: {e}");
+                return 2;
+            }
+        };
+        let many = paths.len() > 1;
+        for path in &paths {
+            let shown = path.display().to_string();
+            let r = InspectReport::of_file(&shown, path, &keys, &a.columns, many);
+            each(&shown, r, Some(path));
+        }
+        many
+    };
     if let Some(c) = a.columns.iter().find(|c| !found.contains(*c)) {
         if many {
             err!("sbbf inspect: no file has column `{c}`");
@@ -98,25 +138,10 @@ pub fn run(a: InspectArgs) -> u8 {
 }
 
 /// Prints one file's report; returns how many problems it found.
-/// With several files (`many`), a --column a file lacks is listed as "not in this file"
-/// (JSON: `columns_not_in_file`) instead of failing the file.
-fn inspect_file(
-    shown: &str,
-    path: &std::path::Path,
-    a: &InspectArgs,
-    many: bool,
-    found: &mut std::collections::HashSet<String>,
-) -> Result<usize, Box<dyn std::error::Error>> {
-    let r = InspectReport::of_file(shown, path, &a.keys.key_set()?, &a.columns, many)?;
-    found.extend(
-        a.columns
-            .iter()
-            .filter(|c| !r.columns_not_in_file.contains(c))
-            .cloned(),
-    );
-    if a.format == Format::Json {
-        out!("{}", crate::to_json(&r));
-        return Ok(r.problems);
+fn print(shown: &str, r: &InspectReport, format: Format) -> usize {
+    if format == Format::Json {
+        out!("{}", crate::to_json(r));
+        return r.problems;
     }
     out!(
         "{shown}: {} bytes, {} row group(s), written by {}",
@@ -183,7 +208,7 @@ fn inspect_file(
         out!("  column `{c}` not in this file");
     }
     out!("  {} problem(s) found", r.problems);
-    Ok(r.problems)
+    r.problems
 }
 
 /// The stray plaintext filter headers of a file whose footer cannot be read (encrypted, no

@@ -44,12 +44,8 @@ pub struct VerifyArgs {
 }
 
 pub fn run(a: VerifyArgs) -> u8 {
-    if let Err(e) = a.keys.key_set() {
-        err!("sbbf verify: {e}");
-        return 2;
-    }
-    let paths = match sbbf_parquet::source::local_files(&a.file) {
-        Ok(p) => p,
+    let keys = match a.keys.key_set() {
+        Ok(k) => k,
         Err(e) => {
             err!("sbbf verify: {e}");
             return 2;
@@ -57,36 +53,79 @@ pub fn run(a: VerifyArgs) -> u8 {
     };
     let mut failed = false;
     let mut broken = false;
-    let many = paths.len() > 1;
     let mut found = std::collections::HashSet::new();
-    for path in &paths {
-        let shown = path.display().to_string();
-        match verify_file(&shown, path, &a, many, &mut found) {
-            Ok(Outcome {
+    let mut each = |shown: &str, report: Result<VerifyReport, sbbf_parquet::Error>| match report {
+        Ok(r) => {
+            found.extend(
+                a.columns
+                    .iter()
+                    .filter(|c| !r.columns_not_in_file.contains(c))
+                    .cloned(),
+            );
+            let Outcome {
                 false_negatives,
                 not_verified,
-            }) => {
-                broken |= false_negatives;
-                if not_verified > 0 {
-                    err!("sbbf verify: {shown}: {not_verified} column chunk(s) not verified (an unusable filter, or encrypted without its key)");
-                    failed = true;
-                }
-            }
-            Err(e) => {
-                err!("sbbf verify: {shown}: {e}");
-                if a.format == Format::Json {
-                    out!(
-                        "{}",
-                        crate::to_json(&ErrorLine {
-                            error: e.to_string(),
-                            file: &shown
-                        })
-                    );
-                }
+            } = print(shown, &r, &a);
+            broken |= false_negatives;
+            if not_verified > 0 {
+                err!("sbbf verify: {shown}: {not_verified} column chunk(s) not verified (an unusable filter, or encrypted without its key)");
                 failed = true;
             }
         }
-    }
+        Err(e) => {
+            err!("sbbf verify: {shown}: {e}");
+            if a.format == Format::Json {
+                out!(
+                    "{}",
+                    crate::to_json(&ErrorLine {
+                        error: e.to_string(),
+                        file: shown
+                    })
+                );
+            }
+            failed = true;
+        }
+    };
+    let many = if sbbf_parquet::remote::is_remote_url(&a.file) {
+        // Objects are read whole (verify decodes every data page) through the one Source.
+        let (columns, samples, keys) = (a.columns.clone(), a.samples, keys.clone());
+        let result = crate::remote_reports(&a.file, keys.clone(), move |pq, many| {
+            let bytes = pq.reader().clone();
+            VerifyReport::of_bytes("", bytes, &keys, &columns, many, samples, |_, _| {})
+        });
+        match result {
+            Ok((reports, many)) => {
+                for (name, r) in reports {
+                    let r = r.map(|mut r| {
+                        r.file = name.clone();
+                        r
+                    });
+                    each(&name, r);
+                }
+                many
+            }
+            Err(e) => {
+                err!("sbbf verify: {e}");
+                return 2;
+            }
+        }
+    } else {
+        let paths = match sbbf_parquet::source::local_files(&a.file) {
+            Ok(p) => p,
+            Err(e) => {
+                err!("sbbf verify: {e}");
+                return 2;
+            }
+        };
+        let many = paths.len() > 1;
+        for path in &paths {
+            let shown = path.display().to_string();
+            let bar = crate::progress::bar("verifying");
+            let r = VerifyReport::of_file(&shown, path, &keys, &a.columns, many, a.samples, bar);
+            each(&shown, r);
+        }
+        many
+    };
     if let Some(c) = a.columns.iter().find(|c| !found.contains(*c)) {
         if many {
             err!("sbbf verify: no file has column `{c}`");
@@ -115,50 +154,29 @@ struct Outcome {
     not_verified: usize,
 }
 
-/// With several files (`many`), a --column a file lacks is reported as "not in this file"
-/// instead of failing the file; a file with none of them is not verified.
-fn verify_file(
-    shown: &str,
-    path: &std::path::Path,
-    a: &VerifyArgs,
-    many: bool,
-    found: &mut std::collections::HashSet<String>,
-) -> Result<Outcome, Box<dyn std::error::Error>> {
-    let report = VerifyReport::of_file(
-        shown,
-        path,
-        &a.keys.key_set()?,
-        &a.columns,
-        many,
-        a.samples,
-        crate::progress::bar("verifying"),
-    )?;
-    found.extend(
-        a.columns
-            .iter()
-            .filter(|c| !report.columns_not_in_file.contains(c))
-            .cloned(),
-    );
+/// Prints one file's report. With several files, a --column a file lacks is reported as "not
+/// in this file" instead of failing the file; a file with none of them is not verified.
+fn print(shown: &str, report: &VerifyReport, a: &VerifyArgs) -> Outcome {
     if !a.columns.is_empty() && report.chunks.is_empty() && !report.columns_not_in_file.is_empty() {
         // No requested column in this file.
         if a.format == Format::Json {
-            out!("{}", crate::to_json(&report));
+            out!("{}", crate::to_json(report));
         } else {
             out!(
                 "{shown}: column(s) not in this file: {}",
                 report.columns_not_in_file.join(", ")
             );
         }
-        return Ok(Outcome {
+        return Outcome {
             false_negatives: false,
             not_verified: 0,
-        });
+        };
     }
     // A chunk whose filter cannot be used was not verified either: nothing was tested.
     let not_verified = report.unverified();
     let false_negatives = report.false_negatives;
     if a.format == Format::Json {
-        out!("{}", crate::to_json(&report));
+        out!("{}", crate::to_json(report));
     } else {
         out!("{shown}:");
         out!(
@@ -212,8 +230,8 @@ fn verify_file(
             );
         }
     }
-    Ok(Outcome {
+    Outcome {
         false_negatives: false_negatives > 0,
         not_verified,
-    })
+    }
 }

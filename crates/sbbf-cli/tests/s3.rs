@@ -196,3 +196,59 @@ fn remote_exit_codes_and_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn inspect_and_verify_take_object_store_urls_and_answer_as_local() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let td = repo().join("testdata");
+    let names = moto.upload_dir(BUCKET, "iv", &td);
+    assert!(names.len() >= 20);
+    let local = tempfile::tempdir().unwrap();
+    for name in &names {
+        std::fs::copy(td.join(name), local.path().join(name)).unwrap();
+    }
+    let local_dir = local.path().to_string_lossy().into_owned();
+    let prefix = format!("s3://{BUCKET}/iv");
+    for args in [
+        vec!["inspect", "--format", "json"],
+        vec!["inspect"],
+        vec!["verify", "--samples", "50", "--format", "json"],
+        vec!["verify", "--samples", "50", "-c", "i64", "-c", "nosuch"],
+    ] {
+        let with = |root: &str| {
+            let mut a = vec![args[0], root];
+            a.extend(&args[1..]);
+            a
+        };
+        let ours = sbbf(&moto, &with(&prefix));
+        let theirs = sbbf(&moto, &with(&local_dir));
+        let (o, _, oc) = normalized(&ours, &format!("{prefix}/"));
+        let (t, _, tc) = normalized(&theirs, &format!("{local_dir}/"));
+        assert_eq!(
+            oc,
+            tc,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        assert!(!o.is_empty(), "{args:?}");
+        assert_eq!(o, t, "{args:?}");
+    }
+    // One object by its URL.
+    let one = sbbf(
+        &moto,
+        &[
+            "inspect",
+            &format!("{prefix}/pa_ints.parquet"),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        one.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).contains("\"chunks\""));
+}

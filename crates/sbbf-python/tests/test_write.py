@@ -92,3 +92,62 @@ def test_add_errors(tmp_path):
         sbbf.inspect(tmp_path / "missing.parquet")
     with pytest.raises(sbbf.InputError, match="no column"):
         sbbf.verify(src, ["nope"])
+
+
+def _keys_for(name):
+    """The keys of a testdata/encrypted file (testdata/encrypted/README.md), as `--keys` holds
+    them; None where the file needs an AAD prefix it does not store."""
+    if "disable_aad_storage" in name:
+        return None
+    if name.startswith(("encrypt_", "added_encrypt_")):
+        return {"footer": "0123456789012345",
+                "columns": {"double_field": "1234567890123450", "float_field": "1234567890123451"}}
+    if name.startswith("uniform_encryption"):
+        return {"footer": "0123456789012345"}
+    return {"footer": "0123456789012345",
+            "columns": {"secret": "1234567890123450", "name": "1234567890123451"}}
+
+
+def test_inspect_and_verify_equal_cli_on_encrypted_files(cli, tmp_path):
+    files = sorted((TESTDATA / "encrypted").glob("*.parquet.encrypted"))
+    assert len(files) >= 15, files
+    checked = 0
+    for path in files:
+        keys = _keys_for(path.name)
+        if keys is None:
+            continue
+        kfile = tmp_path / "keys.json"
+        kfile.write_text(json.dumps(keys))
+        got = sbbf.inspect(path, keys=keys)
+        assert got == cli_json(cli, "inspect", str(path), "--keys", str(kfile)), path.name
+        p = subprocess.run([cli, "verify", str(path), "--keys", str(kfile), "--samples", "200",
+                            "--format", "json"], capture_output=True, text=True)
+        assert p.returncode in (0, 2), p.stderr
+        assert sbbf.verify(path, samples=200, keys=keys) == json.loads(p.stdout), path.name
+        checked += 1
+    assert checked >= 15
+
+
+def test_add_with_keys_equals_cli(cli, tmp_path):
+    src = TESTDATA / "encrypted" / "pjava_plain_ctr_nobloom.parquet.encrypted"
+    keys = _keys_for(src.name)
+    kfile = tmp_path / "keys.json"
+    kfile.write_text(json.dumps(keys))
+    ours, theirs = tmp_path / "ours.parquet", tmp_path / "theirs.parquet"
+    got = sbbf.add(src, ["secret", "f"], output=ours, keys=keys)
+    want = cli_json(cli, "add", str(src), "-c", "secret", "-c", "f", "-o", str(theirs),
+                    "--keys", str(kfile))
+    assert {k: v for k, v in got.items() if k != "output"} == \
+        {k: v for k, v in want.items() if k != "output"}
+    assert sbbf.verify(ours, ["secret", "f"], samples=100, keys=keys)["false_negatives"] == 0
+    assert all(c["has_filter"] for c in sbbf.inspect(ours, ["secret"], keys=keys)["chunks"])
+
+
+def test_a_chunk_hidden_by_its_encryption_has_no_confident_has_filter(cli):
+    # Opened without the column keys, the encrypted columns' chunks cannot say whether they
+    # have a filter: null, as the command says, never false.
+    path = TESTDATA / "encrypted" / "pjava_plain_gcm.parquet.encrypted"
+    got = sbbf.inspect(path)
+    assert got == cli_json(cli, "inspect", str(path))
+    hidden = [c for c in got["chunks"] if c["column"] in ("secret", "name")]
+    assert hidden and all(c["has_filter"] is None for c in hidden)

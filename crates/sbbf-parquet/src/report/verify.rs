@@ -76,6 +76,37 @@ impl VerifyReport {
     ) -> Result<VerifyReport, crate::Error> {
         let io = |e| crate::Error::Read(crate::ReadError::Open(e));
         let pq = crate::ParquetFile::open_with_keys(std::fs::File::open(path).map_err(io)?, keys)?;
+        VerifyReport::of(file, &pq, columns, many, samples, progress, || {
+            std::fs::File::open(path).map_err(io)
+        })
+    }
+
+    /// [`VerifyReport::of_file`] for a file in memory (an object read whole).
+    pub fn of_bytes(
+        file: &str,
+        bytes: bytes::Bytes,
+        keys: &crate::KeySet,
+        columns: &[String],
+        many: bool,
+        samples: u64,
+        progress: impl FnMut(usize, usize),
+    ) -> Result<VerifyReport, crate::Error> {
+        let pq = crate::ParquetFile::open_with_keys(bytes.clone(), keys)?;
+        VerifyReport::of(file, &pq, columns, many, samples, progress, || Ok(bytes))
+    }
+
+    fn of<
+        R: parquet::file::reader::ChunkReader,
+        D: parquet::file::reader::ChunkReader + 'static,
+    >(
+        file: &str,
+        pq: &crate::ParquetFile<R>,
+        columns: &[String],
+        many: bool,
+        samples: u64,
+        progress: impl FnMut(usize, usize),
+        data: impl FnOnce() -> Result<D, crate::Error>,
+    ) -> Result<VerifyReport, crate::Error> {
         let chosen = pq.choose_columns(columns, many)?;
         if !columns.is_empty() && chosen.columns.is_empty() {
             // No asked column here: an empty list would mean "every column".
@@ -87,10 +118,8 @@ impl VerifyReport {
             let chunks = pq.verify_encrypted(&chosen.columns, samples, progress)?;
             return Ok(VerifyReport::new(file, &chunks, chosen.not_in_file));
         }
-        let data = parquet::file::serialized_reader::SerializedFileReader::new(
-            std::fs::File::open(path).map_err(io)?,
-        )
-        .map_err(|e| crate::Error::Read(crate::ReadError::Parquet(e)))?;
+        let data = parquet::file::serialized_reader::SerializedFileReader::new(data()?)
+            .map_err(|e| crate::Error::Read(crate::ReadError::Parquet(e)))?;
         let chunks = pq.verify(&data, &chosen.columns, samples, progress)?;
         Ok(VerifyReport::new(file, &chunks, chosen.not_in_file))
     }

@@ -425,6 +425,40 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Runs `work` on each file read whole into memory and opened with the source's keys (on
+    /// the blocking pool): for work that reads most of a file anyway, such as inspecting every
+    /// filter or verifying every data page. Results come in the source's order.
+    pub fn run_whole<T, W>(self, work: W) -> BoxStream<'static, (String, Result<T, Error>)>
+    where
+        T: Send + 'static,
+        W: Fn(ParquetFile<Bytes>) -> Result<T, Error> + Send + Sync + 'static,
+    {
+        let work = Arc::new(work);
+        let keys = Arc::new(self.options.keys.clone());
+        self.run(move |mut pq| {
+            let (work, keys) = (Arc::clone(&work), Arc::clone(&keys));
+            async move {
+                let len = pq.file_len();
+                let bytes = pq
+                    .reader_mut()
+                    .get_bytes(0..len)
+                    .await
+                    .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
+                let whole = ParquetFile::open_with_keys(bytes, &keys)?;
+                match tokio::task::spawn_blocking(move || work(whole)).await {
+                    Ok(r) => r,
+                    Err(e) => Err(ReadError::Parquet(parquet::errors::ParquetError::External(
+                        Box::new(e),
+                    ))
+                    .into()),
+                }
+            }
+            .boxed()
+        })
+    }
+}
+
 /// Runs `task` on the current runtime's threads when there is one (so files use every core),
 /// else in place.
 async fn spawned<T: Send + 'static>(
