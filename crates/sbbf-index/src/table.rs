@@ -22,6 +22,8 @@ pub const INDEX_FILE: &str = "index.sbbfi";
 /// Bytes a probe reads from the end of a remote index in its first request: the directory of
 /// about 10,000 files fits, so trailer and directory cost one round trip.
 pub const INDEX_SUFFIX: u64 = 1 << 20;
+/// The same for a local index.
+const LOCAL_SUFFIX: u64 = 64 << 10;
 
 /// A table root.
 #[derive(Debug, Clone)]
@@ -317,7 +319,13 @@ impl Root {
                     .metadata()
                     .map_err(|source| Error::Io { what: what(), source })?
                     .len();
-                let take = n.min(len);
+                // A local read costs no round trip: the trailer and a directory of a few
+                // hundred files in one read, a larger directory in a second.
+                let take = if n == u64::MAX {
+                    len
+                } else {
+                    n.min(LOCAL_SUFFIX).min(len)
+                };
                 let mut buf = vec![0u8; take as usize];
                 read_at(&file, &mut buf, len - take)
                     .map_err(|source| Error::Io { what: what(), source })?;
