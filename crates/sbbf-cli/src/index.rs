@@ -365,11 +365,7 @@ async fn inspect(a: InspectArgs) -> u8 {
 /// as a direct probe reports them; the others are probed directly, in the same order.
 pub(crate) async fn probe<E>(a: &ProbeArgs, options: SourceOptions, encode: E) -> Option<u8>
 where
-    E: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    E: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error> + Clone + Send + Sync + 'static,
 {
     let root = match Root::open(&a.file) {
         Ok(Some(r)) => r,

@@ -42,9 +42,12 @@ fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, na
         .set_column_bloom_filter_enabled("name".into(), name_filter)
         .set_column_bloom_filter_ndv("name".into(), ndv)
         .build();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props))
-            .unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        schema,
+        Some(props),
+    )
+    .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
 }
@@ -148,14 +151,23 @@ fn index_answers_equal_direct_probes() {
     assert_eq!(r["files"], 30);
     assert_eq!(r["files_read"], 30);
     // Filters of three sizes: three groups per column.
-    let id = r["columns"].as_array().unwrap().iter().find(|c| c["column"] == "id").unwrap();
+    let id = r["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["column"] == "id")
+        .unwrap();
     assert_eq!(id["groups"].as_array().unwrap().len(), 3, "{id}");
     assert_eq!(id["folded"], 0);
 
     let vals = values();
     for v in &vals {
         for col in ["id", "name"] {
-            let value = if col == "name" { format!("name-{v}") } else { v.clone() };
+            let value = if col == "name" {
+                format!("name-{v}")
+            } else {
+                v.clone()
+            };
             let stats = same_as_direct(d, col, &[&value], &[]);
             // Exact index: it rules out exactly the files a direct probe finds absent.
             assert_eq!(
@@ -271,7 +283,14 @@ fn update_reads_only_new_and_changed_files() {
     let d = dir.to_str().unwrap();
     build(d, &[]);
     for k in 0..4 {
-        write_file(&dir.join(format!("z{k}.parquet")), 600_000 + k * 1000, 30, 30, 64, true);
+        write_file(
+            &dir.join(format!("z{k}.parquet")),
+            600_000 + k * 1000,
+            30,
+            30,
+            64,
+            true,
+        );
     }
     write_file(&dir.join("f003.parquet"), 444_000, 40, 40, 300, true);
     std::fs::remove_file(dir.join("part=1/f004.parquet")).unwrap();
@@ -306,7 +325,11 @@ fn update_reads_only_new_and_changed_files() {
 fn not_a_table_root() {
     let o = sbbf(&["index", "build", "no/such/dir"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("not a table root"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("not a table root"),
+        "{}",
+        text(&o.stderr)
+    );
     let td = tempfile::tempdir().unwrap();
     make_table(td.path(), 2);
     let o = sbbf(&["index", "inspect", td.path().to_str().unwrap()]);
@@ -339,7 +362,116 @@ b = pq.read_table(d).num_rows
 c = duckdb.sql(f"select count(*) from read_parquet('{d}/**/*.parquet')").fetchall()[0][0]
 print(a, b, c)
 "#;
-    let o = Command::new(&python).args(["-c", script, d]).output().unwrap();
+    let o = Command::new(&python)
+        .args(["-c", script, d])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout).trim(), format!("{rows} {rows} {rows}"));
+}
+
+fn sbbf_s3(moto: &sbbf_testkit::moto::Moto, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sbbf"));
+    c.args(args);
+    for (k, v) in moto.env() {
+        c.env(k, v);
+    }
+    c.output().expect("run sbbf")
+}
+
+/// The same on the S3 test server: build with one PUT, probe with the index's few reads,
+/// update reading only the new object, a damaged index ignored with a warning.
+#[test]
+fn s3_index_answers_equal_direct_probes() {
+    let moto = sbbf_testkit::moto::Moto::start();
+    moto.create_bucket("idx");
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 20);
+    let n = moto.upload_dir("idx", "t", &dir).len()
+        + moto
+            .upload_dir("idx", "t/part=1", &dir.join("part=1"))
+            .len();
+    assert_eq!(n, 20);
+    let url = "s3://idx/t/";
+    let o = sbbf_s3(&moto, &["index", "build", url, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["files_read"], 20, "{r}");
+
+    let same = |vals: &[&str]| -> String {
+        let mut args = vec!["probe", url, "id"];
+        args.extend_from_slice(vals);
+        let mut no = args.clone();
+        no.push("--no-index");
+        let (with, without) = (sbbf_s3(&moto, &args), sbbf_s3(&moto, &no));
+        assert_eq!(
+            text(&with.stdout),
+            text(&without.stdout),
+            "{vals:?}: {}",
+            text(&with.stderr)
+        );
+        assert_eq!(with.status.code(), without.status.code());
+        args.push("--stats");
+        let o = sbbf_s3(&moto, &args);
+        text(&o.stdout)
+            .lines()
+            .find(|l| l.starts_with("index: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    for v in ["5", "3005", "19005", "99999999", "name-5"] {
+        same(&[v]);
+    }
+    let stats = same(&["99999999"]);
+    assert!(answered(&stats) >= 18, "{stats}");
+    // Listing and the index's trailer and directory in one wave, the stripes in a second.
+    assert!(stats.contains("index 2 request(s)"), "{stats}");
+
+    // A new object: not covered until the update, which reads only it.
+    let extra = td.path().join("x");
+    std::fs::create_dir_all(&extra).unwrap();
+    write_file(&extra.join("new.parquet"), 888_000, 30, 30, 64, true);
+    moto.upload_dir("idx", "t", &extra);
+    let stats = same(&["888005"]);
+    assert!(stats.contains("1 new"), "{stats}");
+    let o = sbbf_s3(&moto, &["index", "update", url, "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["files_read"].as_u64(), r["files_kept"].as_u64()),
+        (Some(1), Some(20)),
+        "{r}"
+    );
+    let stats = same(&["888005"]);
+    assert!(stats.contains("0 new"), "{stats}");
+    let o = sbbf_s3(&moto, &["index", "inspect", url, "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["covered"], 21, "{j}");
+
+    // A damaged index: one warning, the direct probe's answers.
+    // (moto refuses unsigned overwrites: a signed PUT through the store client.)
+    use object_store::ObjectStoreExt as _;
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(moto.endpoint())
+        .with_allow_http(true)
+        .with_bucket_name("idx")
+        .with_access_key_id(sbbf_testkit::moto::KEY)
+        .with_secret_access_key(sbbf_testkit::moto::SECRET)
+        .with_region(sbbf_testkit::moto::REGION)
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(store.put(
+        &object_store::path::Path::from("t/_sbbf_index/index.sbbfi"),
+        b"not an index".to_vec().into(),
+    ))
+    .unwrap();
+    let o = sbbf_s3(&moto, &["probe", url, "id", "5"]);
+    assert_eq!(
+        text(&o.stderr).matches("warning").count(),
+        1,
+        "{}",
+        text(&o.stderr)
+    );
+    same(&["5", "99999999"]);
 }

@@ -106,7 +106,10 @@ pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, E
 /// Updates the index at `root`: reads only new and changed files, keeps the others' entries,
 /// drops the gone ones. The columns and FPP target are the old index's. Without a usable old
 /// index it builds (`rebuilt` says why).
-pub async fn update(root: &Root, concurrency: usize) -> Result<(BuildReport, Option<String>), Error> {
+pub async fn update(
+    root: &Root,
+    concurrency: usize,
+) -> Result<(BuildReport, Option<String>), Error> {
     let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
     let listing = listing?;
     let old = match old {
@@ -190,7 +193,9 @@ async fn assemble(
     report.files_kept = kept.len();
 
     // Read the other files: footers, then the filters of the chosen columns.
-    let to_read: Vec<usize> = (0..listing.len()).filter(|i| !kept.contains_key(i)).collect();
+    let to_read: Vec<usize> = (0..listing.len())
+        .filter(|i| !kept.contains_key(i))
+        .collect();
     let source = root.source(
         to_read.iter().map(|&i| &listing[i]),
         SourceOptions {
@@ -205,7 +210,8 @@ async fn assemble(
         let wanted = Arc::clone(&wanted);
         async move { Ok(gather(pq, &wanted, fpp, policy).await) }.boxed()
     });
-    let mut gathered: Vec<Option<Result<Gathered, String>>> = (0..listing.len()).map(|_| None).collect();
+    let mut gathered: Vec<Option<Result<Gathered, String>>> =
+        (0..listing.len()).map(|_| None).collect();
     let mut k = 0;
     while let Some((_, r)) = results.next().await {
         let li = to_read[k];
@@ -333,7 +339,11 @@ async fn assemble(
         let mut start = 0;
         while start < entries.len() {
             let size = entries[start].3.len();
-            let end = start + entries[start..].iter().take_while(|e| e.3.len() == size).count();
+            let end = start
+                + entries[start..]
+                    .iter()
+                    .take_while(|e| e.3.len() == size)
+                    .count();
             let members = &entries[start..end];
             let blocks = size / 32;
             let mut crc = crc32fast::Hasher::new();
@@ -378,7 +388,9 @@ async fn assemble(
         report.columns.push(rep);
         columns.push(ColumnEntry {
             path,
-            file_types: (0..files.len()).map(|f| file_types.get(&f).copied()).collect(),
+            file_types: (0..files.len())
+                .map(|f| file_types.get(&f).copied())
+                .collect(),
             groups,
         });
     }
@@ -399,8 +411,12 @@ async fn assemble(
     };
     let dir = format::encode_directory(&directory);
     w.write_all(&dir).map_err(io)?;
-    w.write_all(&format::trailer(at, dir.len() as u64, crc32fast::hash(&dir)))
-        .map_err(io)?;
+    w.write_all(&format::trailer(
+        at,
+        dir.len() as u64,
+        crc32fast::hash(&dir),
+    ))
+    .map_err(io)?;
     w.flush().map_err(io)?;
     drop(w);
     let len = at + dir.len() as u64 + format::TRAILER_LEN;
@@ -447,11 +463,7 @@ async fn gather(
         .collect();
     let cols: Vec<usize> = if wanted.is_empty() {
         (0..pq.columns().len())
-            .filter(|&c| {
-                pq.filter_locations(c)
-                    .iter()
-                    .any(|l| l.offset.is_some())
-            })
+            .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
             .collect()
     } else {
         let mut v: Vec<usize> = wanted

@@ -88,7 +88,10 @@ impl Group {
 
     /// The largest FPP among the entries.
     pub fn max_fpp(&self) -> f64 {
-        self.entries.iter().map(|e| e.fpp as f64).fold(0.0, f64::max)
+        self.entries
+            .iter()
+            .map(|e| e.fpp as f64)
+            .fold(0.0, f64::max)
     }
 }
 
@@ -409,10 +412,14 @@ impl<'a> In<'a> {
         Ok(self.take(1)?[0])
     }
     fn u32(&mut self) -> Result<u32, IndexError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap_or([0; 4])))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
     }
     fn u64(&mut self) -> Result<u64, IndexError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap_or([0; 8])))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
     }
     fn var(&mut self) -> Result<u64, IndexError> {
         let mut v = 0u64;

@@ -300,10 +300,8 @@ where
         Root::Local { .. } => 0,
         Root::Store { .. } => 64 * 1024,
     };
-    let wanted: Vec<std::ops::Range<u64>> = need
-        .iter()
-        .map(|&(g, j)| col.groups[g].stripe(j))
-        .collect();
+    let wanted: Vec<std::ops::Range<u64>> =
+        need.iter().map(|&(g, j)| col.groups[g].stripe(j)).collect();
     let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
     let mut sorted = wanted.clone();
     sorted.sort_by_key(|r| r.start);

@@ -313,11 +313,19 @@ impl Root {
                 let file = match std::fs::File::open(&path) {
                     Ok(f) => f,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                    Err(source) => return Err(Error::Io { what: what(), source }),
+                    Err(source) => {
+                        return Err(Error::Io {
+                            what: what(),
+                            source,
+                        })
+                    }
                 };
                 let len = file
                     .metadata()
-                    .map_err(|source| Error::Io { what: what(), source })?
+                    .map_err(|source| Error::Io {
+                        what: what(),
+                        source,
+                    })?
                     .len();
                 // A local read costs no round trip: the trailer and a directory of a few
                 // hundred files in one read, a larger directory in a second.
@@ -327,8 +335,10 @@ impl Root {
                     n.min(LOCAL_SUFFIX).min(len)
                 };
                 let mut buf = vec![0u8; take as usize];
-                read_at(&file, &mut buf, len - take)
-                    .map_err(|source| Error::Io { what: what(), source })?;
+                read_at(&file, &mut buf, len - take).map_err(|source| Error::Io {
+                    what: what(),
+                    source,
+                })?;
                 st.add(ReadStats {
                     requests: 1,
                     bytes: take,
@@ -388,13 +398,17 @@ impl Root {
             Root::Local { dir, .. } => {
                 let path = dir.join(INDEX_DIR).join(INDEX_FILE);
                 let what = || format!("reading {}", path.display());
-                let file =
-                    std::fs::File::open(&path).map_err(|source| Error::Io { what: what(), source })?;
+                let file = std::fs::File::open(&path).map_err(|source| Error::Io {
+                    what: what(),
+                    source,
+                })?;
                 let mut out = Vec::with_capacity(ranges.len());
                 for r in ranges {
                     let mut buf = vec![0u8; (r.end - r.start) as usize];
-                    read_at(&file, &mut buf, r.start)
-                        .map_err(|source| Error::Io { what: what(), source })?;
+                    read_at(&file, &mut buf, r.start).map_err(|source| Error::Io {
+                        what: what(),
+                        source,
+                    })?;
                     out.push(Bytes::from(buf));
                 }
                 out
@@ -466,15 +480,24 @@ impl Root {
                 let what = || format!("writing {}", self.index_location());
                 let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
                 use std::io::{Read, Seek};
-                let mut file = tmp.reopen().map_err(|source| Error::Io { what: what(), source })?;
+                let mut file = tmp.reopen().map_err(|source| Error::Io {
+                    what: what(),
+                    source,
+                })?;
                 file.seek(std::io::SeekFrom::Start(0))
                     .and_then(|_| file.read_to_end(&mut buf))
-                    .map_err(|source| Error::Io { what: what(), source })?;
+                    .map_err(|source| Error::Io {
+                        what: what(),
+                        source,
+                    })?;
                 // One PUT: the object appears whole or not at all.
                 store
                     .put(&path, buf.into())
                     .await
-                    .map_err(|source| Error::Store { what: what(), source })?;
+                    .map_err(|source| Error::Store {
+                        what: what(),
+                        source,
+                    })?;
                 Ok(())
             }
         }
