@@ -37,10 +37,10 @@ fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, na
     let props = parquet::file::properties::WriterProperties::builder()
         .set_max_row_group_row_count(Some(rg_rows))
         .set_column_bloom_filter_enabled("id".into(), true)
-        .set_column_bloom_filter_ndv("id".into(), ndv)
+        .set_column_bloom_filter_max_ndv("id".into(), ndv)
         .set_column_bloom_filter_fpp("id".into(), 0.01)
         .set_column_bloom_filter_enabled("name".into(), name_filter)
-        .set_column_bloom_filter_ndv("name".into(), ndv)
+        .set_column_bloom_filter_max_ndv("name".into(), ndv)
         .build();
     let mut w = parquet::arrow::ArrowWriter::try_new(
         std::fs::File::create(path).unwrap(),

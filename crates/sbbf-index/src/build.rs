@@ -89,11 +89,14 @@ pub struct GroupReport {
     pub max_fpp: f64,
 }
 
+/// Per row group, a filter's bitset and how many times it was folded, if it has one.
+type RowGroupFilters = Vec<Option<(Vec<u8>, u8)>>;
+
 /// What one file gave: its row counts, and per column its type and per row group the filter
 /// (bitset, times folded), if any.
 struct Gathered {
     row_counts: Vec<i64>,
-    columns: Vec<(ColumnType, Vec<Option<(Vec<u8>, u8)>>)>,
+    columns: Vec<(ColumnType, RowGroupFilters)>,
 }
 
 /// Builds the index of the table at `root` from every file.
@@ -241,7 +244,7 @@ async fn assemble(
             );
         }
         for c in &d.columns {
-            let mut of_file: HashMap<usize, Vec<Option<(Vec<u8>, u8)>>> = HashMap::new();
+            let mut of_file: HashMap<usize, RowGroupFilters> = HashMap::new();
             for (fi, t) in c.file_types.iter().enumerate() {
                 if t.is_some() && kept_files.contains_key(&fi) {
                     let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
