@@ -198,6 +198,12 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
         r.index_bytes,
         started.elapsed().as_millis()
     );
+    if r.racy > 0 {
+        out!(
+            "  {} file(s) modified less than 2 s before the build are not covered (run `sbbf index update` later)",
+            r.racy
+        );
+    }
     out!(
         "  reads of the table's files: {} request(s), {} byte(s)",
         r.requests,

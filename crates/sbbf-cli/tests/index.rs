@@ -50,6 +50,14 @@ fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, na
     .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
+    // Written a minute ago: a file modified in the last 2 s is not covered by a build.
+    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(ago)
+        .unwrap();
 }
 
 /// A table of `n` files in `dir` (some in a subfolder, some of two row groups, one without a
@@ -474,4 +482,35 @@ fn s3_index_answers_equal_direct_probes() {
         text(&o.stderr)
     );
     same(&["5", "99999999"]);
+}
+
+/// A file modified just before the build is not covered (a second change in the same clock
+/// tick would not show): it is probed directly, and the next update reads it.
+#[test]
+fn files_modified_just_before_the_build_are_not_covered() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 6);
+    let fresh = dir.join("f001.parquet");
+    std::fs::File::options()
+        .write(true)
+        .open(&fresh)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    let d = dir.to_str().unwrap();
+    let r = build(d, &[]);
+    assert_eq!(r["racy"], 1, "{r}");
+    let stats = same_as_direct(d, "id", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 5, "{stats}");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let o = sbbf(&["index", "update", d, "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["files_read"].as_u64(), r["racy"].as_u64()),
+        (Some(1), Some(0)),
+        "{r}"
+    );
+    let stats = same_as_direct(d, "id", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 6, "{stats}");
 }

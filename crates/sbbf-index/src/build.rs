@@ -4,7 +4,7 @@
 //! index was written (the rest keep their entries' bytes, taken from the old index) and
 //! drops files that are gone.
 
-use crate::format::{self, ColumnEntry, Directory, Entry, FileEntry, Group, HEADER_LEN};
+use crate::format::{self, ColumnEntry, Directory, Entry, FileEntry, Group, Stamp, HEADER_LEN};
 use crate::table::{is_fresh, write_all, Listed, Root};
 use crate::Error;
 use futures::{FutureExt, StreamExt};
@@ -53,6 +53,9 @@ pub struct BuildReport {
     pub files_gone: usize,
     /// Files that could not be read, with the reason (they are always probed directly).
     pub failed: Vec<(String, String)>,
+    /// Local files modified less than 2 s before the listing: not covered, since a change
+    /// within the file system's clock tick would not show (`update` reads them again).
+    pub racy: usize,
     /// Requests, bytes and waves (summed over files) of reading the table's files.
     pub requests: u64,
     /// See `requests`.
@@ -102,8 +105,9 @@ struct Gathered {
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
     check_fpp(options.fpp)?;
+    let listed_at = now_ns();
     let listing = root.list().await?;
-    assemble(root, listing, None, options).await
+    assemble(root, listing, listed_at, None, options).await
 }
 
 /// Updates the index at `root`: reads only new and changed files, keeps the others' entries,
@@ -113,6 +117,7 @@ pub async fn update(
     root: &Root,
     concurrency: usize,
 ) -> Result<(BuildReport, Option<String>), Error> {
+    let listed_at = now_ns();
     let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
     let listing = listing?;
     let old = match old {
@@ -123,6 +128,7 @@ pub async fn update(
             let r = assemble(
                 root,
                 listing,
+                listed_at,
                 None,
                 &BuildOptions {
                     concurrency,
@@ -145,7 +151,10 @@ pub async fn update(
             concurrency,
         })
         .unwrap_or_default();
-    Ok((assemble(root, listing, old, &options).await?, None))
+    Ok((
+        assemble(root, listing, listed_at, old, &options).await?,
+        None,
+    ))
 }
 
 fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
@@ -161,6 +170,7 @@ fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
 async fn assemble(
     root: &Root,
     listing: Vec<Listed>,
+    listed_at: i64,
     old: Option<(Directory, bytes::Bytes)>,
     options: &BuildOptions,
 ) -> Result<BuildReport, Error> {
@@ -290,7 +300,17 @@ async fn assemble(
         let l = &listing[li];
         let fi = files.len();
         let g = gathered[li].take();
+        // A local file modified shortly before the listing may be modified again within the
+        // same tick of the file system's clock (coarse: milliseconds, FAT 2 s) without its
+        // time changing: such a change would be invisible, so the file is not covered (the
+        // next update reads it again).
+        let racy = !kept.contains_key(&li)
+            && matches!(l.stamp, Stamp::Mtime(t) if t > listed_at.saturating_sub(RACY_NS));
+        if racy && matches!(g, Some(Ok(_))) {
+            report.racy += 1;
+        }
         let row_counts = match &g {
+            Some(Ok(_)) if racy => None,
             Some(Ok(g)) => Some(g.row_counts.clone()),
             Some(Err(e)) => {
                 report.failed.push((l.name.clone(), e.clone()));
@@ -305,6 +325,9 @@ async fn assemble(
             row_counts,
         });
         let Some(Ok(g)) = g else { continue };
+        if racy {
+            continue;
+        }
         for (ty, rgs) in g.columns {
             let key = ColumnTypeKey::of(&ty);
             let next = types.len() as u32;
@@ -426,6 +449,17 @@ async fn assemble(
     report.index_bytes = len;
     root.commit(tmp, len).await?;
     Ok(report)
+}
+
+/// How recent a modification time must be (before the listing) for the file not to be
+/// covered: 2 s, the coarsest clock of a common file system.
+const RACY_NS: i64 = 2_000_000_000;
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// Entry `e`'s bitset, gathered from the stripes of group `g` in the index bytes `all`
