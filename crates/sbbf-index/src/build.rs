@@ -92,15 +92,122 @@ pub struct GroupReport {
     pub max_fpp: f64,
 }
 
-/// Per row group, a filter's bitset and how many times it was folded, if it has one.
-type RowGroupFilters = Vec<Option<(Vec<u8>, u8)>>;
+/// Per row group, a filter (`B`: its bitset, or where the spool holds it) and how many times
+/// it was folded, if it has one.
+type RowGroupFilters<B> = Vec<Option<(B, u8)>>;
 
-/// What one file gave: its row counts, and per column its type and per row group the filter
-/// (bitset, times folded), if any.
-struct Gathered {
+/// What one file gave: its row counts, and per column its type and per row group the filter,
+/// if any.
+struct Gathered<B> {
     row_counts: Vec<i64>,
-    columns: Vec<(ColumnType, RowGroupFilters)>,
+    columns: Vec<(ColumnType, RowGroupFilters<B>)>,
 }
+
+impl Gathered<Vec<u8>> {
+    /// Moves the bitsets to the spool: only their places stay in memory.
+    fn spool(self, spool: &mut Spool) -> std::io::Result<Gathered<Spooled>> {
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (ty, rgs) in self.columns {
+            let mut out = Vec::with_capacity(rgs.len());
+            for f in rgs {
+                out.push(match f {
+                    Some((bits, folds)) => Some((spool.put(&bits)?, folds)),
+                    None => None,
+                });
+            }
+            columns.push((ty, out));
+        }
+        Ok(Gathered {
+            row_counts: self.row_counts,
+            columns,
+        })
+    }
+}
+
+/// Where a bitset is in the [`Spool`], and the FPP its bits give.
+#[derive(Debug, Clone, Copy)]
+struct Spooled {
+    at: u64,
+    len: usize,
+    fpp: f32,
+}
+
+/// A temporary file holding the bitsets read, so that a build's memory does not grow with the
+/// table: only one group's chunk of stripes is in memory while the index is written.
+struct Spool {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl Spool {
+    fn new() -> std::io::Result<Spool> {
+        Ok(Spool {
+            file: tempfile::tempfile()?,
+            len: 0,
+        })
+    }
+
+    fn put(&mut self, bits: &[u8]) -> std::io::Result<Spooled> {
+        let fpp = sbbf::SbbfRef::new(bits)
+            .map(|v| v.estimated_fpp() as f32)
+            .unwrap_or(1.0);
+        write_at(&self.file, bits, self.len)?;
+        let at = self.len;
+        self.len += bits.len() as u64;
+        Ok(Spooled {
+            at,
+            len: bits.len(),
+            fpp,
+        })
+    }
+
+    fn read(&self, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        read_at(&self.file, buf, at)
+    }
+}
+
+#[cfg(unix)]
+fn write_at(file: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, at)
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn write_at(file: &std::fs::File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        let n = file.seek_write(buf, at)?;
+        buf = &buf[n..];
+        at += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of stripes assembled in memory at once while writing a group (tiny in unit tests, so
+/// that groups are written in many chunks).
+#[cfg(not(test))]
+const CHUNK_BYTES: usize = 64 << 20;
+#[cfg(test)]
+const CHUNK_BYTES: usize = 96;
 
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
@@ -223,7 +330,12 @@ async fn assemble(
         let wanted = Arc::clone(&wanted);
         async move { Ok(gather(pq, &wanted, fpp, policy).await) }.boxed()
     });
-    let mut gathered: Vec<Option<Result<Gathered, String>>> =
+    let io = |source| Error::Io {
+        what: "writing the index".into(),
+        source,
+    };
+    let mut spool = Spool::new().map_err(io)?;
+    let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
         (0..listing.len()).map(|_| None).collect();
     let mut k = 0;
     while let Some((_, r)) = results.next().await {
@@ -231,10 +343,10 @@ async fn assemble(
         k += 1;
         report.files_read += 1;
         gathered[li] = Some(match r {
-            Ok((g, io)) => {
-                report.requests += io.requests;
-                report.bytes_read += io.bytes;
-                Ok(g)
+            Ok((g, st)) => {
+                report.requests += st.requests;
+                report.bytes_read += st.bytes;
+                Ok(g.spool(&mut spool).map_err(io)?)
             }
             Err(e) => Err(e.to_string()),
         });
@@ -242,7 +354,7 @@ async fn assemble(
 
     // The old index's entries of kept files, by file: their bitsets, as stored.
     if let Some((d, bytes)) = &old {
-        let mut per_file: HashMap<usize, Gathered> = HashMap::new();
+        let mut per_file: HashMap<usize, Gathered<Spooled>> = HashMap::new();
         let kept_files: HashMap<usize, usize> = kept.iter().map(|(l, f)| (*f, *l)).collect();
         for &fi in kept_files.keys() {
             per_file.insert(
@@ -254,7 +366,7 @@ async fn assemble(
             );
         }
         for c in &d.columns {
-            let mut of_file: HashMap<usize, RowGroupFilters> = HashMap::new();
+            let mut of_file: HashMap<usize, RowGroupFilters<Spooled>> = HashMap::new();
             for (fi, t) in c.file_types.iter().enumerate() {
                 if t.is_some() && kept_files.contains_key(&fi) {
                     let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
@@ -266,7 +378,7 @@ async fn assemble(
                     if let Some(rgs) = of_file.get_mut(&(entry.file as usize)) {
                         let bits = extract(bytes, g, e);
                         if let Some(slot) = rgs.get_mut(entry.row_group as usize) {
-                            *slot = Some((bits, entry.folds));
+                            *slot = Some((spool.put(&bits).map_err(io)?, entry.folds));
                         }
                     }
                 }
@@ -289,7 +401,7 @@ async fn assemble(
     let mut types: Vec<ColumnType> = Vec::new();
     let mut type_ids: HashMap<ColumnTypeKey, u32> = HashMap::new();
     // Column path -> per file type, and entries (file, rg, folds, bits).
-    type Col = (BTreeMap<usize, u32>, Vec<(usize, usize, u8, Vec<u8>)>);
+    type Col = (BTreeMap<usize, u32>, Vec<(usize, usize, u8, Spooled)>);
     let mut cols: BTreeMap<String, Col> = BTreeMap::new();
     let explicit = !options.columns.is_empty();
     // Listing order is path order already; the index keeps files sorted by relative path.
@@ -347,15 +459,11 @@ async fn assemble(
     // Write: header, groups, directory, trailer.
     let tmp = root.temp_file()?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-    let io = |source| Error::Io {
-        what: "writing the index".into(),
-        source,
-    };
     w.write_all(&format::header()).map_err(io)?;
     let mut at = HEADER_LEN;
     let mut columns = Vec::with_capacity(cols.len());
     for (path, (file_types, mut entries)) in cols {
-        entries.sort_by_key(|e| (e.3.len(), e.0, e.1));
+        entries.sort_by_key(|e| (e.3.len, e.0, e.1));
         let mut groups = Vec::new();
         let mut rep = ColumnReport {
             column: path.clone(),
@@ -364,23 +472,40 @@ async fn assemble(
         };
         let mut start = 0;
         while start < entries.len() {
-            let size = entries[start].3.len();
+            let size = entries[start].3.len;
             let end = start
                 + entries[start..]
                     .iter()
-                    .take_while(|e| e.3.len() == size)
+                    .take_while(|e| e.3.len == size)
                     .count();
             let members = &entries[start..end];
             let blocks = size / 32;
             let mut crc = crc32fast::Hasher::new();
-            let mut stripe = vec![0u8; 32 * members.len()];
-            for j in 0..blocks {
+            // Stripes a chunk of blocks at a time: each entry's blocks [j0, j1) are one read
+            // of the spool, so memory stays at one chunk whatever the table's size.
+            let e_n = members.len();
+            let per_chunk = (CHUNK_BYTES / (32 * e_n)).max(1);
+            let mut j0 = 0;
+            while j0 < blocks {
+                let j1 = (j0 + per_chunk).min(blocks);
+                let width = (j1 - j0) * 32;
+                let mut chunk = vec![0u8; width * e_n];
+                let mut one = vec![0u8; width];
                 for (e, m) in members.iter().enumerate() {
-                    stripe[e * 32..e * 32 + 32].copy_from_slice(&m.3[j * 32..j * 32 + 32]);
+                    spool
+                        .read(m.3.at + (j0 * 32) as u64, &mut one)
+                        .map_err(io)?;
+                    for j in 0..j1 - j0 {
+                        let to = (j * e_n + e) * 32;
+                        chunk[to..to + 32].copy_from_slice(&one[j * 32..j * 32 + 32]);
+                    }
                 }
-                let sc = crc32fast::hash(&stripe);
-                write_all(&mut w, &mut crc, &stripe).map_err(io)?;
-                write_all(&mut w, &mut crc, &sc.to_le_bytes()).map_err(io)?;
+                for stripe in chunk.chunks_exact(32 * e_n) {
+                    let sc = crc32fast::hash(stripe);
+                    write_all(&mut w, &mut crc, stripe).map_err(io)?;
+                    write_all(&mut w, &mut crc, &sc.to_le_bytes()).map_err(io)?;
+                }
+                j0 = j1;
             }
             let len = blocks as u64 * (32 * members.len() as u64 + 4);
             let group = Group {
@@ -391,9 +516,7 @@ async fn assemble(
                         file: m.0 as u32,
                         row_group: m.1 as u32,
                         folds: m.2,
-                        fpp: sbbf::SbbfRef::new(&m.3)
-                            .map(|v| v.estimated_fpp() as f32)
-                            .unwrap_or(1.0),
+                        fpp: m.3.fpp,
                     })
                     .collect(),
                 offset: at,
@@ -491,7 +614,7 @@ async fn gather(
     wanted: &[String],
     fpp: Option<f64>,
     policy: IoPolicy,
-) -> (Gathered, sbbf_parquet::IoStats) {
+) -> (Gathered<Vec<u8>>, sbbf_parquet::IoStats) {
     let row_counts: Vec<i64> = pq
         .metadata()
         .row_groups()
@@ -544,4 +667,80 @@ async fn gather(
         },
         io,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use sbbf_parquet::ParquetFile;
+
+    fn write(path: &std::path::Path, base: i64, rows: i64, ndv: u64) {
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(base..base + rows))],
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(50))
+            .set_bloom_filter_enabled(true)
+            .set_bloom_filter_max_ndv(ndv)
+            .build();
+        let f = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(ago)
+            .unwrap();
+    }
+
+    /// Written in chunks of a few blocks, every entry is still its file's filter, byte for
+    /// byte, as the files' own reader reads it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn entries_are_the_files_filters() {
+        let td = tempfile::tempdir().unwrap();
+        for k in 0..7 {
+            let p = td.path().join(format!("f{k}.parquet"));
+            write(&p, k * 1000, 120 + k * 10, [40, 300, 3000][k as usize % 3]);
+        }
+        let root = Root::open(td.path().to_str().unwrap()).unwrap().unwrap();
+        let r = build(&root, &BuildOptions::default()).await.unwrap();
+        assert_eq!(r.files_read, 7);
+        let (loaded, all) = root.load_whole().await.unwrap().unwrap();
+        let d = loaded.directory;
+        let col = &d.columns[0];
+        assert!(col.groups.len() >= 2);
+        let mut seen = 0;
+        for g in &col.groups {
+            for (e, entry) in g.entries.iter().enumerate() {
+                let f = &d.files[entry.file as usize];
+                let pq = ParquetFile::open(std::fs::File::open(td.path().join(&f.path)).unwrap())
+                    .unwrap();
+                let spans = pq.read_filters(0, IoPolicy::default());
+                let span = spans[entry.row_group as usize].as_ref().unwrap();
+                assert_eq!(
+                    extract(&all, g, e),
+                    span.bitset.to_vec(),
+                    "{} rg {}",
+                    f.path,
+                    entry.row_group
+                );
+                assert_eq!(entry.folds, 0);
+                seen += 1;
+            }
+        }
+        let rgs: usize = d
+            .files
+            .iter()
+            .map(|f| f.row_counts.as_ref().unwrap().len())
+            .sum();
+        assert_eq!(seen, rgs);
+    }
 }
