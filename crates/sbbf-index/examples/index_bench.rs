@@ -4,6 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release -p sbbf-index --example index_bench -- [LATENCY_MS] [FILES...]
+//! cargo run --release -p sbbf-index --example index_bench -- --write-dir DIR FILES
 //! ```
 //!
 //! Each table is FILES files of one row group of 1,000 rows, an int64 key `k` (unique across
@@ -141,6 +142,21 @@ async fn indexed(root: &Root, values: Vec<String>) -> Run {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--write-dir DIR N`: only write a table of N files to DIR (to time `sbbf index build` on
+    // local disk).
+    if args.first().map(String::as_str) == Some("--write-dir") {
+        let dir = std::path::Path::new(&args[1]);
+        let n: usize = args[2].parse().unwrap();
+        std::fs::create_dir_all(dir).unwrap();
+        for i in 0..n {
+            std::fs::write(
+                dir.join(format!("part-{i:05}.parquet")),
+                file(i as i64 * ROWS),
+            )
+            .unwrap();
+        }
+        return;
+    }
     let latency_ms: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(20);
     let sizes: Vec<usize> = if args.len() > 1 {
         args[1..].iter().map(|a| a.parse().unwrap()).collect()
