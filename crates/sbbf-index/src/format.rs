@@ -780,6 +780,39 @@ mod tests {
         assert!(parse_directory(&bytes, 80).is_err());
     }
 
+    /// Random directories (and random edits of a real one) never panic and never allocate
+    /// what a count claims: they decode or fail.
+    #[test]
+    fn hostile_directories() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let good = encode_directory(&sample());
+        for _ in 0..20_000 {
+            let n = (next() % 200) as usize;
+            let bytes: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+            let _ = parse_directory(&bytes, 1 << 40);
+            let mut b = good.clone();
+            for _ in 0..1 + next() % 4 {
+                let k = (next() as usize) % b.len();
+                b[k] = next() as u8;
+            }
+            let _ = parse_directory(&b, 1 << 40);
+        }
+        // A count of files that claims more than the bytes left is refused before allocating.
+        let mut b = Out::default();
+        b.var(0);
+        b.str("");
+        b.u8(0);
+        b.u8(0);
+        b.var(u64::MAX >> 1);
+        assert!(matches!(parse_directory(&b.0, 1 << 40), Err(IndexError::Damaged(_))));
+    }
+
     #[test]
     fn trailer_checks() {
         let t = trailer(100, 20, 7);
