@@ -635,9 +635,10 @@ async fn gather(
         v
     };
     let mut columns = Vec::with_capacity(cols.len());
-    for c in cols {
+    // Every column's filters in the same waves.
+    let all = pq.read_filters_of_columns_async(&cols, policy).await;
+    for (c, spans) in cols.into_iter().zip(all) {
         let ty = pq.columns()[c].clone();
-        let spans = pq.read_filters_async(c, policy).await;
         let rgs = spans
             .into_iter()
             .map(|s| {

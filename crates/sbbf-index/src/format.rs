@@ -810,7 +810,10 @@ mod tests {
         b.u8(0);
         b.u8(0);
         b.var(u64::MAX >> 1);
-        assert!(matches!(parse_directory(&b.0, 1 << 40), Err(IndexError::Damaged(_))));
+        assert!(matches!(
+            parse_directory(&b.0, 1 << 40),
+            Err(IndexError::Damaged(_))
+        ));
     }
 
     #[test]

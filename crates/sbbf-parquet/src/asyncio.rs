@@ -171,6 +171,18 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         job.into_spans()
     }
 
+    /// [`ParquetFile::read_filters_async`] for several leaf columns at once, their reads in
+    /// the same waves; one list per column, in the order given.
+    pub async fn read_filters_of_columns_async(
+        &mut self,
+        columns: &[usize],
+        policy: IoPolicy,
+    ) -> Vec<Vec<Result<FilterSpan, NoFilter>>> {
+        let mut jobs: Vec<ProbeJob> = columns.iter().map(|&c| self.whole_job(c, policy)).collect();
+        self.drive(&mut jobs).await;
+        jobs.into_iter().map(ProbeJob::into_spans).collect()
+    }
+
     /// [`ParquetFile::prune`], asynchronously, with the given I/O policy (see
     /// [`REMOTE_POLICY`] for object stores).
     pub async fn prune_async(
