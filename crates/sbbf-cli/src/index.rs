@@ -24,6 +24,8 @@ use std::collections::HashMap;
 /// folded to a smaller size whose estimated false-positive rate stays at or below it. Files
 /// added, changed or removed after the build are never answered from the index: they are
 /// probed directly (`sbbf index update` brings it up to date, reading only those files).
+/// `sbbf probe` uses the index when its PATH is the table root itself: the directory, or the
+/// object-store prefix ending in / (`--no-index` reads every file).
 ///
 /// Examples:
 ///   sbbf index build data/
