@@ -53,8 +53,9 @@ pub struct BuildReport {
     pub files_gone: usize,
     /// Files that could not be read, with the reason (they are always probed directly).
     pub failed: Vec<(String, String)>,
-    /// Local files modified less than 2 s before the listing: not covered, since a change
-    /// within the file system's clock tick would not show (`update` reads them again).
+    /// Local files (and objects without an ETag) modified less than 2 s before the listing:
+    /// not covered, since a change within the clock's tick would not show (`update` reads
+    /// them again).
     pub racy: usize,
     /// Requests, bytes and waves (summed over files) of reading the table's files.
     pub requests: u64,
@@ -416,8 +417,16 @@ async fn assemble(
         // same tick of the file system's clock (coarse: milliseconds, FAT 2 s) without its
         // time changing: such a change would be invisible, so the file is not covered (the
         // next update reads it again).
-        let racy = !kept.contains_key(&li)
-            && matches!(l.stamp, Stamp::Mtime(t) if t > listed_at.saturating_sub(RACY_NS));
+        // The same holds for objects of a store that gives no ETag.
+        let recent = match &l.stamp {
+            Stamp::Mtime(t) => *t > listed_at.saturating_sub(RACY_NS),
+            Stamp::Object {
+                last_modified_ms,
+                etag: None,
+            } => last_modified_ms.saturating_mul(1_000_000) > listed_at.saturating_sub(RACY_NS),
+            Stamp::Object { .. } => false,
+        };
+        let racy = !kept.contains_key(&li) && recent;
         if racy && matches!(g, Some(Ok(_))) {
             report.racy += 1;
         }
