@@ -514,3 +514,45 @@ fn files_modified_just_before_the_build_are_not_covered() {
     let stats = same_as_direct(d, "id", &["99999999"], &[]);
     assert_eq!(answered(&stats), 6, "{stats}");
 }
+
+/// DataFusion listing tables (`sbbf query`, with our pruning and without) count the same rows
+/// beside an index, the directory named with and without its trailing `/`, subfolders listed
+/// or not.
+#[cfg(feature = "query")]
+#[test]
+fn datafusion_ignores_the_index() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 10);
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let rows: usize = (0..10).map(|k| 40 + (k % 7) * 10).sum();
+    let slash = format!("{d}/");
+    for path in [d, slash.as_str()] {
+        for extra in [&[][..], &["--no-sbbf"][..]] {
+            for subdirs in ["true", "false"] {
+                let mut args = vec![
+                    "query",
+                    path,
+                    "SELECT count(*) AS n FROM t",
+                    "--format",
+                    "json",
+                ];
+                args.extend_from_slice(extra);
+                let o = Command::new(env!("CARGO_BIN_EXE_sbbf"))
+                    .args(&args)
+                    .env(
+                        "DATAFUSION_EXECUTION_LISTING_TABLE_IGNORE_SUBDIRECTORY",
+                        subdirs,
+                    )
+                    .output()
+                    .unwrap();
+                assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+                let j: serde_json::Value =
+                    serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+                // With subfolders ignored, the files in part=1/ still count (a partition).
+                assert_eq!(j["n"], rows as u64, "{args:?} subdirs ignored: {subdirs}");
+            }
+        }
+    }
+}
