@@ -345,38 +345,8 @@ fn not_a_table_root() {
     assert!(text(&o.stderr).contains("no index"), "{}", text(&o.stderr));
 }
 
-/// pyarrow datasets and DuckDB read the same rows with the index beside the data.
-#[test]
-fn readers_ignore_the_index() {
-    let python = sbbf_testkit::repo().join("tools/.venv/bin/python");
-    assert!(
-        python.exists(),
-        "needs {} with pyarrow and duckdb: bash tools/setup/setup-venv.sh",
-        python.display()
-    );
-    let td = tempfile::tempdir().unwrap();
-    let dir = td.path().join("t");
-    make_table(&dir, 10);
-    let d = dir.to_str().unwrap();
-    build(d, &[]);
-    assert!(dir.join("_sbbf_index/index.sbbfi").exists());
-    // Rows written, from first principles.
-    let rows: usize = (0..10).map(|k| 40 + (k % 7) * 10).sum();
-    let script = r#"
-import sys, pyarrow.dataset as ds, pyarrow.parquet as pq, duckdb
-d = sys.argv[1]
-a = ds.dataset(d, format="parquet").count_rows()
-b = pq.read_table(d).num_rows
-c = duckdb.sql(f"select count(*) from read_parquet('{d}/**/*.parquet')").fetchall()[0][0]
-print(a, b, c)
-"#;
-    let o = Command::new(&python)
-        .args(["-c", script, d])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert_eq!(text(&o.stdout).trim(), format!("{rows} {rows} {rows}"));
-}
+// pyarrow datasets, pyarrow.parquet, DuckDB and Spark reading the same rows beside an index:
+// tools/interop/index_readers.py (run by tools/interop/interop.sh, which sets up their venv).
 
 fn sbbf_s3(moto: &sbbf_testkit::moto::Moto, args: &[&str]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sbbf"));
