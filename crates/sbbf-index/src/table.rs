@@ -179,30 +179,40 @@ impl Root {
                     Err(_) => run(),
                 }
             }
-            Root::Store { url, store, prefix } => {
+            Root::Store { store, prefix, .. } => {
                 let objects = remote::list_parquet(store, prefix).await?;
-                Ok(objects
-                    .into_iter()
-                    .map(|m| {
-                        let loc = m.location.as_ref();
-                        let rel = loc
-                            .strip_prefix(prefix.as_ref())
-                            .unwrap_or(loc)
-                            .trim_start_matches('/')
-                            .to_string();
-                        Listed {
-                            name: object_name(url, prefix.as_ref(), loc),
-                            rel,
-                            size: m.size,
-                            stamp: Stamp::Object {
-                                last_modified_ms: m.last_modified.timestamp_millis(),
-                                etag: m.e_tag.clone(),
-                            },
-                            at: At::Object(m),
-                        }
-                    })
-                    .collect())
+                Ok(self.listed_objects(objects))
             }
+        }
+    }
+
+    /// Listing entries for objects of this root's store that the caller listed itself (a
+    /// query engine's own listing), named as [`Root::list`] names them, in the order given.
+    /// Empty for a local root.
+    pub fn listed_objects(&self, objects: Vec<ObjectMeta>) -> Vec<Listed> {
+        match self {
+            Root::Local { .. } => Vec::new(),
+            Root::Store { url, prefix, .. } => objects
+                .into_iter()
+                .map(|m| {
+                    let loc = m.location.as_ref();
+                    let rel = loc
+                        .strip_prefix(prefix.as_ref())
+                        .unwrap_or(loc)
+                        .trim_start_matches('/')
+                        .to_string();
+                    Listed {
+                        name: object_name(url, prefix.as_ref(), loc),
+                        rel,
+                        size: m.size,
+                        stamp: Stamp::Object {
+                            last_modified_ms: m.last_modified.timestamp_millis(),
+                            etag: m.e_tag.clone(),
+                        },
+                        at: At::Object(m),
+                    }
+                })
+                .collect(),
         }
     }
 
