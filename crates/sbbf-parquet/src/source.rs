@@ -325,7 +325,9 @@ impl Source {
             }
             .into());
         }
-        Ok(Source::objects_of(url, store, &prefix, objects, options, policy))
+        Ok(Source::objects_of(
+            url, store, &prefix, objects, options, policy,
+        ))
     }
 
     /// A source of exactly these objects of `store`, in this order (a caller's own listing of
