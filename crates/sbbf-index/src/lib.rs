@@ -11,7 +11,7 @@
 //!   its row groups: a listing alone says which files are stale (changed, new); those are never
 //!   answered from the index. A damaged or foreign index is ignored (with a warning), never
 //!   trusted.
-//! - The format is versioned and checksummed ([`format`], `docs/index-format.md`).
+//! - The format is versioned and checksummed ([`format`](mod@format), `docs/index-format.md`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_index::Error> {
