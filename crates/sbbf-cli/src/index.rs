@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use futures::StreamExt as _;
 use sbbf_index::build::{BuildOptions, BuildReport};
 use sbbf_index::format::Directory;
-use sbbf_index::probe::{plan, Planned};
+use sbbf_index::probe::{plan, Planned, Ruled};
 use sbbf_index::{table::is_fresh, Root};
 use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
@@ -395,7 +395,10 @@ where
     let mut direct_io = IoStats::default();
     for f in p.files {
         match f {
-            Planned::Index { name, answer } => {
+            Planned::Index {
+                name,
+                answer: Ruled::Absent(answer),
+            } => {
                 let r = report(
                     &name,
                     &answer.column,
@@ -405,6 +408,17 @@ where
                     a,
                 );
                 outcome.add(&name, Ok(r), a);
+            }
+            Planned::Index {
+                name,
+                answer: Ruled::NoColumn,
+            } => {
+                // As a direct probe of a table reports a file without the column.
+                let e = sbbf_parquet::Error::UnknownColumn {
+                    column: a.column.clone(),
+                    candidates: Vec::new(),
+                };
+                outcome.add(&name, Err(Box::new(e)), a);
             }
             Planned::Direct { name, .. } => {
                 let Some((shown, result)) = direct.next().await else {

@@ -526,3 +526,50 @@ fn datafusion_ignores_the_index() {
         }
     }
 }
+
+/// Files without the column (schema evolution) are answered from the index as a direct probe
+/// of a table reports them ("column not in this file"), when some other covered file has it.
+#[test]
+fn files_without_the_column_are_answered_from_the_index() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 8);
+    for k in 0..4 {
+        let path = dir.join(format!("old{k}.parquet"));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "other",
+            DataType::Int64,
+            false,
+        )]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(k * 100..k * 100 + 50)) as ArrayRef],
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_bloom_filter_enabled(true)
+            .build();
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(ago)
+            .unwrap();
+    }
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let stats = same_as_direct(d, "id", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 12, "{stats}");
+    same_as_direct(d, "id", &["99999999"], &["--format", "json"]);
+    same_as_direct(d, "id", &["5", "1005"], &[]);
+    let stats = same_as_direct(d, "other", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 12, "{stats}");
+    same_as_direct(d, "other", &["105"], &["--format", "json"]);
+    // A column no file has: the direct probe's message and exit status.
+    same_as_direct(d, "zzz", &["1"], &[]);
+}

@@ -43,6 +43,17 @@ pub struct IndexAnswer {
     pub answers: Vec<RowGroupAnswer>,
 }
 
+/// What the index says of a file it answers.
+#[derive(Debug, Clone)]
+pub enum Ruled {
+    /// Every row group definitely lacks every value.
+    Absent(IndexAnswer),
+    /// The file has no such column (no row of it holds a value of it), as a direct probe of a
+    /// table reports it. Only said when the column path has no `.` or `\` (which a direct
+    /// probe may also read as another leaf) and some other file the index covers has it.
+    NoColumn,
+}
+
 /// One listed file's fate.
 #[derive(Debug, Clone)]
 pub enum Planned {
@@ -51,7 +62,7 @@ pub enum Planned {
         /// The name a report shows.
         name: String,
         /// The answers.
-        answer: IndexAnswer,
+        answer: Ruled,
     },
     /// To be probed directly (it is in [`ProbePlan::source`]).
     Direct {
@@ -144,7 +155,7 @@ where
     };
     let mut warning = None;
     let ignore = |e: &Error| format!("ignoring the index {}: {e}", root.index_location());
-    let decisions: Vec<Result<IndexAnswer, Why>> = match loaded {
+    let decisions: Vec<Result<Ruled, Why>> = match loaded {
         Ok(None) => listing.iter().map(|_| Err(Why::NoIndex)).collect(),
         Ok(Some((loaded, st))) => {
             stats.index.add(st);
@@ -217,7 +228,7 @@ pub async fn answer<F>(
     listing: &[Listed],
     column: &str,
     encode: F,
-) -> Result<(Vec<Result<IndexAnswer, Why>>, ReadStats), Error>
+) -> Result<(Vec<Result<Ruled, Why>>, ReadStats), Error>
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
@@ -244,7 +255,18 @@ where
     let mut encoded: HashMap<u32, Enc> = HashMap::new();
     // Per listed file: the index file and type, or why not.
     let mut status: Vec<Result<(usize, u32), Why>> = Vec::with_capacity(listing.len());
-    for l in listing {
+    // Fresh files without the column, and whether a fresh file has it.
+    let mut no_column = vec![false; listing.len()];
+    let mut some_has_it = false;
+    for (li, l) in listing.iter().enumerate() {
+        if let Some(&fi) = by_path.get(l.rel.as_str()) {
+            if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
+                match col.file_types[fi] {
+                    Some(_) => some_has_it = true,
+                    None => no_column[li] = true,
+                }
+            }
+        }
         let s = match by_path.get(l.rel.as_str()) {
             None => Err(Why::New),
             Some(&fi) if !is_fresh(&d.files[fi], l) => Err(Why::Stale),
@@ -322,9 +344,14 @@ where
     }
     // The answers.
     let mut out = Vec::with_capacity(listing.len());
-    for s in status {
+    let simple = !column.contains(['.', '\\']);
+    for (li, s) in status.into_iter().enumerate() {
         let (fi, t) = match s {
             Ok(x) => x,
+            Err(_) if no_column[li] && simple && some_has_it => {
+                out.push(Ok(Ruled::NoColumn));
+                continue;
+            }
             Err(why) => {
                 out.push(Err(why));
                 continue;
@@ -381,11 +408,11 @@ where
             });
         }
         out.push(if maybe.is_empty() {
-            Ok(IndexAnswer {
+            Ok(Ruled::Absent(IndexAnswer {
                 column: d.types[t as usize].clone(),
                 encoded: enc.clone(),
                 answers,
-            })
+            }))
         } else {
             Err(Why::Maybe(maybe))
         });

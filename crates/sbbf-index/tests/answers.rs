@@ -7,7 +7,7 @@ use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
 use sbbf_index::build::{build, BuildOptions};
-use sbbf_index::probe::{plan, Planned, Why};
+use sbbf_index::probe::{plan, Planned, Ruled, Why};
 use sbbf_index::Root;
 use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::source::{Source, SourceOptions};
@@ -109,7 +109,14 @@ async fn indexed(
     p.files
         .into_iter()
         .map(|f| match f {
-            Planned::Index { name, answer } => {
+            Planned::Index {
+                name,
+                answer: Ruled::NoColumn,
+            } => panic!("{name}: no column?"),
+            Planned::Index {
+                name,
+                answer: Ruled::Absent(answer),
+            } => {
                 assert!(answer
                     .answers
                     .iter()
