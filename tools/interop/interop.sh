@@ -28,5 +28,8 @@ cargo build --release --manifest-path tools/interop/arrowrs-oracle/Cargo.toml --
 [ -x target/release/sbbf ] || die "target/release/sbbf was not built"
 [ -x target/release/arrowrs-oracle ] || die "target/release/arrowrs-oracle was not built"
 
+echo "== interop: readers ignore the table index (tools/interop/index_readers.py)"
+"$py" tools/interop/index_readers.py target/release/sbbf
+
 echo "== interop: tools/interop/interop.py"
 exec "$py" tools/interop/interop.py "$@"

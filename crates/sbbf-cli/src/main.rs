@@ -36,6 +36,7 @@ pub(crate) fn output_failed(e: std::io::Error) -> ! {
     std::process::exit(2);
 }
 
+mod index;
 mod inspect;
 mod keys;
 mod probe;
@@ -62,6 +63,7 @@ struct Cli {
 enum Command {
     Probe(probe::ProbeArgs),
     Inspect(inspect::InspectArgs),
+    Index(index::IndexArgs),
     Verify(verify::VerifyArgs),
     Add(write::AddArgs),
     Resize(write::ResizeArgs),
@@ -137,6 +139,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Probe(a) => probe::run(a),
         Command::Inspect(a) => inspect::run(a),
+        Command::Index(a) => index::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Add(a) => write::run_add(a),
         Command::Resize(a) => write::run_resize(a),

@@ -104,6 +104,11 @@ pub struct ProbeArgs {
         value_parser = clap::value_parser!(u64).range(1..=1024)
     )]
     pub concurrency: u64,
+    /// Probe every file, ignoring the table's index (PATH/_sbbf_index/, see `sbbf index`).
+    /// With an index, files it rules out are reported from it without being read; --stats
+    /// then adds the index's figures.
+    #[arg(long)]
+    pub no_index: bool,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
 }
@@ -184,19 +189,25 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         keys,
         policy: None,
     };
-    let source = match Source::open(arg, options).await {
-        Ok(s) => s,
-        Err(e) => {
-            err!("sbbf probe: {}", source_error(arg, &e));
-            return 2;
-        }
-    };
     let values = std::sync::Arc::new(a.values.clone());
     let encode = move |ty: &ColumnType| {
         values
             .iter()
             .map(|v| encode_text(ty, v, opts).map_err(sbbf_parquet::Error::from))
             .collect::<Result<Vec<_>, _>>()
+    };
+    // A table root with an index: the files it rules out are answered from it.
+    if !a.no_index {
+        if let Some(code) = crate::index::probe(a, options.clone(), encode.clone()).await {
+            return code;
+        }
+    }
+    let source = match Source::open(arg, options).await {
+        Ok(s) => s,
+        Err(e) => {
+            err!("sbbf probe: {}", source_error(arg, &e));
+            return 2;
+        }
     };
     let mut outcome = Outcome::new(a, source.is_many());
     let mut results = source.probe(&a.column, encode);

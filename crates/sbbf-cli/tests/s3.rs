@@ -216,13 +216,13 @@ fn inspect_and_verify_take_object_store_urls_and_answer_as_local() {
         vec!["verify", "--samples", "50", "--format", "json"],
         vec!["verify", "--samples", "50", "-c", "i64", "-c", "nosuch"],
     ] {
-        let with = |root: &str| {
+        fn with<'a>(args: &[&'a str], root: &'a str) -> Vec<&'a str> {
             let mut a = vec![args[0], root];
             a.extend(&args[1..]);
             a
-        };
-        let ours = sbbf(&moto, &with(&prefix));
-        let theirs = sbbf(&moto, &with(&local_dir));
+        }
+        let ours = sbbf(&moto, &with(&args, &prefix));
+        let theirs = sbbf(&moto, &with(&args, &local_dir));
         let (o, _, oc) = normalized(&ours, &format!("{prefix}/"));
         let (t, _, tc) = normalized(&theirs, &format!("{local_dir}/"));
         assert_eq!(

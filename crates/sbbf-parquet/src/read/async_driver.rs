@@ -170,6 +170,18 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         let [job] = job;
         job.into_spans()
     }
+
+    /// [`ParquetFile::read_filters_async`] for several leaf columns at once, their reads in
+    /// the same waves; one list per column, in the order given.
+    pub async fn read_filters_of_columns_async(
+        &mut self,
+        columns: &[usize],
+        policy: IoPolicy,
+    ) -> Vec<Vec<Result<FilterSpan, NoFilter>>> {
+        let mut jobs: Vec<ProbeJob> = columns.iter().map(|&c| self.whole_job(c, policy)).collect();
+        self.drive(&mut jobs).await;
+        jobs.into_iter().map(ProbeJob::into_spans).collect()
+    }
 }
 
 fn fail_all(fetched: &mut Fetched, ranges: &[Range], why: &str) {

@@ -256,9 +256,14 @@ impl Source {
         if remote::is_remote_url(arg) {
             return Source::open_url(arg, options).await;
         }
-        let paths = local_files(arg)?;
+        Ok(Source::from_paths(local_files(arg)?, options))
+    }
+
+    /// A source of exactly these local files, in this order (a caller's own listing, e.g. a
+    /// subset of [`local_files`]), each named by its path as displayed.
+    pub fn from_paths(paths: Vec<PathBuf>, options: SourceOptions) -> Source {
         let many = paths.len() > 1;
-        Ok(Source {
+        Source {
             files: paths
                 .into_iter()
                 .map(|p| (p.display().to_string(), At::Local(p)))
@@ -266,7 +271,7 @@ impl Source {
             many,
             policy: options.policy.unwrap_or_default(),
             options,
-        })
+        }
     }
 
     async fn open_url(url: &str, options: SourceOptions) -> Result<Source, Error> {
@@ -319,7 +324,38 @@ impl Source {
             }
             .into());
         }
-        Ok(Source {
+        Ok(Source::objects_of(
+            url, store, &prefix, objects, options, policy,
+        ))
+    }
+
+    /// A source of exactly these objects of `store`, in this order (a caller's own listing of
+    /// the location `url` names, `prefix` its path in `store`), named as [`Source::open_store`]
+    /// names them. Requests go through one limit of [`SourceOptions::concurrency`].
+    pub fn from_objects(
+        url: &str,
+        store: Arc<dyn ObjectStore>,
+        prefix: &StorePath,
+        objects: Vec<object_store::ObjectMeta>,
+        options: SourceOptions,
+    ) -> Source {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::limit::LimitStore::new(
+            store,
+            options.concurrency.max(1),
+        ));
+        let policy = options.policy.unwrap_or(REMOTE_POLICY);
+        Source::objects_of(url, store, prefix, objects, options, policy)
+    }
+
+    fn objects_of(
+        url: &str,
+        store: Arc<dyn ObjectStore>,
+        prefix: &StorePath,
+        objects: Vec<object_store::ObjectMeta>,
+        options: SourceOptions,
+        policy: IoPolicy,
+    ) -> Source {
+        Source {
             files: objects
                 .into_iter()
                 .map(|m| {
@@ -337,7 +373,7 @@ impl Source {
             many: true,
             options,
             policy,
-        })
+        }
     }
 
     /// The files, as results name them (paths as given, or URLs).

@@ -1,0 +1,484 @@
+//! `sbbf index build|update|inspect PATH`, and `sbbf probe` on a table root with an index.
+
+use crate::probe::{report, Outcome, ProbeArgs};
+use crate::store_url::check_http_endpoint;
+use crate::Format;
+use clap::{Args, Subcommand};
+use futures::StreamExt as _;
+use sbbf_index::build::{BuildOptions, BuildReport};
+use sbbf_index::format::Directory;
+use sbbf_index::probe::{plan, Planned, Ruled};
+use sbbf_index::{table::is_fresh, Root};
+use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
+use sbbf_parquet::{Encoded, IoStats};
+use serde_json::json;
+use std::collections::HashMap;
+
+/// Build, update or inspect a table's index: the Bloom filters its files already carry,
+/// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
+/// the index rules out in a few reads instead of reading every file.
+///
+/// The index reads footers and filters only, never data pages. Entries keep each row group's
+/// filter at its size (the index answers exactly as the files do) unless --fpp lets them be
+/// folded to a smaller size whose estimated false-positive rate stays at or below it. Files
+/// added, changed or removed after the build are never answered from the index: they are
+/// probed directly (`sbbf index update` brings it up to date, reading only those files).
+/// `sbbf probe` uses the index when its PATH is the table root itself: the directory, or the
+/// object-store prefix ending in / (`--no-index` reads every file).
+///
+/// Examples:
+///   sbbf index build data/
+///   sbbf index build s3://bucket/events/ -c user_id --fpp 0.01
+///   sbbf index update data/
+///   sbbf index inspect data/ --format json
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct IndexArgs {
+    #[command(subcommand)]
+    command: IndexCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum IndexCommand {
+    /// Build the index of a table root (a directory, or an object-store prefix ending in /).
+    Build(BuildArgs),
+    /// Bring the index up to date: read new and changed files only, drop gone ones.
+    Update(UpdateArgs),
+    /// Show what the index covers (covered, stale, missing files), and per column and group
+    /// the entries, sizes and false-positive rates.
+    Inspect(InspectArgs),
+}
+
+#[derive(Args, Debug)]
+struct BuildArgs {
+    /// A directory or an object-store prefix (s3://bucket/prefix/).
+    path: String,
+    /// Columns to index (dotted paths), repeatable; by default every column with a filter.
+    #[arg(long = "column", short = 'c')]
+    columns: Vec<String>,
+    /// Fold filters to smaller shared sizes while their estimated false-positive rate stays at
+    /// or below P (default: keep every filter's own size).
+    #[arg(long, value_name = "P")]
+    fpp: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Files read at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    concurrency: u64,
+}
+
+#[derive(Args, Debug)]
+struct UpdateArgs {
+    /// A directory or an object-store prefix with an index.
+    path: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Files read at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    concurrency: u64,
+}
+
+#[derive(Args, Debug)]
+struct InspectArgs {
+    /// A directory or an object-store prefix with an index.
+    path: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Runs `sbbf index ...`: 0 on success, 2 on failure (inspect: 2 when there is no usable
+/// index).
+pub fn run(a: IndexArgs) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            err!("sbbf index: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    runtime.block_on(async {
+        match a.command {
+            IndexCommand::Build(b) => build(b).await,
+            IndexCommand::Update(u) => update(u).await,
+            IndexCommand::Inspect(i) => inspect(i).await,
+        }
+    })
+}
+
+fn open_root(cmd: &str, path: &str) -> Result<Root, u8> {
+    if let Err(e) = check_http_endpoint(path) {
+        err!("sbbf index {cmd}: {path}: {e}");
+        return Err(2);
+    }
+    match Root::open(path) {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => {
+            err!(
+                "sbbf index {cmd}: {}",
+                sbbf_index::Error::NotATable(path.to_string())
+            );
+            Err(2)
+        }
+        Err(e) => {
+            err!("sbbf index {cmd}: {path}: {e}");
+            Err(2)
+        }
+    }
+}
+
+async fn build(a: BuildArgs) -> u8 {
+    let root = match open_root("build", &a.path) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let options = BuildOptions {
+        columns: a.columns.clone(),
+        fpp: a.fpp,
+        concurrency: a.concurrency as usize,
+    };
+    let started = std::time::Instant::now();
+    match sbbf_index::build::build(&root, &options).await {
+        Ok(r) => {
+            print_build("built", &r, a.format, started);
+            0
+        }
+        Err(e) => {
+            err!("sbbf index build: {}: {e}", a.path);
+            2
+        }
+    }
+}
+
+async fn update(a: UpdateArgs) -> u8 {
+    let root = match open_root("update", &a.path) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let started = std::time::Instant::now();
+    match sbbf_index::build::update(&root, a.concurrency as usize).await {
+        Ok((r, rebuilt)) => {
+            if let Some(why) = rebuilt {
+                err!("sbbf index update: warning: the old index was unusable ({why}); rebuilt it from every file");
+            }
+            print_build("updated", &r, a.format, started);
+            0
+        }
+        Err(e) => {
+            err!("sbbf index update: {}: {e}", a.path);
+            2
+        }
+    }
+}
+
+fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::Instant) {
+    for (f, e) in &r.failed {
+        err!("sbbf index: {f}: not indexed (it is probed directly): {e}");
+    }
+    if format == Format::Json {
+        let mut v = serde_json::to_value(r).unwrap_or_default();
+        v["elapsed_ms"] = json!(started.elapsed().as_secs_f64() * 1000.0);
+        out!("{v}");
+        return;
+    }
+    out!(
+        "{what} {}: {} file(s) listed, {} read, {} kept, {} gone, {} not readable; {} byte(s) of index in {} ms",
+        r.index,
+        r.files,
+        r.files_read,
+        r.files_kept,
+        r.files_gone,
+        r.failed.len(),
+        r.index_bytes,
+        started.elapsed().as_millis()
+    );
+    if r.racy > 0 {
+        out!(
+            "  {} file(s) modified less than 2 s before the build are not covered (run `sbbf index update` later)",
+            r.racy
+        );
+    }
+    out!(
+        "  reads of the table's files: {} request(s), {} byte(s)",
+        r.requests,
+        r.bytes_read
+    );
+    for c in &r.columns {
+        out!(
+            "  column `{}`: {} entr(ies), {} folded, {} group(s)",
+            c.column,
+            c.entries,
+            c.folded,
+            c.groups.len()
+        );
+        for g in &c.groups {
+            out!(
+                "    {} byte(s) per filter: {} entr(ies), {} byte(s), FPP at most {:.3e}",
+                g.blocks as u64 * 32,
+                g.entries,
+                g.bytes,
+                g.max_fpp
+            );
+        }
+    }
+}
+
+async fn inspect(a: InspectArgs) -> u8 {
+    let root = match open_root("inspect", &a.path) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let (listing, loaded) = futures::future::join(root.list(), root.load_whole()).await;
+    let listing = match listing {
+        Ok(l) => l,
+        Err(e) => {
+            err!("sbbf index inspect: {}: {e}", a.path);
+            return 2;
+        }
+    };
+    let (loaded, _) = match loaded {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            err!("sbbf index inspect: no index at {}", root.index_location());
+            return 2;
+        }
+        Err(e) => {
+            err!(
+                "sbbf index inspect: {}: unusable: {e}",
+                root.index_location()
+            );
+            return 2;
+        }
+    };
+    let d: &Directory = &loaded.directory;
+    let by_path: HashMap<&str, usize> = d
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+    let (mut covered, mut stale, mut missing) = (Vec::new(), Vec::new(), Vec::new());
+    for l in &listing {
+        match by_path.get(l.rel.as_str()) {
+            Some(&i) if is_fresh(&d.files[i], l) => covered.push(l.rel.clone()),
+            Some(_) => stale.push(l.rel.clone()),
+            None => missing.push(l.rel.clone()),
+        }
+    }
+    let listed: std::collections::HashSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
+    let gone: Vec<&str> = d
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .filter(|p| !listed.contains(p))
+        .collect();
+    let unreadable = d.files.iter().filter(|f| f.row_counts.is_none()).count();
+    let columns: Vec<serde_json::Value> = d
+        .columns
+        .iter()
+        .map(|c| {
+            let files_with = c.file_types.iter().filter(|t| t.is_some()).count();
+            json!({
+                "column": c.path,
+                "files_with_column": files_with,
+                "entries": c.groups.iter().map(|g| g.entries.len()).sum::<usize>(),
+                "groups": c.groups.iter().map(|g| json!({
+                    "filter_bytes": g.blocks as u64 * 32,
+                    "entries": g.entries.len(),
+                    "bytes": g.len,
+                    "folded": g.entries.iter().filter(|e| e.folds > 0).count(),
+                    "max_fpp": g.max_fpp(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    if a.format == Format::Json {
+        out!(
+            "{}",
+            json!({
+                "index": root.index_location(),
+                "bytes": loaded.len,
+                "created_ms": d.created_ms,
+                "target_fpp": d.target_fpp,
+                "files_indexed": d.files.len(),
+                "unreadable": unreadable,
+                "covered": covered.len(),
+                "stale": stale,
+                "missing": missing,
+                "gone": gone,
+                "columns": columns,
+            })
+        );
+        return 0;
+    }
+    out!(
+        "{}: {} byte(s), {} file(s) indexed{}",
+        root.index_location(),
+        loaded.len,
+        d.files.len(),
+        d.target_fpp
+            .map(|p| format!(", folded to FPP {p}"))
+            .unwrap_or_default()
+    );
+    out!(
+        "  coverage: {} covered, {} stale (changed since the build), {} missing (new), {} gone, {} not readable at build",
+        covered.len(),
+        stale.len(),
+        missing.len(),
+        gone.len(),
+        unreadable
+    );
+    for s in &stale {
+        out!("  stale: {s}");
+    }
+    for m in &missing {
+        out!("  missing: {m}");
+    }
+    for g in &gone {
+        out!("  gone: {g}");
+    }
+    for c in &d.columns {
+        let entries: usize = c.groups.iter().map(|g| g.entries.len()).sum();
+        out!(
+            "  column `{}`: {} entr(ies) in {} group(s), in {} file(s)",
+            c.path,
+            entries,
+            c.groups.len(),
+            c.file_types.iter().filter(|t| t.is_some()).count()
+        );
+        for g in &c.groups {
+            out!(
+                "    {} byte(s) per filter: {} entr(ies) ({} folded), {} byte(s), FPP at most {:.3e}",
+                g.blocks as u64 * 32,
+                g.entries.len(),
+                g.entries.iter().filter(|e| e.folds > 0).count(),
+                g.len,
+                g.max_fpp()
+            );
+        }
+    }
+    0
+}
+
+/// `sbbf probe` on a table root: `None` when PATH is not a table root (a file, a glob, an
+/// object), so the caller probes as without an index. Files the index rules out are reported
+/// as a direct probe reports them; the others are probed directly, in the same order.
+pub(crate) async fn probe<E>(a: &ProbeArgs, options: SourceOptions, encode: E) -> Option<u8>
+where
+    E: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error> + Clone + Send + Sync + 'static,
+{
+    let root = match Root::open(&a.file) {
+        Ok(Some(r)) => r,
+        Ok(None) => return None,
+        Err(_) => return None,
+    };
+    let started = std::time::Instant::now();
+    let p = match plan(&root, &a.column, encode.clone(), options).await {
+        Ok(p) => p,
+        // Listing errors are the direct probe's to report, in its words.
+        Err(_) => return None,
+    };
+    if let Some(w) = &p.warning {
+        err!("sbbf probe: warning: {w}");
+    }
+    let stats = p.stats;
+    let mut outcome = Outcome::new(a, p.many);
+    let mut direct = p.source.probe(&a.column, encode);
+    let mut direct_io = IoStats::default();
+    for f in p.files {
+        match f {
+            Planned::Index {
+                name,
+                answer: Ruled::Absent(answer),
+            } => {
+                let r = report(
+                    &name,
+                    &answer.column,
+                    &answer.encoded,
+                    &answer.answers,
+                    IoStats::default(),
+                    a,
+                );
+                outcome.add(&name, Ok(r), a);
+            }
+            Planned::Index {
+                name,
+                answer: Ruled::NoColumn,
+            } => {
+                // As a direct probe of a table reports a file without the column.
+                let e = sbbf_parquet::Error::UnknownColumn {
+                    column: a.column.clone(),
+                    candidates: Vec::new(),
+                };
+                outcome.add(&name, Err(Box::new(e)), a);
+            }
+            Planned::Direct { name, .. } => {
+                let Some((shown, result)) = direct.next().await else {
+                    err!("sbbf probe: {name}: was not probed");
+                    return Some(2);
+                };
+                let result = result
+                    .map(|p| {
+                        outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
+                        direct_io.requests += p.io.requests;
+                        direct_io.bytes += p.io.bytes;
+                        direct_io.waves = direct_io.waves.max(p.io.waves);
+                        report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
+                    })
+                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+                outcome.add(&shown, result, a);
+            }
+        }
+    }
+    let code = outcome.finish(a);
+    if a.stats {
+        let waves = stats.waves_before_direct + direct_io.waves;
+        if a.format == Format::Json {
+            err!(
+                "{}",
+                json!({"index": {
+                    "used": stats.used,
+                    "files": stats.files,
+                    "from_index": stats.from_index,
+                    "direct": stats.direct,
+                    "new": stats.new,
+                    "stale": stats.stale,
+                    "not_covered": stats.not_covered,
+                    "maybe": stats.maybe,
+                    "listing": stats.listing,
+                    "index_reads": stats.index,
+                    "direct_reads": {"requests": direct_io.requests, "bytes": direct_io.bytes, "waves": direct_io.waves},
+                    "waves": waves,
+                    "elapsed_ms": started.elapsed().as_secs_f64() * 1000.0,
+                }})
+            );
+        } else {
+            out!(
+                "index: {} of {} file(s) answered by the index, {} read directly ({} new, {} changed, {} not covered, {} maybe); listing {} request(s); index {} request(s), {} byte(s), {} wave(s); direct {} request(s), {} byte(s); {} wave(s) in all",
+                stats.from_index,
+                stats.files,
+                stats.direct,
+                stats.new,
+                stats.stale,
+                stats.not_covered,
+                stats.maybe,
+                stats.listing.requests,
+                stats.index.requests,
+                stats.index.bytes,
+                stats.index.waves,
+                direct_io.requests,
+                direct_io.bytes,
+                waves
+            );
+        }
+    }
+    Some(code)
+}

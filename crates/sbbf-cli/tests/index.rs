@@ -1,0 +1,575 @@
+//! `sbbf index` and `sbbf probe` on a table root with an index: the output of a probe with the
+//! index is byte for byte the output of the same probe without it (`--no-index`, which reads
+//! every file), whatever happened to the table or the index since the build.
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+fn sbbf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(args)
+        .output()
+        .expect("run sbbf")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Writes one file of `rows` rows whose ids start at `first`, in row groups of `rg_rows`, with
+/// filters sized for `ndv` values (so files get filters of different sizes); `name_filter`:
+/// whether the string column has one too.
+fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, name_filter: bool) {
+    let ids: Vec<i64> = (0..rows as i64).map(|i| first + i).collect();
+    let names: Vec<String> = ids.iter().map(|i| format!("name-{i}")).collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, false),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids)),
+        Arc::new(StringArray::from(names)),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rg_rows))
+        .set_column_bloom_filter_enabled("id".into(), true)
+        .set_column_bloom_filter_max_ndv("id".into(), ndv)
+        .set_column_bloom_filter_fpp("id".into(), 0.01)
+        .set_column_bloom_filter_enabled("name".into(), name_filter)
+        .set_column_bloom_filter_max_ndv("name".into(), ndv)
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        schema,
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    // Written a minute ago: a file modified in the last 2 s is not covered by a build.
+    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(ago)
+        .unwrap();
+}
+
+/// A table of `n` files in `dir` (some in a subfolder, some of two row groups, one without a
+/// filter on `name`); file `k` holds ids `k * 1000 ..`.
+fn make_table(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("part=1")).unwrap();
+    for k in 0..n {
+        let sub = if k % 5 == 4 { "part=1/" } else { "" };
+        let path = dir.join(format!("{sub}f{k:03}.parquet"));
+        let ndv = [64, 300, 2000][k % 3];
+        let rows = 40 + (k % 7) * 10;
+        let rg_rows = if k % 4 == 0 { rows / 2 } else { rows };
+        write_file(&path, k as i64 * 1000, rows, rg_rows, ndv, k != 7);
+    }
+}
+
+/// Values present in some files and absent from all.
+fn values() -> Vec<String> {
+    let mut v: Vec<String> = (0..12).map(|k| (k * 1000 + 5).to_string()).collect();
+    v.extend((0..30).map(|k| (900_000 + k * 7919).to_string()));
+    v
+}
+
+/// Probes with and without the index must print the same and exit the same; returns the
+/// `--stats` line of the index run.
+fn same_as_direct(dir: &str, column: &str, vals: &[&str], extra: &[&str]) -> String {
+    let mut args = vec!["probe", dir, column];
+    args.extend_from_slice(vals);
+    args.extend_from_slice(extra);
+    let with = sbbf(&args);
+    let mut no = args.clone();
+    no.push("--no-index");
+    let without = sbbf(&no);
+    assert_eq!(
+        text(&with.stdout),
+        text(&without.stdout),
+        "probe {args:?} differs with the index; stderr: {}",
+        text(&with.stderr)
+    );
+    assert_eq!(with.status.code(), without.status.code(), "{args:?}");
+    let mut st = args.clone();
+    st.push("--stats");
+    let o = sbbf(&st);
+    text(&o.stdout)
+        .lines()
+        .find(|l| l.starts_with("index: "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn answered(stats: &str) -> usize {
+    stats
+        .strip_prefix("index: ")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no index figures in {stats:?}"))
+}
+
+fn build(dir: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["index", "build", dir, "--format", "json"];
+    args.extend_from_slice(extra);
+    let o = sbbf(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Files a direct probe says are absent in every row group for every value (each row group with
+/// a filter), from its JSON lines: what an exact index must answer.
+fn absent_everywhere(dir: &str, column: &str, vals: &[&str]) -> usize {
+    let mut args = vec!["probe", dir, column, "--format", "json", "--no-index"];
+    args.extend_from_slice(vals);
+    let o = sbbf(&args);
+    text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|j| {
+            j["row_groups"].as_array().is_some_and(|rgs| {
+                rgs.iter().all(|rg| {
+                    rg["filter"] == "present"
+                        && rg["values"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .all(|v| v["result"] == "absent")
+                })
+            }) && j.get("error").is_none()
+                && j["physical_type"].is_string()
+        })
+        .count()
+}
+
+#[test]
+fn index_answers_equal_direct_probes() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 30);
+    let d = dir.to_str().unwrap();
+    let r = build(d, &[]);
+    assert_eq!(r["files"], 30);
+    assert_eq!(r["files_read"], 30);
+    // Filters of three sizes: three groups per column.
+    let id = r["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["column"] == "id")
+        .unwrap();
+    assert_eq!(id["groups"].as_array().unwrap().len(), 3, "{id}");
+    assert_eq!(id["folded"], 0);
+
+    let vals = values();
+    for v in &vals {
+        for col in ["id", "name"] {
+            let value = if col == "name" {
+                format!("name-{v}")
+            } else {
+                v.clone()
+            };
+            let stats = same_as_direct(d, col, &[&value], &[]);
+            // Exact index: it rules out exactly the files a direct probe finds absent.
+            assert_eq!(
+                answered(&stats),
+                absent_everywhere(d, col, &[&value]),
+                "{col} = {value}: {stats}"
+            );
+        }
+    }
+    let all: Vec<&str> = vals.iter().map(String::as_str).collect();
+    same_as_direct(d, "id", &all, &[]);
+    same_as_direct(d, "id", &all[..5], &["--format", "json"]);
+    same_as_direct(d, "id", &all[10..20], &["--row-groups"]);
+    // One absent value: most files are answered by the index.
+    let stats = same_as_direct(d, "id", &["123456789"], &[]);
+    assert!(answered(&stats) >= 28, "{stats}");
+    // A value that does not parse for the column is the direct probe's error, exit 2.
+    same_as_direct(d, "id", &["not-a-number"], &[]);
+    // A column no file has.
+    same_as_direct(d, "nope", &["1"], &[]);
+}
+
+#[test]
+fn folded_index_never_rules_out_a_maybe() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 24);
+    let d = dir.to_str().unwrap();
+    let r = build(d, &["--fpp", "0.2", "-c", "id"]);
+    let cols = r["columns"].as_array().unwrap();
+    assert_eq!(cols.len(), 1);
+    assert!(cols[0]["folded"].as_u64().unwrap() > 0, "{r}");
+    for g in cols[0]["groups"].as_array().unwrap() {
+        assert!(g["max_fpp"].as_f64().unwrap() <= 0.2, "{g}");
+    }
+    for v in values() {
+        let stats = same_as_direct(d, "id", &[&v], &[]);
+        assert!(answered(&stats) <= absent_everywhere(d, "id", &[&v]));
+    }
+    // The string column is not in the index: every file probed directly, same output.
+    let stats = same_as_direct(d, "name", &["name-5"], &[]);
+    assert_eq!(answered(&stats), 0);
+}
+
+#[test]
+fn stale_files_and_damaged_indexes_answer_as_direct_probes() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 20);
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let index = dir.join("_sbbf_index/index.sbbfi");
+    let good = std::fs::read(&index).unwrap();
+
+    // New file with a new value; a file rewritten with another value; a file deleted.
+    write_file(&dir.join("g-new.parquet"), 777_000, 30, 30, 64, true);
+    write_file(&dir.join("f001.parquet"), 555_000, 40, 40, 64, true);
+    std::fs::remove_file(dir.join("f002.parquet")).unwrap();
+    for v in ["777005", "555005", "1005", "2005", "3005", "99999999"] {
+        let stats = same_as_direct(d, "id", &[v], &[]);
+        assert!(stats.contains("1 new, 1 changed"), "{stats}");
+    }
+    let o = sbbf(&["index", "inspect", d, "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["stale"], serde_json::json!(["f001.parquet"]));
+    assert_eq!(j["missing"], serde_json::json!(["g-new.parquet"]));
+    assert_eq!(j["gone"], serde_json::json!(["f002.parquet"]));
+
+    // Damage: each is ignored with one warning, and the output is the direct probe's.
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() - 7].to_vec()),
+        ("empty", Vec::new()),
+        ("foreign bytes", b"PAR1 not an index at all".repeat(10)),
+    ];
+    let mut flipped_dir = good.clone();
+    let n = flipped_dir.len();
+    flipped_dir[n - 60] ^= 0x10;
+    cases.push(("flipped directory byte", flipped_dir));
+    let mut flipped_trailer = good.clone();
+    flipped_trailer[n - 30] ^= 0x01;
+    cases.push(("flipped trailer byte", flipped_trailer));
+    for (what, bytes) in cases {
+        std::fs::write(&index, &bytes).unwrap();
+        let o = sbbf(&["probe", d, "id", "99999999"]);
+        let err = text(&o.stderr);
+        assert_eq!(err.matches("warning").count(), 1, "{what}: {err}");
+        same_as_direct(d, "id", &["99999999", "1005"], &[]);
+    }
+    // Every single byte of the stripes flipped in turn: answers stay right (a stripe that is
+    // read fails its checksum; one that is not read does not matter).
+    for k in (16..n / 2).step_by(97) {
+        let mut b = good.clone();
+        b[k] ^= 0x04;
+        std::fs::write(&index, &b).unwrap();
+        same_as_direct(d, "id", &["99999999"], &[]);
+    }
+
+    // Another table's index in place: its files do not match this table's.
+    let other = td.path().join("other");
+    make_table(&other, 5);
+    build(other.to_str().unwrap(), &[]);
+    std::fs::copy(other.join("_sbbf_index/index.sbbfi"), &index).unwrap();
+    for v in ["1005", "99999999", "4005"] {
+        same_as_direct(d, "id", &[v], &[]);
+    }
+}
+
+#[test]
+fn update_reads_only_new_and_changed_files() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 15);
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    for k in 0..4 {
+        write_file(
+            &dir.join(format!("z{k}.parquet")),
+            600_000 + k * 1000,
+            30,
+            30,
+            64,
+            true,
+        );
+    }
+    write_file(&dir.join("f003.parquet"), 444_000, 40, 40, 300, true);
+    std::fs::remove_file(dir.join("part=1/f004.parquet")).unwrap();
+    let o = sbbf(&["index", "update", d, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["files"], 18, "{r}");
+    assert_eq!(r["files_read"], 5, "{r}");
+    assert_eq!(r["files_kept"], 13, "{r}");
+    assert_eq!(r["files_gone"], 1, "{r}");
+    // After the update every file is covered again and answers equal direct probes.
+    let o = sbbf(&["index", "inspect", d, "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["covered"], 18, "{j}");
+    for v in ["600005", "444005", "5005", "3005", "99999999", "602010"] {
+        let stats = same_as_direct(d, "id", &[v], &[]);
+        assert!(stats.contains("0 new, 0 changed"), "{stats}");
+        assert_eq!(answered(&stats), absent_everywhere(d, "id", &[v]));
+    }
+    // An update with nothing changed reads nothing.
+    let o = sbbf(&["index", "update", d, "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["files_read"], 0, "{r}");
+    // The kept entries' bytes are the old ones: a rebuild gives the same index but its time.
+    let updated = std::fs::read(dir.join("_sbbf_index/index.sbbfi")).unwrap();
+    build(d, &[]);
+    let rebuilt = std::fs::read(dir.join("_sbbf_index/index.sbbfi")).unwrap();
+    assert_eq!(updated.len(), rebuilt.len());
+}
+
+#[test]
+fn not_a_table_root() {
+    let o = sbbf(&["index", "build", "no/such/dir"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not a table root"),
+        "{}",
+        text(&o.stderr)
+    );
+    let td = tempfile::tempdir().unwrap();
+    make_table(td.path(), 2);
+    let o = sbbf(&["index", "inspect", td.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no index"), "{}", text(&o.stderr));
+}
+
+// pyarrow datasets, pyarrow.parquet, DuckDB and Spark reading the same rows beside an index:
+// tools/interop/index_readers.py (run by tools/interop/interop.sh, which sets up their venv).
+
+fn sbbf_s3(moto: &sbbf_testkit::moto::Moto, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sbbf"));
+    c.args(args);
+    for (k, v) in moto.env() {
+        c.env(k, v);
+    }
+    c.output().expect("run sbbf")
+}
+
+/// The same on the S3 test server: build with one PUT, probe with the index's few reads,
+/// update reading only the new object, a damaged index ignored with a warning.
+#[test]
+fn s3_index_answers_equal_direct_probes() {
+    let moto = sbbf_testkit::moto::Moto::start();
+    moto.create_bucket("idx");
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 20);
+    let n = moto.upload_dir("idx", "t", &dir).len()
+        + moto
+            .upload_dir("idx", "t/part=1", &dir.join("part=1"))
+            .len();
+    assert_eq!(n, 20);
+    let url = "s3://idx/t/";
+    let o = sbbf_s3(&moto, &["index", "build", url, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["files_read"], 20, "{r}");
+
+    let same = |vals: &[&str]| -> String {
+        let mut args = vec!["probe", url, "id"];
+        args.extend_from_slice(vals);
+        let mut no = args.clone();
+        no.push("--no-index");
+        let (with, without) = (sbbf_s3(&moto, &args), sbbf_s3(&moto, &no));
+        assert_eq!(
+            text(&with.stdout),
+            text(&without.stdout),
+            "{vals:?}: {}",
+            text(&with.stderr)
+        );
+        assert_eq!(with.status.code(), without.status.code());
+        args.push("--stats");
+        let o = sbbf_s3(&moto, &args);
+        text(&o.stdout)
+            .lines()
+            .find(|l| l.starts_with("index: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    for v in ["5", "3005", "19005", "99999999", "name-5"] {
+        same(&[v]);
+    }
+    let stats = same(&["99999999"]);
+    assert!(answered(&stats) >= 18, "{stats}");
+    // Listing and the index's trailer and directory in one wave, the stripes in a second.
+    assert!(stats.contains("index 2 request(s)"), "{stats}");
+
+    // A new object: not covered until the update, which reads only it.
+    let extra = td.path().join("x");
+    std::fs::create_dir_all(&extra).unwrap();
+    write_file(&extra.join("new.parquet"), 888_000, 30, 30, 64, true);
+    moto.upload_dir("idx", "t", &extra);
+    let stats = same(&["888005"]);
+    assert!(stats.contains("1 new"), "{stats}");
+    let o = sbbf_s3(&moto, &["index", "update", url, "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["files_read"].as_u64(), r["files_kept"].as_u64()),
+        (Some(1), Some(20)),
+        "{r}"
+    );
+    let stats = same(&["888005"]);
+    assert!(stats.contains("0 new"), "{stats}");
+    let o = sbbf_s3(&moto, &["index", "inspect", url, "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["covered"], 21, "{j}");
+
+    // A damaged index: one warning, the direct probe's answers.
+    // (moto refuses unsigned overwrites: a signed PUT through the store client.)
+    use object_store::ObjectStoreExt as _;
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(moto.endpoint())
+        .with_allow_http(true)
+        .with_bucket_name("idx")
+        .with_access_key_id(sbbf_testkit::moto::KEY)
+        .with_secret_access_key(sbbf_testkit::moto::SECRET)
+        .with_region(sbbf_testkit::moto::REGION)
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(store.put(
+        &object_store::path::Path::from("t/_sbbf_index/index.sbbfi"),
+        b"not an index".to_vec().into(),
+    ))
+    .unwrap();
+    let o = sbbf_s3(&moto, &["probe", url, "id", "5"]);
+    assert_eq!(
+        text(&o.stderr).matches("warning").count(),
+        1,
+        "{}",
+        text(&o.stderr)
+    );
+    same(&["5", "99999999"]);
+}
+
+/// A file modified just before the build is not covered (a second change in the same clock
+/// tick would not show): it is probed directly, and the next update reads it.
+#[test]
+fn files_modified_just_before_the_build_are_not_covered() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 6);
+    let fresh = dir.join("f001.parquet");
+    std::fs::File::options()
+        .write(true)
+        .open(&fresh)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    let d = dir.to_str().unwrap();
+    let r = build(d, &[]);
+    assert_eq!(r["racy"], 1, "{r}");
+    let stats = same_as_direct(d, "id", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 5, "{stats}");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let o = sbbf(&["index", "update", d, "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["files_read"].as_u64(), r["racy"].as_u64()),
+        (Some(1), Some(0)),
+        "{r}"
+    );
+    let stats = same_as_direct(d, "id", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 6, "{stats}");
+}
+
+/// DataFusion listing tables (`sbbf query`, with our pruning and without) count the same rows
+/// beside an index, the directory named with and without its trailing `/`, subfolders listed
+/// or not.
+#[cfg(feature = "query")]
+#[test]
+fn datafusion_ignores_the_index() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 10);
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let rows: usize = (0..10).map(|k| 40 + (k % 7) * 10).sum();
+    let slash = format!("{d}/");
+    for path in [d, slash.as_str()] {
+        for extra in [&[][..], &["--no-sbbf"][..]] {
+            for subdirs in ["true", "false"] {
+                let mut args = vec![
+                    "query",
+                    path,
+                    "SELECT count(*) AS n FROM t",
+                    "--format",
+                    "json",
+                ];
+                args.extend_from_slice(extra);
+                let o = Command::new(env!("CARGO_BIN_EXE_sbbf"))
+                    .args(&args)
+                    .env(
+                        "DATAFUSION_EXECUTION_LISTING_TABLE_IGNORE_SUBDIRECTORY",
+                        subdirs,
+                    )
+                    .output()
+                    .unwrap();
+                assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+                let j: serde_json::Value =
+                    serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+                // With subfolders ignored, the files in part=1/ still count (a partition).
+                assert_eq!(j["n"], rows as u64, "{args:?} subdirs ignored: {subdirs}");
+            }
+        }
+    }
+}
+
+/// Files without the column (schema evolution) are answered from the index as a direct probe
+/// of a table reports them ("column not in this file"), when some other covered file has it.
+#[test]
+fn files_without_the_column_are_answered_from_the_index() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 8);
+    for k in 0..4 {
+        let path = dir.join(format!("old{k}.parquet"));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "other",
+            DataType::Int64,
+            false,
+        )]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(k * 100..k * 100 + 50)) as ArrayRef],
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_bloom_filter_enabled(true)
+            .build();
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(ago)
+            .unwrap();
+    }
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let stats = same_as_direct(d, "id", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 12, "{stats}");
+    same_as_direct(d, "id", &["99999999"], &["--format", "json"]);
+    same_as_direct(d, "id", &["5", "1005"], &[]);
+    let stats = same_as_direct(d, "other", &["99999999"], &[]);
+    assert_eq!(answered(&stats), 12, "{stats}");
+    same_as_direct(d, "other", &["105"], &["--format", "json"]);
+    // A column no file has: the direct probe's message and exit status.
+    same_as_direct(d, "zzz", &["1"], &[]);
+}

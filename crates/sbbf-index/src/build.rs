@@ -1,0 +1,756 @@
+//! Building and updating an index: footers and filters only, never data pages.
+//!
+//! `build` reads every file; `update` reads only files that are new or changed since the
+//! index was written (the rest keep their entries' bytes, taken from the old index) and
+//! drops files that are gone.
+
+use crate::format::{self, ColumnEntry, Directory, Entry, FileEntry, Group, Stamp, HEADER_LEN};
+use crate::table::{is_fresh, write_all, Listed, Root};
+use crate::Error;
+use futures::{FutureExt, StreamExt};
+use sbbf::Sbbf;
+use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::source::{SourceFile, SourceOptions, DEFAULT_CONCURRENCY};
+use sbbf_parquet::IoPolicy;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::Arc;
+
+/// What to index.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Columns by dotted path; empty: every column that has a filter in some file.
+    pub columns: Vec<String>,
+    /// Fold filters down while their estimated FPP stays at or below this (`None`: keep every
+    /// filter at its own size, so the index answers exactly as the files do).
+    pub fpp: Option<f64>,
+    /// Files read at once.
+    pub concurrency: usize,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            columns: Vec::new(),
+            fpp: None,
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+}
+
+/// What a build or update did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct BuildReport {
+    /// Where the index was written.
+    pub index: String,
+    /// Files in the table (the listing).
+    pub files: usize,
+    /// Files whose footers and filters were read.
+    pub files_read: usize,
+    /// Files whose entries were kept from the old index (update).
+    pub files_kept: usize,
+    /// Files the old index had that are gone (update).
+    pub files_gone: usize,
+    /// Files that could not be read, with the reason (they are always probed directly).
+    pub failed: Vec<(String, String)>,
+    /// Local files (and objects without an ETag) modified less than 2 s before the listing:
+    /// not covered, since a change within the clock's tick would not show (`update` reads
+    /// them again).
+    pub racy: usize,
+    /// Requests, bytes and waves (summed over files) of reading the table's files.
+    pub requests: u64,
+    /// See `requests`.
+    pub bytes_read: u64,
+    /// Bytes of the index written.
+    pub index_bytes: u64,
+    /// Per column: entries, groups.
+    pub columns: Vec<ColumnReport>,
+}
+
+/// One column of a [`BuildReport`].
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ColumnReport {
+    /// The column's path.
+    pub column: String,
+    /// (file, row group) entries with a filter.
+    pub entries: usize,
+    /// Entries folded to a smaller size.
+    pub folded: usize,
+    /// Per group: blocks, entries, bytes, largest FPP.
+    pub groups: Vec<GroupReport>,
+}
+
+/// One group of a [`ColumnReport`].
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct GroupReport {
+    /// Blocks (32 bytes each) of every entry.
+    pub blocks: u32,
+    /// Entries.
+    pub entries: usize,
+    /// Bytes of the group's section.
+    pub bytes: u64,
+    /// The largest estimated FPP of an entry.
+    pub max_fpp: f64,
+}
+
+/// Per row group, a filter (`B`: its bitset, or where the spool holds it) and how many times
+/// it was folded, if it has one.
+type RowGroupFilters<B> = Vec<Option<(B, u8)>>;
+
+/// What one file gave: its row counts, and per column its type and per row group the filter,
+/// if any.
+struct Gathered<B> {
+    row_counts: Vec<i64>,
+    columns: Vec<(ColumnType, RowGroupFilters<B>)>,
+}
+
+impl Gathered<Vec<u8>> {
+    /// Moves the bitsets to the spool: only their places stay in memory.
+    fn spool(self, spool: &mut Spool) -> std::io::Result<Gathered<Spooled>> {
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (ty, rgs) in self.columns {
+            let mut out = Vec::with_capacity(rgs.len());
+            for f in rgs {
+                out.push(match f {
+                    Some((bits, folds)) => Some((spool.put(&bits)?, folds)),
+                    None => None,
+                });
+            }
+            columns.push((ty, out));
+        }
+        Ok(Gathered {
+            row_counts: self.row_counts,
+            columns,
+        })
+    }
+}
+
+/// Where a bitset is in the [`Spool`], and the FPP its bits give.
+#[derive(Debug, Clone, Copy)]
+struct Spooled {
+    at: u64,
+    len: usize,
+    fpp: f32,
+}
+
+/// A temporary file holding the bitsets read, so that a build's memory does not grow with the
+/// table: only one group's chunk of stripes is in memory while the index is written.
+struct Spool {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl Spool {
+    fn new() -> std::io::Result<Spool> {
+        Ok(Spool {
+            file: tempfile::tempfile()?,
+            len: 0,
+        })
+    }
+
+    fn put(&mut self, bits: &[u8]) -> std::io::Result<Spooled> {
+        let fpp = sbbf::SbbfRef::new(bits)
+            .map(|v| v.estimated_fpp() as f32)
+            .unwrap_or(1.0);
+        write_at(&self.file, bits, self.len)?;
+        let at = self.len;
+        self.len += bits.len() as u64;
+        Ok(Spooled {
+            at,
+            len: bits.len(),
+            fpp,
+        })
+    }
+
+    fn read(&self, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        read_at(&self.file, buf, at)
+    }
+}
+
+#[cfg(unix)]
+fn write_at(file: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, at)
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn write_at(file: &std::fs::File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        let n = file.seek_write(buf, at)?;
+        buf = &buf[n..];
+        at += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of stripes assembled in memory at once while writing a group (tiny in unit tests, so
+/// that groups are written in many chunks).
+#[cfg(not(test))]
+const CHUNK_BYTES: usize = 64 << 20;
+#[cfg(test)]
+const CHUNK_BYTES: usize = 96;
+
+/// Builds the index of the table at `root` from every file.
+pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
+    check_fpp(options.fpp)?;
+    let listed_at = now_ns();
+    let listing = root.list().await?;
+    assemble(root, listing, listed_at, None, options).await
+}
+
+/// Updates the index at `root`: reads only new and changed files, keeps the others' entries,
+/// drops the gone ones. The columns and FPP target are the old index's. Without a usable old
+/// index it builds (`rebuilt` says why).
+pub async fn update(
+    root: &Root,
+    concurrency: usize,
+) -> Result<(BuildReport, Option<String>), Error> {
+    let listed_at = now_ns();
+    let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
+    let listing = listing?;
+    let old = match old {
+        Ok(Some((loaded, bytes))) => Some((loaded.directory, bytes)),
+        Ok(None) => return Err(Error::NoIndex(root.index_location())),
+        Err(e) => {
+            let why = e.to_string();
+            let r = assemble(
+                root,
+                listing,
+                listed_at,
+                None,
+                &BuildOptions {
+                    concurrency,
+                    ..BuildOptions::default()
+                },
+            )
+            .await?;
+            return Ok((r, Some(why)));
+        }
+    };
+    let options = old
+        .as_ref()
+        .map(|(d, _)| BuildOptions {
+            columns: if d.explicit_columns {
+                d.columns.iter().map(|c| c.path.clone()).collect()
+            } else {
+                Vec::new()
+            },
+            fpp: d.target_fpp,
+            concurrency,
+        })
+        .unwrap_or_default();
+    Ok((
+        assemble(root, listing, listed_at, old, &options).await?,
+        None,
+    ))
+}
+
+fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
+    match fpp {
+        Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::Invalid(format!(
+            "--fpp {p}: a false-positive probability is between 0 and 1"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Reads what it must, then writes the index.
+async fn assemble(
+    root: &Root,
+    listing: Vec<Listed>,
+    listed_at: i64,
+    old: Option<(Directory, bytes::Bytes)>,
+    options: &BuildOptions,
+) -> Result<BuildReport, Error> {
+    let mut report = BuildReport {
+        index: root.index_location(),
+        files: listing.len(),
+        ..BuildReport::default()
+    };
+    // Which listed files the old index still describes.
+    let mut kept: HashMap<usize, usize> = HashMap::new();
+    if let Some((d, _)) = &old {
+        let by_path: HashMap<&str, usize> = d
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
+        for (li, l) in listing.iter().enumerate() {
+            if let Some(&fi) = by_path.get(l.rel.as_str()) {
+                if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
+                    kept.insert(li, fi);
+                }
+            }
+        }
+        let listed: std::collections::HashSet<&str> =
+            listing.iter().map(|l| l.rel.as_str()).collect();
+        report.files_gone = d
+            .files
+            .iter()
+            .filter(|f| !listed.contains(f.path.as_str()))
+            .count();
+    }
+    report.files_kept = kept.len();
+
+    // Read the other files: footers, then the filters of the chosen columns.
+    let to_read: Vec<usize> = (0..listing.len())
+        .filter(|i| !kept.contains_key(i))
+        .collect();
+    let source = root.source(
+        to_read.iter().map(|&i| &listing[i]),
+        SourceOptions {
+            concurrency: options.concurrency.max(1),
+            ..SourceOptions::default()
+        },
+    );
+    let policy = source.policy();
+    let wanted: Arc<Vec<String>> = Arc::new(options.columns.clone());
+    let fpp = options.fpp;
+    let mut results = source.run(move |pq| {
+        let wanted = Arc::clone(&wanted);
+        async move { Ok(gather(pq, &wanted, fpp, policy).await) }.boxed()
+    });
+    let io = |source| Error::Io {
+        what: "writing the index".into(),
+        source,
+    };
+    let mut spool = Spool::new().map_err(io)?;
+    let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
+        (0..listing.len()).map(|_| None).collect();
+    let mut k = 0;
+    while let Some((_, r)) = results.next().await {
+        let li = to_read[k];
+        k += 1;
+        report.files_read += 1;
+        gathered[li] = Some(match r {
+            Ok((g, st)) => {
+                report.requests += st.requests;
+                report.bytes_read += st.bytes;
+                Ok(g.spool(&mut spool).map_err(io)?)
+            }
+            Err(e) => Err(e.to_string()),
+        });
+    }
+
+    // The old index's entries of kept files, by file: their bitsets, as stored.
+    if let Some((d, bytes)) = &old {
+        let mut per_file: HashMap<usize, Gathered<Spooled>> = HashMap::new();
+        let kept_files: HashMap<usize, usize> = kept.iter().map(|(l, f)| (*f, *l)).collect();
+        for &fi in kept_files.keys() {
+            per_file.insert(
+                fi,
+                Gathered {
+                    row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
+                    columns: Vec::new(),
+                },
+            );
+        }
+        for c in &d.columns {
+            let mut of_file: HashMap<usize, RowGroupFilters<Spooled>> = HashMap::new();
+            for (fi, t) in c.file_types.iter().enumerate() {
+                if t.is_some() && kept_files.contains_key(&fi) {
+                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
+                    of_file.insert(fi, vec![None; n]);
+                }
+            }
+            for g in &c.groups {
+                for (e, entry) in g.entries.iter().enumerate() {
+                    if let Some(rgs) = of_file.get_mut(&(entry.file as usize)) {
+                        let bits = extract(bytes, g, e);
+                        if let Some(slot) = rgs.get_mut(entry.row_group as usize) {
+                            *slot = Some((spool.put(&bits).map_err(io)?, entry.folds));
+                        }
+                    }
+                }
+            }
+            for (fi, rgs) in of_file {
+                if let (Some(g), Some(Some(t))) = (per_file.get_mut(&fi), c.file_types.get(fi)) {
+                    if let Some(ty) = d.types.get(*t as usize) {
+                        g.columns.push((ty.clone(), rgs));
+                    }
+                }
+            }
+        }
+        for (fi, g) in per_file {
+            gathered[kept_files[&fi]] = Some(Ok(g));
+        }
+    }
+
+    // The directory: files, types, and per column its entries.
+    let mut files = Vec::with_capacity(listing.len());
+    let mut types: Vec<ColumnType> = Vec::new();
+    let mut type_ids: HashMap<ColumnTypeKey, u32> = HashMap::new();
+    // Column path -> per file type, and entries (file, rg, folds, bits).
+    type Col = (BTreeMap<usize, u32>, Vec<(usize, usize, u8, Spooled)>);
+    let mut cols: BTreeMap<String, Col> = BTreeMap::new();
+    let explicit = !options.columns.is_empty();
+    // Listing order is path order already; the index keeps files sorted by relative path.
+    let mut order: Vec<usize> = (0..listing.len()).collect();
+    order.sort_by(|&a, &b| listing[a].rel.cmp(&listing[b].rel));
+    order.dedup_by(|a, b| listing[*a].rel == listing[*b].rel);
+    for &li in &order {
+        let l = &listing[li];
+        let fi = files.len();
+        let g = gathered[li].take();
+        // A local file modified shortly before the listing may be modified again within the
+        // same tick of the file system's clock (coarse: milliseconds, FAT 2 s) without its
+        // time changing: such a change would be invisible, so the file is not covered (the
+        // next update reads it again).
+        // The same holds for objects of a store that gives no ETag.
+        let recent = match &l.stamp {
+            Stamp::Mtime(t) => *t > listed_at.saturating_sub(RACY_NS),
+            Stamp::Object {
+                last_modified_ms,
+                etag: None,
+            } => last_modified_ms.saturating_mul(1_000_000) > listed_at.saturating_sub(RACY_NS),
+            Stamp::Object { .. } => false,
+        };
+        let racy = !kept.contains_key(&li) && recent;
+        if racy && matches!(g, Some(Ok(_))) {
+            report.racy += 1;
+        }
+        let row_counts = match &g {
+            Some(Ok(_)) if racy => None,
+            Some(Ok(g)) => Some(g.row_counts.clone()),
+            Some(Err(e)) => {
+                report.failed.push((l.name.clone(), e.clone()));
+                None
+            }
+            None => None,
+        };
+        files.push(FileEntry {
+            path: l.rel.clone(),
+            size: l.size,
+            stamp: l.stamp.clone(),
+            row_counts,
+        });
+        let Some(Ok(g)) = g else { continue };
+        if racy {
+            continue;
+        }
+        for (ty, rgs) in g.columns {
+            let key = ColumnTypeKey::of(&ty);
+            let next = types.len() as u32;
+            let t = *type_ids.entry(key).or_insert_with(|| {
+                types.push(ty.clone());
+                next
+            });
+            let col = cols.entry(ty.path.clone()).or_default();
+            col.0.insert(fi, t);
+            for (rg, f) in rgs.into_iter().enumerate() {
+                if let Some((bits, folds)) = f {
+                    col.1.push((fi, rg, folds, bits));
+                }
+            }
+        }
+    }
+    // Write: header, groups, directory, trailer.
+    let tmp = root.temp_file()?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
+    w.write_all(&format::header()).map_err(io)?;
+    let mut at = HEADER_LEN;
+    let mut columns = Vec::with_capacity(cols.len());
+    for (path, (file_types, mut entries)) in cols {
+        entries.sort_by_key(|e| (e.3.len, e.0, e.1));
+        let mut groups = Vec::new();
+        let mut rep = ColumnReport {
+            column: path.clone(),
+            entries: entries.len(),
+            ..ColumnReport::default()
+        };
+        let mut start = 0;
+        while start < entries.len() {
+            let size = entries[start].3.len;
+            let end = start
+                + entries[start..]
+                    .iter()
+                    .take_while(|e| e.3.len == size)
+                    .count();
+            let members = &entries[start..end];
+            let blocks = size / 32;
+            let mut crc = crc32fast::Hasher::new();
+            // Stripes a chunk of blocks at a time: each entry's blocks [j0, j1) are one read
+            // of the spool, so memory stays at one chunk whatever the table's size.
+            let e_n = members.len();
+            let per_chunk = (CHUNK_BYTES / (32 * e_n)).max(1);
+            let mut j0 = 0;
+            while j0 < blocks {
+                let j1 = (j0 + per_chunk).min(blocks);
+                let width = (j1 - j0) * 32;
+                let mut chunk = vec![0u8; width * e_n];
+                let mut one = vec![0u8; width];
+                for (e, m) in members.iter().enumerate() {
+                    spool
+                        .read(m.3.at + (j0 * 32) as u64, &mut one)
+                        .map_err(io)?;
+                    for j in 0..j1 - j0 {
+                        let to = (j * e_n + e) * 32;
+                        chunk[to..to + 32].copy_from_slice(&one[j * 32..j * 32 + 32]);
+                    }
+                }
+                for stripe in chunk.chunks_exact(32 * e_n) {
+                    let sc = crc32fast::hash(stripe);
+                    write_all(&mut w, &mut crc, stripe).map_err(io)?;
+                    write_all(&mut w, &mut crc, &sc.to_le_bytes()).map_err(io)?;
+                }
+                j0 = j1;
+            }
+            let len = blocks as u64 * (32 * members.len() as u64 + 4);
+            let group = Group {
+                blocks: blocks as u32,
+                entries: members
+                    .iter()
+                    .map(|m| Entry {
+                        file: m.0 as u32,
+                        row_group: m.1 as u32,
+                        folds: m.2,
+                        fpp: m.3.fpp,
+                    })
+                    .collect(),
+                offset: at,
+                len,
+                crc: crc.finalize(),
+            };
+            rep.folded += members.iter().filter(|m| m.2 > 0).count();
+            rep.groups.push(GroupReport {
+                blocks: group.blocks,
+                entries: members.len(),
+                bytes: len,
+                max_fpp: group.max_fpp(),
+            });
+            at += len;
+            groups.push(group);
+            start = end;
+        }
+        report.columns.push(rep);
+        columns.push(ColumnEntry {
+            path,
+            file_types: (0..files.len())
+                .map(|f| file_types.get(&f).copied())
+                .collect(),
+            groups,
+        });
+    }
+    let directory = Directory {
+        created_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        root: match root {
+            Root::Local { arg, .. } => arg.clone(),
+            Root::Store { url, .. } => url.clone(),
+        },
+        target_fpp: options.fpp,
+        explicit_columns: explicit,
+        files,
+        types,
+        columns,
+    };
+    let dir = format::encode_directory(&directory);
+    w.write_all(&dir).map_err(io)?;
+    w.write_all(&format::trailer(
+        at,
+        dir.len() as u64,
+        crc32fast::hash(&dir),
+    ))
+    .map_err(io)?;
+    w.flush().map_err(io)?;
+    drop(w);
+    let len = at + dir.len() as u64 + format::TRAILER_LEN;
+    report.index_bytes = len;
+    root.commit(tmp, len).await?;
+    Ok(report)
+}
+
+/// How recent a modification time must be (before the listing) for the file not to be
+/// covered: 2 s, the coarsest clock of a common file system.
+const RACY_NS: i64 = 2_000_000_000;
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Entry `e`'s bitset, gathered from the stripes of group `g` in the index bytes `all`
+/// (checked whole by the caller).
+fn extract(all: &[u8], g: &Group, e: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(g.blocks as usize * 32);
+    for j in 0..g.blocks as u64 {
+        let s = g.stripe(j);
+        let at = s.start as usize + e * 32;
+        out.extend_from_slice(&all[at..at + 32]);
+    }
+    out
+}
+
+/// Types are shared between files when every field agrees.
+#[derive(Hash, PartialEq, Eq)]
+struct ColumnTypeKey(String);
+
+impl ColumnTypeKey {
+    fn of(t: &ColumnType) -> ColumnTypeKey {
+        ColumnTypeKey(format!("{t:?}"))
+    }
+}
+
+/// Reads one file's filters of the wanted columns (every column with a filter when none is
+/// named), folding them to `fpp` when given.
+async fn gather(
+    mut pq: SourceFile,
+    wanted: &[String],
+    fpp: Option<f64>,
+    policy: IoPolicy,
+) -> (Gathered<Vec<u8>>, sbbf_parquet::IoStats) {
+    let row_counts: Vec<i64> = pq
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|r| r.num_rows())
+        .collect();
+    let cols: Vec<usize> = if wanted.is_empty() {
+        (0..pq.columns().len())
+            .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
+            .collect()
+    } else {
+        let mut v: Vec<usize> = wanted
+            .iter()
+            .filter_map(|w| pq.column_index(w).ok())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut columns = Vec::with_capacity(cols.len());
+    // Every column's filters in the same waves.
+    let all = pq.read_filters_of_columns_async(&cols, policy).await;
+    for (c, spans) in cols.into_iter().zip(all) {
+        let ty = pq.columns()[c].clone();
+        let rgs = spans
+            .into_iter()
+            .map(|s| {
+                let span = s.ok()?;
+                let mut bits = span.bitset.to_vec();
+                let mut folds = 0u8;
+                if let Some(p) = fpp {
+                    let mut f = Sbbf::from_bitset(&bits).ok()?;
+                    folds = f.fold_to_target_fpp(p).ok()?.min(30) as u8;
+                    if folds > 0 {
+                        bits = f.as_bytes().to_vec();
+                    }
+                }
+                // A bitset the filter crate would refuse is no entry (the file is then probed
+                // directly, and says why).
+                sbbf::SbbfRef::new(&bits).ok()?;
+                Some((bits, folds))
+            })
+            .collect();
+        columns.push((ty, rgs));
+    }
+    let io = pq.io_stats();
+    (
+        Gathered {
+            row_counts,
+            columns,
+        },
+        io,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use sbbf_parquet::ParquetFile;
+
+    fn write(path: &std::path::Path, base: i64, rows: i64, ndv: u64) {
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(base..base + rows))],
+        )
+        .unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(50))
+            .set_bloom_filter_enabled(true)
+            .set_bloom_filter_max_ndv(ndv)
+            .build();
+        let f = std::fs::File::create(path).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(ago)
+            .unwrap();
+    }
+
+    /// Written in chunks of a few blocks, every entry is still its file's filter, byte for
+    /// byte, as the files' own reader reads it.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn entries_are_the_files_filters() {
+        let td = tempfile::tempdir().unwrap();
+        for k in 0..7 {
+            let p = td.path().join(format!("f{k}.parquet"));
+            write(&p, k * 1000, 120 + k * 10, [40, 300, 3000][k as usize % 3]);
+        }
+        let root = Root::open(td.path().to_str().unwrap()).unwrap().unwrap();
+        let r = build(&root, &BuildOptions::default()).await.unwrap();
+        assert_eq!(r.files_read, 7);
+        let (loaded, all) = root.load_whole().await.unwrap().unwrap();
+        let d = loaded.directory;
+        let col = &d.columns[0];
+        assert!(col.groups.len() >= 2);
+        let mut seen = 0;
+        for g in &col.groups {
+            for (e, entry) in g.entries.iter().enumerate() {
+                let f = &d.files[entry.file as usize];
+                let pq = ParquetFile::open(std::fs::File::open(td.path().join(&f.path)).unwrap())
+                    .unwrap();
+                let spans = pq.read_filters(0, IoPolicy::default());
+                let span = spans[entry.row_group as usize].as_ref().unwrap();
+                assert_eq!(
+                    extract(&all, g, e),
+                    span.bitset.to_vec(),
+                    "{} rg {}",
+                    f.path,
+                    entry.row_group
+                );
+                assert_eq!(entry.folds, 0);
+                seen += 1;
+            }
+        }
+        let rgs: usize = d
+            .files
+            .iter()
+            .map(|f| f.row_counts.as_ref().unwrap().len())
+            .sum();
+        assert_eq!(seen, rgs);
+    }
+}

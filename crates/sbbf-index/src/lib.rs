@@ -1,0 +1,85 @@
+//! A table index of Parquet split-block Bloom filters: the filters a table's files already
+//! carry, gathered into one object under `ROOT/_sbbf_index/` so that one value is tested
+//! against every (file, row group) of a column in one contiguous read per group, instead of a
+//! footer and a filter read per file.
+//!
+//! - Entries are grouped by filter size (blocks); a group is laid out transposed: block `j` of
+//!   every entry side by side, so a value's bits for the whole group are one stripe. An entry
+//!   keeps its file's filter bit for bit unless `--fpp` lets it be folded (exactly: block `j`
+//!   becomes `j / 2`) to a smaller shared size whose estimated FPP still honours the target.
+//! - The index records each file's relative path, size and modification time or ETag, and
+//!   its row groups: a listing alone says which files are stale (changed, new); those are never
+//!   answered from the index. A damaged or foreign index is ignored (with a warning), never
+//!   trusted.
+//! - The format is versioned and checksummed ([`format`](mod@format), `docs/index-format.md`).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), sbbf_index::Error> {
+//! use sbbf_index::{Root, build::{build, BuildOptions}};
+//! let root = Root::open("events/")?.expect("a directory is a table root");
+//! let report = build(&root, &BuildOptions::default()).await?;
+//! println!("{} files indexed", report.files);
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod build;
+pub mod format;
+pub mod probe;
+pub mod table;
+
+pub use table::{Listed, Root};
+
+/// Why an index cannot be used. Readers ignore such an index (with one warning) and probe
+/// the files directly.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// Not an sbbf index at all (another file under the name).
+    #[error("not an sbbf index (no SBBFIDX magic)")]
+    Foreign,
+    /// An index of a format version this build does not read.
+    #[error("index format version {0}; this build reads version {v}", v = format::VERSION)]
+    Version(u32),
+    /// Truncated, torn, or altered.
+    #[error("damaged index: {0}")]
+    Damaged(String),
+}
+
+/// Errors of building, updating and reading an index.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The table's files could not be listed or read.
+    #[error(transparent)]
+    Parquet(#[from] sbbf_parquet::Error),
+    /// The index itself is unusable.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// A local read or write failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An object store request failed.
+    #[error("{what}: {source}")]
+    Store {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: object_store::Error,
+    },
+    /// The location is not a table root (a directory, or an object-store prefix ending in `/`).
+    #[error("{0} is not a table root: give a directory or an object-store prefix ending in /")]
+    NotATable(String),
+    /// There is no index at the table root.
+    #[error("no index at {0}")]
+    NoIndex(String),
+    /// A bad option.
+    #[error("{0}")]
+    Invalid(String),
+}

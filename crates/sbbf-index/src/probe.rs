@@ -1,0 +1,421 @@
+//! Probing a table with its index: which files the index rules out (every row group
+//! definitely lacks every value), and which must be probed directly (new, changed, not
+//! covered, or possibly holding a value).
+//!
+//! The listing and the index's trailer and directory are read at once (one wave); then one
+//! stripe per (group, block) the values hash to, all in one wave. Only the files left are
+//! opened.
+
+use crate::format::{check_stripe, Directory};
+use crate::table::{is_fresh, Listed, Loaded, ReadStats, Root};
+use crate::{Error, IndexError};
+use bytes::Bytes;
+use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::source::{Source, SourceOptions};
+use sbbf_parquet::{Answer, Encoded, FilterState, ReadError, RowGroupAnswer};
+use std::collections::{BTreeSet, HashMap};
+
+/// Why a file must be probed directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// There is no usable index.
+    NoIndex,
+    /// The index does not know the file (added after the build).
+    New,
+    /// The file changed since the build (size, modification time or ETag differ).
+    Stale,
+    /// The index has no filter for some row group of it for this column (no filter, an
+    /// unreadable one, no such column, values that do not encode for its type).
+    NotCovered,
+    /// The index says these row groups may hold a value.
+    Maybe(Vec<usize>),
+}
+
+/// A file the index rules out: its answers are what a direct probe gives (every row group
+/// has a filter and answers "absent" for every value).
+#[derive(Debug, Clone)]
+pub struct IndexAnswer {
+    /// The column in this file, as the index recorded it.
+    pub column: ColumnType,
+    /// The values, encoded for it.
+    pub encoded: Vec<Encoded>,
+    /// One per row group.
+    pub answers: Vec<RowGroupAnswer>,
+}
+
+/// What the index says of a file it answers.
+#[derive(Debug, Clone)]
+pub enum Ruled {
+    /// Every row group definitely lacks every value.
+    Absent(IndexAnswer),
+    /// The file has no such column (no row of it holds a value of it), as a direct probe of a
+    /// table reports it. Only said when the column path has no `.` or `\` (which a direct
+    /// probe may also read as another leaf) and some other file the index covers has it.
+    NoColumn,
+}
+
+/// One listed file's fate.
+#[derive(Debug, Clone)]
+pub enum Planned {
+    /// Answered by the index.
+    Index {
+        /// The name a report shows.
+        name: String,
+        /// The answers.
+        answer: Ruled,
+    },
+    /// To be probed directly (it is in [`ProbePlan::source`]).
+    Direct {
+        /// The name a report shows.
+        name: String,
+        /// Why.
+        why: Why,
+    },
+}
+
+/// What the index did for one probe.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct IndexStats {
+    /// Files listed.
+    pub files: usize,
+    /// Files the index answered (ruled out).
+    pub from_index: usize,
+    /// Files left to probe directly.
+    pub direct: usize,
+    /// Of those: new since the build.
+    pub new: usize,
+    /// Changed since the build.
+    pub stale: usize,
+    /// Not covered by the index for this column.
+    pub not_covered: usize,
+    /// Possibly holding a value by the index.
+    pub maybe: usize,
+    /// Whether an index was used.
+    pub used: bool,
+    /// The listing (counted as one request and one wave: a store's listing pages are not
+    /// counted by the store client).
+    pub listing: ReadStats,
+    /// Reads of the index: trailer and directory, then stripes. Its first read goes out with
+    /// the listing, in the same wave.
+    pub index: ReadStats,
+    /// Sequential waves before the direct probes start: the listing's (with the index's first
+    /// read beside it) plus the index's later ones.
+    pub waves_before_direct: u64,
+}
+
+/// A probe of a table root, split by the index.
+pub struct ProbePlan {
+    /// Several files (as [`Source::is_many`] says of the same location).
+    pub many: bool,
+    /// Every listed file, in the order a [`Source`] of the location yields them.
+    pub files: Vec<Planned>,
+    /// The files to probe directly, in the same order.
+    pub source: Source,
+    /// The index's figures.
+    pub stats: IndexStats,
+    /// Why the index was ignored, when it exists but is unusable: show it once.
+    pub warning: Option<String>,
+}
+
+/// Lists the table at `root` and reads its index at once, answers what the index can for
+/// `column` and the values `encode` gives per column type (as [`Source::probe`] takes them),
+/// and returns the rest as a [`Source`] to probe as without an index.
+pub async fn plan<F>(
+    root: &Root,
+    column: &str,
+    encode: F,
+    options: SourceOptions,
+) -> Result<ProbePlan, Error>
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
+{
+    let (listing, loaded) = futures::future::join(root.list(), root.load()).await;
+    let listing = listing?;
+    if listing.is_empty() {
+        if let Root::Store { prefix, .. } = root {
+            return Err(sbbf_parquet::Error::from(ReadError::NoObjects {
+                location: if prefix.as_ref().is_empty() {
+                    "/".to_string()
+                } else {
+                    prefix.to_string()
+                },
+            })
+            .into());
+        }
+    }
+    let mut stats = IndexStats {
+        files: listing.len(),
+        listing: ReadStats {
+            requests: 1,
+            bytes: 0,
+            waves: 1,
+        },
+        waves_before_direct: 1,
+        ..IndexStats::default()
+    };
+    let mut warning = None;
+    let ignore = |e: &Error| format!("ignoring the index {}: {e}", root.index_location());
+    let decisions: Vec<Result<Ruled, Why>> = match loaded {
+        Ok(None) => listing.iter().map(|_| Err(Why::NoIndex)).collect(),
+        Ok(Some((loaded, st))) => {
+            stats.index.add(st);
+            match answer(root, &loaded, &listing, column, &encode).await {
+                Ok((d, st)) => {
+                    stats.index.add(st);
+                    stats.used = true;
+                    d
+                }
+                Err(e) => {
+                    warning = Some(ignore(&e));
+                    listing.iter().map(|_| Err(Why::NoIndex)).collect()
+                }
+            }
+        }
+        Err(e) => {
+            warning = Some(ignore(&e));
+            listing.iter().map(|_| Err(Why::NoIndex)).collect()
+        }
+    };
+    // The first index read went out beside the listing.
+    stats.waves_before_direct += stats.index.waves.saturating_sub(1);
+    let mut files = Vec::with_capacity(listing.len());
+    let mut direct = Vec::new();
+    for (l, d) in listing.iter().zip(decisions) {
+        match d {
+            Ok(answer) => {
+                stats.from_index += 1;
+                files.push(Planned::Index {
+                    name: l.name.clone(),
+                    answer,
+                });
+            }
+            Err(why) => {
+                stats.direct += 1;
+                match &why {
+                    Why::New => stats.new += 1,
+                    Why::Stale => stats.stale += 1,
+                    Why::NotCovered => stats.not_covered += 1,
+                    Why::Maybe(_) => stats.maybe += 1,
+                    Why::NoIndex => {}
+                }
+                direct.push(l);
+                files.push(Planned::Direct {
+                    name: l.name.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    let many = match root {
+        Root::Local { .. } => listing.len() > 1,
+        Root::Store { .. } => true,
+    };
+    Ok(ProbePlan {
+        many,
+        source: root.source(direct, options),
+        files,
+        stats,
+        warning,
+    })
+}
+
+/// Per listed file, the index's answer, or why the file must be probed directly; and the
+/// stripe reads it took. An error means the index is unusable (a stripe failed its checksum,
+/// a read failed): then probe every file directly.
+pub async fn answer<F>(
+    root: &Root,
+    loaded: &Loaded,
+    listing: &[Listed],
+    column: &str,
+    encode: F,
+) -> Result<(Vec<Result<Ruled, Why>>, ReadStats), Error>
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
+{
+    let d: &Directory = &loaded.directory;
+    let mut st = ReadStats::default();
+    let Some(col) = d.columns.iter().find(|c| c.path == column) else {
+        return Ok((listing.iter().map(|_| Err(Why::NotCovered)).collect(), st));
+    };
+    let by_path: HashMap<&str, usize> = d
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+    // Where each (file, row group) of the column is: (group, entry).
+    let mut at: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
+    for (g, group) in col.groups.iter().enumerate() {
+        for (e, entry) in group.entries.iter().enumerate() {
+            at.insert((entry.file, entry.row_group), (g, e));
+        }
+    }
+    // Values per type, encoded once per type; their candidate hashes.
+    type Enc = Option<(Vec<Encoded>, Vec<Vec<u64>>)>;
+    let mut encoded: HashMap<u32, Enc> = HashMap::new();
+    // Per listed file: the index file and type, or why not.
+    let mut status: Vec<Result<(usize, u32), Why>> = Vec::with_capacity(listing.len());
+    // Fresh files without the column, and whether a fresh file has it.
+    let mut no_column = vec![false; listing.len()];
+    let mut some_has_it = false;
+    for (li, l) in listing.iter().enumerate() {
+        if let Some(&fi) = by_path.get(l.rel.as_str()) {
+            if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
+                match col.file_types[fi] {
+                    Some(_) => some_has_it = true,
+                    None => no_column[li] = true,
+                }
+            }
+        }
+        let s = match by_path.get(l.rel.as_str()) {
+            None => Err(Why::New),
+            Some(&fi) if !is_fresh(&d.files[fi], l) => Err(Why::Stale),
+            Some(&fi) => match (&d.files[fi].row_counts, col.file_types[fi]) {
+                (Some(rows), Some(t))
+                    if (0..rows.len() as u32).all(|rg| at.contains_key(&(fi as u32, rg))) =>
+                {
+                    let e = encoded.entry(t).or_insert_with(|| {
+                        let ty = d.types.get(t as usize)?;
+                        let enc = encode(ty).ok()?;
+                        let hashes = enc
+                            .iter()
+                            .map(|v| match v {
+                                Encoded::Candidates(c) => c.iter().map(|b| sbbf::hash(b)).collect(),
+                                _ => Vec::new(),
+                            })
+                            .collect();
+                        Some((enc, hashes))
+                    });
+                    if e.is_some() {
+                        Ok((fi, t))
+                    } else {
+                        Err(Why::NotCovered)
+                    }
+                }
+                _ => Err(Why::NotCovered),
+            },
+        };
+        status.push(s);
+    }
+    // The stripes the values need: for each group and type of the files asked about, the
+    // block each hash picks at the group's size.
+    let mut pairs: BTreeSet<(usize, u32)> = BTreeSet::new();
+    for (fi, t) in status.iter().flatten() {
+        let rows = d.files[*fi].row_counts.as_ref().map_or(0, Vec::len);
+        for rg in 0..rows as u32 {
+            if let Some(&(g, _)) = at.get(&(*fi as u32, rg)) {
+                pairs.insert((g, *t));
+            }
+        }
+    }
+    let mut need: BTreeSet<(usize, u64)> = BTreeSet::new();
+    for &(g, t) in &pairs {
+        let blocks = col.groups[g].blocks as usize;
+        if let Some(Some((_, hashes))) = encoded.get(&t) {
+            for h in hashes.iter().flatten() {
+                need.insert((g, sbbf::block_index(*h, blocks) as u64));
+            }
+        }
+    }
+    // One wave: stripes next to each other (or with small holes remotely) read as one range.
+    let gap = match root {
+        Root::Local { .. } => 0,
+        Root::Store { .. } => 64 * 1024,
+    };
+    let wanted: Vec<std::ops::Range<u64>> =
+        need.iter().map(|&(g, j)| col.groups[g].stripe(j)).collect();
+    let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
+    let mut sorted = wanted.clone();
+    sorted.sort_by_key(|r| r.start);
+    for r in sorted {
+        match merged.last_mut() {
+            Some(m) if r.start <= m.end + gap => m.end = m.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    let got = root.read_ranges(&merged, &mut st).await?;
+    let mut stripes: HashMap<(usize, u64), Bytes> = HashMap::with_capacity(need.len());
+    for (&(g, j), r) in need.iter().zip(&wanted) {
+        let i = merged.partition_point(|m| m.start <= r.start) - 1;
+        let (m, b) = (&merged[i], &got[i]);
+        let s = b.slice((r.start - m.start) as usize..(r.end - m.start) as usize);
+        check_stripe(&s)?;
+        stripes.insert((g, j), s);
+    }
+    // The answers.
+    let mut out = Vec::with_capacity(listing.len());
+    let simple = !column.contains(['.', '\\']);
+    for (li, s) in status.into_iter().enumerate() {
+        let (fi, t) = match s {
+            Ok(x) => x,
+            Err(_) if no_column[li] && simple && some_has_it => {
+                out.push(Ok(Ruled::NoColumn));
+                continue;
+            }
+            Err(why) => {
+                out.push(Err(why));
+                continue;
+            }
+        };
+        let Some(Some((enc, hashes))) = encoded.get(&t) else {
+            out.push(Err(Why::NotCovered));
+            continue;
+        };
+        let rows = d.files[fi].row_counts.clone().unwrap_or_default();
+        let mut maybe = Vec::new();
+        let mut answers = Vec::with_capacity(rows.len());
+        for (rg, n) in rows.iter().enumerate() {
+            let &(g, e) = at
+                .get(&(fi as u32, rg as u32))
+                .ok_or_else(|| IndexError::Damaged("an entry went missing".into()))?;
+            let blocks = col.groups[g].blocks as usize;
+            let mut row = Vec::with_capacity(enc.len());
+            for (v, hs) in enc.iter().zip(hashes) {
+                let a = match v {
+                    Encoded::NeverStored(_) => Answer::Absent,
+                    Encoded::AlwaysMaybe(_) => Answer::Maybe,
+                    Encoded::Candidates(_) => {
+                        let mut any = false;
+                        for &h in hs {
+                            let j = sbbf::block_index(h, blocks) as u64;
+                            let stripe = stripes.get(&(g, j)).ok_or_else(|| {
+                                IndexError::Damaged("a stripe was not read".into())
+                            })?;
+                            let block = stripe.get(e * 32..e * 32 + 32).ok_or_else(|| {
+                                IndexError::Damaged("an entry lies outside its stripe".into())
+                            })?;
+                            any |= sbbf::SbbfRef::new(block)
+                                .map_err(|e| IndexError::Damaged(e.to_string()))?
+                                .contains_hash(h);
+                        }
+                        if any {
+                            Answer::Maybe
+                        } else {
+                            Answer::Absent
+                        }
+                    }
+                };
+                row.push(a);
+            }
+            if row.iter().any(|a| *a != Answer::Absent) {
+                maybe.push(rg);
+            }
+            answers.push(RowGroupAnswer {
+                row_group: rg,
+                num_rows: *n,
+                filter: FilterState::Present,
+                answers: row,
+            });
+        }
+        out.push(if maybe.is_empty() {
+            Ok(Ruled::Absent(IndexAnswer {
+                column: d.types[t as usize].clone(),
+                encoded: enc.clone(),
+                answers,
+            }))
+        } else {
+            Err(Why::Maybe(maybe))
+        });
+    }
+    Ok((out, st))
+}

@@ -1,0 +1,590 @@
+//! A table root (a local directory or an object-store prefix): its listing, and the index
+//! object under it.
+
+use crate::format::{self, Directory, Stamp, Trailer};
+use crate::{Error, IndexError};
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as StorePath;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use sbbf_parquet::remote;
+use sbbf_parquet::source::{local_files, object_name, Source, SourceOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The folder under a table root that holds the index. Its leading `_` makes the listings of
+/// pyarrow datasets and Spark skip it; DuckDB globs and DataFusion listing tables only take
+/// `*.parquet`, which the index is not.
+pub const INDEX_DIR: &str = "_sbbf_index";
+/// The index object's name inside [`INDEX_DIR`].
+pub const INDEX_FILE: &str = "index.sbbfi";
+/// Bytes a probe reads from the end of a remote index in its first request: the directory of
+/// about 10,000 files fits, so trailer and directory cost one round trip.
+pub const INDEX_SUFFIX: u64 = 1 << 20;
+/// The same for a local index.
+const LOCAL_SUFFIX: u64 = 64 << 10;
+
+/// A table root.
+#[derive(Debug, Clone)]
+pub enum Root {
+    /// A local directory.
+    Local {
+        /// The argument as given (names of files are this joined with their path).
+        arg: String,
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A prefix on an object store.
+    Store {
+        /// The URL as given (ends in `/`).
+        url: String,
+        /// The store.
+        store: Arc<dyn ObjectStore>,
+        /// The prefix in it.
+        prefix: StorePath,
+    },
+}
+
+/// One data file of a listing.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The name reports use (the same as [`Source::open`] gives it).
+    pub name: String,
+    /// Path relative to the root, `/`-separated.
+    pub rel: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time or ETag.
+    pub stamp: Stamp,
+    at: At,
+}
+
+#[derive(Debug, Clone)]
+enum At {
+    Local(PathBuf),
+    Object(ObjectMeta),
+}
+
+/// Where a read of the index went: requests, bytes and sequential waves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadStats {
+    /// Requests (local: positioned reads).
+    pub requests: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Sequential rounds of requests.
+    pub waves: u64,
+}
+
+impl ReadStats {
+    pub(crate) fn add(&mut self, o: ReadStats) {
+        self.requests += o.requests;
+        self.bytes += o.bytes;
+        self.waves += o.waves;
+    }
+}
+
+impl Root {
+    /// The root `arg` names, if it names one: a local directory, or an object-store URL that
+    /// ends in `/` (or names a bucket). A file, a glob, an object, or a web server URL is no
+    /// table root (`None`).
+    pub fn open(arg: &str) -> Result<Option<Root>, Error> {
+        if remote::is_remote_url(arg) {
+            if arg.starts_with("http://") || arg.starts_with("https://") {
+                return Ok(None);
+            }
+            let (store, prefix) = remote::store_from_url(arg)?;
+            if !(arg.ends_with('/') || prefix.as_ref().is_empty()) {
+                return Ok(None);
+            }
+            return Ok(Some(Root::Store {
+                url: arg.to_string(),
+                store,
+                prefix,
+            }));
+        }
+        let dir = Path::new(arg);
+        if dir.is_dir() {
+            return Ok(Some(Root::Local {
+                arg: arg.to_string(),
+                dir: dir.to_path_buf(),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// A root on a store the caller configured (`url` names it in reports).
+    pub fn from_store(url: &str, store: Arc<dyn ObjectStore>, prefix: StorePath) -> Root {
+        Root::Store {
+            url: url.to_string(),
+            store,
+            prefix,
+        }
+    }
+
+    /// Where the index is, for messages.
+    pub fn index_location(&self) -> String {
+        match self {
+            Root::Local { dir, .. } => dir.join(INDEX_DIR).join(INDEX_FILE).display().to_string(),
+            Root::Store { url, .. } => {
+                format!("{}/{INDEX_DIR}/{INDEX_FILE}", url.trim_end_matches('/'))
+            }
+        }
+    }
+
+    fn index_path(&self) -> Option<StorePath> {
+        match self {
+            Root::Store { prefix, .. } => Some(prefix.clone().join(INDEX_DIR).join(INDEX_FILE)),
+            Root::Local { .. } => None,
+        }
+    }
+
+    /// The table's data files (every `*.parquet` below the root), sorted, with what a listing
+    /// shows of each: one listing of the prefix; locally a walk and one `stat` per file.
+    pub async fn list(&self) -> Result<Vec<Listed>, Error> {
+        match self {
+            Root::Local { arg, dir } => {
+                let (arg, dir) = (arg.clone(), dir.clone());
+                let run = move || -> Result<Vec<Listed>, Error> {
+                    let paths = local_files(&arg).map_err(sbbf_parquet::Error::from)?;
+                    let mut out = Vec::with_capacity(paths.len());
+                    for p in paths {
+                        let meta = std::fs::metadata(&p).map_err(|source| Error::Io {
+                            what: format!("{}", p.display()),
+                            source,
+                        })?;
+                        let rel = p
+                            .strip_prefix(&dir)
+                            .unwrap_or(&p)
+                            .components()
+                            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                            .collect::<Vec<_>>()
+                            .join("/");
+                        out.push(Listed {
+                            name: p.display().to_string(),
+                            rel,
+                            size: meta.len(),
+                            stamp: Stamp::Mtime(mtime_ns(&meta)),
+                            at: At::Local(p),
+                        });
+                    }
+                    Ok(out)
+                };
+                match tokio::runtime::Handle::try_current() {
+                    Ok(h) => h.spawn_blocking(run).await.map_err(|e| Error::Io {
+                        what: "listing".into(),
+                        source: std::io::Error::other(e),
+                    })?,
+                    Err(_) => run(),
+                }
+            }
+            Root::Store { store, prefix, .. } => {
+                let objects = remote::list_parquet(store, prefix).await?;
+                Ok(self.listed_objects(objects))
+            }
+        }
+    }
+
+    /// Listing entries for objects of this root's store that the caller listed itself (a
+    /// query engine's own listing), named as [`Root::list`] names them, in the order given.
+    /// Empty for a local root.
+    pub fn listed_objects(&self, objects: Vec<ObjectMeta>) -> Vec<Listed> {
+        match self {
+            Root::Local { .. } => Vec::new(),
+            Root::Store { url, prefix, .. } => objects
+                .into_iter()
+                .map(|m| {
+                    let loc = m.location.as_ref();
+                    let rel = loc
+                        .strip_prefix(prefix.as_ref())
+                        .unwrap_or(loc)
+                        .trim_start_matches('/')
+                        .to_string();
+                    Listed {
+                        name: object_name(url, prefix.as_ref(), loc),
+                        rel,
+                        size: m.size,
+                        stamp: Stamp::Object {
+                            last_modified_ms: m.last_modified.timestamp_millis(),
+                            etag: m.e_tag.clone(),
+                        },
+                        at: At::Object(m),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// A [`Source`] of these listed files (in this order), to read them as `sbbf probe` does.
+    pub fn source<'a>(
+        &self,
+        files: impl IntoIterator<Item = &'a Listed>,
+        options: SourceOptions,
+    ) -> Source {
+        match self {
+            Root::Local { .. } => Source::from_paths(
+                files
+                    .into_iter()
+                    .filter_map(|l| match &l.at {
+                        At::Local(p) => Some(p.clone()),
+                        At::Object(_) => None,
+                    })
+                    .collect(),
+                options,
+            ),
+            Root::Store { url, store, prefix } => Source::from_objects(
+                url,
+                Arc::clone(store),
+                prefix,
+                files
+                    .into_iter()
+                    .filter_map(|l| match &l.at {
+                        At::Object(m) => Some(m.clone()),
+                        At::Local(_) => None,
+                    })
+                    .collect(),
+                options,
+            ),
+        }
+    }
+
+    /// Reads the trailer and the directory (remote: one suffix read of [`INDEX_SUFFIX`] bytes,
+    /// a second only for a larger directory). `Ok(None)`: there is no index.
+    pub async fn load(&self) -> Result<Option<(Loaded, ReadStats)>, Error> {
+        let mut st = ReadStats::default();
+        let (len, tail) = match self.read_suffix(INDEX_SUFFIX, &mut st).await? {
+            None => return Ok(None),
+            Some(x) => x,
+        };
+        let t = format::parse_trailer(&tail, len)?;
+        let tail_start = len - tail.len() as u64;
+        let dir = if t.dir_offset >= tail_start {
+            let from = (t.dir_offset - tail_start) as usize;
+            tail.slice(from..from + t.dir_len as usize)
+        } else {
+            let mut got = self
+                .read_ranges(
+                    std::slice::from_ref(&(t.dir_offset..t.dir_offset + t.dir_len)),
+                    &mut st,
+                )
+                .await?;
+            got.pop().unwrap_or_default()
+        };
+        let directory = check_directory(&dir, &t)?;
+        Ok(Some((
+            Loaded {
+                directory,
+                len,
+                trailer: t,
+            },
+            st,
+        )))
+    }
+
+    /// The whole index, every section's checksum verified. `Ok(None)`: there is no index.
+    pub async fn load_whole(&self) -> Result<Option<(Loaded, Bytes)>, Error> {
+        let mut st = ReadStats::default();
+        let Some((len, all)) = self.read_suffix(u64::MAX, &mut st).await? else {
+            return Ok(None);
+        };
+        if all.len() as u64 != len {
+            return Err(IndexError::Damaged("short read".into()).into());
+        }
+        format::check_header(&all)?;
+        let t = format::parse_trailer(&all, len)?;
+        let dir = all.slice(t.dir_offset as usize..(t.dir_offset + t.dir_len) as usize);
+        let directory = check_directory(&dir, &t)?;
+        for c in &directory.columns {
+            for g in &c.groups {
+                let s = &all[g.offset as usize..(g.offset + g.len) as usize];
+                if crc32fast::hash(s) != g.crc {
+                    return Err(IndexError::Damaged(format!(
+                        "the checksum of a group of column {} does not match",
+                        c.path
+                    ))
+                    .into());
+                }
+            }
+        }
+        Ok(Some((
+            Loaded {
+                directory,
+                len,
+                trailer: t,
+            },
+            all,
+        )))
+    }
+
+    /// The last `n` bytes of the index (all of it when shorter) and its length.
+    async fn read_suffix(&self, n: u64, st: &mut ReadStats) -> Result<Option<(u64, Bytes)>, Error> {
+        match self {
+            Root::Local { dir, .. } => {
+                let path = dir.join(INDEX_DIR).join(INDEX_FILE);
+                let what = || format!("reading {}", path.display());
+                let file = match std::fs::File::open(&path) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(source) => {
+                        return Err(Error::Io {
+                            what: what(),
+                            source,
+                        })
+                    }
+                };
+                let len = file
+                    .metadata()
+                    .map_err(|source| Error::Io {
+                        what: what(),
+                        source,
+                    })?
+                    .len();
+                // A local read costs no round trip: the trailer and a directory of a few
+                // hundred files in one read, a larger directory in a second.
+                let take = if n == u64::MAX {
+                    len
+                } else {
+                    n.min(LOCAL_SUFFIX).min(len)
+                };
+                let mut buf = vec![0u8; take as usize];
+                read_at(&file, &mut buf, len - take).map_err(|source| Error::Io {
+                    what: what(),
+                    source,
+                })?;
+                st.add(ReadStats {
+                    requests: 1,
+                    bytes: take,
+                    waves: 1,
+                });
+                Ok(Some((len, Bytes::from(buf))))
+            }
+            Root::Store { store, .. } => {
+                let path = self.index_path().unwrap_or_default();
+                let range = if n == u64::MAX {
+                    None
+                } else {
+                    Some(object_store::GetRange::Suffix(n))
+                };
+                let options = object_store::GetOptions {
+                    range,
+                    ..Default::default()
+                };
+                let got = match store.get_opts(&path, options).await {
+                    Ok(g) => g,
+                    Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                    Err(source) => {
+                        return Err(Error::Store {
+                            what: format!("reading {}", self.index_location()),
+                            source,
+                        })
+                    }
+                };
+                let len = got.meta.size;
+                let bytes = got.bytes().await.map_err(|source| Error::Store {
+                    what: format!("reading {}", self.index_location()),
+                    source,
+                })?;
+                st.add(ReadStats {
+                    requests: 1,
+                    bytes: bytes.len() as u64,
+                    waves: 1,
+                });
+                if (bytes.len() as u64) < n.min(len) {
+                    return Err(IndexError::Damaged("short read".into()).into());
+                }
+                Ok(Some((len, bytes)))
+            }
+        }
+    }
+
+    /// Reads byte ranges of the index, all in one wave.
+    pub(crate) async fn read_ranges(
+        &self,
+        ranges: &[std::ops::Range<u64>],
+        st: &mut ReadStats,
+    ) -> Result<Vec<Bytes>, Error> {
+        if ranges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out: Vec<Bytes> = match self {
+            Root::Local { dir, .. } => {
+                let path = dir.join(INDEX_DIR).join(INDEX_FILE);
+                let what = || format!("reading {}", path.display());
+                let file = std::fs::File::open(&path).map_err(|source| Error::Io {
+                    what: what(),
+                    source,
+                })?;
+                let mut out = Vec::with_capacity(ranges.len());
+                for r in ranges {
+                    let mut buf = vec![0u8; (r.end - r.start) as usize];
+                    read_at(&file, &mut buf, r.start).map_err(|source| Error::Io {
+                        what: what(),
+                        source,
+                    })?;
+                    out.push(Bytes::from(buf));
+                }
+                out
+            }
+            Root::Store { store, .. } => {
+                let path = self.index_path().unwrap_or_default();
+                futures::stream::iter(ranges.iter().cloned())
+                    .map(|r| {
+                        let (store, path) = (Arc::clone(store), path.clone());
+                        async move { store.get_range(&path, r).await }
+                    })
+                    .buffered(64)
+                    .try_collect()
+                    .await
+                    .map_err(|source| Error::Store {
+                        what: format!("reading {}", self.index_location()),
+                        source,
+                    })?
+            }
+        };
+        for (r, b) in ranges.iter().zip(&out) {
+            if b.len() as u64 != r.end - r.start {
+                return Err(IndexError::Damaged("short read".into()).into());
+            }
+        }
+        st.add(ReadStats {
+            requests: ranges.len() as u64,
+            bytes: out.iter().map(|b| b.len() as u64).sum(),
+            waves: 1,
+        });
+        Ok(out)
+    }
+
+    /// A temporary file to write a new index into: locally inside [`INDEX_DIR`] (so the rename
+    /// stays on one file system), else in the system's temporary folder.
+    pub(crate) fn temp_file(&self) -> Result<tempfile::NamedTempFile, Error> {
+        let made = match self {
+            Root::Local { dir, .. } => {
+                let d = dir.join(INDEX_DIR);
+                std::fs::create_dir_all(&d)
+                    .and_then(|_| tempfile::Builder::new().prefix(".index-").tempfile_in(&d))
+            }
+            Root::Store { .. } => tempfile::NamedTempFile::new(),
+        };
+        made.map_err(|source| Error::Io {
+            what: "creating the index's temporary file".into(),
+            source,
+        })
+    }
+
+    /// Puts the finished temporary file in place as the index, atomically: locally a rename
+    /// over the old one; on a store one PUT.
+    pub(crate) async fn commit(&self, tmp: tempfile::NamedTempFile, len: u64) -> Result<(), Error> {
+        match self {
+            Root::Local { dir, .. } => {
+                let to = dir.join(INDEX_DIR).join(INDEX_FILE);
+                tmp.as_file().sync_all().map_err(|source| Error::Io {
+                    what: format!("writing {}", to.display()),
+                    source,
+                })?;
+                tmp.persist(&to).map_err(|e| Error::Io {
+                    what: format!("renaming the index to {}", to.display()),
+                    source: e.error,
+                })?;
+                Ok(())
+            }
+            Root::Store { store, .. } => {
+                let path = self.index_path().unwrap_or_default();
+                let what = || format!("writing {}", self.index_location());
+                let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+                use std::io::{Read, Seek};
+                let mut file = tmp.reopen().map_err(|source| Error::Io {
+                    what: what(),
+                    source,
+                })?;
+                file.seek(std::io::SeekFrom::Start(0))
+                    .and_then(|_| file.read_to_end(&mut buf))
+                    .map_err(|source| Error::Io {
+                        what: what(),
+                        source,
+                    })?;
+                // One PUT: the object appears whole or not at all.
+                store
+                    .put(&path, buf.into())
+                    .await
+                    .map_err(|source| Error::Store {
+                        what: what(),
+                        source,
+                    })?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A directory read and checked, with where it lies.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The directory.
+    pub directory: Directory,
+    /// The index's length in bytes.
+    pub len: u64,
+    /// Its trailer.
+    pub trailer: Trailer,
+}
+
+fn check_directory(dir: &[u8], t: &Trailer) -> Result<Directory, IndexError> {
+    if dir.len() as u64 != t.dir_len {
+        return Err(IndexError::Damaged("short directory".into()));
+    }
+    if crc32fast::hash(dir) != t.dir_crc {
+        return Err(IndexError::Damaged(
+            "the directory's checksum does not match".into(),
+        ));
+    }
+    format::parse_directory(dir, t.dir_offset)
+}
+
+/// Whether a listed file is the file the index recorded: same size, same modification time
+/// (locally) or same last-modified and ETag (on a store). Anything else is stale.
+pub fn is_fresh(entry: &format::FileEntry, listed: &Listed) -> bool {
+    entry.size == listed.size && entry.stamp == listed.stamp
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    match meta.modified() {
+        Ok(t) => match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+            Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
+        },
+        // No modification time: a value no file has twice is not available, so one that
+        // makes every comparison with a later listing equal only by chance is avoided by
+        // using the minimum (such files are rare and then re-read by `update`).
+        Err(_) => i64::MIN,
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes`, feeding the running CRC.
+pub(crate) fn write_all(
+    w: &mut impl Write,
+    crc: &mut crc32fast::Hasher,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    crc.update(bytes);
+    w.write_all(bytes)
+}

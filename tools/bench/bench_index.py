@@ -1,0 +1,111 @@
+"""The table index (`sbbf index`) against probing every file.
+
+    python3 tools/bench/bench_index.py [--files 1000,10000] [--latency-ms 20] [--debug]
+
+Two parts, each printed as a Markdown table:
+
+1. Throttled in-memory store (`crates/sbbf-index/examples/index_bench.rs`): every request held
+   for the latency, so requests and waves are what costs. Build (wall, requests, index size),
+   then 1, 100 and 1,000 values with and without the index: requests, waves, bytes, wall.
+2. Local disk: the same tables written to target/bench-index/, then `sbbf index build` (wall,
+   peak memory) and `sbbf probe --stats` with and without the index (wall, requests).
+
+Files: one row group of 1,000 rows, an int64 key `k` and a string `s`, both with filters at 1 %
+FPP. Values: half present (each in one file), half absent.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "target" / "bench-index"
+
+
+def cargo(args, debug):
+    profile = [] if debug else ["--release"]
+    subprocess.run(["cargo", *args, *profile], cwd=ROOT, check=True)
+
+
+def exe(name, debug, example=False):
+    d = ROOT / "target" / ("debug" if debug else "release")
+    return d / ("examples" if example else "") / name
+
+
+def keys(n, files):
+    # The example's generator: xorshift, half present, half beyond the table's end.
+    total, x, out = files * 1000, 0x9E3779B97F4A7C15, []
+    mask = (1 << 64) - 1
+    for i in range(n):
+        x ^= (x << 13) & mask
+        x ^= x >> 7
+        x ^= (x << 17) & mask
+        v = x % total
+        out.append(str(v if i % 2 == 0 else total + v))
+    return out
+
+
+def timed(cmd):
+    """Wall seconds, peak RSS (MiB) of the command (GNU time), stdout."""
+    rss = OUT / "rss.txt"
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), *cmd], capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if p.returncode not in (0, 1):
+        sys.exit(f"{cmd}: {p.stderr}")
+    return wall, int(rss.read_text().split()[-1]) / 1024, p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", default="1000,10000")
+    ap.add_argument("--latency-ms", default="20")
+    ap.add_argument("--debug", action="store_true", help="debug builds (quicker to build)")
+    a = ap.parse_args()
+    files = [int(f) for f in a.files.split(",")]
+    OUT.mkdir(parents=True, exist_ok=True)
+    cargo(["build", "-p", "sbbf-index", "--example", "index_bench"], a.debug)
+    cargo(["build", "-p", "sbbf-cli", "--no-default-features", "--features", "object_store"], a.debug)
+    bench = exe("index_bench", a.debug, example=True)
+    sbbf = exe("sbbf", a.debug)
+
+    print(f"## Throttled in-memory store, {a.latency_ms} ms per request\n", flush=True)
+    subprocess.run([str(bench), a.latency_ms, *map(str, files)], check=True)
+
+    print("\n## Local disk\n")
+    print("| files | build wall | build peak RSS | index bytes |")
+    print("| ---: | ---: | ---: | ---: |")
+    rows = []
+    for n in files:
+        d = OUT / f"t{n}"
+        if not d.exists():
+            subprocess.run([str(bench), "--write-dir", str(d), str(n)], check=True)
+            time.sleep(2.1)  # files modified in the last 2 s are not covered by a build
+        wall, peak, _ = timed([str(sbbf), "index", "build", str(d)])
+        size = (d / "_sbbf_index" / "index.sbbfi").stat().st_size
+        print(f"| {n} | {wall:.2f} s | {peak:.0f} MiB | {size} |", flush=True)
+        for nv in (1, 100, 1000):
+            vf = OUT / f"values-{n}-{nv}.txt"
+            vf.write_text("\n".join(keys(nv, n)) + "\n")
+            r = []
+            for extra in ([], ["--no-index"]):
+                w, _, out = timed(
+                    [str(sbbf), "probe", str(d), "k", "--values-from", str(vf), "--stats", *extra]
+                )
+                m = re.search(r"reads: (\d+) request", out)
+                idx = re.search(r"index: (\d+) of", out)
+                r.append((w, int(m.group(1)) if m else 0, int(idx.group(1)) if idx else 0))
+            rows.append((n, nv, r))
+    print()
+    print("| files | values | with index: wall / direct requests / files answered by the index | without: wall / requests |")
+    print("| ---: | ---: | ---: | ---: |")
+    for n, nv, ((w1, q1, f1), (w0, q0, _)) in rows:
+        print(f"| {n} | {nv} | {w1:.2f} s / {q1} / {f1} | {w0:.2f} s / {q0} |")
+
+
+if __name__ == "__main__":
+    main()
