@@ -99,6 +99,9 @@ pub(crate) fn to_json(report: &impl serde::Serialize) -> String {
     serde_json::to_string(report).unwrap_or_default()
 }
 
+/// Results by file name, in the source's order.
+pub(crate) type Named<T> = Vec<(String, Result<T, sbbf_parquet::Error>)>;
+
 /// The reports of every object an object-store URL names, each read whole and opened with
 /// `keys` (inspect and verify read most of a file anyway), in the source's order; and
 /// whether the URL names several files.
@@ -109,7 +112,7 @@ pub(crate) fn remote_reports<T: Send + 'static>(
         + Send
         + Sync
         + 'static,
-) -> Result<(Vec<(String, Result<T, sbbf_parquet::Error>)>, bool), String> {
+) -> Result<(Named<T>, bool), String> {
     use futures::StreamExt;
     use sbbf_parquet::source::{Source, SourceOptions};
     crate::store_url::check_http_endpoint(url)?;

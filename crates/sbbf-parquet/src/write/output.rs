@@ -418,7 +418,7 @@ fn fill_and_persist(
     }
     let len = out?;
     // Make the rename itself durable.
-    if let Ok(d) = File::open(&dir_of(target)) {
+    if let Ok(d) = File::open(dir_of(target)) {
         let _ = d.sync_all();
     }
     Ok((len, tmp_path))
