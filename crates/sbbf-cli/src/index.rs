@@ -6,14 +6,12 @@ use crate::Format;
 use clap::{Args, Subcommand};
 use futures::StreamExt as _;
 use sbbf_index::build::{BuildOptions, BuildReport};
-use sbbf_index::format::Directory;
+use sbbf_index::report::{BuildLine, Coverage, IndexStatsLine, ProbeStatsLine};
 use sbbf_index::probe::{plan, Planned, Ruled};
-use sbbf_index::{table::is_fresh, Root};
+use sbbf_index::Root;
 use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
 use sbbf_parquet::{Encoded, IoStats};
-use serde_json::json;
-use std::collections::HashMap;
 
 /// Build, update or inspect a table's index: the Bloom filters its files already carry,
 /// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
@@ -184,9 +182,11 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
         err!("sbbf index: {f}: not indexed (it is probed directly): {e}");
     }
     if format == Format::Json {
-        let mut v = serde_json::to_value(r).unwrap_or_default();
-        v["elapsed_ms"] = json!(started.elapsed().as_secs_f64() * 1000.0);
-        out!("{v}");
+        let line = BuildLine {
+            report: r,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        };
+        out!("{}", crate::to_json(&line));
         return;
     }
     out!(
@@ -258,110 +258,53 @@ async fn inspect(a: InspectArgs) -> u8 {
             return 2;
         }
     };
-    let d: &Directory = &loaded.directory;
-    let by_path: HashMap<&str, usize> = d
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_str(), i))
-        .collect();
-    let (mut covered, mut stale, mut missing) = (Vec::new(), Vec::new(), Vec::new());
-    for l in &listing {
-        match by_path.get(l.rel.as_str()) {
-            Some(&i) if is_fresh(&d.files[i], l) => covered.push(l.rel.clone()),
-            Some(_) => stale.push(l.rel.clone()),
-            None => missing.push(l.rel.clone()),
-        }
-    }
-    let listed: std::collections::HashSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
-    let gone: Vec<&str> = d
-        .files
-        .iter()
-        .map(|f| f.path.as_str())
-        .filter(|p| !listed.contains(p))
-        .collect();
-    let unreadable = d.files.iter().filter(|f| f.row_counts.is_none()).count();
-    let columns: Vec<serde_json::Value> = d
-        .columns
-        .iter()
-        .map(|c| {
-            let files_with = c.file_types.iter().filter(|t| t.is_some()).count();
-            json!({
-                "column": c.path,
-                "files_with_column": files_with,
-                "entries": c.groups.iter().map(|g| g.entries.len()).sum::<usize>(),
-                "groups": c.groups.iter().map(|g| json!({
-                    "filter_bytes": g.blocks as u64 * 32,
-                    "entries": g.entries.len(),
-                    "bytes": g.len,
-                    "folded": g.entries.iter().filter(|e| e.folds > 0).count(),
-                    "max_fpp": g.max_fpp(),
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+    let c = Coverage::of(root.index_location(), &loaded, &listing);
     if a.format == Format::Json {
-        out!(
-            "{}",
-            json!({
-                "index": root.index_location(),
-                "bytes": loaded.len,
-                "created_ms": d.created_ms,
-                "target_fpp": d.target_fpp,
-                "files_indexed": d.files.len(),
-                "unreadable": unreadable,
-                "covered": covered.len(),
-                "stale": stale,
-                "missing": missing,
-                "gone": gone,
-                "columns": columns,
-            })
-        );
+        out!("{}", crate::to_json(&c));
         return 0;
     }
     out!(
         "{}: {} byte(s), {} file(s) indexed{}",
-        root.index_location(),
-        loaded.len,
-        d.files.len(),
-        d.target_fpp
+        c.index,
+        c.bytes,
+        c.files_indexed,
+        c.target_fpp
             .map(|p| format!(", folded to FPP {p}"))
             .unwrap_or_default()
     );
     out!(
         "  coverage: {} covered, {} stale (changed since the build), {} missing (new), {} gone, {} not readable at build",
-        covered.len(),
-        stale.len(),
-        missing.len(),
-        gone.len(),
-        unreadable
+        c.covered,
+        c.stale.len(),
+        c.missing.len(),
+        c.gone.len(),
+        c.unreadable
     );
-    for s in &stale {
+    for s in &c.stale {
         out!("  stale: {s}");
     }
-    for m in &missing {
+    for m in &c.missing {
         out!("  missing: {m}");
     }
-    for g in &gone {
+    for g in &c.gone {
         out!("  gone: {g}");
     }
-    for c in &d.columns {
-        let entries: usize = c.groups.iter().map(|g| g.entries.len()).sum();
+    for col in &c.columns {
         out!(
             "  column `{}`: {} entr(ies) in {} group(s), in {} file(s)",
-            c.path,
-            entries,
-            c.groups.len(),
-            c.file_types.iter().filter(|t| t.is_some()).count()
+            col.column,
+            col.entries,
+            col.groups.len(),
+            col.files_with_column
         );
-        for g in &c.groups {
+        for g in &col.groups {
             out!(
                 "    {} byte(s) per filter: {} entr(ies) ({} folded), {} byte(s), FPP at most {:.3e}",
-                g.blocks as u64 * 32,
-                g.entries.len(),
-                g.entries.iter().filter(|e| e.folds > 0).count(),
-                g.len,
-                g.max_fpp()
+                g.filter_bytes,
+                g.entries,
+                g.folded,
+                g.bytes,
+                g.max_fpp
             );
         }
     }
@@ -442,24 +385,8 @@ where
     if a.stats {
         let waves = stats.waves_before_direct + direct_io.waves;
         if a.format == Format::Json {
-            err!(
-                "{}",
-                json!({"index": {
-                    "used": stats.used,
-                    "files": stats.files,
-                    "from_index": stats.from_index,
-                    "direct": stats.direct,
-                    "new": stats.new,
-                    "stale": stats.stale,
-                    "not_covered": stats.not_covered,
-                    "maybe": stats.maybe,
-                    "listing": stats.listing,
-                    "index_reads": stats.index,
-                    "direct_reads": {"requests": direct_io.requests, "bytes": direct_io.bytes, "waves": direct_io.waves},
-                    "waves": waves,
-                    "elapsed_ms": started.elapsed().as_secs_f64() * 1000.0,
-                }})
-            );
+            let index = IndexStatsLine::new(&stats, &direct_io, started.elapsed());
+            err!("{}", crate::to_json(&ProbeStatsLine { index }));
         } else {
             out!(
                 "index: {} of {} file(s) answered by the index, {} read directly ({} new, {} changed, {} not covered, {} maybe); listing {} request(s); index {} request(s), {} byte(s), {} wave(s); direct {} request(s), {} byte(s); {} wave(s) in all",

@@ -27,6 +27,7 @@
 pub mod build;
 pub mod format;
 pub mod probe;
+pub mod report;
 pub mod table;
 
 pub use table::{Listed, Root};

@@ -1,0 +1,213 @@
+//! The reports `sbbf index` prints (`--format json`) and front ends return: one `Serialize`
+//! type each, so the command and other front ends give the same objects. Fields are declared
+//! in sorted order.
+
+use crate::format::Directory;
+use crate::table::{is_fresh, Listed, Loaded};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// What an index covers of a table now (`sbbf index inspect`): files covered, stale (changed
+/// since the build), missing (new) and gone, and per column its groups.
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    /// The index's size in bytes.
+    pub bytes: u64,
+    /// Per indexed column.
+    pub columns: Vec<ColumnCoverage>,
+    /// Files the index answers for (listed, and unchanged since the build).
+    pub covered: usize,
+    /// When the index was written, milliseconds since 1970.
+    pub created_ms: u64,
+    /// Files in the index: the filters were read.
+    pub files_indexed: usize,
+    /// Indexed files no longer listed.
+    pub gone: Vec<String>,
+    /// Where the index is.
+    pub index: String,
+    /// Listed files the index does not hold (new since the build).
+    pub missing: Vec<String>,
+    /// Listed files changed since the build (size, ETag or modification time).
+    pub stale: Vec<String>,
+    /// The FPP the build folded to, if any.
+    pub target_fpp: Option<f64>,
+    /// Indexed files whose footer could not be read at build time (always probed directly).
+    pub unreadable: usize,
+}
+
+/// One column of a [`Coverage`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ColumnCoverage {
+    /// Leaf column path.
+    pub column: String,
+    /// (file, row group) entries, all groups together.
+    pub entries: usize,
+    /// Indexed files that have the column.
+    pub files_with_column: usize,
+    /// Its groups: entries of one filter size.
+    pub groups: Vec<GroupCoverage>,
+}
+
+/// One group of a [`ColumnCoverage`].
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupCoverage {
+    /// Bytes the group takes in the index.
+    pub bytes: u64,
+    /// Entries in the group.
+    pub entries: usize,
+    /// Bytes of each entry's filter.
+    pub filter_bytes: u64,
+    /// Entries folded to this size from a larger filter.
+    pub folded: usize,
+    /// The largest FPP an entry of the group has, estimated from its bits.
+    pub max_fpp: f64,
+}
+
+impl Coverage {
+    /// The coverage of `loaded` (the index at `index`) over the table as `listing` lists it.
+    pub fn of(index: String, loaded: &Loaded, listing: &[Listed]) -> Coverage {
+        let d: &Directory = &loaded.directory;
+        let by_path: HashMap<&str, usize> = d
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
+        let (mut covered, mut stale, mut missing) = (0, Vec::new(), Vec::new());
+        for l in listing {
+            match by_path.get(l.rel.as_str()) {
+                Some(&i) if is_fresh(&d.files[i], l) => covered += 1,
+                Some(_) => stale.push(l.rel.clone()),
+                None => missing.push(l.rel.clone()),
+            }
+        }
+        let listed: HashSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
+        let gone = d
+            .files
+            .iter()
+            .map(|f| f.path.clone())
+            .filter(|p| !listed.contains(p.as_str()))
+            .collect();
+        let columns = d
+            .columns
+            .iter()
+            .map(|c| ColumnCoverage {
+                column: c.path.clone(),
+                entries: c.groups.iter().map(|g| g.entries.len()).sum(),
+                files_with_column: c.file_types.iter().filter(|t| t.is_some()).count(),
+                groups: c
+                    .groups
+                    .iter()
+                    .map(|g| GroupCoverage {
+                        bytes: g.len,
+                        entries: g.entries.len(),
+                        filter_bytes: g.blocks as u64 * 32,
+                        folded: g.entries.iter().filter(|e| e.folds > 0).count(),
+                        max_fpp: g.max_fpp(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Coverage {
+            bytes: loaded.len,
+            columns,
+            covered,
+            created_ms: d.created_ms,
+            files_indexed: d.files.len(),
+            gone,
+            index,
+            missing,
+            stale,
+            target_fpp: d.target_fpp,
+            unreadable: d.files.iter().filter(|f| f.row_counts.is_none()).count(),
+        }
+    }
+}
+
+/// `sbbf index build/update --format json`: the build's report and its wall time.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildLine<'a> {
+    /// What the build did.
+    #[serde(flatten)]
+    pub report: &'a crate::build::BuildReport,
+    /// Wall time of the whole command.
+    pub elapsed_ms: f64,
+}
+
+/// `sbbf probe --stats --format json` on a table root: what the index did, on standard error.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeStatsLine {
+    /// The index's part of the probe.
+    pub index: IndexStatsLine,
+}
+
+/// The figures of a [`ProbeStatsLine`].
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexStatsLine {
+    /// Files probed directly.
+    pub direct: usize,
+    /// The direct probes' reads.
+    pub direct_reads: DirectReads,
+    /// Wall time of the whole probe.
+    pub elapsed_ms: f64,
+    /// Files listed.
+    pub files: usize,
+    /// Files the index answered.
+    pub from_index: usize,
+    /// Reads of the index itself.
+    pub index_reads: crate::table::ReadStats,
+    /// The listing.
+    pub listing: crate::table::ReadStats,
+    /// Files the index says may hold a value.
+    pub maybe: usize,
+    /// Files new since the build.
+    pub new: usize,
+    /// Files the index does not cover for the column.
+    pub not_covered: usize,
+    /// Files changed since the build.
+    pub stale: usize,
+    /// Whether an index was used.
+    pub used: bool,
+    /// Sequential waves in all.
+    pub waves: u64,
+}
+
+/// Requests, bytes and waves of the direct probes.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DirectReads {
+    /// Bytes read.
+    pub bytes: u64,
+    /// Requests made.
+    pub requests: u64,
+    /// Sequential waves.
+    pub waves: u64,
+}
+
+impl IndexStatsLine {
+    /// The figures of `stats`, with the direct probes' reads and the probe's wall time.
+    pub fn new(
+        stats: &crate::probe::IndexStats,
+        direct: &sbbf_parquet::IoStats,
+        elapsed: std::time::Duration,
+    ) -> IndexStatsLine {
+        IndexStatsLine {
+            direct: stats.direct,
+            direct_reads: DirectReads {
+                bytes: direct.bytes,
+                requests: direct.requests,
+                waves: direct.waves,
+            },
+            elapsed_ms: elapsed.as_secs_f64() * 1000.0,
+            files: stats.files,
+            from_index: stats.from_index,
+            index_reads: stats.index,
+            listing: stats.listing,
+            maybe: stats.maybe,
+            new: stats.new,
+            not_covered: stats.not_covered,
+            stale: stats.stale,
+            used: stats.used,
+            waves: stats.waves_before_direct + direct.waves,
+        }
+    }
+}
