@@ -51,7 +51,10 @@ pub struct QueryArgs {
     format: Format,
     /// After the rows, print one JSON line on standard error: row groups in PATH, skipped by
     /// the Bloom filters, by statistics, and read; with --table, the same for every table
-    /// under "tables".
+    /// under "tables". Where a join's keys reached a table's filters: "join_keys" (K) and
+    /// "expected_survivors", the chance 1 - (1 - p)^K that a row group holding none of the keys
+    /// is still read, for filters of FPP p = 1 %, 0.1 %, 0.01 % (`sbbf add --fpp` or
+    /// `sbbf resize` tighten them when K is large).
     #[arg(long)]
     stats: bool,
     /// DataFusion's defaults instead of our pruning (its statistics and its own Bloom-filter
@@ -171,7 +174,7 @@ fn stats_json(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> serde_json::Va
     } else {
         s.pruned_sbbf
     };
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "row_groups": row_groups,
         "row_groups_pruned_bloom": pruned_bloom,
         "row_groups_pruned_bloom_join": s.pruned_sbbf_join,
@@ -183,7 +186,20 @@ fn stats_json(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> serde_json::Va
         "sbbf_bytes": s.sbbf_bytes,
         "sbbf_file_errors": s.sbbf_file_errors,
         "bytes_scanned": s.bytes_scanned,
-    })
+    });
+    if s.join_keys > 0 {
+        // What the filters' false-positive rate p lets K keys prune: a row group holding none
+        // of them survives with probability 1 - (1 - p)^K.
+        let k = s.join_keys as i32;
+        let survive = |p: f64| 1.0 - (1.0 - p).powi(k);
+        v["join_keys"] = serde_json::json!(s.join_keys);
+        v["expected_survivors"] = serde_json::json!({
+            "fpp_0.01": survive(0.01),
+            "fpp_0.001": survive(0.001),
+            "fpp_0.0001": survive(0.0001),
+        });
+    }
+    v
 }
 
 /// The path DataFusion lists: local paths as they are; for an object-store URL, its store is

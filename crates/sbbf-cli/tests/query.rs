@@ -373,6 +373,13 @@ fn more_tables_join_and_report_apart() {
         tables["t"]["row_groups_pruned_bloom"], tables["t"]["row_groups_pruned_bloom_join"],
         "{s}"
     );
+    // One key reached t's filters: a row group without it survives with probability p.
+    assert_eq!(tables["t"]["join_keys"], 1, "{s}");
+    let e = tables["t"]["expected_survivors"]["fpp_0.01"]
+        .as_f64()
+        .unwrap();
+    assert!((e - 0.01).abs() < 1e-12, "{s}");
+    assert!(tables["d"].get("join_keys").is_none(), "{s}");
     // Bad specifications are messages with status 2.
     for (spec, says) in [
         ("d", "NAME=PATH"),

@@ -39,7 +39,7 @@ use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
 use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
 use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
-use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
 use datafusion::physical_plan::{DisplayFormatType, SortOrderPushdownResult};
 use datafusion_datasource::file_stream::FileOpener;
 use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
@@ -228,6 +228,8 @@ struct JoinMetrics {
     pruned: Count,
     /// Files opened while a dynamic filter was still incomplete.
     incomplete: Count,
+    /// The most keys one join leaf tested (the K of `1 - (1 - p)^K`).
+    keys: Gauge,
 }
 
 impl JoinMetrics {
@@ -237,9 +239,14 @@ impl JoinMetrics {
             files: counter(metric::DYNAMIC_FILES),
             pruned: counter(metric::PRUNED_DYNAMIC),
             incomplete: counter(metric::DYNAMIC_INCOMPLETE),
+            keys: MetricBuilder::new(set).global_gauge(metric::JOIN_KEYS),
         }
     }
 }
+
+/// A translated predicate (`None`: nothing to test) and the generations of the dynamic
+/// filters it was made from.
+type Translated = (Vec<u64>, Option<Arc<Predicate>>);
 
 /// What every file planner of one scan partition shares.
 struct Shared {
@@ -251,7 +258,7 @@ struct Shared {
     join: JoinMetrics,
     /// The translated predicate for the dynamic filters' generations it was made from: the
     /// key set is translated once per update, not once per file.
-    translated: Mutex<Option<(Vec<u64>, Option<Arc<Predicate>>)>>,
+    translated: Mutex<Option<Translated>>,
 }
 
 impl Shared {
@@ -279,6 +286,9 @@ impl Shared {
             1 => parts.into_iter().next().map(Arc::new),
             _ => Some(Arc::new(Predicate::And(parts))),
         };
+        if let Some(p) = &p {
+            self.join.keys.set_max(most_keys(p));
+        }
         *slot = Some((generations, p.clone()));
         p
     }
@@ -307,6 +317,15 @@ impl Shared {
             .pruned
             .add(self.metrics.pruned.value().saturating_sub(before));
         file
+    }
+}
+
+/// The most literals one leaf of `p` holds.
+fn most_keys(p: &Predicate) -> usize {
+    match p {
+        Predicate::Eq(..) => 1,
+        Predicate::In(_, v) => v.len(),
+        Predicate::And(ps) | Predicate::Or(ps) => ps.iter().map(most_keys).max().unwrap_or(0),
     }
 }
 

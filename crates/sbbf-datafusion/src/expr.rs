@@ -296,9 +296,13 @@ fn is_false(e: &Arc<dyn PhysicalExpr>) -> bool {
         .is_some_and(|l| matches!(l.value(), ScalarValue::Boolean(Some(false))))
 }
 
-/// `path IN (scalars)`, nulls left out (they never compare equal); `None` for no value.
+/// `path IN (scalars)`, nulls left out (they never compare equal) and each value once (a
+/// join's build side pushes every build row's key); `None` for no value.
 fn in_scalars(path: String, scalars: impl Iterator<Item = ScalarValue>) -> Option<Predicate> {
-    let scalars: Vec<ScalarValue> = scalars.filter(|s| !s.is_null()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let scalars: Vec<ScalarValue> = scalars
+        .filter(|s| !s.is_null() && seen.insert(s.clone()))
+        .collect();
     if scalars.is_empty() {
         return None;
     }

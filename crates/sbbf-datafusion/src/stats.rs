@@ -13,6 +13,8 @@ pub struct ScanStats {
     /// Of [`ScanStats::pruned_sbbf`], the row groups skipped by a join's keys (the join
     /// filters DataFusion pushes into the scan while the query runs).
     pub pruned_sbbf_join: usize,
+    /// The most keys a join brought to one column's filters (0 without a join filter).
+    pub join_keys: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
     /// Row groups skipped by DataFusion's min/max statistics.
@@ -97,6 +99,9 @@ impl ScanStats {
                         "limit_pruned_row_groups" => self.pruned_limit += pruning_metrics.pruned(),
                         _ => {}
                     },
+                    MetricValue::Gauge { name, gauge } if name.as_ref() == metric::JOIN_KEYS => {
+                        self.join_keys = self.join_keys.max(gauge.value());
+                    }
                     MetricValue::Count { name, count } => {
                         let n = count.value();
                         match name.as_ref() {

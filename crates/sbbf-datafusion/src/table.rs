@@ -54,6 +54,9 @@ pub mod metric {
     /// state then was used, which is sound; DataFusion 55's hash join finishes its filter
     /// before it reads the probe side, so this stays 0 for hash joins).
     pub const DYNAMIC_INCOMPLETE: &str = "sbbf_join_filters_incomplete";
+    /// The most keys a join filter brought to one column's filters (a gauge: the K of the
+    /// survival bound `1 - (1 - p)^K`).
+    pub const JOIN_KEYS: &str = "sbbf_join_keys";
     /// A marker (always 0) on the scans of a named table ([`super::SbbfTable::with_name`]),
     /// labelled [`TABLE_LABEL`]`=name`.
     pub const TABLE: &str = "sbbf_table";
