@@ -9,6 +9,11 @@
 //! and floats by SQL equality (`0.0` also finds `-0.0`). What the filters cannot decide keeps
 //! the row group.
 //!
+//! Joins prune too: the keys a hash join pushes into the scan while the query runs (its
+//! dynamic filter) are tested against each file's filters when the file is opened, before any
+//! data page is read ([`SbbfSource`]); [`with_join_key_sets`] lets up to 1,000,000 keys reach
+//! them as a set.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> datafusion::common::Result<()> {
