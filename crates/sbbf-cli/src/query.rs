@@ -27,6 +27,13 @@ use std::sync::Arc;
 ///   sbbf query s3://bucket/events/ "SELECT * FROM t WHERE id = 7" --format json
 ///   sbbf query data.parquet "SELECT * FROM t WHERE k = 'x'" --stats            # what was skipped
 ///   sbbf query data.parquet "SELECT * FROM t WHERE k = 'x'" --stats --no-sbbf  # DataFusion alone
+///   sbbf query facts/ --table d=dims.parquet \
+///     "SELECT count(*) FROM t JOIN d ON t.key = d.key WHERE d.region = 'eu'" --stats
+///
+/// Joins prune too: the keys a hash join collects from its build side (`d` above) reach the
+/// Bloom filters of the other side's files when each file is opened, up to 1,000,000
+/// distinct keys (DataFusion's own limit of 150 is raised unless
+/// DATAFUSION_OPTIMIZER_HASH_JOIN_INLIST_PUSHDOWN_MAX_DISTINCT_VALUES is set).
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct QueryArgs {
@@ -35,11 +42,19 @@ pub struct QueryArgs {
     path: String,
     /// The query; the files are table `t`.
     sql: String,
+    /// One more table beside `t`: NAME=PATH, PATH a file, directory, glob or URL as above
+    /// (pruned the same way). Repeat for more tables.
+    #[arg(long = "table", value_name = "NAME=PATH")]
+    tables: Vec<String>,
     /// Output format: a table, or one JSON object per result row.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// After the rows, print one JSON line on standard error: row groups in PATH, skipped by
-    /// the Bloom filters, by statistics, and read.
+    /// the Bloom filters, by statistics, and read; with --table, the same for every table
+    /// under "tables". Where a join's keys reached a table's filters: "join_keys" (K) and
+    /// "expected_survivors", the chance 1 - (1 - p)^K that a row group holding none of the keys
+    /// is still read, for filters of FPP p = 1 %, 0.1 %, 0.01 % (`sbbf add --fpp` or
+    /// `sbbf resize` tighten them when K is large).
     #[arg(long)]
     stats: bool,
     /// DataFusion's defaults instead of our pruning (its statistics and its own Bloom-filter
@@ -69,6 +84,7 @@ pub fn run(a: QueryArgs) -> u8 {
 }
 
 async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let tables = table_args(a)?;
     // DATAFUSION_* variables set DataFusion's options (DATAFUSION_EXECUTION_TARGET_PARTITIONS,
     // DATAFUSION_EXECUTION_PARQUET_PRUNING=false, ...).
     let mut config = SessionConfig::from_env()?;
@@ -78,44 +94,126 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
         .options_mut()
         .execution
         .listing_table_ignore_subdirectory = false;
-    let ctx = SessionContext::new_with_config(config);
-    if let Some(format) = sbbf_parquet::output::table_format_at(std::path::Path::new(&a.path)) {
-        err!(
-            "sbbf query: warning: {} is the root of a {format} table; every Parquet file below \
-             it is read, including files the table has removed or not yet committed",
-            a.path
-        );
+    if !a.no_sbbf {
+        // Join keys reach our filters as a set, unless the user chose the limits.
+        let o = config.options().optimizer.clone();
+        config = sbbf_datafusion::with_join_key_sets(config);
+        let set = |name: &str| std::env::var_os(name).is_some();
+        let opt = &mut config.options_mut().optimizer;
+        if set("DATAFUSION_OPTIMIZER_HASH_JOIN_INLIST_PUSHDOWN_MAX_DISTINCT_VALUES") {
+            opt.hash_join_inlist_pushdown_max_distinct_values =
+                o.hash_join_inlist_pushdown_max_distinct_values;
+        }
+        if set("DATAFUSION_OPTIMIZER_HASH_JOIN_INLIST_PUSHDOWN_MAX_SIZE") {
+            opt.hash_join_inlist_pushdown_max_size = o.hash_join_inlist_pushdown_max_size;
+        }
     }
-    let path = table_path(&ctx, &a.path)?;
-    let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf).await?;
-    let table = Arc::new(table);
-    ctx.register_table("t", table.clone())?;
+    let ctx = SessionContext::new_with_config(config);
+    for (_, path) in &tables {
+        if let Some(format) = sbbf_parquet::output::table_format_at(std::path::Path::new(path)) {
+            err!(
+                "sbbf query: warning: {path} is the root of a {format} table; every Parquet file \
+                 below it is read, including files the table has removed or not yet committed"
+            );
+        }
+    }
+    let mut registered = Vec::new();
+    for (name, path) in &tables {
+        let path = table_path(&ctx, path)?;
+        let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf)
+            .await
+            .map_err(|e| format!("table `{name}` ({path}): {e}"))?
+            .with_name(name.as_str());
+        let table = Arc::new(table);
+        ctx.register_table(name.as_str(), table.clone())?;
+        registered.push((name.clone(), table));
+    }
     let plan: Arc<dyn ExecutionPlan> = ctx.sql(&a.sql).await?.create_physical_plan().await?;
     let batches = collect(plan.clone(), ctx.task_ctx()).await?;
     print_rows(&batches, a.format)?;
     if a.stats {
-        let row_groups = sbbf_datafusion::table_row_groups(&ctx.state(), table.listing()).await?;
-        let s = ScanStats::of(&plan);
-        let pruned_bloom = if a.no_sbbf {
-            s.pruned_datafusion_bloom
-        } else {
-            s.pruned_sbbf
-        };
-        let line = serde_json::json!({
-            "row_groups": row_groups,
-            "row_groups_pruned_bloom": pruned_bloom,
-            "row_groups_pruned_statistics": s.pruned_statistics,
-            "row_groups_pruned_limit": s.pruned_limit,
-            "row_groups_read": s.read,
-            "bloom": if a.no_sbbf { "datafusion" } else { "sbbf" },
-            "sbbf_requests": s.sbbf_requests,
-            "sbbf_bytes": s.sbbf_bytes,
-            "sbbf_file_errors": s.sbbf_file_errors,
-            "bytes_scanned": s.bytes_scanned,
-        });
+        let mut per_table = serde_json::Map::new();
+        for (name, table) in &registered {
+            let row_groups =
+                sbbf_datafusion::table_row_groups(&ctx.state(), table.listing()).await?;
+            let s = ScanStats::of_table(&plan, name);
+            per_table.insert(name.clone(), stats_json(row_groups, &s, a.no_sbbf));
+        }
+        let mut line = per_table["t"].clone();
+        if registered.len() > 1 {
+            line["tables"] = serde_json::Value::Object(per_table);
+        }
         err!("{line}");
     }
     Ok(())
+}
+
+/// `t` = PATH, then every `--table NAME=PATH`, names checked (SQL identifiers as DataFusion
+/// folds them: lower case).
+fn table_args(a: &QueryArgs) -> Result<Vec<(String, String)>, String> {
+    let mut out = vec![("t".to_string(), a.path.clone())];
+    for spec in &a.tables {
+        let Some((name, path)) = spec.split_once('=') else {
+            return Err(format!("--table {spec}: expected NAME=PATH"));
+        };
+        let ok = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !ok {
+            return Err(format!(
+                "--table {spec}: a table name is lower-case letters, digits and `_`, not starting with a digit"
+            ));
+        }
+        if path.is_empty() {
+            return Err(format!("--table {spec}: no PATH after `=`"));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(format!(
+                "--table {spec}: table `{name}` is already defined (PATH is table `t`)"
+            ));
+        }
+        out.push((name.to_string(), path.to_string()));
+    }
+    Ok(out)
+}
+
+/// One table's `--stats` object.
+fn stats_json(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> serde_json::Value {
+    let pruned_bloom = if no_sbbf {
+        s.pruned_datafusion_bloom
+    } else {
+        s.pruned_sbbf
+    };
+    let mut v = serde_json::json!({
+        "row_groups": row_groups,
+        "row_groups_pruned_bloom": pruned_bloom,
+        "row_groups_pruned_bloom_join": s.pruned_sbbf_join,
+        "row_groups_pruned_statistics": s.pruned_statistics,
+        "row_groups_pruned_limit": s.pruned_limit,
+        "row_groups_read": s.read,
+        "bloom": if no_sbbf { "datafusion" } else { "sbbf" },
+        "sbbf_requests": s.sbbf_requests,
+        "sbbf_bytes": s.sbbf_bytes,
+        "sbbf_file_errors": s.sbbf_file_errors,
+        "bytes_scanned": s.bytes_scanned,
+    });
+    if s.join_keys > 0 {
+        // What the filters' false-positive rate p lets K keys prune: a row group holding none
+        // of them survives with probability 1 - (1 - p)^K.
+        let k = s.join_keys as i32;
+        let survive = |p: f64| 1.0 - (1.0 - p).powi(k);
+        v["join_keys"] = serde_json::json!(s.join_keys);
+        v["expected_survivors"] = serde_json::json!({
+            "fpp_0.01": survive(0.01),
+            "fpp_0.001": survive(0.001),
+            "fpp_0.0001": survive(0.0001),
+        });
+    }
+    v
 }
 
 /// The path DataFusion lists: local paths as they are; for an object-store URL, its store is

@@ -256,4 +256,213 @@ fn a_lake_table_root_is_read_with_a_warning() {
         text(&o.stderr)
     );
     assert_eq!(json_rows(&o.stdout)[0]["n"], 10);
+
+fn run_with_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// `sbbf query FILE SQL --format json` must succeed: its rows.
+fn rows_of(file: &str, sql: &str) -> Vec<Json> {
+    let o = sbbf(&["query", file, sql, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{sql}: {}", text(&o.stderr));
+    json_rows(&o.stdout)
+}
+
+#[test]
+fn struct_field_subscripts_plan_and_prune_as_dotted_paths() {
+    let file = repo().join("testdata/pa_nested.parquet");
+    let file = file.to_str().unwrap();
+    // A value of `s.b` stored once (so in one row group: the others' filters rule it out).
+    let v = rows_of(
+        file,
+        "SELECT s['b'] AS b FROM t WHERE s['b'] IS NOT NULL AND s['b'] <> '' \
+         GROUP BY s['b'] HAVING count(*) = 1 ORDER BY b LIMIT 1",
+    )[0]["b"]
+        .as_str()
+        .unwrap()
+        .replace('\'', "''");
+    let run = |filter: &str, extra: &[&str]| {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE {filter}");
+        let mut args = vec!["query", file, &sql, "--format", "json", "--stats"];
+        args.extend_from_slice(extra);
+        let o = sbbf(&args);
+        assert_eq!(o.status.code(), Some(0), "{sql}: {}", text(&o.stderr));
+        (
+            json_rows(&o.stdout)[0]["n"].as_u64().unwrap(),
+            stats(&o.stderr),
+        )
+    };
+    let (n_sub, s_sub) = run(&format!("s['b'] = '{v}'"), &[]);
+    let (n_tsub, s_tsub) = run(&format!("t.s['b'] = '{v}'"), &[]);
+    let (n_dot, s_dot) = run(&format!("t.s.b = '{v}'"), &[]);
+    let (n_fn, _) = run(&format!("get_field(s, 'b') = '{v}'"), &[]);
+    let (n_none, _) = run(&format!("s['b'] = '{v}'"), &["--no-sbbf"]);
+    assert!(n_sub >= 1);
+    assert_eq!([n_tsub, n_dot, n_fn, n_none], [n_sub; 4]);
+    // The subscript prunes like the dotted path: the filters of leaf `s.b` decide.
+    assert!(
+        s_sub["row_groups_pruned_bloom"].as_u64().unwrap() >= 1,
+        "{s_sub}"
+    );
+    assert_eq!(
+        s_sub["row_groups_pruned_bloom"],
+        s_dot["row_groups_pruned_bloom"]
+    );
+    assert_eq!(
+        s_tsub["row_groups_pruned_bloom"],
+        s_dot["row_groups_pruned_bloom"]
+    );
+    // Map and list subscripts plan too (no filter decides them: nothing pruned, same rows).
+    for q in [
+        "SELECT count(*) AS n FROM t WHERE m['k'] = 5",
+        "SELECT count(*) AS n FROM t WHERE l[1] = 0",
+        "SELECT count(*) AS n FROM t WHERE array_length(ls) = 2",
+    ] {
+        let ours = rows_of(file, q);
+        let o = sbbf(&["query", file, q, "--format", "json", "--no-sbbf"]);
+        assert_eq!(o.status.code(), Some(0), "{q}: {}", text(&o.stderr));
+        assert_eq!(ours, json_rows(&o.stdout), "{q}");
+    }
+}
+
+#[test]
+fn functions_of_datafusions_cli_plan() {
+    let file = repo().join("testdata/pa_temporal.parquet");
+    let file = file.to_str().unwrap();
+    // Known answers: RFC 1321 and FIPS 180-2 test vectors, arithmetic, Unicode code points.
+    for (expr, want) in [
+        ("md5('abc')", "900150983cd24fb0d6963f7d28e17f72"),
+        (
+            "sha256('abc')",
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        ),
+        ("CAST(array_length(make_array(1, 2, 3)) AS VARCHAR)", "3"),
+        ("CAST(make_array(4, 5, 6)[2] AS VARCHAR)", "5"),
+        ("CAST(character_length('日本語') AS VARCHAR)", "3"),
+        ("regexp_replace('a1b22c', '[0-9]+', '-', 'g')", "a-b-c"),
+        ("encode('abc', 'hex')", "616263"),
+        ("lpad('7', 3, '0')", "007"),
+        (
+            "CAST(EXTRACT(year FROM DATE '2024-02-29') AS VARCHAR)",
+            "2024",
+        ),
+        (
+            "CAST(date_part('month', DATE '2024-02-29') AS VARCHAR)",
+            "2",
+        ),
+        ("CAST(named_struct('a', 1, 'b', 'x')['b'] AS VARCHAR)", "x"),
+        (
+            "CAST(CAST(abs(-2) + power(2, 3) AS BIGINT) AS VARCHAR)",
+            "10",
+        ),
+    ] {
+        let r = rows_of(file, &format!("SELECT {expr} AS v"));
+        assert_eq!(r[0]["v"], serde_json::json!(want), "{expr}");
+    }
+    // EXTRACT on the file's dates, against the year spelt in the date itself.
+    let r = rows_of(
+        file,
+        "SELECT CAST(date AS VARCHAR) AS d, CAST(EXTRACT(year FROM date) AS BIGINT) AS y \
+         FROM t WHERE date IS NOT NULL LIMIT 50",
+    );
+    let mut checked = 0;
+    for row in &r {
+        let d = row["d"].as_str().unwrap();
+        let y = row["y"].as_i64().unwrap();
+        if d.len() == 10 && d.as_bytes()[4] == b'-' {
+            assert_eq!(d[..4].parse::<i64>().unwrap(), y, "{d}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{r:?}");
+}
+
+#[test]
+fn more_tables_join_and_report_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = repo().join("testdata/pa_ints.parquet");
+    // The dimension table as a directory (with the file in a subfolder too: one copy each).
+    std::fs::copy(&file, dir.path().join("a.parquet")).unwrap();
+    let file = file.to_str().unwrap();
+    let dim = format!("d={}", dir.path().display());
+    let key = -752296985104395475i64;
+    let sql = format!(
+        "SELECT i32 FROM t WHERE i64 IN (SELECT i64 FROM d WHERE d.i64 = {key}) ORDER BY i32"
+    );
+    let ours = sbbf(&[
+        "query", file, "--table", &dim, &sql, "--format", "json", "--stats",
+    ]);
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours.stderr));
+    let none = run_with_env(
+        &[
+            "query",
+            file,
+            "--table",
+            &dim,
+            &sql,
+            "--format",
+            "json",
+            "--no-sbbf",
+        ],
+        &[("DATAFUSION_EXECUTION_PARQUET_PRUNING", "false")],
+    );
+    assert_eq!(none.status.code(), Some(0), "{}", text(&none.stderr));
+    let direct = rows_of(
+        file,
+        &format!("SELECT i32 FROM t WHERE i64 = {key} ORDER BY i32"),
+    );
+    assert!(!direct.is_empty());
+    assert_eq!(json_rows(&ours.stdout), direct);
+    assert_eq!(json_rows(&none.stdout), direct);
+    let s = stats(&ours.stderr);
+    // The top-level keys are table `t`'s, as without --table; each table has its own.
+    let tables = s["tables"].as_object().expect("a per-table breakdown");
+    assert_eq!(tables.len(), 2, "{s}");
+    for k in ["row_groups", "row_groups_read", "row_groups_pruned_bloom"] {
+        assert_eq!(s[k], tables["t"][k], "{k}: {s}");
+    }
+    // `d` pruned by its literal, `t` by the join's keys.
+    assert!(
+        tables["d"]["row_groups_pruned_bloom"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
+    assert!(
+        tables["t"]["row_groups_pruned_bloom_join"]
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "{s}"
+    );
+    assert_eq!(
+        tables["t"]["row_groups_pruned_bloom"], tables["t"]["row_groups_pruned_bloom_join"],
+        "{s}"
+    );
+    // One key reached t's filters: a row group without it survives with probability p.
+    assert_eq!(tables["t"]["join_keys"], 1, "{s}");
+    let e = tables["t"]["expected_survivors"]["fpp_0.01"]
+        .as_f64()
+        .unwrap();
+    assert!((e - 0.01).abs() < 1e-12, "{s}");
+    assert!(tables["d"].get("join_keys").is_none(), "{s}");
+    // Bad specifications are messages with status 2.
+    for (spec, says) in [
+        ("d", "NAME=PATH"),
+        ("t=x.parquet", "already defined"),
+        ("9x=x.parquet", "table name"),
+        ("d=", "no PATH"),
+        ("d=/nonexistent/x.parquet", "table `d`"),
+    ] {
+        let o = sbbf(&["query", file, "--table", spec, "SELECT 1"]);
+        assert_eq!(o.status.code(), Some(2), "{spec}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(says),
+            "{spec}: {}",
+            text(&o.stderr)
+        );
+    }
 }

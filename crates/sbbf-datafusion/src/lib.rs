@@ -9,6 +9,11 @@
 //! and floats by SQL equality (`0.0` also finds `-0.0`). What the filters cannot decide keeps
 //! the row group.
 //!
+//! Joins prune too: the keys a hash join pushes into the scan while the query runs (its
+//! dynamic filter) are tested against each file's filters when the file is opened, before any
+//! data page is read ([`SbbfSource`]); [`with_join_key_sets`] lets up to 1,000,000 keys reach
+//! them as a set.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> datafusion::common::Result<()> {
@@ -27,22 +32,57 @@
 //! ```
 #![warn(missing_docs)]
 
+mod dynamic;
 mod expr;
 mod stats;
 mod table;
 
-pub use expr::predicate;
+pub use dynamic::SbbfSource;
+pub use expr::{dynamic_predicate, predicate};
 pub use stats::ScanStats;
 pub use table::{metric, table_row_groups, SbbfTable, DEFAULT_FILE_CONCURRENCY};
 
 use datafusion::common::Result;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use std::sync::Arc;
+
+/// Distinct join keys a hash join may push into its probe-side scan as a set, with
+/// [`with_join_key_sets`] (DataFusion's default: 150).
+pub const JOIN_KEYS_MAX: usize = 1_000_000;
+
+/// Bytes of build-side key arrays, per partition, up to which a hash join pushes its keys as a
+/// set, with [`with_join_key_sets`] (DataFusion's default: 128 KiB). The join holds these
+/// arrays anyway; the set is a copy of the distinct keys.
+pub const JOIN_KEY_BYTES_MAX: usize = 256 * 1024 * 1024;
+
+/// `config` with DataFusion's limits on pushed join key sets raised to [`JOIN_KEYS_MAX`] keys
+/// and [`JOIN_KEY_BYTES_MAX`] bytes.
+///
+/// Above its limits (150 distinct keys, 128 KiB) a hash join pushes a lookup into its hash
+/// table instead of the keys: that decides rows, but no Bloom filter can use it, so a join
+/// with more keys would prune nothing. The limits are session options, not a table's: this
+/// raises them for every join of the session. DataFusion itself only uses a big set for
+/// min/max pruning (its statistics pruning skips `IN` lists of more than a few values).
+///
+/// ```
+/// use datafusion::prelude::{SessionConfig, SessionContext};
+/// let config = sbbf_datafusion::with_join_key_sets(SessionConfig::new());
+/// assert_eq!(config.options().optimizer.hash_join_inlist_pushdown_max_distinct_values, 1_000_000);
+/// let ctx = SessionContext::new_with_config(config);
+/// ```
+pub fn with_join_key_sets(mut config: SessionConfig) -> SessionConfig {
+    let o = &mut config.options_mut().optimizer;
+    o.hash_join_inlist_pushdown_max_distinct_values = JOIN_KEYS_MAX;
+    o.hash_join_inlist_pushdown_max_size = JOIN_KEY_BYTES_MAX;
+    config
+}
 
 /// Registers the Parquet files at `path` (file, directory, glob or object-store URL whose store
 /// the context knows) as table `name`, pruned by our filters.
 pub async fn register(ctx: &SessionContext, name: &str, path: &str) -> Result<()> {
-    let table = SbbfTable::try_new(&ctx.state(), path).await?;
+    let table = SbbfTable::try_new(&ctx.state(), path)
+        .await?
+        .with_name(name);
     ctx.register_table(name, Arc::new(table))?;
     Ok(())
 }

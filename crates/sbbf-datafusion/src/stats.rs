@@ -10,6 +10,11 @@ use std::sync::Arc;
 pub struct ScanStats {
     /// Row groups skipped by our filters (`row_groups_pruned_sbbf`).
     pub pruned_sbbf: usize,
+    /// Of [`ScanStats::pruned_sbbf`], the row groups skipped by a join's keys (the join
+    /// filters DataFusion pushes into the scan while the query runs).
+    pub pruned_sbbf_join: usize,
+    /// The most keys a join brought to one column's filters (0 without a join filter).
+    pub join_keys: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
     /// Row groups skipped by DataFusion's min/max statistics.
@@ -47,15 +52,36 @@ impl ScanStats {
     /// # }
     /// ```
     pub fn of(plan: &Arc<dyn ExecutionPlan>) -> ScanStats {
+        ScanStats::summed(plan, None)
+    }
+
+    /// The same sums over the scans of table `name` only (a table made with
+    /// [`crate::SbbfTable::with_name`], as [`crate::register`] does): the tables of a join
+    /// apart.
+    pub fn of_table(plan: &Arc<dyn ExecutionPlan>, name: &str) -> ScanStats {
+        ScanStats::summed(plan, Some(name))
+    }
+
+    fn summed(plan: &Arc<dyn ExecutionPlan>, table: Option<&str>) -> ScanStats {
         let mut s = ScanStats::default();
         let mut matched = 0;
-        s.add(plan.as_ref(), &mut matched);
+        s.add(plan.as_ref(), &mut matched, table);
         s.read = matched.saturating_sub(s.pruned_limit);
         s
     }
 
-    fn add(&mut self, plan: &dyn ExecutionPlan, matched: &mut usize) {
-        if let Some(metrics) = plan.metrics() {
+    fn add(&mut self, plan: &dyn ExecutionPlan, matched: &mut usize, table: Option<&str>) {
+        let metrics = plan.metrics().filter(|metrics| {
+            table.is_none_or(|name| {
+                metrics.iter().any(|m| {
+                    m.value().name() == metric::TABLE
+                        && m.labels()
+                            .iter()
+                            .any(|l| l.name() == metric::TABLE_LABEL && l.value() == name)
+                })
+            })
+        });
+        if let Some(metrics) = metrics {
             for m in metrics.iter() {
                 match m.value() {
                     MetricValue::PruningMetrics {
@@ -73,6 +99,9 @@ impl ScanStats {
                         "limit_pruned_row_groups" => self.pruned_limit += pruning_metrics.pruned(),
                         _ => {}
                     },
+                    MetricValue::Gauge { name, gauge } if name.as_ref() == metric::JOIN_KEYS => {
+                        self.join_keys = self.join_keys.max(gauge.value());
+                    }
                     MetricValue::Count { name, count } => {
                         let n = count.value();
                         match name.as_ref() {
@@ -80,6 +109,7 @@ impl ScanStats {
                             metric::REQUESTS => self.sbbf_requests += n,
                             metric::BYTES => self.sbbf_bytes += n,
                             metric::FILE_ERRORS => self.sbbf_file_errors += n,
+                            metric::PRUNED_DYNAMIC => self.pruned_sbbf_join += n,
                             "bytes_scanned" => self.bytes_scanned += n,
                             _ => {}
                         }
@@ -89,7 +119,7 @@ impl ScanStats {
             }
         }
         for child in plan.children() {
-            self.add(child.as_ref(), matched);
+            self.add(child.as_ref(), matched, table);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The table: DataFusion's listing table, with each file's row groups pruned by our filters
 //! before its scan starts.
 
+use crate::dynamic::SbbfSource;
 use crate::expr::predicate;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -12,11 +13,13 @@ use datafusion::datasource::listing::{
 };
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
-use datafusion::datasource::physical_plan::{FileGroup, FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource,
+};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::TableProvider;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
-use datafusion::physical_plan::metrics::{Count, MetricBuilder};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use object_store::ObjectStore;
@@ -42,6 +45,23 @@ pub mod metric {
     /// Files whose filters could not be used (unreadable metadata or filters): all their row
     /// groups were kept.
     pub const FILE_ERRORS: &str = "sbbf_file_errors";
+    /// Row groups skipped by a join's keys (the join filters DataFusion pushes into the scan
+    /// while the query runs); also counted in [`PRUNED`].
+    pub const PRUNED_DYNAMIC: &str = "row_groups_pruned_sbbf_join";
+    /// Files whose filters were probed for a join's keys when the file was opened.
+    pub const DYNAMIC_FILES: &str = "sbbf_join_files";
+    /// Files opened while a join filter pushed into the scan was not yet complete (its
+    /// state then was used, which is sound; DataFusion 55's hash join finishes its filter
+    /// before it reads the probe side, so this stays 0 for hash joins).
+    pub const DYNAMIC_INCOMPLETE: &str = "sbbf_join_filters_incomplete";
+    /// The most keys a join filter brought to one column's filters (a gauge: the K of the
+    /// survival bound `1 - (1 - p)^K`).
+    pub const JOIN_KEYS: &str = "sbbf_join_keys";
+    /// A marker (always 0) on the scans of a named table ([`super::SbbfTable::with_name`]),
+    /// labelled [`TABLE_LABEL`]`=name`.
+    pub const TABLE: &str = "sbbf_table";
+    /// The label of [`TABLE`] that holds the table's name.
+    pub const TABLE_LABEL: &str = "table";
 }
 
 /// A Parquet table (file, directory, glob or object-store prefix) whose scans skip the row
@@ -76,6 +96,7 @@ pub struct SbbfTable {
     inner: ListingTable,
     enabled: bool,
     file_concurrency: usize,
+    name: Option<String>,
 }
 
 impl SbbfTable {
@@ -118,6 +139,7 @@ impl SbbfTable {
             inner: ListingTable::try_new(config)?,
             enabled,
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
+            name: None,
         })
     }
 
@@ -129,6 +151,7 @@ impl SbbfTable {
             inner,
             enabled: true,
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
+            name: None,
         }
     }
 
@@ -136,6 +159,13 @@ impl SbbfTable {
     /// [`DEFAULT_FILE_CONCURRENCY`]).
     pub fn with_file_concurrency(mut self, n: usize) -> SbbfTable {
         self.file_concurrency = n.max(1);
+        self
+    }
+
+    /// Names the table's scans: each carries a [`metric::TABLE`] counter labelled
+    /// `table=name`, so [`crate::ScanStats::of_table`] can tell the tables of a join apart.
+    pub fn with_name(mut self, name: impl Into<String>) -> SbbfTable {
+        self.name = Some(name.into());
         self
     }
 
@@ -156,24 +186,41 @@ impl SbbfTable {
         let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>() else {
             return Ok(plan);
         };
+        if let Some(name) = &self.name {
+            MetricBuilder::new(config.file_source().metrics())
+                .with_label(Label::new(metric::TABLE_LABEL, name.clone()))
+                .global_counter(metric::TABLE);
+        }
+        if !self.enabled {
+            return Ok(plan);
+        }
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        // The join filters arrive later, while the query runs: the file source probes them
+        // when it opens each file (`dynamic.rs`).
+        let source: Arc<dyn FileSource> = Arc::new(SbbfSource::new(
+            Arc::clone(config.file_source()),
+            Arc::clone(&cache),
+        ));
         let metrics = Metrics::new(config);
         // The files' own columns: a filter on a partition column (`year=2024/`) is not in
         // any file, and leaves the rest of an AND to be tested.
-        let Some(pred) = (self.enabled)
-            .then(|| predicate(filters, config.file_schema()))
-            .flatten()
-        else {
-            return Ok(plan);
+        let Some(pred) = predicate(filters, config.file_schema()) else {
+            let config = FileScanConfigBuilder::from(config.clone())
+                .with_source(source)
+                .build();
+            return Ok(DataSourceExec::from_data_source(config));
         };
         let store = state.runtime_env().object_store(&config.object_store_url)?;
-        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
         let files: Vec<PartitionedFile> = config
             .file_groups
             .iter()
             .flat_map(|g| g.iter().cloned())
             .collect();
         let mut plans: Vec<Option<ParquetAccessPlan>> = futures::stream::iter(files)
-            .map(|f| file_plan(&store, &cache, f, &pred, &metrics))
+            .map(|f| {
+                let (store, cache, pred, metrics) = (&store, &cache, &pred, &metrics);
+                async move { file_plan(store, cache, &f, pred, metrics).await }
+            })
             .buffered(self.file_concurrency)
             .collect()
             .await;
@@ -198,6 +245,7 @@ impl SbbfTable {
             .collect();
         let config = FileScanConfigBuilder::from(config.clone())
             .with_file_groups(groups)
+            .with_source(source)
             .build();
         Ok(DataSourceExec::from_data_source(config))
     }
@@ -205,8 +253,8 @@ impl SbbfTable {
 
 /// Our counters, registered in the scan's own metrics set so `EXPLAIN ANALYZE` shows them on
 /// its `DataSourceExec` line.
-struct Metrics {
-    pruned: Count,
+pub(crate) struct Metrics {
+    pub(crate) pruned: Count,
     tested: Count,
     requests: Count,
     bytes: Count,
@@ -215,7 +263,10 @@ struct Metrics {
 
 impl Metrics {
     fn new(config: &FileScanConfig) -> Metrics {
-        let set = config.file_source().metrics();
+        Metrics::new_in(config.file_source().metrics())
+    }
+
+    pub(crate) fn new_in(set: &ExecutionPlanMetricsSet) -> Metrics {
         let counter = |name: &'static str| MetricBuilder::new(set).global_counter(name);
         Metrics {
             pruned: counter(metric::PRUNED),
@@ -229,10 +280,10 @@ impl Metrics {
 
 /// The access plan for one file, or `None` to leave it as DataFusion planned it (nothing to
 /// skip, or the filters could not be used: never skip on doubt).
-async fn file_plan(
+pub(crate) async fn file_plan(
     store: &Arc<dyn ObjectStore>,
     cache: &Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>,
-    file: PartitionedFile,
+    file: &PartitionedFile,
     pred: &Predicate,
     metrics: &Metrics,
 ) -> Option<ParquetAccessPlan> {

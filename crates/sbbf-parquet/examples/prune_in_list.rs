@@ -7,6 +7,12 @@
 //! ```
 //! The literals are random int64 values (absent, so every one is tested in every row group:
 //! the worst case) for an integer column, random 16-character keys for a string column.
+//!
+//! Prints the prune's wall and CPU time (the second of two runs: the filter bytes are then in
+//! the page cache, so it is the kernel's cost: each key hashed once, each row group's filter
+//! tested with the batch kernel) and the memory it took above the key set (peak RSS minus the
+//! RSS once the literals were built). The issue's targets: 100,000 keys x 64 row groups in
+//! <= 60 ms of CPU, 1,000,000 keys in <= 600 ms and <= 64 MiB above the key set.
 
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::{Literal, ParquetFile};
@@ -21,6 +27,30 @@ fn peak_rss_mib() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// User + system CPU seconds of this process (Linux `/proc/self/stat`, in clock ticks of
+/// 1/100 s).
+fn cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / 100.0)
+        })
+        .unwrap_or(f64::NAN)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -46,7 +76,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         })
         .collect();
-    let pruned = pq.prune(&Predicate::In(column.clone(), literals))?;
+    let with_keys = rss_mib();
+    let predicate = Predicate::In(column.clone(), literals);
+    let pruned = pq.prune(&predicate)?;
+    let (w, c) = (Instant::now(), cpu_s());
+    let again = pq.prune(&predicate)?;
+    let (wall, cpu) = (w.elapsed().as_secs_f64(), cpu_s() - c);
+    assert_eq!(pruned, again);
+    println!(
+        "kernel: {n} keys x {} row groups: {:.1} ms wall, {:.0} ms CPU (ticks of 10 ms), {:.1} MiB above the key set",
+        pruned.reasons.len(),
+        wall * 1e3,
+        cpu * 1e3,
+        peak_rss_mib() - with_keys
+    );
     let io = pq.io_stats();
     println!(
         "{n} literals, {} row groups: {} kept, {:.3} s, {} request(s), {:.1} MiB read, peak RSS {:.1} MiB ({:.1} MiB at start)",

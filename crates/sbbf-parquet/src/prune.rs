@@ -192,6 +192,9 @@ pub(crate) fn leaf_values(
 
 impl<R> ParquetFile<R> {
     /// One probe job per leaf of `predicate` (in [`leaves`] order), to be driven together.
+    /// A leaf only needs to know whether any of its values may be present, so each job holds
+    /// the values' hashes alone (each hashed once, whatever the number of row groups) and
+    /// answers once per row group, with the batch kernel when a filter is read whole.
     pub(crate) fn leaf_jobs(
         &self,
         predicate: &Predicate,
@@ -199,9 +202,12 @@ impl<R> ParquetFile<R> {
     ) -> Result<Vec<crate::read::plan::ProbeJob>, Error> {
         leaves(predicate)
             .into_iter()
-            .map(|leaf| {
-                let (col, encoded) = leaf_values(self.columns(), |c| self.column_index(c), leaf)?;
-                Ok(self.probe_job(col, &encoded, policy))
+            .map(|(column, literals)| {
+                let col = self.column_index(column)?;
+                let ty = &self.columns()[col];
+                let (hashes, any) =
+                    crate::job::AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
+                Ok(self.any_job(col, hashes, any, policy))
             })
             .collect()
     }

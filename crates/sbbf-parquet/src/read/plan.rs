@@ -13,7 +13,6 @@ use crate::values::stored::Encoded;
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
-use std::collections::BTreeSet;
 
 /// Bytes read for a header whose length is unknown: a standard header is 15 to 19 bytes.
 const HEADER_GUESS: usize = 32;
@@ -86,6 +85,9 @@ pub(crate) struct ProbeJob {
     num_rows: Vec<i64>,
     values: Vec<Encoded>,
     hashes: Vec<u64>,
+    /// Set when the job answers one thing per row group, whether any of its values may be
+    /// present (a pruning leaf), instead of one answer per value: `values` is then empty.
+    any: Option<AnyOf>,
     footer_start: u64,
     policy: IoPolicy,
     want: Want,
@@ -129,6 +131,31 @@ impl ProbeJob {
         )
     }
 
+    /// A job answering, per row group, whether any of a set of values may be present (one
+    /// answer each, in [`RowGroupAnswer::answers`]): the values are given as the candidate
+    /// hashes and the [`AnyOf`] summary [`AnyOf::encode`] makes of them, so a key set of any
+    /// size is held as its hashes alone.
+    pub(crate) fn any_of(
+        locations: &[FilterLocation],
+        num_rows: Vec<i64>,
+        footer_start: u64,
+        hashes: Vec<u64>,
+        any: AnyOf,
+        policy: IoPolicy,
+    ) -> ProbeJob {
+        let mut job = ProbeJob::build(
+            locations,
+            num_rows,
+            footer_start,
+            Vec::new(),
+            policy,
+            Want::Blocks,
+        );
+        job.hashes = hashes;
+        job.any = Some(any);
+        job
+    }
+
     fn build(
         locations: &[FilterLocation],
         num_rows: Vec<i64>,
@@ -151,6 +178,7 @@ impl ProbeJob {
             num_rows,
             values,
             hashes,
+            any: None,
             footer_start,
             policy,
             want,
@@ -366,32 +394,55 @@ impl ProbeJob {
                 end: bitset,
             });
         }
-        let needed: BTreeSet<u64> = self
-            .hashes
-            .iter()
-            .map(|h| sbbf::block_index(*h, blocks) as u64)
-            .collect();
-        let whole = self.want == Want::Whole
-            || (!needed.is_empty()
-                && layout.num_bytes
-                    <= (needed.len() as u64).saturating_mul(self.policy.request_cost));
+        // The distinct blocks the hashes fall in, as a bitmap (a key set of 100,000 hashes
+        // costs one pass, not a sorted set per filter), stopping as soon as enough distinct
+        // blocks make the whole bitset the cheaper read.
+        let whole_at = layout
+            .num_bytes
+            .div_ceil(self.policy.request_cost.max(1))
+            .max(1);
+        let mut seen = vec![0u64; blocks.div_ceil(64)];
+        let mut distinct = 0u64;
+        let mut whole = self.want == Want::Whole;
+        if !whole {
+            for h in &self.hashes {
+                let i = sbbf::block_index(*h, blocks);
+                let (w, b) = (i / 64, 1u64 << (i % 64));
+                if seen[w] & b == 0 {
+                    seen[w] |= b;
+                    distinct += 1;
+                    if distinct >= whole_at {
+                        whole = true;
+                        break;
+                    }
+                }
+            }
+        }
         if whole {
             out.push(Range {
                 start: bitset,
                 end: bitset + layout.num_bytes,
             });
         } else {
-            out.extend(needed.iter().map(|i| Range {
-                start: bitset + i * 32,
-                end: bitset + i * 32 + 32,
-            }));
+            for (w, word) in seen.iter().enumerate() {
+                let mut word = *word;
+                while word != 0 {
+                    let i = (w * 64 + word.trailing_zeros() as usize) as u64;
+                    word &= word - 1;
+                    out.push(Range {
+                        start: bitset + i * 32,
+                        end: bitset + i * 32 + 32,
+                    });
+                }
+            }
         }
         out
     }
 
     /// The answers, one per row group, for the job's values.
     pub(crate) fn finish(self) -> Vec<RowGroupAnswer> {
-        let values = &self.values;
+        // One answer slot per hash, reused across row groups.
+        let mut hits = vec![false; self.hashes.len()];
         self.plans
             .iter()
             .enumerate()
@@ -399,26 +450,32 @@ impl ProbeJob {
                 let (filter, answers) = match plan {
                     Plan::Done(why) => {
                         let state = FilterState::from(why.clone());
-                        let answers = values.iter().map(|v| decide(v, &state, |_| true)).collect();
-                        (state.clone(), answers)
+                        let answers = self.answers(&state, &[]);
+                        (state, answers)
                     }
                     Plan::Ready { offset, layout, .. } => {
                         let start = offset + layout.header_len;
+                        // The whole bitset when it was read (the cost rule's choice for a big
+                        // key set): one view, the batch kernel over every hash.
+                        let whole = self.fetched.get(start, layout.num_bytes).ok();
                         let blocks = (layout.num_bytes / 32) as usize;
-                        answer_present(blocks, values, |i| self.fetched.get(start + i * 32, 32))
+                        self.answer_present(whole, blocks, &mut hits, |i| {
+                            self.fetched.get(start + i * 32, 32)
+                        })
                     }
                     #[cfg(feature = "encryption")]
                     Plan::Opened(OpenFilter { bitset, .. }) => {
                         let blocks = bitset.len() / 32;
-                        answer_present(blocks, values, |i| {
+                        self.answer_present(Some(bitset.clone()), blocks, &mut hits, |i| {
                             let i = i as usize;
                             Ok(bitset.slice(i * 32..i * 32 + 32))
                         })
                     }
-                    _ => (
-                        FilterState::Invalid("the filter header was never read".into()),
-                        values.iter().map(|_| Answer::Unknown).collect(),
-                    ),
+                    _ => {
+                        let state = FilterState::Invalid("the filter header was never read".into());
+                        let answers = self.answers(&state, &[]);
+                        (state, answers)
+                    }
                 };
                 RowGroupAnswer {
                     row_group: rg,
@@ -460,40 +517,111 @@ impl ProbeJob {
     }
 }
 
-/// The answers of a present filter of `blocks` blocks, `block(i)` giving block `i`'s bytes; a
-/// block that cannot be had makes the filter invalid (every answer "unknown").
-fn answer_present(
-    blocks: usize,
-    values: &[Encoded],
-    block: impl Fn(u64) -> Result<Bytes, String>,
-) -> (FilterState, Vec<Answer>) {
-    let mut failure = None;
-    let answers: Vec<Answer> = values
-        .iter()
-        .map(|v| {
-            decide(v, &FilterState::Present, |h| {
-                let i = sbbf::block_index(h, blocks) as u64;
-                match block(i).and_then(|b| {
-                    SbbfRef::new(&b)
-                        .map(|v| v.contains_hash(h))
-                        .map_err(|e| e.to_string())
-                }) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        failure.get_or_insert(e);
-                        true
-                    }
-                }
-            })
-        })
-        .collect();
-    match failure {
-        None => (FilterState::Present, answers),
-        Some(e) => {
-            let state = FilterState::Invalid(format!("cannot read the filter: {e}"));
-            let answers = values.iter().map(|v| decide(v, &state, |_| true)).collect();
-            (state, answers)
+impl ProbeJob {
+    /// The answers given the filter state; for a present filter, `hits` holds one probe
+    /// result per hash (in [`candidate_hashes`] order).
+    fn answers(&self, state: &FilterState, hits: &[bool]) -> Vec<Answer> {
+        let present = *state == FilterState::Present;
+        if let Some(any) = &self.any {
+            return any.answer(present, hits).into_iter().collect();
         }
+        let mut next = hits.iter();
+        self.values
+            .iter()
+            .map(|v| decide(v, state, |_| !present || *next.next().unwrap_or(&true)))
+            .collect()
+    }
+
+    /// The answers of a present filter of `blocks` blocks: from the `whole` bitset with the
+    /// batch kernel when it was read, else block by block (`block(i)` giving block `i`'s
+    /// bytes). A block that cannot be had makes the filter invalid (every answer "unknown").
+    fn answer_present(
+        &self,
+        whole: Option<Bytes>,
+        blocks: usize,
+        hits: &mut [bool],
+        block: impl Fn(u64) -> Result<Bytes, String>,
+    ) -> (FilterState, Vec<Answer>) {
+        let result = match whole {
+            Some(bits) => SbbfRef::new(&bits)
+                .map(|view| view.contains_hashes(&self.hashes, hits))
+                .map_err(|e| e.to_string()),
+            None => self
+                .hashes
+                .iter()
+                .zip(hits.iter_mut())
+                .try_for_each(|(h, hit)| {
+                    let i = sbbf::block_index(*h, blocks) as u64;
+                    let b = block(i)?;
+                    *hit = SbbfRef::new(&b)
+                        .map_err(|e| e.to_string())?
+                        .contains_hash(*h);
+                    Ok(())
+                }),
+        };
+        match result {
+            Ok(()) => (
+                FilterState::Present,
+                self.answers(&FilterState::Present, hits),
+            ),
+            Err(e) => {
+                let state = FilterState::Invalid(format!("cannot read the filter: {e}"));
+                let answers = self.answers(&state, &[]);
+                (state, answers)
+            }
+        }
+    }
+}
+
+/// A set of values reduced to what a pruning leaf needs: how many there are, whether one of
+/// them always answers "maybe" (NaN under SQL equality), and whether one has candidate bytes
+/// (hashed, in the job's hashes). "Never stored" values add nothing: they are absent anywhere.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct AnyOf {
+    values: usize,
+    always_maybe: bool,
+    candidates: bool,
+}
+
+impl AnyOf {
+    /// Hashes every candidate of `values` (each once, streaming: the encoded values are not
+    /// kept) and summarises them.
+    pub(crate) fn encode(values: impl Iterator<Item = Encoded>) -> (Vec<u64>, AnyOf) {
+        let mut hashes = Vec::with_capacity(values.size_hint().0);
+        let mut any = AnyOf::default();
+        for v in values {
+            any.values += 1;
+            match v {
+                Encoded::Candidates(c) => {
+                    any.candidates |= !c.is_empty();
+                    hashes.extend(c.iter().map(|b| sbbf::hash(b)));
+                }
+                Encoded::NeverStored(_) => {}
+                Encoded::AlwaysMaybe(_) => any.always_maybe = true,
+            }
+        }
+        (hashes, any)
+    }
+
+    /// The one answer for a row group (none for no value): with a present filter "maybe" when
+    /// any hash hits or a value is always "maybe", else "absent"; without one "unknown"
+    /// unless every value is never stored. The same outcome as all of [`decide`]'s answers
+    /// taken together, as the pruning rules read them.
+    fn answer(&self, present: bool, hits: &[bool]) -> Option<Answer> {
+        if self.values == 0 {
+            return None;
+        }
+        Some(if present {
+            if self.always_maybe || hits.iter().any(|h| *h) {
+                Answer::Maybe
+            } else {
+                Answer::Absent
+            }
+        } else if self.always_maybe || self.candidates {
+            Answer::Unknown
+        } else {
+            Answer::Absent
+        })
     }
 }
 

@@ -107,6 +107,26 @@ impl<R> ParquetFile<R> {
         job
     }
 
+    /// A job answering, per row group, whether any value of a set may be in leaf `column`,
+    /// the set given as its candidate hashes and summary ([`crate::job::AnyOf::encode`]).
+    pub(crate) fn any_job(
+        &self,
+        column: usize,
+        hashes: Vec<u64>,
+        any: crate::job::AnyOf,
+        policy: IoPolicy,
+    ) -> ProbeJob {
+        let job = ProbeJob::any_of(
+            &self.filter_locations(column),
+            self.row_counts(),
+            self.footer_start(),
+            hashes,
+            any,
+            policy,
+        );
+        self.with_crypto(self.with_footer_conflicts(job, column), column)
+    }
+
     /// The I/O-free job behind [`ParquetFile::probe`] and its async twin.
     pub(crate) fn probe_job(
         &self,

@@ -1,0 +1,383 @@
+//! Join filters: the build-side keys a hash join pushes into our scan while the query runs,
+//! tested against each file's Bloom filters when the file is opened.
+//!
+//! DataFusion's physical optimizer pushes a hash join's `DynamicFilterPhysicalExpr` into the
+//! probe-side scan's file source (`FileSource::try_pushdown_filters`). Our table wraps
+//! DataFusion's `ParquetSource` in [`SbbfSource`], which forwards everything to it and adds one
+//! step in front of each file's planner: the dynamic conjuncts of the source's predicate, as
+//! they stand, are translated ([`crate::dynamic_predicate`]), the file's filters are probed
+//! for them (block-granular reads, one wave per file), and the row groups they rule out are
+//! skipped in the file's `ParquetAccessPlan` before DataFusion's planner reads any data page.
+//!
+//! # When the keys are there, and why the scan never waits
+//!
+//! A `HashJoinStream` (DataFusion 55) collects its build side, reports it to the shared
+//! accumulator, and waits until every partition has reported and the filter is final
+//! (`WaitPartitionBoundsReport`) before it polls its probe side for the first time; an empty
+//! build side does not poll it at all. So when a probe-side scan opens a file, the join's
+//! filter is already complete: no wait is needed. Waiting at open time would be worse than
+//! useless: a TopK (`ORDER BY .. LIMIT`) or aggregate dynamic filter looks the same before
+//! its first update (`lit(true)` over the same columns) and completes only when this very
+//! scan has finished, so a scan that waited for it would deadlock. The scan therefore uses
+//! each dynamic filter as it stands (any snapshot is sound: DataFusion's contract, and what
+//! its own opener relies on), and counts the files opened while one was still incomplete
+//! ([`crate::metric::DYNAMIC_INCOMPLETE`]), so a change in DataFusion's scheduling shows.
+
+use crate::expr::{dynamic_filters, dynamic_predicate};
+use crate::table::{file_plan, metric, Metrics};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::Result;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
+use datafusion::physical_expr::projection::ProjectionExprs;
+use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
+use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
+use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
+use datafusion::physical_plan::{DisplayFormatType, SortOrderPushdownResult};
+use datafusion_datasource::file_stream::FileOpener;
+use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
+use futures::FutureExt;
+use object_store::ObjectStore;
+use sbbf_parquet::prune::Predicate;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// DataFusion's `ParquetSource` with our join-filter pruning in front of each file's planner
+/// (see the module notes). Every other behaviour is the wrapped source's.
+pub struct SbbfSource {
+    inner: Arc<dyn FileSource>,
+    cache: Arc<FileMetadataCache>,
+}
+
+impl SbbfSource {
+    /// Wraps `inner` (a `ParquetSource`); footers are looked up in `cache` (DataFusion's
+    /// file metadata cache, so the scan reads each footer once).
+    pub fn new(inner: Arc<dyn FileSource>, cache: Arc<FileMetadataCache>) -> SbbfSource {
+        SbbfSource { inner, cache }
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &Arc<dyn FileSource> {
+        &self.inner
+    }
+
+    fn wrap(&self, inner: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
+        Arc::new(SbbfSource {
+            inner,
+            cache: Arc::clone(&self.cache),
+        })
+    }
+}
+
+impl fmt::Debug for SbbfSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SbbfSource").finish_non_exhaustive()
+    }
+}
+
+impl FileSource for SbbfSource {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
+        self.inner
+            .create_file_opener(object_store, base_config, partition)
+    }
+
+    fn create_morselizer(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Box<dyn Morselizer>> {
+        let inner =
+            self.inner
+                .create_morselizer(Arc::clone(&object_store), base_config, partition)?;
+        let filter = self.inner.filter();
+        let dynamic = filter.as_ref().map(dynamic_filters).unwrap_or_default();
+        if dynamic.is_empty() {
+            // No join filter reaches this scan: DataFusion's planner as it is.
+            return Ok(inner);
+        }
+        let set = self.inner.metrics();
+        Ok(Box::new(SbbfMorselizer {
+            inner: Arc::from(inner),
+            shared: Arc::new(Shared {
+                dynamic,
+                schema: Arc::clone(self.inner.table_schema().file_schema()),
+                store: object_store,
+                cache: Arc::clone(&self.cache),
+                metrics: Metrics::new_in(set),
+                join: JoinMetrics::new(set),
+                translated: Mutex::new(None),
+            }),
+        }))
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        self.inner.table_schema()
+    }
+
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        self.wrap(self.inner.with_batch_size(batch_size))
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.inner.filter()
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        self.inner.projection()
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        self.inner.metrics()
+    }
+
+    fn file_type(&self) -> &str {
+        self.inner.file_type()
+    }
+
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.fmt_extra(t, f)
+    }
+
+    fn supports_repartitioning(&self) -> bool {
+        self.inner.supports_repartitioning()
+    }
+
+    fn repartitioned(
+        &self,
+        target_partitions: usize,
+        repartition_file_min_size: usize,
+        output_ordering: Option<LexOrdering>,
+        config: &FileScanConfig,
+    ) -> Result<Option<FileScanConfig>> {
+        self.inner.repartitioned(
+            target_partitions,
+            repartition_file_min_size,
+            output_ordering,
+            config,
+        )
+    }
+
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        let r = self.inner.try_pushdown_filters(filters, config)?;
+        Ok(FilterPushdownPropagation {
+            filters: r.filters,
+            updated_node: r.updated_node.map(|n| self.wrap(n)),
+        })
+    }
+
+    fn try_pushdown_sort(
+        &self,
+        order: &[PhysicalSortExpr],
+        eq_properties: &EquivalenceProperties,
+    ) -> Result<SortOrderPushdownResult<Arc<dyn FileSource>>> {
+        Ok(match self.inner.try_pushdown_sort(order, eq_properties)? {
+            SortOrderPushdownResult::Exact { inner } => SortOrderPushdownResult::Exact {
+                inner: self.wrap(inner),
+            },
+            SortOrderPushdownResult::Inexact { inner } => SortOrderPushdownResult::Inexact {
+                inner: self.wrap(inner),
+            },
+            SortOrderPushdownResult::Unsupported => SortOrderPushdownResult::Unsupported,
+        })
+    }
+
+    fn reorder_files(&self, files: Vec<PartitionedFile>) -> Vec<PartitionedFile> {
+        self.inner.reorder_files(files)
+    }
+
+    fn try_pushdown_projection(
+        &self,
+        projection: &ProjectionExprs,
+    ) -> Result<Option<Arc<dyn FileSource>>> {
+        Ok(self
+            .inner
+            .try_pushdown_projection(projection)?
+            .map(|n| self.wrap(n)))
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        self.inner.apply_expressions(f)
+    }
+}
+
+/// Counters of the join-filter step.
+struct JoinMetrics {
+    /// Files whose filters were probed for a join filter.
+    files: Count,
+    /// Row groups that step skipped (also counted in [`metric::PRUNED`]).
+    pruned: Count,
+    /// Files opened while a dynamic filter was still incomplete.
+    incomplete: Count,
+    /// The most keys one join leaf tested (the K of `1 - (1 - p)^K`).
+    keys: Gauge,
+}
+
+impl JoinMetrics {
+    fn new(set: &ExecutionPlanMetricsSet) -> JoinMetrics {
+        let counter = |name: &'static str| MetricBuilder::new(set).global_counter(name);
+        JoinMetrics {
+            files: counter(metric::DYNAMIC_FILES),
+            pruned: counter(metric::PRUNED_DYNAMIC),
+            incomplete: counter(metric::DYNAMIC_INCOMPLETE),
+            keys: MetricBuilder::new(set).global_gauge(metric::JOIN_KEYS),
+        }
+    }
+}
+
+/// A translated predicate (`None`: nothing to test) and the generations of the dynamic
+/// filters it was made from.
+type Translated = (Vec<u64>, Option<Arc<Predicate>>);
+
+/// What every file planner of one scan partition shares.
+struct Shared {
+    dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    schema: SchemaRef,
+    store: Arc<dyn ObjectStore>,
+    cache: Arc<FileMetadataCache>,
+    metrics: Metrics,
+    join: JoinMetrics,
+    /// The translated predicate for the dynamic filters' generations it was made from: the
+    /// key set is translated once per update, not once per file.
+    translated: Mutex<Option<Translated>>,
+}
+
+impl Shared {
+    /// The predicate of the join filters as they stand now.
+    fn predicate(&self) -> Option<Arc<Predicate>> {
+        let generations: Vec<u64> = self
+            .dynamic
+            .iter()
+            .map(|d| d.snapshot_generation())
+            .collect();
+        let mut slot = self.translated.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, p)) = slot.as_ref() {
+            if *g == generations {
+                return p.clone();
+            }
+        }
+        let p = self
+            .dynamic
+            .iter()
+            .map(|d| dynamic_predicate(d, &self.schema))
+            .collect::<Vec<_>>();
+        let parts: Vec<Predicate> = p.into_iter().flatten().collect();
+        let p = match parts.len() {
+            0 => None,
+            1 => parts.into_iter().next().map(Arc::new),
+            _ => Some(Arc::new(Predicate::And(parts))),
+        };
+        if let Some(p) = &p {
+            self.join.keys.set_max(most_keys(p));
+        }
+        *slot = Some((generations, p.clone()));
+        p
+    }
+
+    fn any_incomplete(&self) -> bool {
+        self.dynamic.iter().any(|d| {
+            d.downcast_ref::<DynamicFilterPhysicalExpr>()
+                .is_some_and(|d| d.wait_complete().now_or_never().is_none())
+        })
+    }
+
+    /// `file` with the row groups the join filters rule out skipped in its access plan.
+    async fn prune(&self, mut file: PartitionedFile) -> PartitionedFile {
+        if self.any_incomplete() {
+            self.join.incomplete.add(1);
+        }
+        let Some(pred) = self.predicate() else {
+            return file;
+        };
+        self.join.files.add(1);
+        let before = self.metrics.pruned.value();
+        if let Some(plan) = file_plan(&self.store, &self.cache, &file, &pred, &self.metrics).await {
+            file.extensions.insert::<ParquetAccessPlan>(plan);
+        }
+        self.join
+            .pruned
+            .add(self.metrics.pruned.value().saturating_sub(before));
+        file
+    }
+}
+
+/// The most literals one leaf of `p` holds.
+fn most_keys(p: &Predicate) -> usize {
+    match p {
+        Predicate::Eq(..) => 1,
+        Predicate::In(_, v) => v.len(),
+        Predicate::And(ps) | Predicate::Or(ps) => ps.iter().map(most_keys).max().unwrap_or(0),
+    }
+}
+
+struct SbbfMorselizer {
+    inner: Arc<dyn Morselizer>,
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for SbbfMorselizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SbbfMorselizer")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Morselizer for SbbfMorselizer {
+    fn plan_file(&self, file: PartitionedFile) -> Result<Box<dyn MorselPlanner>> {
+        Ok(Box::new(SbbfPlanner {
+            inner: Arc::clone(&self.inner),
+            shared: Arc::clone(&self.shared),
+            file,
+        }))
+    }
+}
+
+/// The first step of a file's plan: probe the join filters (I/O, so in the pending future),
+/// then hand the file, its access plan narrowed, to DataFusion's planner.
+struct SbbfPlanner {
+    inner: Arc<dyn Morselizer>,
+    shared: Arc<Shared>,
+    file: PartitionedFile,
+}
+
+impl fmt::Debug for SbbfPlanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SbbfPlanner")
+            .field("file", &self.file.object_meta.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MorselPlanner for SbbfPlanner {
+    fn plan(self: Box<Self>) -> Result<Option<MorselPlan>> {
+        let SbbfPlanner {
+            inner,
+            shared,
+            file,
+        } = *self;
+        Ok(Some(MorselPlan::new().with_pending_planner(async move {
+            let file = shared.prune(file).await;
+            inner.plan_file(file)
+        })))
+    }
+}

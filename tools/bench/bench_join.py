@@ -1,0 +1,160 @@
+"""Joins through `sbbf query`: a fact table joined with a dimension of K keys (3 of them stored).
+
+    tools/.venv/bin/python tools/bench/bench_join.py [--rows-per-rg N] [--files N]
+                                                     [--keys 3,30,300,3000] [--profile release|debug]
+
+Tables (generated once into target/bench-join/):
+
+  one file   the 64-row-group class of bench_query.py (pyarrow, Bloom filters on `key` at
+             FPP 1 %, a heavy `payload` column), made by bench_query.big_file
+  directory  N files of one row group each, the same columns, filters on `key`
+
+and for each K a dimension file `d` with column `k`: 3 keys stored in the fact table (one
+row group each) and K - 3 random keys it does not hold. The query is
+
+  SELECT count(*) FROM t JOIN d ON t.key = d.k
+
+run four ways: `sbbf query F --table d=D` (our filters, join key sets raised), `--no-sbbf`
+(DataFusion 55's defaults: statistics and its own Bloom reads of the pushed keys, up to 150),
+`--no-sbbf` with DATAFUSION_EXECUTION_PARQUET_PRUNING=false and ..._BLOOM_FILTER_ON_READ=false
+(no pruning at all), and DuckDB over the same files (counts must all agree). Reports the fact
+table's row groups read, the bytes DataFusion scanned, wall time (median of 3) and, for our
+table, the expected survivors `1 - (1 - p)^K` of a row group holding none of the keys at the
+filters' FPP p = 1 %. Prints Markdown tables (the ones in crates/sbbf-datafusion/README.md).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_query  # noqa: E402  (the 64-row-group file, made once)
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "target" / "bench-join"
+FPP = 0.01
+
+
+def random_keys(rng, n, length=16):
+    alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype=np.uint8)
+    raw = alphabet[rng.integers(0, len(alphabet), n * length, dtype=np.uint8)]
+    return [raw[i * length:(i + 1) * length].tobytes().decode() for i in range(n)]
+
+
+def gen_dir(path, files, rows):
+    """`files` files of one row group: key, i64, payload; returns one stored key per file."""
+    if (path / "keys.json").exists():
+        return json.loads((path / "keys.json").read_text())
+    path.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(11)
+    picks = []
+    for f in range(files):
+        key = random_keys(rng, rows)
+        payload = random_keys(rng, rows, 96)
+        i64 = rng.integers(-(2**62), 2**62, rows, dtype=np.int64)
+        table = pa.table({"key": key, "i64": i64, "payload": payload})
+        pq.write_table(table, path / f"part-{f:04d}.parquet", row_group_size=rows,
+                       bloom_filter_options={"key": {"ndv": rows, "fpp": FPP}})
+        picks.append(key[rows // 2])
+    (path / "keys.json").write_text(json.dumps(picks))
+    return picks
+
+
+def gen_dim(path, present, k, seed):
+    rng = np.random.default_rng(seed)
+    keys = present[:3] + [f"absent-{x}" for x in random_keys(rng, max(k - 3, 0), 12)]
+    pq.write_table(pa.table({"k": keys[:k]}), path)
+
+
+def median_run(cmd, env, reps=3):
+    times, out = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        if out.returncode != 0:
+            sys.exit(f"{' '.join(map(str, cmd))} failed:\n{out.stderr}")
+    return statistics.median(times), out
+
+
+def sbbf_run(sbbf, fact, dim, mode):
+    sql = "SELECT count(*) AS n FROM t JOIN d ON t.key = d.k"
+    cmd = [str(sbbf), "query", str(fact), "--table", f"d={dim}", sql, "--format", "json", "--stats"]
+    env = dict(os.environ)
+    if mode != "sbbf":
+        cmd.append("--no-sbbf")
+    if mode == "none":
+        env["DATAFUSION_EXECUTION_PARQUET_PRUNING"] = "false"
+        env["DATAFUSION_EXECUTION_PARQUET_BLOOM_FILTER_ON_READ"] = "false"
+    wall, out = median_run(cmd, env)
+    n = json.loads(out.stdout.strip().splitlines()[0])["n"]
+    stats = json.loads(out.stderr.strip().splitlines()[-1])
+    t = stats.get("tables", {}).get("t", stats)
+    return n, wall, t
+
+
+def duckdb_run(fact, dim):
+    import duckdb
+
+    src = f"{fact}/*.parquet" if Path(fact).is_dir() else str(fact)
+    t0 = time.perf_counter()
+    con = duckdb.connect()
+    n = con.execute(
+        f"SELECT count(*) FROM read_parquet('{src}') t JOIN read_parquet('{dim}') d ON t.key = d.k"
+    ).fetchall()[0][0]
+    return n, time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows-per-rg", type=int, default=20000)
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--keys", default="3,30,300,3000")
+    ap.add_argument("--profile", default="release", choices=["release", "debug"])
+    a = ap.parse_args()
+    sbbf = ROOT / "target" / a.profile / "sbbf"
+    if not sbbf.exists():
+        sys.exit(f"{sbbf} is missing: cargo build --{a.profile} -p sbbf-cli" if a.profile == "release"
+                 else f"{sbbf} is missing: cargo build -p sbbf-cli")
+    OUT.mkdir(parents=True, exist_ok=True)
+    big, picks = bench_query.big_file(a.rows_per_rg)
+    tables = [
+        (f"one file, 64 row groups x {a.rows_per_rg}", big, picks),
+        (f"{a.files} files x 1 row group x 2000", OUT / f"dir{a.files}",
+         gen_dir(OUT / f"dir{a.files}", a.files, 2000)),
+    ]
+    print(f"`sbbf` {a.profile} build; filters at FPP {FPP:.0%}; K keys, 3 of them stored.\n")
+    print("| table | K | run | count | row groups read | bytes scanned | wall (median of 3) | expected survivors at 1 % |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for label, fact, present in tables:
+        for k in [int(x) for x in a.keys.split(",")]:
+            dim = OUT / f"dim_{k}_{abs(hash(label)) % 1000}.parquet"
+            gen_dim(dim, present, k, seed=k)
+            counts = []
+            for mode in ["sbbf", "datafusion", "none"]:
+                n, wall, t = sbbf_run(sbbf, fact, dim, mode)
+                counts.append(n)
+                survive = f"{1 - (1 - FPP) ** k:.0%}" if mode == "sbbf" else ""
+                print(f"| {label} | {k} | {mode} | {n} | {t['row_groups_read']} of {t['row_groups']} "
+                      f"| {t['bytes_scanned'] / 1e6:.1f} MB | {wall:.2f} s | {survive} |")
+            try:
+                n, wall = duckdb_run(fact, dim)
+                counts.append(n)
+                print(f"| {label} | {k} | duckdb | {n} | | | {wall:.2f} s | |")
+            except ImportError:
+                pass
+            if len(set(counts)) != 1:
+                sys.exit(f"counts differ for {label}, K={k}: {counts}")
+
+
+if __name__ == "__main__":
+    main()
