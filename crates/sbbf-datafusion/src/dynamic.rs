@@ -22,6 +22,15 @@
 //! each dynamic filter as it stands (any snapshot is sound: DataFusion's contract, and what
 //! its own opener relies on), and counts the files opened while one was still incomplete
 //! ([`crate::metric::DYNAMIC_INCOMPLETE`]), so a change in DataFusion's scheduling shows.
+//!
+//! # What DataFusion's own planner sees
+//!
+//! DataFusion's file planner simplifies and rewrites the scan's predicate once per file; with
+//! the key set limits raised ([`crate::with_join_key_sets`]) a join filter can hold a million
+//! keys, which would cost more per file than anything DataFusion does with them (its
+//! statistics pruning skips such lists). So its planner gets each join filter wrapped in
+//! `SmallSets`: rows are still decided by the whole filter, but the snapshot it prunes with
+//! leaves out sets of more than 150 keys (DataFusion's own default), which our filters test.
 
 use crate::expr::{dynamic_filters, dynamic_predicate};
 use crate::table::{file_plan, metric, Metrics};
