@@ -22,21 +22,37 @@
 //! each dynamic filter as it stands (any snapshot is sound: DataFusion's contract, and what
 //! its own opener relies on), and counts the files opened while one was still incomplete
 //! ([`crate::metric::DYNAMIC_INCOMPLETE`]), so a change in DataFusion's scheduling shows.
+//!
+//! # What DataFusion's own planner sees
+//!
+//! DataFusion's file planner simplifies and rewrites the scan's predicate once per file; with
+//! the key set limits raised ([`crate::with_join_key_sets`]) a join filter can hold a million
+//! keys, which would cost more per file than anything DataFusion does with them (its
+//! statistics pruning skips such lists). So its planner gets each join filter wrapped in
+//! `SmallSets`: rows are still decided by the whole filter, but the snapshot it prunes with
+//! leaves out sets of more than 150 keys (DataFusion's own default), which our filters test.
 
 use crate::expr::{dynamic_filters, dynamic_predicate};
 use crate::table::{file_plan, metric, Metrics};
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::Result;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::ParquetSource;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
-use datafusion::physical_expr::expressions::DynamicFilterPhysicalExpr;
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::expressions::{lit, DynamicFilterPhysicalExpr, InListExpr};
 use datafusion::physical_expr::projection::ProjectionExprs;
+use datafusion::physical_expr::utils::{conjunction, split_conjunction};
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
+use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
 use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
@@ -99,15 +115,35 @@ impl FileSource for SbbfSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> Result<Box<dyn Morselizer>> {
-        let inner =
-            self.inner
-                .create_morselizer(Arc::clone(&object_store), base_config, partition)?;
         let filter = self.inner.filter();
         let dynamic = filter.as_ref().map(dynamic_filters).unwrap_or_default();
         if dynamic.is_empty() {
             // No join filter reaches this scan: DataFusion's planner as it is.
-            return Ok(inner);
+            return self
+                .inner
+                .create_morselizer(object_store, base_config, partition);
         }
+        // DataFusion's planner gets the join filters with their big key sets left out (see
+        // `SmallSets`): our filters test those; it keeps the bounds and the small sets.
+        let inner = match (self.inner.downcast_ref::<ParquetSource>(), &filter) {
+            (Some(parquet), Some(filter)) => {
+                let trimmed = conjunction(split_conjunction(filter).into_iter().map(|c| {
+                    if dynamic.iter().any(|d| Arc::ptr_eq(d, c)) {
+                        Arc::new(SmallSets(Arc::clone(c))) as Arc<dyn PhysicalExpr>
+                    } else {
+                        Arc::clone(c)
+                    }
+                }));
+                parquet.with_predicate(trimmed).create_morselizer(
+                    Arc::clone(&object_store),
+                    base_config,
+                    partition,
+                )?
+            }
+            _ => self
+                .inner
+                .create_morselizer(Arc::clone(&object_store), base_config, partition)?,
+        };
         let set = self.inner.metrics();
         Ok(Box::new(SbbfMorselizer {
             inner: Arc::from(inner),
@@ -217,6 +253,86 @@ impl FileSource for SbbfSource {
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
         self.inner.apply_expressions(f)
+    }
+}
+
+/// Key sets up to this size stay in what DataFusion's own planner sees of a join filter
+/// (DataFusion's default `hash_join_inlist_pushdown_max_distinct_values`).
+const SMALL_SET: usize = 150;
+
+/// A join filter as DataFusion's file planner should see it: rows are decided by the filter
+/// itself (`evaluate`), but its snapshot (what the planner prunes and simplifies with, once
+/// per file) leaves out `IN` sets of more than [`SMALL_SET`] values, as if they were `true`.
+/// Weaker, so sound; and the planner no longer rewrites a set of a million literals for every
+/// file, which costs more than its statistics pruning can gain from it (it skips such lists)
+/// while our filters test the whole set.
+#[derive(Debug)]
+struct SmallSets(Arc<dyn PhysicalExpr>);
+
+impl PartialEq for SmallSets {
+    fn eq(&self, other: &SmallSets) -> bool {
+        self.0.as_ref() == other.0.as_ref()
+    }
+}
+
+impl Eq for SmallSets {}
+
+impl std::hash::Hash for SmallSets {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl fmt::Display for SmallSets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl PhysicalExpr for SmallSets {
+    fn data_type(&self, input_schema: &Schema) -> Result<DataType> {
+        self.0.data_type(input_schema)
+    }
+
+    fn nullable(&self, input_schema: &Schema) -> Result<bool> {
+        self.0.nullable(input_schema)
+    }
+
+    fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
+        self.0.evaluate(batch)
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![&self.0]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        match <[_; 1]>::try_from(children) {
+            Ok([child]) => Ok(Arc::new(SmallSets(child))),
+            Err(_) => datafusion::common::internal_err!("SmallSets takes one child"),
+        }
+    }
+
+    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_sql(f)
+    }
+
+    fn snapshot(&self) -> Result<Option<Arc<dyn PhysicalExpr>>> {
+        let now = snapshot_physical_expr(Arc::clone(&self.0))?;
+        let trimmed = now.transform_up(|e| {
+            Ok(match e.downcast_ref::<InListExpr>() {
+                Some(list) if list.len() > SMALL_SET => Transformed::yes(lit(true)),
+                _ => Transformed::no(e),
+            })
+        })?;
+        Ok(Some(trimmed.data))
+    }
+
+    fn snapshot_generation(&self) -> u64 {
+        self.0.snapshot_generation()
     }
 }
 

@@ -1,4 +1,6 @@
-//! DataFusion filter expressions to the predicates Bloom filters can decide.
+//! DataFusion filter expressions to the predicates Bloom filters can decide: the logical
+//! filters a scan is planned with ([`predicate`]), and the physical join filters DataFusion
+//! pushes into it while the query runs ([`dynamic_predicate`]).
 //!
 //! Only what a filter can prove false is translated: `column = literal`, `column IN (literals)`,
 //! and AND / OR of those. Everything else (casts on the column, functions, ranges, NOT, map
