@@ -206,7 +206,7 @@ impl<R> ParquetFile<R> {
                 let col = self.column_index(column)?;
                 let ty = &self.columns()[col];
                 let (hashes, any) =
-                    crate::job::AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
+                    crate::read::plan::AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
                 Ok(self.any_job(col, hashes, any, policy))
             })
             .collect()

@@ -108,12 +108,12 @@ impl<R> ParquetFile<R> {
     }
 
     /// A job answering, per row group, whether any value of a set may be in leaf `column`,
-    /// the set given as its candidate hashes and summary ([`crate::job::AnyOf::encode`]).
+    /// the set given as its candidate hashes and summary ([`crate::read::plan::AnyOf::encode`]).
     pub(crate) fn any_job(
         &self,
         column: usize,
         hashes: Vec<u64>,
-        any: crate::job::AnyOf,
+        any: crate::read::plan::AnyOf,
         policy: IoPolicy,
     ) -> ProbeJob {
         let job = ProbeJob::any_of(
