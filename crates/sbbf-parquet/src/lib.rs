@@ -7,7 +7,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `error` | every error type ([`Error`] and its parts); uses nothing of the crate |
-//! | [`format`] | bytes on disk: the filter [`header`], the [`footer`] and its edits, [`column`] types and paths, which byte ranges belong to which chunk |
+//! | [`format`](mod@format) | bytes on disk: the filter [`header`], the [`footer`] and its edits, [`column`](mod@column) types and paths, which byte ranges belong to which chunk |
 //! | [`values`] | the stored-value layer: [`stored`]'s [`Literal`] vocabulary and rules (widths, units, scales, INT96, the float zero rule, "never stored", "always maybe"); its front ends only translate: command-line [`text`](values::text), [`arrow`](values::arrow) arrays |
 //! | [`io`] | read policy, merged ranges, fetched bytes, [`IoStats`] |
 //! | [`keys`] | keys for encrypted files and how each chunk is protected (plain data) |

@@ -30,7 +30,7 @@ def _ours(cli, path, where=""):
 def _duckdb(pattern, where=""):
     # hive_partitioning off: the x=1 folder is a folder, as it is to `sbbf query`'s `id` here.
     sql = (f"SELECT count(*) FROM read_parquet('{pattern}', hive_partitioning=false) {where}")
-    return duckdb.sql(sql).fetchone()[0]
+    return duckdb.sql(sql).fetchall()[0][0]
 
 
 def test_nested_folders_count_as_duckdb(cli, tmp_path):

@@ -117,7 +117,7 @@ pub(crate) fn decoder_footer(
 }
 
 /// Opens and seals the `encrypted_column_metadata` of column chunks, for an encrypted
-/// rewrite ([`encrypted_footer_edit`]). The encryption layer implements it, so the footer
+/// rewrite (`encrypted_footer_edit`). The encryption layer implements it, so the footer
 /// code holds no cipher and no key.
 pub trait ColumnMetaCipher {
     /// The plaintext `ColumnMetaData` of chunk (`row_group`, `column`) from its stored module

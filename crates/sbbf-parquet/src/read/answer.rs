@@ -1,5 +1,5 @@
 //! What a probe answers: per value and row group [`Answer`], per row group [`FilterState`],
-//! and the rule ([`decide`]) that turns a filter's bits into an answer. "Unknown, never
+//! and the rule (`decide`) that turns a filter's bits into an answer. "Unknown, never
 //! absent": a filter that cannot be read or used never rules a row group out.
 
 use crate::values::stored::Encoded;

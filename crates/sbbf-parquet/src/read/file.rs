@@ -490,7 +490,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(feature = "encryption")]
 impl<R: ChunkReader> ParquetFile<R> {
     /// Column chunk `(row_group, column)` of an encrypted file (opened with
-    /// [`ParquetFile::open_with_keys`]) as a [`PlainImage`]: its pages decrypted with the
+    /// [`ParquetFile::open_with_keys`]) as a [`PlainImage`](crate::crypto::PlainImage): its pages decrypted with the
     /// chunk's key, or copied as they are when the chunk is not encrypted (the file's footer is
     /// still one the `parquet` crate cannot read). See the module documentation for the format
     /// and the cost.

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 impl<R: ChunkReader> ParquetFile<R> {
     /// Probes leaf `column` for `values` in every row group.
     ///
-    /// A filter that cannot be read or understood makes its row group [`Answer::Unknown`] with
-    /// the reason in [`FilterState::Invalid`]; it never makes anything [`Answer::Absent`], and
+    /// A filter that cannot be read or understood makes its row group [`Answer::Unknown`](crate::Answer::Unknown) with
+    /// the reason in [`FilterState::Invalid`](crate::FilterState::Invalid); it never makes anything [`Answer::Absent`](crate::Answer::Absent), and
     /// the other row groups are still answered.
     ///
     /// ```no_run
