@@ -7,7 +7,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use sbbf_datafusion::{SbbfTable, ScanStats};
+use sbbf_datafusion::{QueryStats, QueryStatsLine, SbbfTable, ScanStats};
 use std::sync::Arc;
 
 /// Run SQL over Parquet files (registered as table `t`) with DataFusion, skipping the row
@@ -132,18 +132,18 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     let batches = collect(plan.clone(), ctx.task_ctx()).await?;
     print_rows(&batches, a.format)?;
     if a.stats {
-        let mut per_table = serde_json::Map::new();
+        let mut per_table = std::collections::BTreeMap::new();
         for (name, table) in &registered {
             let row_groups =
                 sbbf_datafusion::table_row_groups(&ctx.state(), table.listing()).await?;
             let s = ScanStats::of_table(&plan, name);
-            per_table.insert(name.clone(), stats_json(row_groups, &s, a.no_sbbf));
+            per_table.insert(name.clone(), QueryStats::new(row_groups, &s, a.no_sbbf));
         }
-        let mut line = per_table["t"].clone();
-        if registered.len() > 1 {
-            line["tables"] = serde_json::Value::Object(per_table);
-        }
-        err!("{line}");
+        let line = QueryStatsLine {
+            t: per_table["t"].clone(),
+            tables: (registered.len() > 1).then_some(per_table),
+        };
+        err!("{}", crate::to_json(&line));
     }
     Ok(())
 }
@@ -179,41 +179,6 @@ fn table_args(a: &QueryArgs) -> Result<Vec<(String, String)>, String> {
         out.push((name.to_string(), path.to_string()));
     }
     Ok(out)
-}
-
-/// One table's `--stats` object.
-fn stats_json(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> serde_json::Value {
-    let pruned_bloom = if no_sbbf {
-        s.pruned_datafusion_bloom
-    } else {
-        s.pruned_sbbf
-    };
-    let mut v = serde_json::json!({
-        "row_groups": row_groups,
-        "row_groups_pruned_bloom": pruned_bloom,
-        "row_groups_pruned_bloom_join": s.pruned_sbbf_join,
-        "row_groups_pruned_statistics": s.pruned_statistics,
-        "row_groups_pruned_limit": s.pruned_limit,
-        "row_groups_read": s.read,
-        "bloom": if no_sbbf { "datafusion" } else { "sbbf" },
-        "sbbf_requests": s.sbbf_requests,
-        "sbbf_bytes": s.sbbf_bytes,
-        "sbbf_file_errors": s.sbbf_file_errors,
-        "bytes_scanned": s.bytes_scanned,
-    });
-    if s.join_keys > 0 {
-        // What the filters' false-positive rate p lets K keys prune: a row group holding none
-        // of them survives with probability 1 - (1 - p)^K.
-        let k = s.join_keys as i32;
-        let survive = |p: f64| 1.0 - (1.0 - p).powi(k);
-        v["join_keys"] = serde_json::json!(s.join_keys);
-        v["expected_survivors"] = serde_json::json!({
-            "fpp_0.01": survive(0.01),
-            "fpp_0.001": survive(0.001),
-            "fpp_0.0001": survive(0.0001),
-        });
-    }
-    v
 }
 
 /// The path DataFusion lists: local paths as they are; for an object-store URL, its store is

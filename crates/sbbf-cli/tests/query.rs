@@ -256,6 +256,7 @@ fn a_lake_table_root_is_read_with_a_warning() {
         text(&o.stderr)
     );
     assert_eq!(json_rows(&o.stdout)[0]["n"], 10);
+}
 
 fn run_with_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"));

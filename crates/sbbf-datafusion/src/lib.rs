@@ -39,7 +39,7 @@ mod table;
 
 pub use dynamic::SbbfSource;
 pub use expr::{dynamic_predicate, predicate};
-pub use stats::ScanStats;
+pub use stats::{QueryStats, QueryStatsLine, ScanStats, Survivors};
 pub use table::{metric, table_row_groups, SbbfTable, DEFAULT_FILE_CONCURRENCY};
 
 use datafusion::common::Result;

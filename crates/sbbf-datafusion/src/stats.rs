@@ -123,3 +123,104 @@ impl ScanStats {
         }
     }
 }
+
+/// One table's line of `sbbf query --stats`: what the scan's row groups became, and, when a
+/// join's keys reached the table, what the filters' false-positive rate lets them prune.
+///
+/// ```
+/// use sbbf_datafusion::{QueryStats, ScanStats};
+/// let s = ScanStats { join_keys: 100, ..ScanStats::default() };
+/// let line = QueryStats::new(64, &s, false);
+/// let survive = line.expected_survivors.unwrap().fpp_0_01;
+/// assert!((survive - (1.0 - 0.99f64.powi(100))).abs() < 1e-12); // 63 % survive at 1 % FPP
+/// ```
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct QueryStats {
+    /// `sbbf` (our pruning) or `datafusion` (its own, `--no-sbbf`).
+    pub bloom: &'static str,
+    /// Bytes the scan read.
+    pub bytes_scanned: usize,
+    /// Row groups a K-key join leaves, by the filters' FPP (only with join keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_survivors: Option<Survivors>,
+    /// Distinct join keys that reached the filters (only when some did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub join_keys: Option<usize>,
+    /// Row groups in the table's files.
+    pub row_groups: usize,
+    /// Row groups the Bloom filters skipped (ours, or DataFusion's with `--no-sbbf`).
+    pub row_groups_pruned_bloom: usize,
+    /// Of ours, those skipped by a join's keys.
+    pub row_groups_pruned_bloom_join: usize,
+    /// Row groups a LIMIT skipped.
+    pub row_groups_pruned_limit: usize,
+    /// Row groups statistics skipped.
+    pub row_groups_pruned_statistics: usize,
+    /// Row groups read.
+    pub row_groups_read: usize,
+    /// Filter bytes we read.
+    pub sbbf_bytes: usize,
+    /// Files whose filters could not be used (all their row groups kept).
+    pub sbbf_file_errors: usize,
+    /// Requests we made for filter bytes.
+    pub sbbf_requests: usize,
+}
+
+/// The share of row groups holding none of K keys that still survive, `1 - (1 - p)^K`, at a
+/// few false-positive rates p: when it is near 1, smaller filters' FPP (`sbbf resize`, `sbbf
+/// add --fpp`) would pay.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Survivors {
+    /// At p = 1 %.
+    #[serde(rename = "fpp_0.01")]
+    pub fpp_0_01: f64,
+    /// At p = 0.1 %.
+    #[serde(rename = "fpp_0.001")]
+    pub fpp_0_001: f64,
+    /// At p = 0.01 %.
+    #[serde(rename = "fpp_0.0001")]
+    pub fpp_0_0001: f64,
+}
+
+impl QueryStats {
+    /// The line of a table with `row_groups` row groups whose scan gave `s`; `no_sbbf`: the
+    /// scan ran DataFusion's own Bloom pruning instead of ours.
+    pub fn new(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> QueryStats {
+        let k = s.join_keys as i32;
+        let survive = |p: f64| 1.0 - (1.0 - p).powi(k);
+        QueryStats {
+            bloom: if no_sbbf { "datafusion" } else { "sbbf" },
+            bytes_scanned: s.bytes_scanned,
+            expected_survivors: (s.join_keys > 0).then(|| Survivors {
+                fpp_0_01: survive(0.01),
+                fpp_0_001: survive(0.001),
+                fpp_0_0001: survive(0.0001),
+            }),
+            join_keys: (s.join_keys > 0).then_some(s.join_keys),
+            row_groups,
+            row_groups_pruned_bloom: if no_sbbf {
+                s.pruned_datafusion_bloom
+            } else {
+                s.pruned_sbbf
+            },
+            row_groups_pruned_bloom_join: s.pruned_sbbf_join,
+            row_groups_pruned_limit: s.pruned_limit,
+            row_groups_pruned_statistics: s.pruned_statistics,
+            row_groups_read: s.read,
+            sbbf_bytes: s.sbbf_bytes,
+            sbbf_file_errors: s.sbbf_file_errors,
+            sbbf_requests: s.sbbf_requests,
+        }
+    }
+}
+
+/// `sbbf query --stats` with several tables: `t`'s line, and every table's under `tables`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct QueryStatsLine {
+    /// Table `t`'s figures, at the top level (as with one table).
+    #[serde(flatten)]
+    pub t: QueryStats,
+    /// Every table's, by name (only with more than one table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables: Option<std::collections::BTreeMap<String, QueryStats>>,
+}
