@@ -559,25 +559,7 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     }
 }
 
-#[cfg(unix)]
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
-}
-
-#[cfg(windows)]
-fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, at)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                at += n as u64;
-            }
-        }
-    }
-    Ok(())
-}
+use sbbf_parquet::source::read_at;
 
 /// Writes all of `bytes`, feeding the running CRC.
 pub(crate) fn write_all(

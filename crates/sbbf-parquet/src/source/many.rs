@@ -156,13 +156,17 @@ impl LocalReader {
     }
 }
 
+/// Fills `buf` from `file` at offset `at` without moving a shared cursor (a positioned read),
+/// so several tasks read one open file at once.
 #[cfg(unix)]
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+pub fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
 }
 
+/// Fills `buf` from `file` at offset `at` without moving a shared cursor (a positioned read),
+/// so several tasks read one open file at once.
 #[cfg(windows)]
-fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
+pub fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
     use std::os::windows::fs::FileExt;
     while !buf.is_empty() {
         match file.seek_read(buf, at)? {
