@@ -846,7 +846,7 @@ README_HEAD = """# Corrupt Parquet files
 
 Hostile input for `sbbf probe` and `sbbf inspect`: each file breaks one thing about a Bloom
 filter (or the whole file), and `expected.json` says what a reader must answer. The test
-`crates/sbbf-cli/tests/corrupt.rs` runs the built binary on every file and checks:
+`crates/sbbf-cli/tests/cli/corrupt.rs` runs the built binary on every file and checks:
 
 - a bad filter makes its row group `"filter": "invalid"` with a reason, and every value in that
   row group answers `unknown` (never `absent`);

@@ -5,8 +5,8 @@ use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::ReaderProperties;
 use parquet::file::reader::FileReader;
 use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
-mod common;
-use common::{repo, sbbf};
+
+use crate::common::{repo, sbbf};
 use serde_json::Value as Json;
 use std::path::Path;
 

@@ -7,8 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-mod common;
-use common::{sbbf, text};
+use crate::common::{sbbf, text};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corrupt")

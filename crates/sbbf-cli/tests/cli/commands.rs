@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::process::Output;
 
-mod common;
-use common::{conformance_expected, conformance_files, sbbf};
+use crate::common::{conformance_expected, conformance_files, sbbf};
 
 fn file(name: &str) -> String {
     conformance_files()
@@ -646,7 +645,10 @@ fn inspect_exits_1_on_problems_and_flags_both_chunks_of_a_shared_filter() {
 }
 
 fn repo_file(rel: &str) -> String {
-    common::repo().join(rel).to_string_lossy().into_owned()
+    crate::common::repo()
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[test]
@@ -790,7 +792,7 @@ fn an_http_s3_endpoint_needs_aws_allow_http() {
 /// gives `bloom_filter_length`, two (headers first) when it does not.
 #[test]
 fn stats_count_requests_bytes_and_waves() {
-    let td = common::repo().join("testdata");
+    let td = crate::common::repo().join("testdata");
     for (name, waves) in [
         ("spark_int96_legacy.parquet", 2),
         ("spark_int96_legacy_nolength.parquet", 3),

@@ -3,9 +3,7 @@
 
 #![cfg(feature = "query")]
 
-mod common;
-
-use common::{repo, sbbf, text};
+use crate::common::{repo, sbbf, text};
 use serde_json::Value as Json;
 
 fn stats(stderr: &[u8]) -> Json {

@@ -1,8 +1,7 @@
 //! `--footer-key`, `--column-key`, `--keys` on encrypted files; `inspect`'s leak detection.
 //! Expected answers come from parquet-java (testdata/encrypted/answers), never from our code.
 
-mod common;
-use common::{sbbf, text};
+use crate::common::{sbbf, text};
 
 fn file(name: &str) -> String {
     sbbf_testkit::testdata()

@@ -1,7 +1,6 @@
 //! `sbbf verify`: writers' filters hold every stored value; a broken filter is caught.
 
-mod common;
-use common::{conformance_files, repo, sbbf, text};
+use crate::common::{conformance_files, repo, sbbf, text};
 use serde_json::Value as Json;
 
 #[test]

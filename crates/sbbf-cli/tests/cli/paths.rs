@@ -8,8 +8,7 @@ use serde_json::Value as Json;
 use std::path::Path;
 use std::sync::Arc;
 
-mod common;
-use common::{sbbf, text};
+use crate::common::{sbbf, text};
 
 fn ints(start: i64) -> ArrayRef {
     Arc::new(Int64Array::from((start..start + 10).collect::<Vec<_>>()))
@@ -154,7 +153,7 @@ fn add_reaches_the_leaf_it_names() {
 fn a_dangling_link_in_a_directory_is_one_error_among_the_answers() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
-        common::repo().join("testdata/pa_ints.parquet"),
+        crate::common::repo().join("testdata/pa_ints.parquet"),
         dir.path().join("a.parquet"),
     )
     .unwrap();

@@ -1,6 +1,6 @@
 //! Helpers every integration test of the binary uses (the corpus helpers come from
 //! `sbbf-testkit`; running the binary needs this crate's `CARGO_BIN_EXE_sbbf`).
-// Each test file compiles this module on its own and uses a part of it.
+// Not every build (features) uses every helper.
 #![allow(dead_code)]
 
 #[allow(unused_imports)]
