@@ -2,7 +2,7 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::report::{ErrorLine, InspectReport};
+use sbbf_parquet::report::{inspect_each, ErrorLine, FileReport, InspectReport};
 
 /// Show every column chunk's Bloom filter: where it is, how big, how full, the false-positive
 /// rate its fill implies, and anything wrong with it (bad header, offsets outside the data area,
@@ -47,29 +47,17 @@ pub fn run(a: InspectArgs) -> u8 {
             return 2;
         }
     };
-    let mut failed = false;
+    if let Err(e) = crate::store_url::check_http_endpoint(&a.file) {
+        err!("sbbf inspect: {e}");
+        return 2;
+    }
     let mut problems = 0;
-    let mut found = std::collections::HashSet::new();
-    let mut each = |shown: &str,
-                    report: Result<InspectReport, sbbf_parquet::Error>,
-                    path: Option<&std::path::Path>| match report {
-        Ok(r) => {
-            found.extend(
-                a.columns
-                    .iter()
-                    .filter(|c| !r.columns_not_in_file.contains(c))
-                    .cloned(),
-            );
-            problems += print(shown, &r, a.format);
-        }
+    let each = |f: FileReport<InspectReport>| match f.report {
+        Ok(r) => problems += print(&f.file, &r, a.format),
         Err(e) => {
-            let warnings = match (&e, path) {
-                (sbbf_parquet::Error::Encrypted, Some(path)) => stray_warnings_unopened(path),
-                _ => Vec::new(),
-            };
-            err!("sbbf inspect: {shown}: {e}");
-            for w in &warnings {
-                err!("sbbf inspect: {shown}: warning: {w}");
+            err!("sbbf inspect: {}: {e}", f.file);
+            for w in &f.warnings {
+                err!("sbbf inspect: {}: warning: {w}", f.file);
             }
             // The error object stays {file, error}: the warnings are on stderr only.
             if a.format == Format::Json {
@@ -77,58 +65,23 @@ pub fn run(a: InspectArgs) -> u8 {
                     "{}",
                     crate::to_json(&ErrorLine {
                         error: e.to_string(),
-                        file: shown
+                        file: &f.file
                     })
                 );
             }
-            failed = true;
         }
     };
-    let many = if sbbf_parquet::remote::is_remote_url(&a.file) {
-        // Objects are read whole (inspect reads every filter) through the one Source.
-        let columns = a.columns.clone();
-        let result = crate::remote_reports(&a.file, keys, move |pq, many| {
-            InspectReport::of("", &pq, &columns, many)
-        });
-        match result {
-            Ok((reports, many)) => {
-                for (name, r) in reports {
-                    let r = r.map(|mut r| {
-                        r.file = name.clone();
-                        r
-                    });
-                    each(&name, r, None);
-                }
-                many
-            }
-            Err(e) => {
-                err!("sbbf inspect: {e}");
-                return 2;
-            }
+    let tally = match inspect_each(&a.file, &keys, &a.columns, each) {
+        Ok(t) => t,
+        Err(e) => {
+            err!("sbbf inspect: {}", crate::path_error(&a.file, &e));
+            return 2;
         }
-    } else {
-        let paths = match sbbf_parquet::source::local_files(&a.file) {
-            Ok(p) => p,
-            Err(e) => {
-                err!("sbbf inspect: {e}");
-                return 2;
-            }
-        };
-        let many = paths.len() > 1;
-        for path in &paths {
-            let shown = path.display().to_string();
-            let r = InspectReport::of_file(&shown, path, &keys, &a.columns, many);
-            each(&shown, r, Some(path));
-        }
-        many
     };
-    if let Some(c) = a.columns.iter().find(|c| !found.contains(*c)) {
-        if many {
-            err!("sbbf inspect: no file has column `{c}`");
-            failed = true;
-        }
+    if let Some(c) = &tally.column_in_no_file {
+        err!("sbbf inspect: no file has column `{c}`");
     }
-    if failed {
+    if tally.failed > 0 || tally.column_in_no_file.is_some() {
         2
     } else if problems > 0 {
         1
@@ -209,41 +162,4 @@ fn print(shown: &str, r: &InspectReport, format: Format) -> usize {
     }
     out!("  {} problem(s) found", r.problems);
     r.problems
-}
-
-/// The stray plaintext filter headers of a file whose footer cannot be read (encrypted, no
-/// footer key): the whole data area is scanned.
-fn stray_warnings_unopened(path: &std::path::Path) -> Vec<String> {
-    let Ok(file) = std::fs::File::open(path) else {
-        return Vec::new();
-    };
-    let Ok(meta) = file.metadata() else {
-        return Vec::new();
-    };
-    let len = meta.len();
-    let tail = {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut f = &file;
-        let mut t = [0u8; 8];
-        if len < 12 || f.seek(SeekFrom::Start(len - 8)).is_err() || f.read_exact(&mut t).is_err() {
-            return Vec::new();
-        }
-        t
-    };
-    let footer_len = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as u64;
-    let Some(footer_start) = len.checked_sub(8 + footer_len) else {
-        return Vec::new();
-    };
-    match sbbf_parquet::crypto::scan_data_area(&file, footer_start) {
-        Ok(found) => found
-            .iter()
-            .map(|h| {
-                format!(
-                    "plaintext Bloom filter header at offset {} ({}-byte bitset); the footer is encrypted, so its column is not known: if it is an encrypted column's, it reveals that column's values",
-                    h.offset, h.num_bytes
-                )
-            })
-            .collect(),
-        Err(e) => vec![format!("cannot scan for plaintext filter headers: {e}")],
-    }
 }

@@ -44,6 +44,7 @@ mod progress;
 #[cfg(feature = "query")]
 mod query;
 mod store_url;
+use store_url::path_error;
 mod verify;
 mod write;
 
@@ -97,44 +98,6 @@ pub enum Format {
 /// serializing them cannot fail).
 pub(crate) fn to_json(report: &impl serde::Serialize) -> String {
     serde_json::to_string(report).unwrap_or_default()
-}
-
-/// Results by file name, in the source's order.
-pub(crate) type Named<T> = Vec<(String, Result<T, sbbf_parquet::Error>)>;
-
-/// The reports of every object an object-store URL names, each read whole and opened with
-/// `keys` (inspect and verify read most of a file anyway), in the source's order; and
-/// whether the URL names several files.
-pub(crate) fn remote_reports<T: Send + 'static>(
-    url: &str,
-    keys: sbbf_parquet::KeySet,
-    work: impl Fn(sbbf_parquet::ParquetFile<bytes::Bytes>, bool) -> Result<T, sbbf_parquet::Error>
-        + Send
-        + Sync
-        + 'static,
-) -> Result<(Named<T>, bool), String> {
-    use futures::StreamExt;
-    use sbbf_parquet::source::{Source, SourceOptions};
-    crate::store_url::check_http_endpoint(url)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(async {
-        let options = SourceOptions {
-            keys,
-            ..SourceOptions::default()
-        };
-        let source = Source::open(url, options)
-            .await
-            .map_err(|e| e.to_string())?;
-        let many = source.is_many();
-        let reports = source
-            .run_whole(move |pq| work(pq, many))
-            .collect::<Vec<_>>()
-            .await;
-        Ok((reports, many))
-    })
 }
 
 fn main() -> ExitCode {

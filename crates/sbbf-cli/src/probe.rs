@@ -1,6 +1,6 @@
 //! `sbbf probe FILE COLUMN VALUE...`
 
-use crate::store_url::{check_http_endpoint, one_line};
+use crate::store_url::check_http_endpoint;
 use crate::Format;
 use clap::Args;
 use futures::StreamExt as _;
@@ -205,7 +205,7 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
     let source = match Source::open(arg, options).await {
         Ok(s) => s,
         Err(e) => {
-            err!("sbbf probe: {}", source_error(arg, &e));
+            err!("sbbf probe: {}", crate::path_error(arg, &e));
             return 2;
         }
     };
@@ -221,25 +221,6 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         outcome.add(&shown, result, a);
     }
     outcome.finish(a)
-}
-
-/// Why a FILE argument names no files, in one line: a web server's 404 as such, a store's
-/// HTML error page cut to its first line.
-fn source_error(arg: &str, e: &sbbf_parquet::Error) -> String {
-    use sbbf_parquet::{Error, ReadError};
-    match e {
-        Error::Read(ReadError::Store {
-            source: sbbf_parquet::remote::object_store::Error::NotFound { .. },
-            ..
-        }) if arg.starts_with("http://") || arg.starts_with("https://") => {
-            format!("{arg}: not found (HTTP 404)")
-        }
-        Error::Read(ReadError::NoFiles { .. }) => e.to_string().replacen("read failed: ", "", 1),
-        Error::Read(r @ (ReadError::Store { .. } | ReadError::NoObjects { .. })) => {
-            one_line(&r.to_string())
-        }
-        other => format!("{arg}: {}", one_line(&other.to_string())),
-    }
 }
 
 /// The lines of `path` (`-`: standard input) as values, line breaks removed, nothing trimmed.

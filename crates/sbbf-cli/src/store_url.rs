@@ -24,6 +24,26 @@ pub(crate) fn check_http_endpoint(url: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a FILE argument names no files, in one line: a web server's 404 as such, a store's
+/// HTML error page cut to its first line.
+pub(crate) fn path_error(arg: &str, e: &sbbf_parquet::Error) -> String {
+    use sbbf_parquet::{Error, ReadError};
+    match e {
+        Error::Read(ReadError::Store {
+            source: sbbf_parquet::remote::object_store::Error::NotFound { .. },
+            ..
+        }) if arg.starts_with("http://") || arg.starts_with("https://") => {
+            format!("{arg}: not found (HTTP 404)")
+        }
+        // The reason names the path already.
+        Error::Read(r @ ReadError::NoFiles { .. }) => r.to_string(),
+        Error::Read(r @ (ReadError::Store { .. } | ReadError::NoObjects { .. })) => {
+            one_line(&r.to_string())
+        }
+        other => format!("{arg}: {}", one_line(&other.to_string())),
+    }
+}
+
 /// An object store error on one line: servers answer errors with whole HTML pages, and the
 /// first line says what happened.
 pub(crate) fn one_line(msg: &str) -> String {

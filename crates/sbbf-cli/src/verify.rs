@@ -2,7 +2,7 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::report::{ErrorLine, VerifyReport};
+use sbbf_parquet::report::{verify_each, ErrorLine, FileReport, VerifyReport};
 
 /// Check a writer's filters against its data: decode every column chunk that has a filter and
 /// test each stored value ("definitely absent" for a stored value means the writer is broken),
@@ -51,88 +51,49 @@ pub fn run(a: VerifyArgs) -> u8 {
             return 2;
         }
     };
-    let mut failed = false;
+    if let Err(e) = crate::store_url::check_http_endpoint(&a.file) {
+        err!("sbbf verify: {e}");
+        return 2;
+    }
+    let mut unverified = false;
     let mut broken = false;
-    let mut found = std::collections::HashSet::new();
-    let mut each = |shown: &str, report: Result<VerifyReport, sbbf_parquet::Error>| match report {
+    let each = |f: FileReport<VerifyReport>| match f.report {
         Ok(r) => {
-            found.extend(
-                a.columns
-                    .iter()
-                    .filter(|c| !r.columns_not_in_file.contains(c))
-                    .cloned(),
-            );
             let Outcome {
                 false_negatives,
                 not_verified,
-            } = print(shown, &r, &a);
+            } = print(&f.file, &r, &a);
             broken |= false_negatives;
             if not_verified > 0 {
-                err!("sbbf verify: {shown}: {not_verified} column chunk(s) not verified (an unusable filter, or encrypted without its key)");
-                failed = true;
+                err!("sbbf verify: {}: {not_verified} column chunk(s) not verified (an unusable filter, or encrypted without its key)", f.file);
+                unverified = true;
             }
         }
         Err(e) => {
-            err!("sbbf verify: {shown}: {e}");
+            err!("sbbf verify: {}: {e}", f.file);
             if a.format == Format::Json {
                 out!(
                     "{}",
                     crate::to_json(&ErrorLine {
                         error: e.to_string(),
-                        file: shown
+                        file: &f.file
                     })
                 );
             }
-            failed = true;
         }
     };
-    let many = if sbbf_parquet::remote::is_remote_url(&a.file) {
-        // Objects are read whole (verify decodes every data page) through the one Source.
-        let (columns, samples, keys) = (a.columns.clone(), a.samples, keys.clone());
-        let result = crate::remote_reports(&a.file, keys.clone(), move |pq, many| {
-            let bytes = pq.reader().clone();
-            VerifyReport::of_bytes("", bytes, &keys, &columns, many, samples, |_, _| {})
-        });
-        match result {
-            Ok((reports, many)) => {
-                for (name, r) in reports {
-                    let r = r.map(|mut r| {
-                        r.file = name.clone();
-                        r
-                    });
-                    each(&name, r);
-                }
-                many
-            }
-            Err(e) => {
-                err!("sbbf verify: {e}");
-                return 2;
-            }
+    let bar = |_: &str| crate::progress::bar("verifying");
+    let tally = match verify_each(&a.file, &keys, &a.columns, a.samples, bar, each) {
+        Ok(t) => t,
+        Err(e) => {
+            err!("sbbf verify: {}", crate::path_error(&a.file, &e));
+            return 2;
         }
-    } else {
-        let paths = match sbbf_parquet::source::local_files(&a.file) {
-            Ok(p) => p,
-            Err(e) => {
-                err!("sbbf verify: {e}");
-                return 2;
-            }
-        };
-        let many = paths.len() > 1;
-        for path in &paths {
-            let shown = path.display().to_string();
-            let bar = crate::progress::bar("verifying");
-            let r = VerifyReport::of_file(&shown, path, &keys, &a.columns, many, a.samples, bar);
-            each(&shown, r);
-        }
-        many
     };
-    if let Some(c) = a.columns.iter().find(|c| !found.contains(*c)) {
-        if many {
-            err!("sbbf verify: no file has column `{c}`");
-            failed = true;
-        }
+    if let Some(c) = &tally.column_in_no_file {
+        err!("sbbf verify: no file has column `{c}`");
     }
-    if failed {
+    if tally.failed > 0 || tally.column_in_no_file.is_some() || unverified {
         2
     } else if broken {
         1

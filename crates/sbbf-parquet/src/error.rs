@@ -69,6 +69,48 @@ pub enum Error {
     /// The value text does not parse for the column's type.
     #[error(transparent)]
     Value(#[from] ValueError),
+    /// The async runtime that drives object-store reads could not start (threads, I/O driver).
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// Whose fault an [`Error`] is, for front ends that sort failures into kinds (Python's
+/// `InputError` and `FileError`, exit codes, HTTP statuses) without reading message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fault {
+    /// What the caller asked for: a value, a column, an option, a path pattern that matches
+    /// nothing. Asking differently fixes it.
+    Input,
+    /// A file, an object or the system: unreadable, missing, damaged, encrypted, unwritable.
+    File,
+}
+
+impl Error {
+    /// Whose fault the error is.
+    ///
+    /// ```
+    /// use sbbf_parquet::{Error, Fault};
+    /// let e = Error::UnknownColumn { column: "idd".into(), candidates: vec!["id".into()] };
+    /// assert_eq!(e.fault(), Fault::Input);
+    /// assert_eq!(Error::Encrypted.fault(), Fault::File);
+    /// ```
+    pub fn fault(&self) -> Fault {
+        match self {
+            Error::UnknownColumn { .. }
+            | Error::AmbiguousColumn { .. }
+            | Error::Build(_)
+            | Error::Value(_) => Fault::Input,
+            Error::Read(ReadError::NoFiles { reason, .. }) => match reason {
+                // A path that is not there, or a directory that cannot be walked, is the file
+                // system's answer; an empty directory or a pattern that matches nothing is
+                // the question's.
+                NoFilesReason::NotFound | NoFilesReason::Walk(_) => Fault::File,
+                _ => Fault::Input,
+            },
+            _ => Fault::File,
+        }
+    }
 }
 
 /// Why the bytes are not a Parquet file.

@@ -73,8 +73,8 @@ pub use values::{arrow as arrow_values, stored, text as value};
 pub use write::{build, output};
 
 pub use error::{
-    BuildError, CryptoError, Error, FooterError, NoFilesReason, NotParquet, ReadError, ValueError,
-    WriteError,
+    BuildError, CryptoError, Error, Fault, FooterError, NoFilesReason, NotParquet, ReadError,
+    ValueError, WriteError,
 };
 pub use io::{IoPolicy, IoStats};
 pub use keys::{Key, KeySet};

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
 use sbbf_parquet::column::{escape_field, ColumnType};
 use sbbf_parquet::prune::Predicate;
-use sbbf_parquet::report::{ErrorLine, InspectReport, ProbeLine, VerifyReport, WriteSummary};
+use sbbf_parquet::report::{ErrorLine, ProbeLine, WriteSummary};
 use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::{Encoded, Literal, ParquetFile};
 use std::fs::File;
@@ -29,14 +29,15 @@ enum Failure {
 }
 
 impl Failure {
-    /// A library error, by what it is about.
+    /// A library error, by whose fault the library says it is.
     fn of(e: &sbbf_parquet::Error) -> Failure {
-        use sbbf_parquet::Error as E;
-        let msg = e.to_string();
-        match e {
-            E::UnknownColumn { .. } | E::AmbiguousColumn { .. } | E::Build(_) | E::Value(_) => {
-                Failure::Input(msg)
-            }
+        let msg = match e {
+            // The reason names the path already.
+            sbbf_parquet::Error::Read(r @ sbbf_parquet::ReadError::NoFiles { .. }) => r.to_string(),
+            e => e.to_string(),
+        };
+        match e.fault() {
+            sbbf_parquet::Fault::Input => Failure::Input(msg),
             _ => Failure::File(msg),
         }
     }
@@ -164,34 +165,12 @@ fn probe_source(
     exact_bits: bool,
 ) -> PyResult<Vec<String>> {
     use futures::StreamExt as _;
-    use sbbf_parquet::source::{Source, SourceOptions};
-    use sbbf_parquet::{NoFilesReason, ReadError};
+    use sbbf_parquet::source::{block_on, Source, SourceOptions};
     let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
     let values = std::sync::Arc::new(values);
     let result = py.detach(|| -> Result<Vec<String>, Failure> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Failure::File(format!("cannot start the async runtime: {e}")))?;
-        runtime.block_on(async {
-            let src = match Source::open(&source, SourceOptions::default()).await {
-                Ok(s) => s,
-                Err(sbbf_parquet::Error::Read(r @ ReadError::NoFiles { .. })) => {
-                    let missing = matches!(
-                        r,
-                        ReadError::NoFiles {
-                            reason: NoFilesReason::NotFound | NoFilesReason::Walk(_),
-                            ..
-                        }
-                    );
-                    return Err(if missing {
-                        Failure::File(r.to_string())
-                    } else {
-                        Failure::Input(r.to_string())
-                    });
-                }
-                Err(e) => return Err(Failure::from(e)),
-            };
+        block_on(async {
+            let src = Source::open(&source, SourceOptions::default()).await?;
             let many = src.is_many();
             let files = src.len();
             let encode = move |ty: &ColumnType| {
@@ -227,7 +206,7 @@ fn probe_source(
             }
             all_missing(&column, missing, lines.len(), first_missing)?;
             Ok(lines)
-        })
+        })?
     });
     result.map_err(Failure::into_py)
 }
@@ -427,51 +406,87 @@ fn key_set(
     Ok(keys)
 }
 
-/// Every filter of the file (of `columns` when given), as `sbbf inspect --format json` prints
-/// it (the library's `InspectReport`, as JSON).
+/// The reports of every file `source` names, as JSON lines (the command's `--format json`),
+/// and whether it names several. With one file its error is raised; with several, a file that
+/// fails is `{"file", "error"}` and an error is raised only when no file has an asked column.
+fn each_file<T: serde::Serialize>(
+    tally: Result<sbbf_parquet::report::Tally, sbbf_parquet::Error>,
+    lines: Vec<(String, Result<T, sbbf_parquet::Error>)>,
+    source: &str,
+) -> Result<(bool, Vec<String>), Failure> {
+    let tally = tally.map_err(|e| match e {
+        // The reason names the path already.
+        sbbf_parquet::Error::Read(sbbf_parquet::ReadError::NoFiles { .. }) => Failure::from(e),
+        e => Failure::from(e).at(source),
+    })?;
+    if let Some(c) = &tally.column_in_no_file {
+        return Err(Failure::Input(format!("no file has column `{c}`")));
+    }
+    let mut out = Vec::with_capacity(lines.len());
+    for (file, report) in lines {
+        match report {
+            Ok(r) => out.push(to_json(&r)),
+            Err(e) if tally.many => out.push(to_json(&ErrorLine {
+                error: e.to_string(),
+                file: &file,
+            })),
+            Err(e) => return Err(Failure::from(e).at(&file)),
+        }
+    }
+    Ok((tally.many, out))
+}
+
+/// Every filter of the files `source` names (a file, a directory, a glob, an object-store
+/// URL), of `columns` when given, as `sbbf inspect --format json` prints them (the library's
+/// `InspectReport`s, as JSON), and whether there are several files.
 #[pyfunction]
-#[pyo3(signature = (path, columns, footer_key, column_keys))]
-fn inspect_json(
+#[pyo3(signature = (source, columns, footer_key, column_keys))]
+fn inspect_source(
     py: Python<'_>,
-    path: String,
+    source: String,
     columns: Vec<String>,
     footer_key: Option<String>,
     column_keys: std::collections::BTreeMap<String, String>,
-) -> PyResult<String> {
+) -> PyResult<(bool, Vec<String>)> {
     py.detach(|| {
         let keys = key_set(footer_key, column_keys)?;
-        let r = InspectReport::of_file(&path, path.as_ref(), &keys, &columns, false)?;
-        Ok(to_json(&r))
+        let mut lines = Vec::new();
+        let tally = sbbf_parquet::report::inspect_each(&source, &keys, &columns, |f| {
+            lines.push((f.file, f.report))
+        });
+        each_file(tally, lines, &source)
     })
-    .map_err(|f: Failure| f.at(&path).into_py())
+    .map_err(Failure::into_py)
 }
 
-/// Checks the filters of `columns` (every column with a filter when empty) against the data,
-/// as `sbbf verify --format json` prints it (the library's `VerifyReport`, as JSON).
+/// Checks the filters of `columns` (every column with a filter when empty) against the data
+/// in the files `source` names, as `sbbf verify --format json` prints them (the library's
+/// `VerifyReport`s, as JSON), and whether there are several files.
 #[pyfunction]
-#[pyo3(signature = (path, columns, samples, footer_key, column_keys))]
-fn verify_json(
+#[pyo3(signature = (source, columns, samples, footer_key, column_keys))]
+fn verify_source(
     py: Python<'_>,
-    path: String,
+    source: String,
     columns: Vec<String>,
     samples: u64,
     footer_key: Option<String>,
     column_keys: std::collections::BTreeMap<String, String>,
-) -> PyResult<String> {
+) -> PyResult<(bool, Vec<String>)> {
     py.detach(|| {
         let keys = key_set(footer_key, column_keys)?;
-        let r = VerifyReport::of_file(
-            &path,
-            path.as_ref(),
+        let mut lines = Vec::new();
+        let no_progress = |_: &str| |_, _| {};
+        let tally = sbbf_parquet::report::verify_each(
+            &source,
             &keys,
             &columns,
-            false,
             samples,
-            |_, _| {},
-        )?;
-        Ok(to_json(&r))
+            no_progress,
+            |f| lines.push((f.file, f.report)),
+        );
+        each_file(tally, lines, &source)
     })
-    .map_err(|f: Failure| f.at(&path).into_py())
+    .map_err(Failure::into_py)
 }
 
 /// The column a Parquet writer (arrow-rs) makes for an Arrow array of this type: the bytes a
@@ -666,8 +681,8 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(add_json, m)?)?;
-    m.add_function(wrap_pyfunction!(inspect_json, m)?)?;
-    m.add_function(wrap_pyfunction!(verify_json, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_source, m)?)?;
     m.add_class::<PySbbf>()?;
     m.add("KERNEL", sbbf::kernel_name())?;
     Ok(())

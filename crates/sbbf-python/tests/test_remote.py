@@ -86,3 +86,22 @@ def test_remote_errors(s3):
         sbbf.probe("s3://bkt/nothing-here/", "i64", ["1"])
     with pytest.raises(sbbf.InputError, match="no file has column"):
         sbbf.probe("s3://bkt/t/", "nope", ["1"])
+
+
+def test_remote_inspect_and_verify_equal_cli(cli, s3):
+    for url in ("s3://bkt/t/pa_ints.parquet", "s3://bkt/t/"):
+        p = subprocess.run([cli, "inspect", "--format", "json", url], capture_output=True,
+                           text=True, env=os.environ.copy())
+        assert p.returncode == 0, p.stderr
+        want = [json.loads(line) for line in p.stdout.splitlines()]
+        got = sbbf.inspect(url)
+        assert (got if isinstance(got, list) else [got]) == want, url
+    reports = sbbf.verify("s3://bkt/t/", "i64", samples=100)
+    assert [r["file"] for r in reports] == ["s3://bkt/t/duckdb_ints.parquet",
+                                            "s3://bkt/t/pa_ints.parquet",
+                                            "s3://bkt/t/pa_temporal.parquet"]
+    assert reports[2]["columns_not_in_file"] == ["i64"]
+    assert all(r["false_negatives"] == 0 for r in reports)
+    assert sum(len(r["chunks"]) for r in reports) > 0
+    with pytest.raises(sbbf.FileError):
+        sbbf.inspect("s3://bkt/nothing-here/")

@@ -151,3 +151,41 @@ def test_a_chunk_hidden_by_its_encryption_has_no_confident_has_filter(cli):
     assert got == cli_json(cli, "inspect", str(path))
     hidden = [c for c in got["chunks"] if c["column"] in ("secret", "name")]
     assert hidden and all(c["has_filter"] is None for c in hidden)
+
+
+def cli_lines(cli, *args, codes=(0, 1)):
+    p = subprocess.run([cli, *args, "--format", "json"], capture_output=True, text=True,
+                       env=os.environ.copy())
+    assert p.returncode in codes, p.stderr
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def test_inspect_and_verify_take_directories_and_globs_as_the_command_does(cli, tmp_path):
+    # A directory with a nested folder, a file without the asked column and a file that is
+    # not Parquet: one report per file, in path order, as the command prints them.
+    (tmp_path / "sub").mkdir()
+    shutil.copy(TESTDATA / "pa_ints.parquet", tmp_path / "a.parquet")
+    shutil.copy(TESTDATA / "pa_temporal.parquet", tmp_path / "sub" / "b.parquet")
+    (tmp_path / "sub" / "c.parquet").write_bytes(b"not parquet at all")
+    got = sbbf.inspect(tmp_path, "i64")
+    assert isinstance(got, list)
+    assert [r["file"] for r in got] == [str(tmp_path / p) for p in
+                                        ("a.parquet", "sub/b.parquet", "sub/c.parquet")]
+    assert got == cli_lines(cli, "inspect", str(tmp_path), "-c", "i64", codes=(2,))
+    assert got[1]["columns_not_in_file"] == ["i64"] and "error" in got[2]
+    checked = sbbf.verify(str(tmp_path / "*.parquet"), samples=100)
+    assert isinstance(checked, list) and len(checked) == 1
+    assert checked == cli_lines(cli, "verify", str(tmp_path / "*.parquet"), "--samples", "100")
+    assert checked[0]["false_negatives"] == 0 and checked[0]["chunks"]
+    with pytest.raises(sbbf.InputError, match="no file has column `nosuch`"):
+        sbbf.inspect(tmp_path, "nosuch")
+    with pytest.raises(sbbf.InputError, match="no file has column `nosuch`"):
+        sbbf.verify(tmp_path, "nosuch")
+    with pytest.raises(sbbf.FileError, match="no such file"):
+        sbbf.inspect(tmp_path / "missing")
+    with pytest.raises(sbbf.InputError, match="matches"):
+        sbbf.verify(str(tmp_path / "*.nothing"))
+    # One file stays one report, and its error is raised.
+    assert isinstance(sbbf.inspect(tmp_path / "a.parquet"), dict)
+    with pytest.raises(sbbf.FileError, match="c.parquet"):
+        sbbf.inspect(tmp_path / "sub" / "c.parquet")

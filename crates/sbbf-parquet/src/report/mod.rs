@@ -7,11 +7,13 @@
 //! - [`VerifyReport`]: `sbbf verify`, one per file.
 //! - [`WriteSummary`]: `sbbf add` and `sbbf resize`.
 
+pub mod each;
 mod inspect;
 mod probe;
 mod verify;
 mod write;
 
+pub use each::{inspect_each, verify_each, FileReport, Tally};
 pub use inspect::{EncryptionSummary, InspectChunk, InspectReport};
 pub use probe::*;
 pub use verify::{VerifyChunk, VerifyReport};

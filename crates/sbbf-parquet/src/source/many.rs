@@ -448,15 +448,25 @@ impl Source {
         T: Send + 'static,
         W: Fn(SourceFile) -> BoxFuture<'static, Result<T, Error>> + Send + Sync + 'static,
     {
+        self.run_named(move |_, pq| work(pq))
+    }
+
+    /// [`Source::run`], with `work` told each file's name as results show it.
+    fn run_named<T, W>(self, work: W) -> BoxStream<'static, (String, Result<T, Error>)>
+    where
+        T: Send + 'static,
+        W: Fn(&str, SourceFile) -> BoxFuture<'static, Result<T, Error>> + Send + Sync + 'static,
+    {
         let work = Arc::new(work);
         let keys = Arc::new(self.options.keys);
         let concurrency = self.options.concurrency.max(1);
         futures::stream::iter(self.files)
             .map(move |(name, at)| {
                 let (work, keys) = (Arc::clone(&work), Arc::clone(&keys));
+                let shown = name.clone();
                 let task = async move {
                     let pq = open_at(at, &keys).await?;
-                    work(pq).await
+                    work(&shown, pq).await
                 };
                 async move { (name, spawned(task).await) }
             })
@@ -468,16 +478,18 @@ impl Source {
 impl Source {
     /// Runs `work` on each file read whole into memory and opened with the source's keys (on
     /// the blocking pool): for work that reads most of a file anyway, such as inspecting every
-    /// filter or verifying every data page. Results come in the source's order.
+    /// filter or verifying every data page. `work` is told the file's name as results show it.
+    /// Results come in the source's order.
     pub fn run_whole<T, W>(self, work: W) -> BoxStream<'static, (String, Result<T, Error>)>
     where
         T: Send + 'static,
-        W: Fn(ParquetFile<Bytes>) -> Result<T, Error> + Send + Sync + 'static,
+        W: Fn(&str, ParquetFile<Bytes>) -> Result<T, Error> + Send + Sync + 'static,
     {
         let work = Arc::new(work);
         let keys = Arc::new(self.options.keys.clone());
-        self.run(move |mut pq| {
+        self.run_named(move |name, mut pq| {
             let (work, keys) = (Arc::clone(&work), Arc::clone(&keys));
+            let name = name.to_string();
             async move {
                 let len = pq.file_len();
                 let bytes = pq
@@ -486,7 +498,7 @@ impl Source {
                     .await
                     .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
                 let whole = ParquetFile::open_with_keys(bytes, &keys)?;
-                match tokio::task::spawn_blocking(move || work(whole)).await {
+                match tokio::task::spawn_blocking(move || work(&name, whole)).await {
                     Ok(r) => r,
                     Err(e) => Err(ReadError::Parquet(parquet::errors::ParquetError::External(
                         Box::new(e),

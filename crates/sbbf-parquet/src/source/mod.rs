@@ -11,3 +11,19 @@ pub mod object;
 pub use local::local_files;
 #[cfg(feature = "object_store")]
 pub use many::*;
+
+/// Runs `work` to completion on a multi-threaded runtime started for it: how a synchronous
+/// caller (a command, a Python call) drives the async sources.
+///
+/// ```
+/// let answer = sbbf_parquet::source::block_on(async { 6 * 7 }).unwrap();
+/// assert_eq!(answer, 42);
+/// ```
+#[cfg(feature = "object_store")]
+pub fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, crate::Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(crate::Error::Runtime)?;
+    Ok(runtime.block_on(work))
+}

@@ -208,15 +208,6 @@ def _columns(columns: Union[str, Sequence[str], None]) -> List[str]:
     return list(columns)
 
 
-def _one_file(source: Source, what: str) -> str:
-    path = _path(source)
-    if not os.path.exists(path):
-        raise FileError(f"{path}: no such file (the input must exist)")
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory; {what} takes one Parquet file")
-    return path
-
-
 def add(
     source: Source,
     columns: Union[str, Sequence[str]],
@@ -268,28 +259,44 @@ def _keys(keys: Optional[Mapping[str, Any]]) -> Tuple[Optional[str], dict]:
     return footer, columns
 
 
+def _reports(path: str, many_and_lines: Tuple[bool, List[str]]) -> Union[dict, List[dict]]:
+    # One file (a local file, one object) is one report; a directory or a glob is a list
+    # however many files it holds, so a caller's code does not depend on the count.
+    many, lines = many_and_lines
+    reports = [json.loads(line) for line in lines]
+    one = not many and (_sbbf.is_remote_url(path) or os.path.isfile(path))
+    return reports[0] if one else reports
+
+
 def inspect(source: Source, columns: Union[str, Sequence[str], None] = None, *,
-            keys: Optional[Mapping[str, Any]] = None) -> dict:
-    """Every filter of the file `source` (of `columns` when given), as `sbbf inspect --format
-    json` reports it: offset, length, bitset size, bits set, fill, implied false-positive
-    rate and problems per column chunk, the problem count, the file's encryption and
-    warnings. `keys` opens an encrypted file (see `add`)."""
-    path = _one_file(source, "inspect")
+            keys: Optional[Mapping[str, Any]] = None) -> Union[dict, List[dict]]:
+    """Every filter of `source` (of `columns` when given), as `sbbf inspect --format json`
+    reports it: offset, length, bitset size, bits set, fill, implied false-positive rate and
+    problems per column chunk, the problem count, the file's encryption and warnings. `keys`
+    opens an encrypted file (see `add`).
+
+    `source` is a file (one report, a dict) or, as for `probe`, a directory, a glob or an
+    object-store URL (a list of reports, one per file, in path order: a file that cannot be
+    read is `{"file", "error"}`, a column a file lacks is in its `columns_not_in_file`; no
+    file with an asked column raises `InputError`)."""
     footer, column_keys = _keys(keys)
-    return json.loads(_sbbf.inspect_json(path, _columns(columns), footer, column_keys))
+    path = _path(source)
+    return _reports(path, _sbbf.inspect_source(path, _columns(columns), footer, column_keys))
 
 
 def verify(source: Source, columns: Union[str, Sequence[str], None] = None, *,
-           samples: int = 10_000, keys: Optional[Mapping[str, Any]] = None) -> dict:
-    """Decodes the data of the file `source` and checks that every stored value tests "maybe"
-    in its chunk's filter (`false_negatives` must be 0), and measures the real false-positive
-    rate with `samples` random absent values per chunk; as `sbbf verify --format json`. An
+           samples: int = 10_000,
+           keys: Optional[Mapping[str, Any]] = None) -> Union[dict, List[dict]]:
+    """Decodes the data of `source` and checks that every stored value tests "maybe" in its
+    chunk's filter (`false_negatives` must be 0), and measures the real false-positive rate
+    with `samples` random absent values per chunk; as `sbbf verify --format json`. An
     encrypted file is verified with its `keys` (see `add`); a chunk whose key is not given
-    says why in `not_verified`."""
-    path = _one_file(source, "verify")
+    says why in `not_verified`. `source` is a file (a dict) or a directory, glob or
+    object-store URL (a list, as for `inspect`)."""
     footer, column_keys = _keys(keys)
-    return json.loads(_sbbf.verify_json(path, _columns(columns), int(samples), footer,
-                                        column_keys))
+    path = _path(source)
+    return _reports(path, _sbbf.verify_source(path, _columns(columns), int(samples), footer,
+                                              column_keys))
 
 
 def _raw_one(v: Any) -> pa.Array:

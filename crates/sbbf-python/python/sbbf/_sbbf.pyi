@@ -34,19 +34,21 @@ def add_json(
     """The `sbbf add --format json` report (output=None: in place, with the library's rules
     and lock)."""
 
-def inspect_json(
-    path: str, columns: Sequence[str], footer_key: Optional[str], column_keys: Mapping[str, str]
-) -> str:
-    """The `sbbf inspect --format json` report of one file."""
+def inspect_source(
+    source: str, columns: Sequence[str], footer_key: Optional[str], column_keys: Mapping[str, str]
+) -> Tuple[bool, List[str]]:
+    """Whether `source` names several files, and the `sbbf inspect --format json` line of
+    each."""
 
-def verify_json(
-    path: str,
+def verify_source(
+    source: str,
     columns: Sequence[str],
     samples: int,
     footer_key: Optional[str],
     column_keys: Mapping[str, str],
-) -> str:
-    """The `sbbf verify --format json` report of one file."""
+) -> Tuple[bool, List[str]]:
+    """Whether `source` names several files, and the `sbbf verify --format json` line of
+    each."""
 
 class Sbbf:
     """A split-block Bloom filter (the bitset alone)."""
