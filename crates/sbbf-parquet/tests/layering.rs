@@ -128,7 +128,11 @@ fn sources(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
             format!("{rel}/{name}")
         };
         if e.file_type().unwrap().is_dir() {
-            sources(&e.path(), &rel, out);
+            // A `tests/` folder holds a module's test modules: tests may use anything, as the
+            // `#[cfg(test)]` part of a file may.
+            if name != "tests" {
+                sources(&e.path(), &rel, out);
+            }
         } else if name.ends_with(".rs") {
             out.push((rel, std::fs::read_to_string(e.path()).unwrap()));
         }

@@ -7,3 +7,6 @@ pub mod arrow;
 pub(crate) mod decode;
 pub mod stored;
 pub mod text;
+
+#[cfg(test)]
+mod tests;

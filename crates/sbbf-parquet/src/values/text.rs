@@ -524,6 +524,3 @@ fn parse_timestamp(text: &str) -> Option<Timestamp> {
         offset_secs,
     })
 }
-
-#[cfg(test)]
-mod tests;

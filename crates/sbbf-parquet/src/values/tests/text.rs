@@ -1,6 +1,7 @@
-use super::*;
 use crate::format::column::{ColumnType, Unit, ValueKind};
 use crate::values::stored::coerce;
+use crate::values::stored::{Encoded, Literal};
+use crate::values::text::*;
 use parquet::basic::Type as P;
 
 fn col(physical: P, kind: ValueKind, type_length: i32) -> ColumnType {

@@ -3,6 +3,7 @@
 //! batch API in the filter that writer wrote (no false negatives), widening 8- and 16-bit
 //! integers to the INT32 Parquet stores them as, and floats by their exact bits.
 
+use crate::{IoPolicy, ParquetFile};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef};
@@ -10,7 +11,6 @@ use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use sbbf::{PlainValue, SbbfRef};
-use sbbf_parquet::{IoPolicy, ParquetFile};
 
 /// The non-null values of a primitive array.
 fn prim<T: arrow_array::ArrowPrimitiveType>(a: &ArrayRef) -> Vec<T::Native> {
