@@ -362,6 +362,23 @@ pub(crate) struct ModuleKey {
 }
 
 impl ModuleKey {
+    /// The key of one column chunk's modules, for tests that seal modules themselves.
+    #[cfg(test)]
+    pub(crate) fn for_chunk(key: Key, file_aad: &[u8], row_group: i16, column: i16) -> ModuleKey {
+        ModuleKey {
+            key,
+            file_aad: Arc::from(file_aad),
+            row_group,
+            column,
+        }
+    }
+
+    /// The AAD of this chunk's module of type `kind`.
+    #[cfg(test)]
+    pub(crate) fn aad(&self, kind: u8) -> Vec<u8> {
+        module_aad(&self.file_aad, kind, self.row_group, self.column)
+    }
+
     /// Decrypts a module of type `kind` (without its length prefix).
     pub(crate) fn open(&self, kind: u8, module: &[u8]) -> Option<Vec<u8>> {
         let aad = module_aad(&self.file_aad, kind, self.row_group, self.column);

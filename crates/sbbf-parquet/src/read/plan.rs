@@ -923,4 +923,170 @@ mod tests {
         );
         assert_eq!(span.end(), 4 + header_len as u64 + 128);
     }
+
+    /// Sealed modules: an encrypted filter is a header module and a bitset module, each read
+    /// and authenticated whole; anything that does not open answers "unknown", never "absent".
+    #[cfg(feature = "encryption")]
+    mod sealed {
+        use super::*;
+        use crate::crypto::{module, seal_module, FilterCrypto, ModuleKey};
+        use crate::keys::Key;
+
+        fn key() -> ModuleKey {
+            ModuleKey::for_chunk(Key::parse("0123456789012345").unwrap(), b"file-aad", 0, 3)
+        }
+
+        /// `PAR1`, then the two modules of a `blocks`-block filter holding `present()` at
+        /// offset 4, then 100 bytes of padding: the bytes, the location, the footer start.
+        fn sealed_file(blocks: usize, key: &ModuleKey) -> (Vec<u8>, FilterLocation, u64) {
+            let mut f = sbbf::Sbbf::with_num_bytes(blocks * 32);
+            for v in present() {
+                f.insert(v);
+            }
+            let header = BloomFilterHeader {
+                num_bytes: (blocks * 32) as i32,
+            }
+            .to_bytes();
+            let k = Key::parse("0123456789012345").unwrap();
+            let mut bytes = b"PAR1".to_vec();
+            bytes.extend(seal_module(
+                &k,
+                &header,
+                &key.aad(module::BLOOM_FILTER_HEADER),
+            ));
+            bytes.extend(seal_module(
+                &k,
+                f.as_bytes(),
+                &key.aad(module::BLOOM_FILTER_BITSET),
+            ));
+            let length = (bytes.len() - 4) as i32;
+            bytes.extend(vec![0u8; 100]);
+            let footer = bytes.len() as u64;
+            let loc = FilterLocation {
+                offset: Some(4),
+                length: Some(length),
+            };
+            (bytes, loc, footer)
+        }
+
+        fn job(loc: FilterLocation, footer: u64, key: ModuleKey, values: Vec<Encoded>) -> ProbeJob {
+            ProbeJob::new(&[loc], vec![10], footer, values, IoPolicy::default())
+                .with_crypto(vec![FilterCrypto::Sealed(key)])
+        }
+
+        #[test]
+        fn with_its_length_both_modules_come_in_one_read() {
+            let (bytes, loc, footer) = sealed_file(16, &key());
+            let absent = absent_value(16);
+            let values = vec![candidates(b"alpha"), candidates(&absent)];
+            let mut job = job(loc, footer, key(), values);
+            let waves = drive(&mut job, &bytes, |_| false);
+            assert_eq!(waves.len(), 1, "{waves:?}");
+            // The whole filter, modules and all, in one range: GCM authenticates whole modules.
+            let len = loc.length.unwrap() as u64;
+            assert_eq!(
+                waves[0],
+                vec![Range {
+                    start: 4,
+                    end: 4 + len
+                }]
+            );
+            let a = job.finish();
+            assert_eq!(a[0].filter, FilterState::Present);
+            assert_eq!(a[0].answers, vec![Answer::Maybe, Answer::Absent]);
+        }
+
+        #[test]
+        fn without_a_length_the_header_module_is_read_first() {
+            // 8 KiB: more than the window a header module may take, so two waves.
+            let (bytes, mut loc, footer) = sealed_file(256, &key());
+            let whole = loc.length.unwrap() as u64;
+            loc.length = None;
+            let absent = absent_value(256);
+            let mut job = job(loc, footer, key(), vec![candidates(&absent)]);
+            let waves = drive(&mut job, &bytes, |_| false);
+            assert_eq!(waves.len(), 2, "{waves:?}");
+            assert_eq!(waves[0][0].start, 4);
+            assert!(waves[0][0].end < 4 + whole, "{waves:?}");
+            assert_eq!(waves[1].last().unwrap().end, 4 + whole, "{waves:?}");
+            assert_eq!(job.finish()[0].answers, vec![Answer::Absent]);
+        }
+
+        #[test]
+        fn a_wrong_key_or_another_chunks_modules_answer_unknown() {
+            let (bytes, loc, footer) = sealed_file(16, &key());
+            let absent = absent_value(16);
+            let wrong_key =
+                ModuleKey::for_chunk(Key::parse("5432109876543210").unwrap(), b"file-aad", 0, 3);
+            // The right key, but the modules of column 3 read as column 4's: the AAD differs.
+            let other_chunk =
+                ModuleKey::for_chunk(Key::parse("0123456789012345").unwrap(), b"file-aad", 0, 4);
+            for k in [wrong_key, other_chunk] {
+                let mut job = job(loc, footer, k, vec![candidates(&absent)]);
+                drive(&mut job, &bytes, |_| false);
+                let a = job.finish();
+                assert!(matches!(a[0].filter, FilterState::Invalid(_)), "{a:?}");
+                assert_eq!(a[0].answers, vec![Answer::Unknown]);
+            }
+        }
+
+        #[test]
+        fn altered_truncated_or_plaintext_bytes_answer_unknown() {
+            let (bytes, loc, footer) = sealed_file(16, &key());
+            let absent = absent_value(16);
+            let len = loc.length.unwrap() as usize;
+            let mut cases: Vec<(String, Vec<u8>, FilterLocation)> = Vec::new();
+            // One bit flipped in the header module, in the bitset module's tag, and in a
+            // length prefix.
+            for at in [4 + 20, 4 + len - 1, 4 + 1] {
+                let mut b = bytes.clone();
+                b[at] ^= 0x10;
+                cases.push((format!("bit flipped at {at}"), b, loc));
+            }
+            // A length that cuts the bitset module short.
+            let mut short = loc;
+            short.length = Some(loc.length.unwrap() - 8);
+            cases.push(("short length".into(), bytes.clone(), short));
+            // A plaintext filter where a sealed one belongs (a leak, and not authenticated).
+            let (plain, plain_loc, plain_footer) = file_with_filter(16, &present());
+            assert_eq!(plain_footer as usize, plain.len());
+            cases.push(("plaintext filter".into(), plain, plain_loc));
+            for (what, b, l) in cases {
+                let footer = if what == "plaintext filter" {
+                    b.len() as u64
+                } else {
+                    footer
+                };
+                let mut job = job(l, footer, key(), vec![candidates(&absent)]);
+                drive(&mut job, &b, |_| false);
+                let a = job.finish();
+                assert_eq!(a[0].answers, vec![Answer::Unknown], "{what}: {a:?}");
+            }
+            // A failed read of either module: unknown too.
+            let mut job = job(loc, footer, key(), vec![candidates(&absent)]);
+            drive(&mut job, &bytes, |_| true);
+            assert_eq!(job.finish()[0].answers, vec![Answer::Unknown]);
+        }
+
+        #[test]
+        fn an_unreadable_chunk_answers_unknown_without_a_read() {
+            let (bytes, loc, footer) = sealed_file(16, &key());
+            let mut job = ProbeJob::new(
+                &[loc],
+                vec![10],
+                footer,
+                vec![candidates(b"x")],
+                IoPolicy::default(),
+            )
+            .with_crypto(vec![FilterCrypto::Unreadable("no key for column c".into())]);
+            let waves = drive(&mut job, &bytes, |_| false);
+            assert!(waves.is_empty(), "{waves:?}");
+            let a = job.finish();
+            assert_eq!(a[0].answers, vec![Answer::Unknown]);
+            assert!(
+                matches!(&a[0].filter, FilterState::Invalid(why) if why.contains("no key")),
+                "{a:?}"
+            );
+        }
+    }
 }
