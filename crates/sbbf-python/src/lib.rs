@@ -234,31 +234,28 @@ fn all_missing(
     Ok(())
 }
 
-/// One `(column, op, value)` of a pyarrow filter as a predicate leaf, or `None` when the
-/// filters cannot decide it (another operator, a null, a column this file does not have as a
-/// leaf): such a leaf is true for every row group.
-fn leaf(
-    pq: &ParquetFile<File>,
-    column: &Bound<'_, PyAny>,
-    op: &str,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<Option<Predicate>> {
-    // pyarrow names a top-level field by its name (dots and all), a nested one by a tuple.
-    let path = if let Ok(t) = column.cast::<PyTuple>() {
-        let parts: Vec<String> = t.extract()?;
-        parts
-            .iter()
-            .map(|p| escape_field(p))
-            .collect::<Vec<_>>()
-            .join(".")
-    } else if let Ok(name) = column.extract::<String>() {
-        escape_field(&name)
-    } else {
-        return Ok(None);
-    };
-    if pq.column_index(&path).is_err() {
-        return Ok(None);
-    }
+/// One `(column, op, value)` of a pyarrow filter, read into Rust before any file is opened
+/// (so files are pruned without the GIL): the column's escaped path, when it names one, and
+/// what the Bloom filters can decide of it.
+#[derive(Debug, Clone)]
+struct Leaf {
+    path: Option<String>,
+    test: Test,
+}
+
+#[derive(Debug, Clone)]
+enum Test {
+    Eq(Literal),
+    In(Vec<Literal>),
+    /// Another operator or a null: true for every row group.
+    Keep,
+}
+
+/// One `(column, op, value)` of a pyarrow filter, as Python gives it.
+type FilterLeaf<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>);
+
+/// pyarrow's disjunctive normal form (a list of conjunctions), read.
+fn read_filters(filters: &[Vec<FilterLeaf<'_>>]) -> PyResult<Vec<Vec<Leaf>>> {
     let literal = |v: &Bound<'_, PyAny>| -> PyResult<Option<Literal>> {
         if v.is_none() {
             return Ok(None);
@@ -268,60 +265,177 @@ fn leaf(
             Value::Typed(l) => l,
         }))
     };
-    match op {
-        "=" | "==" => Ok(literal(value)?.map(|l| Predicate::Eq(path, l))),
-        "in" => {
-            let mut lits = Vec::new();
-            for v in value.try_iter()? {
-                // A null in the list matches null rows, which filters do not record.
-                match literal(&v?)? {
-                    Some(l) => lits.push(l),
-                    None => return Ok(None),
+    let mut out = Vec::with_capacity(filters.len());
+    for conjunction in filters {
+        let mut leaves = Vec::with_capacity(conjunction.len());
+        for (column, op, value) in conjunction {
+            // pyarrow names a top-level field by its name (dots and all), a nested one by a
+            // tuple.
+            let path = if let Ok(t) = column.cast::<PyTuple>() {
+                let parts: Vec<String> = t.extract()?;
+                Some(
+                    parts
+                        .iter()
+                        .map(|p| escape_field(p))
+                        .collect::<Vec<_>>()
+                        .join("."),
+                )
+            } else {
+                column.extract::<String>().ok().map(|n| escape_field(&n))
+            };
+            let test = match op.as_str() {
+                "=" | "==" => literal(value)?.map_or(Test::Keep, Test::Eq),
+                "in" => {
+                    let mut lits = Vec::new();
+                    let mut keep = false;
+                    for v in value.try_iter()? {
+                        // A null in the list matches null rows, which filters do not record.
+                        match literal(&v?)? {
+                            Some(l) => lits.push(l),
+                            None => keep = true,
+                        }
+                    }
+                    if keep {
+                        Test::Keep
+                    } else {
+                        Test::In(lits)
+                    }
                 }
-            }
-            Ok(Some(Predicate::In(path, lits)))
+                _ => Test::Keep,
+            };
+            leaves.push(Leaf { path, test });
         }
-        _ => Ok(None),
+        out.push(leaves);
     }
+    Ok(out)
 }
 
-/// One `(column, op, value)` of a pyarrow filter, as Python gives it.
-type FilterLeaf<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>);
-
-/// The row groups of the file at `path` that may hold rows satisfying `filters`, pyarrow's
-/// disjunctive normal form (a list of conjunctions of `(column, op, value)`), ascending.
-#[pyfunction]
-fn row_groups(
-    py: Python<'_>,
-    path: String,
-    filters: Vec<Vec<FilterLeaf<'_>>>,
-) -> PyResult<Vec<usize>> {
-    let pq = py
-        .detach(|| open(&path))
-        .map_err(|f| f.at(&path).into_py())?;
-    let all: Vec<usize> = (0..pq.metadata().num_row_groups()).collect();
-    let mut branches = Vec::new();
-    for conjunction in &filters {
+/// The predicate `filters` make for a file whose columns `column_index` finds, or `None` when
+/// they cannot skip anything; the columns the file lacks go to `missing` (their leaves are
+/// true: a partition column, or one added to later files).
+fn predicate_for(
+    filters: &[Vec<Leaf>],
+    column_index: impl Fn(&str) -> Result<usize, sbbf_parquet::Error>,
+    missing: &mut Vec<(String, sbbf_parquet::Error)>,
+) -> Option<Predicate> {
+    let mut branches = Vec::with_capacity(filters.len());
+    for conjunction in filters {
         let mut leaves = Vec::new();
-        for (column, op, value) in conjunction {
-            if let Some(p) = leaf(&pq, column, op, value)? {
-                leaves.push(p);
+        for leaf in conjunction {
+            let Some(path) = &leaf.path else {
+                continue;
+            };
+            if let Err(e) = column_index(path) {
+                missing.push((path.clone(), e));
+                continue;
+            }
+            match &leaf.test {
+                Test::Eq(l) => leaves.push(Predicate::Eq(path.clone(), l.clone())),
+                Test::In(ls) => leaves.push(Predicate::In(path.clone(), ls.clone())),
+                Test::Keep => {}
             }
         }
         if leaves.is_empty() {
             // A branch the filters cannot decide is true everywhere, and so is the OR.
-            return Ok(all);
+            return None;
         }
         branches.push(Predicate::And(leaves));
     }
-    if branches.is_empty() {
-        return Ok(all);
-    }
-    let predicate = Predicate::Or(branches);
-    let pruned = py
-        .detach(|| pq.prune(&predicate))
-        .map_err(|e| Failure::from(e).at(&path).into_py())?;
-    Ok(pruned.row_groups)
+    (!branches.is_empty()).then_some(Predicate::Or(branches))
+}
+
+/// The row groups of the file at `path` that may hold rows satisfying `filters`, pyarrow's
+/// disjunctive normal form (a list of conjunctions of `(column, op, value)`), ascending. With
+/// `strict`, a column the file does not have is an error (with the near misses), as for
+/// `probe`; without (`read_table`, where partition columns are not in the files), it keeps
+/// every row group.
+#[pyfunction]
+#[pyo3(signature = (path, filters, strict = false))]
+fn row_groups(
+    py: Python<'_>,
+    path: String,
+    filters: Vec<Vec<FilterLeaf<'_>>>,
+    strict: bool,
+) -> PyResult<Vec<usize>> {
+    let filters = read_filters(&filters)?;
+    py.detach(|| {
+        let pq = open(&path)?;
+        let mut missing = Vec::new();
+        let predicate = predicate_for(&filters, |c| pq.column_index(c), &mut missing);
+        if let (true, Some((_, e))) = (strict, missing.into_iter().next()) {
+            return Err(Failure::from(e));
+        }
+        match predicate {
+            Some(p) => Ok(pq.prune(&p)?.row_groups),
+            None => Ok((0..pq.metadata().num_row_groups()).collect()),
+        }
+    })
+    .map_err(|f| f.at(&path).into_py())
+}
+
+/// [`row_groups`] over every file `source` names (a directory, a glob, an object-store URL or
+/// prefix): `(file, row groups)` in path order. A column no file has is an error; a file that
+/// lacks a column another has keeps every row group (schema evolution).
+#[pyfunction]
+fn row_groups_source(
+    py: Python<'_>,
+    source: String,
+    filters: Vec<Vec<FilterLeaf<'_>>>,
+) -> PyResult<Vec<(String, Vec<usize>)>> {
+    use futures::{FutureExt as _, StreamExt as _};
+    use sbbf_parquet::source::{block_on, Source, SourceOptions};
+    let filters = std::sync::Arc::new(read_filters(&filters)?);
+    py.detach(|| {
+        block_on(async {
+            let src = Source::open(&source, SourceOptions::default()).await?;
+            let policy = src.policy();
+            let mut results = src.run(move |mut pq| {
+                let filters = std::sync::Arc::clone(&filters);
+                async move {
+                    let mut missing = Vec::new();
+                    let predicate = predicate_for(&filters, |c| pq.column_index(c), &mut missing);
+                    let missing: Vec<_> = missing
+                        .into_iter()
+                        .map(|(c, e)| (c, e.to_string()))
+                        .collect();
+                    let kept = match predicate {
+                        Some(p) => pq.prune_async(&p, policy).await?.row_groups,
+                        None => (0..pq.metadata().num_row_groups()).collect(),
+                    };
+                    Ok((kept, missing))
+                }
+                .boxed()
+            });
+            let mut out = Vec::new();
+            // The columns missing from every file so far, with the first file's reason.
+            let mut missing_everywhere: Option<std::collections::BTreeMap<String, String>> = None;
+            while let Some((file, result)) = results.next().await {
+                let (kept, missing) = result.map_err(|e| Failure::from(e).at(&file))?;
+                // A hive partition key (`.../year=2024/...`) is a column of the table even
+                // though no file stores it.
+                let in_path = |c: &str| {
+                    file.split('/')
+                        .any(|seg| seg.strip_prefix(c).is_some_and(|r| r.starts_with('=')))
+                };
+                let missing: Vec<_> = missing.into_iter().filter(|(c, _)| !in_path(c)).collect();
+                missing_everywhere = Some(match missing_everywhere {
+                    None => missing.into_iter().collect(),
+                    Some(m) => m
+                        .into_iter()
+                        .filter(|(c, _)| missing.iter().any(|(d, _)| d == c))
+                        .collect(),
+                });
+                out.push((file, kept));
+            }
+            if let Some((c, why)) = missing_everywhere.and_then(|m| m.into_iter().next()) {
+                return Err(Failure::Input(format!(
+                    "no file has column `{c}`; in the first: {why}"
+                )));
+            }
+            Ok(out)
+        })?
+    })
+    .map_err(Failure::into_py)
 }
 
 /// Adds filters for `columns` to `input`, writing `output` (or `input` itself when `output`
@@ -680,6 +794,7 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe_source, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(row_groups_source, m)?)?;
     m.add_function(wrap_pyfunction!(add_json, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
     m.add_function(wrap_pyfunction!(verify_source, m)?)?;

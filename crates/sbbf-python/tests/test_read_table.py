@@ -1,6 +1,8 @@
 """`sbbf.read_table` equals `pyarrow.parquet.read_table` (rows, order, schema) for equality and
 IN filters on every column with filters of every testdata file, while `row_groups` keeps
 fewer row groups where the filters allow."""
+import shutil
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -95,7 +97,7 @@ def test_undecidable_filters_keep_every_row_group():
     n = pq.ParquetFile(path).num_row_groups
     everything = list(range(n))
     for filters in ([("i64", ">", 5)], [("i64", "not in", [5])], [("i64", "=", None)],
-                    [("nope", "=", 5)], [("i64", "in", [5, None])],
+                    [("i64", "in", [5, None])],
                     [[("i64", "=", 5)], [("i32", "<", 0)]], None, []):
         assert sbbf.row_groups(path, filters) == everything, filters
     # An AND with one decidable leaf prunes by it.
@@ -128,7 +130,13 @@ def test_hive_directory(tmp_path):
         assert got is not None and got.num_rows >= 1
     f = tmp_path / "year=2023" / "part-0.parquet"
     assert sbbf.row_groups(f, [("id", "=", 20_230_042)]) == [0]
-    assert sbbf.row_groups(f, [("year", "=", 2024)]) == list(range(8))  # a partition column
+    # A partition column is no column of the file: a file alone refuses it, the directory
+    # (whose paths name it) and read_table take it.
+    with pytest.raises(sbbf.InputError, match="year"):
+        sbbf.row_groups(f, [("year", "=", 2024)])
+    by_file = sbbf.row_groups(tmp_path, [("year", "=", 2024), ("id", "=", 20_240_042)])
+    assert by_file == {str(tmp_path / "year=2023" / "part-0.parquet"): [],
+                       str(tmp_path / "year=2024" / "part-0.parquet"): [0]}
 
 
 def test_read_table_options_pass_through():
@@ -142,3 +150,38 @@ def test_read_table_options_pass_through():
     assert sbbf.read_table(path).equals(pq.read_table(path))
     with pytest.raises(TypeError):
         sbbf.read_table(path, no_such_option=1)
+
+
+def test_a_misspelt_column_raises_as_probe_does():
+    path = TESTDATA / "pa_ints.parquet"
+    with pytest.raises(sbbf.InputError, match="no column `I64`.*choose from: `i64`"):
+        sbbf.row_groups(path, [("I64", "=", 1)])
+    with pytest.raises(sbbf.InputError, match="no column `nope`"):
+        sbbf.row_groups(path, [[("i64", "=", 1)], [("nope", "=", 5)]])
+    with pytest.raises(sbbf.InputError, match="no file has column `I64`"):
+        sbbf.row_groups(TESTDATA / "conformance", [("I64", "=", 1)])
+
+
+def test_row_groups_of_a_directory_equal_each_files(tmp_path):
+    # A nested folder and a file without the column (schema evolution): each file's answer is
+    # the one-file answer, the file without the column keeps every row group.
+    (tmp_path / "sub").mkdir()
+    shutil.copy(TESTDATA / "pa_ints.parquet", tmp_path / "a.parquet")
+    shutil.copy(TESTDATA / "duckdb_ints.parquet", tmp_path / "sub" / "b.parquet")
+    shutil.copy(TESTDATA / "pa_temporal.parquet", tmp_path / "sub" / "c.parquet")
+    v = _first_values(TESTDATA / "pa_ints.parquet", "i64")[1]
+    filters = [("i64", "=", v)]
+    got = sbbf.row_groups(tmp_path, filters)
+    files = [tmp_path / "a.parquet", tmp_path / "sub" / "b.parquet", tmp_path / "sub" / "c.parquet"]
+    assert list(got) == [str(f) for f in files]
+    assert got[str(files[0])] == sbbf.row_groups(files[0], filters)
+    assert got[str(files[1])] == sbbf.row_groups(files[1], filters)
+    assert got[str(files[2])] == list(range(pq.ParquetFile(files[2]).num_row_groups))
+    assert sbbf.row_groups(str(tmp_path / "*.parquet"), filters) == {
+        str(files[0]): sbbf.row_groups(files[0], filters)}
+    # Pruning never drops a row group that holds the value (pyarrow reads it).
+    for f in files[:2]:
+        for rg in range(pq.ParquetFile(f).num_row_groups):
+            col = pq.ParquetFile(f).read_row_group(rg, columns=["i64"]).column(0).to_pylist()
+            if v in col:
+                assert rg in got[str(f)], (f, rg)

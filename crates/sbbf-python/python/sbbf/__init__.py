@@ -19,7 +19,7 @@ import decimal
 import json
 import os
 import uuid
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -141,18 +141,22 @@ def _dnf(filters: Any) -> Optional[List[List[Tuple[Any, str, Any]]]]:
     return out
 
 
-def row_groups(source: Source, filters: Any) -> List[int]:
-    """The row groups of one file that may hold rows satisfying `filters` (sorted, distinct).
+def row_groups(source: Source, filters: Any) -> Union[List[int], Dict[str, List[int]]]:
+    """The row groups that may hold rows satisfying `filters` (sorted, distinct): a list for
+    one file; for a directory (every `*.parquet` below it), a glob or an object-store URL, a
+    dict from each file (as `probe` names it) to its list, in path order.
 
     `filters` are pyarrow's: `[("col", "=", v), ("col", "in", [v, w])]` (AND), or a list of
     such lists (OR of ANDs). `=`/`==` and `in` are decided by the Bloom filters; any other
-    predicate, a null, or a column that is not a leaf of the file keeps the row group.
+    predicate or a null keeps the row group. A column the file does not have raises
+    `InputError` (naming near misses); among several files, only a column no file has does
+    (a file without it keeps its row groups).
     """
     path = _path(source)
-    dnf = _dnf(filters)
-    if dnf is None:
-        return _sbbf.row_groups(path, [])
-    return _sbbf.row_groups(path, dnf)
+    dnf = _dnf(filters) or []
+    if not _sbbf.is_remote_url(path) and os.path.isfile(path):
+        return _sbbf.row_groups(path, dnf, True)
+    return dict(_sbbf.row_groups_source(path, dnf))
 
 
 _DATASET_OPTIONS = (

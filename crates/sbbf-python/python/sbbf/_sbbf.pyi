@@ -17,8 +17,16 @@ def probe_source(
 def is_remote_url(arg: str) -> bool:
     """Whether the command reads `arg` as an object-store URL."""
 
-def row_groups(path: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]) -> List[int]:
-    """The row groups that may satisfy a filter in disjunctive normal form."""
+def row_groups(
+    path: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]], strict: bool = False
+) -> List[int]:
+    """The row groups of one file that may satisfy a filter in disjunctive normal form
+    (`strict`: a column the file lacks raises)."""
+
+def row_groups_source(
+    source: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]
+) -> List[Tuple[str, List[int]]]:
+    """`(file, row groups)` for every file a directory, glob or URL names."""
 
 def add_json(
     input: str,
