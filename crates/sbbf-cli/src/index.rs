@@ -388,7 +388,7 @@ where
             let index = IndexStatsLine::new(&stats, &direct_io, started.elapsed());
             err!("{}", crate::to_json(&ProbeStatsLine { index }));
         } else {
-            out!(
+            let line = format!(
                 "index: {} of {} file(s) answered by the index, {} read directly ({} new, {} changed, {} not covered, {} maybe); listing {} request(s); index {} request(s), {} byte(s), {} wave(s); direct {} request(s), {} byte(s); {} wave(s) in all",
                 stats.from_index,
                 stats.files,
@@ -405,6 +405,12 @@ where
                 direct_io.bytes,
                 waves
             );
+            // With -l, stdout holds file names only.
+            if a.files_with_matches {
+                err!("{line}");
+            } else {
+                out!("{line}");
+            }
         }
     }
     Some(code)

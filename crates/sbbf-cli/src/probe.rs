@@ -42,6 +42,7 @@ use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 ///   sbbf probe data.parquet user_id 42 43
 ///   sbbf probe data/ event_date 2024-01-31 --format json
 ///   sbbf probe 'logs/*.parquet' s.b hello
+///   sbbf probe -l data/ user_id 42                           (only the files that may hold 42)
 ///   sbbf probe s3://bucket/events/ user_id 42
 ///   sbbf probe --exact-bits -- data.parquet temperature -0.0 -inf
 ///   sbbf probe data.parquet user_id --values-from ids.txt     (one value per line; - is stdin)
@@ -89,6 +90,15 @@ pub struct ProbeArgs {
     /// naming the row groups that may hold it).
     #[arg(long)]
     pub row_groups: bool,
+    /// Print only the names of the files that may hold a value (maybe or unknown in some row
+    /// group), one per line, as `rg -l` does; nothing else goes to stdout. The exit status is
+    /// unchanged: 0 when some file is listed, 1 when none is.
+    #[arg(
+        short = 'l',
+        long,
+        conflicts_with_all = ["format", "row_groups"]
+    )]
+    pub files_with_matches: bool,
     /// Report the reads each file took (footer included): requests, bytes and waves
     /// (sequential round trips, what an object store makes you wait for). JSON: a `stats`
     /// object in each file's line; text: totals and the wall time at the end.
@@ -316,7 +326,7 @@ impl Outcome {
                 self.first_missing.get_or_insert_with(|| e.to_string());
                 if a.format == Format::Json {
                     out!("{}", to_json(&ProbeLine::missing_column(shown, &a.column)));
-                } else {
+                } else if !a.files_with_matches {
                     out!(
                         "{shown}: column `{}` not in this file (none of its rows holds a value of it)",
                         a.column
@@ -349,7 +359,7 @@ impl Outcome {
             );
             return 2;
         }
-        if a.format == Format::Text && self.many {
+        if a.format == Format::Text && self.many && !a.files_with_matches {
             let with = self.files - self.without_column;
             let rgs = self
                 .counts
@@ -381,7 +391,8 @@ impl Outcome {
             }
         }
         if a.stats && a.format == Format::Text {
-            out!(
+            // With -l, stdout holds file names only: the figures go to stderr.
+            let line = format!(
                 "reads: {} request(s), {} byte(s), {} wave(s){} in {} ms",
                 self.io.requests,
                 self.io.bytes,
@@ -393,6 +404,11 @@ impl Outcome {
                 },
                 self.started.elapsed().as_millis()
             );
+            if a.files_with_matches {
+                err!("{line}");
+            } else {
+                out!("{line}");
+            }
         }
         if self.failed {
             2
@@ -472,7 +488,8 @@ pub(crate) fn report(
     io: IoStats,
     a: &ProbeArgs,
 ) -> FileResult {
-    let text = a.format == Format::Text;
+    let text = a.format == Format::Text && !a.files_with_matches;
+    let json = a.format == Format::Json;
     if text {
         out!(
             "{shown}: column `{}` ({}{}), {} row group(s)",
@@ -581,7 +598,10 @@ pub(crate) fn report(
             }
         );
     }
-    if !text {
+    if a.files_with_matches && any_not_absent {
+        out!("{shown}");
+    }
+    if json {
         // Streamed to stdout as it is serialized: a million values make a line of gigabytes.
         let line = ProbeLine::new(shown, ty, answers, &a.values, a.stats.then_some(io));
         let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -880,3 +880,64 @@ fn local_directories_probe_files_at_once_in_a_stable_order() {
         assert_eq!(run(n), one, "--concurrency {n}");
     }
 }
+
+/// A file of one INT64 column `id` holding `ids`, in row groups of 50, with arrow-rs' filters
+/// or none.
+fn write_ids(path: &std::path::Path, ids: std::ops::Range<i64>, filters: bool) {
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch};
+    let ids: ArrayRef = std::sync::Arc::new(Int64Array::from(ids.collect::<Vec<_>>()));
+    let batch = RecordBatch::try_from_iter([("id", ids)]).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_bloom_filter_enabled(filters)
+        .set_max_row_group_row_count(Some(50))
+        .build();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, batch.schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+#[test]
+fn files_with_matches_lists_only_the_files_that_may_hold_a_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    write_ids(&root.join("a.parquet"), 0..100, true);
+    write_ids(&root.join("sub/b.parquet"), 100..200, true);
+    // No filter: unknown, so it may hold anything and is listed.
+    write_ids(&root.join("sub/c.parquet"), 0..10, false);
+    let d = root.to_str().unwrap();
+    let o = sbbf(&["probe", "-l", d, "id", "150"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let listed: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    // b holds 150 (how it was made) and c cannot say; a's filter is asked as a direct probe.
+    let a_maybe = json_lines(&sbbf(&["probe", "--format", "json", d, "id", "150"]))
+        .iter()
+        .any(|l| {
+            l["file"].as_str().unwrap().ends_with("/a.parquet")
+                && l["row_groups"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|rg| rg["values"][0]["result"] != "absent")
+        });
+    let mut want: Vec<String> = Vec::new();
+    if a_maybe {
+        want.push(format!("{d}/a.parquet"));
+    }
+    want.extend([format!("{d}/sub/b.parquet"), format!("{d}/sub/c.parquet")]);
+    assert_eq!(listed, want);
+    // A value in no file with a filter is still listed for c; nothing else, no totals.
+    let o = sbbf(&["probe", "-l", "--stats", d, "id", "-5"]);
+    assert!(
+        stdout(&o).lines().all(|l| l.ends_with("c.parquet")),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("reads:"), "{}", stderr(&o));
+    // Only files with filters, the value in none: nothing listed, exit 1 as for probe.
+    let o = sbbf(&["probe", "-l", &format!("{d}/a.parquet"), "id", "-5"]);
+    assert_eq!((o.status.code(), stdout(&o)), (Some(1), String::new()));
+    let o = sbbf(&["probe", "-l", "--format", "json", d, "id", "1"]);
+    assert_eq!(o.status.code(), Some(2), "-l and --format json conflict");
+}

@@ -496,7 +496,7 @@ fn float(col: &ColumnType, f: f64, intent: Intent, out: &mut impl FnMut(&[u8])) 
     if intent == Intent::Sql {
         if f.is_nan() {
             return maybe(
-                "NaN equals nothing under SQL equality, so filters cannot rule it out (probe its exact bits to test for a stored NaN)",
+                "NaN: engines disagree on NaN = NaN (true in DuckDB, Spark and PostgreSQL, false in IEEE comparison) and a NaN has many bit patterns, of which a filter holds only the ones stored, so filters cannot rule it out (--exact-bits tests one bit pattern)",
             );
         }
         if f == 0.0 {
