@@ -215,7 +215,8 @@ pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, E
     check_fpp(options.fpp)?;
     let listed_at = now_ns();
     let listing = root.list().await?;
-    assemble(root, listing, listed_at, None, options).await
+    let pre = Prepared::new().map_err(io_err)?;
+    assemble(root, listing, listed_at, pre, options, Sink::Root).await
 }
 
 /// Updates the index at `root`: reads only new and changed files, keeps the others' entries,
@@ -237,11 +238,12 @@ pub async fn update(
                 root,
                 listing,
                 listed_at,
-                None,
+                Prepared::new().map_err(io_err)?,
                 &BuildOptions {
                     concurrency,
                     ..BuildOptions::default()
                 },
+                Sink::Root,
             )
             .await?;
             return Ok((r, Some(why)));
@@ -259,13 +261,133 @@ pub async fn update(
             concurrency,
         })
         .unwrap_or_default();
+    let mut pre = Prepared::new().map_err(io_err)?;
+    if let Some((d, bytes)) = &old {
+        // Which listed files the old index still describes.
+        let by_path: HashMap<&str, usize> = d
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect();
+        let mut kept: HashMap<usize, usize> = HashMap::new();
+        for (li, l) in listing.iter().enumerate() {
+            if let Some(&fi) = by_path.get(l.rel.as_str()) {
+                if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
+                    kept.insert(fi, li);
+                }
+            }
+        }
+        let listed: std::collections::HashSet<&str> =
+            listing.iter().map(|l| l.rel.as_str()).collect();
+        pre.gone = d
+            .files
+            .iter()
+            .filter(|f| !listed.contains(f.path.as_str()))
+            .count();
+        pre.take_from(d, bytes, &kept).map_err(io_err)?;
+    }
     Ok((
-        assemble(root, listing, listed_at, old, &options).await?,
+        assemble(root, listing, listed_at, pre, &options, Sink::Root).await?,
         None,
     ))
 }
 
-fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
+pub(crate) fn io_err(source: std::io::Error) -> Error {
+    Error::Io {
+        what: "writing the index".into(),
+        source,
+    }
+}
+
+/// Where [`assemble`] writes: the index under the root, or a part (see [`crate::part`]).
+pub(crate) enum Sink {
+    /// `ROOT/_sbbf_index/index.sbbfi`, atomically.
+    Root,
+    /// A part file: the index of some files, then the part's manifest.
+    Part {
+        /// Where.
+        out: std::path::PathBuf,
+        /// What the part says of itself.
+        manifest: crate::part::Manifest,
+    },
+}
+
+/// Entries already at hand before the files are read: the kept files of an old index
+/// (update) or of parts (merge), spooled.
+pub(crate) struct Prepared {
+    spool: Spool,
+    /// Per listed file (its index in the listing): what it gave.
+    kept: HashMap<usize, Gathered<Spooled>>,
+    /// Files an old index had that are gone.
+    pub(crate) gone: usize,
+    /// Whether listed files that are not kept are read (build, update) or left out of the
+    /// index (merge: a file no part covers stays "new", for `update` to read).
+    pub(crate) read_others: bool,
+}
+
+impl Prepared {
+    pub(crate) fn new() -> std::io::Result<Prepared> {
+        Ok(Prepared {
+            spool: Spool::new()?,
+            kept: HashMap::new(),
+            gone: 0,
+            read_others: true,
+        })
+    }
+
+    /// Spools the entries of index `d` (its bytes `bytes`, checked whole) of the files `kept`
+    /// maps (index file -> listed file), as stored.
+    pub(crate) fn take_from(
+        &mut self,
+        d: &Directory,
+        bytes: &[u8],
+        kept: &HashMap<usize, usize>,
+    ) -> std::io::Result<()> {
+        let mut per_file: HashMap<usize, Gathered<Spooled>> = HashMap::new();
+        for &fi in kept.keys() {
+            per_file.insert(
+                fi,
+                Gathered {
+                    row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
+                    columns: Vec::new(),
+                },
+            );
+        }
+        for c in &d.columns {
+            let mut of_file: HashMap<usize, RowGroupFilters<Spooled>> = HashMap::new();
+            for (fi, t) in c.file_types.iter().enumerate() {
+                if t.is_some() && kept.contains_key(&fi) {
+                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
+                    of_file.insert(fi, vec![None; n]);
+                }
+            }
+            for g in &c.groups {
+                for (e, entry) in g.entries.iter().enumerate() {
+                    if let Some(rgs) = of_file.get_mut(&(entry.file as usize)) {
+                        let bits = extract(bytes, g, e);
+                        if let Some(slot) = rgs.get_mut(entry.row_group as usize) {
+                            *slot = Some((self.spool.put(&bits)?, entry.folds));
+                        }
+                    }
+                }
+            }
+            for (fi, rgs) in of_file {
+                if let (Some(g), Some(Some(t))) = (per_file.get_mut(&fi), c.file_types.get(fi)) {
+                    if let Some(ty) = d.types.get(*t as usize) {
+                        g.columns.push((ty.clone(), rgs));
+                    }
+                }
+            }
+        }
+        for (fi, g) in per_file {
+            self.kept.insert(kept[&fi], g);
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
     match fpp {
         Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::Invalid(format!(
             "--fpp {p}: a false-positive probability is between 0 and 1"
@@ -274,49 +396,40 @@ fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
     }
 }
 
-/// Reads what it must, then writes the index.
-async fn assemble(
+/// Reads what it must, then writes the index (or part) to `sink`.
+pub(crate) async fn assemble(
     root: &Root,
     listing: Vec<Listed>,
     listed_at: i64,
-    old: Option<(Directory, bytes::Bytes)>,
+    pre: Prepared,
     options: &BuildOptions,
+    sink: Sink,
 ) -> Result<BuildReport, Error> {
+    let Prepared {
+        mut spool,
+        kept,
+        gone,
+        read_others,
+    } = pre;
     let mut report = BuildReport {
-        index: root.index_location(),
+        index: match &sink {
+            Sink::Root => root.index_location(),
+            Sink::Part { out, .. } => out.display().to_string(),
+        },
         files: listing.len(),
+        files_kept: kept.len(),
+        files_gone: gone,
         ..BuildReport::default()
     };
-    // Which listed files the old index still describes.
-    let mut kept: HashMap<usize, usize> = HashMap::new();
-    if let Some((d, _)) = &old {
-        let by_path: HashMap<&str, usize> = d
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i))
-            .collect();
-        for (li, l) in listing.iter().enumerate() {
-            if let Some(&fi) = by_path.get(l.rel.as_str()) {
-                if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
-                    kept.insert(li, fi);
-                }
-            }
-        }
-        let listed: std::collections::HashSet<&str> =
-            listing.iter().map(|l| l.rel.as_str()).collect();
-        report.files_gone = d
-            .files
-            .iter()
-            .filter(|f| !listed.contains(f.path.as_str()))
-            .count();
-    }
-    report.files_kept = kept.len();
 
     // Read the other files: footers, then the filters of the chosen columns.
-    let to_read: Vec<usize> = (0..listing.len())
-        .filter(|i| !kept.contains_key(i))
-        .collect();
+    let to_read: Vec<usize> = if read_others {
+        (0..listing.len())
+            .filter(|i| !kept.contains_key(i))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let source = root.source(
         to_read.iter().map(|&i| &listing[i]),
         SourceOptions {
@@ -331,11 +444,7 @@ async fn assemble(
         let wanted = Arc::clone(&wanted);
         async move { Ok(gather(pq, &wanted, fpp, policy).await) }.boxed()
     });
-    let io = |source| Error::Io {
-        what: "writing the index".into(),
-        source,
-    };
-    let mut spool = Spool::new().map_err(io)?;
+    let io = io_err;
     let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
         (0..listing.len()).map(|_| None).collect();
     let mut k = 0;
@@ -352,49 +461,9 @@ async fn assemble(
             Err(e) => Err(e.to_string()),
         });
     }
-
-    // The old index's entries of kept files, by file: their bitsets, as stored.
-    if let Some((d, bytes)) = &old {
-        let mut per_file: HashMap<usize, Gathered<Spooled>> = HashMap::new();
-        let kept_files: HashMap<usize, usize> = kept.iter().map(|(l, f)| (*f, *l)).collect();
-        for &fi in kept_files.keys() {
-            per_file.insert(
-                fi,
-                Gathered {
-                    row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
-                    columns: Vec::new(),
-                },
-            );
-        }
-        for c in &d.columns {
-            let mut of_file: HashMap<usize, RowGroupFilters<Spooled>> = HashMap::new();
-            for (fi, t) in c.file_types.iter().enumerate() {
-                if t.is_some() && kept_files.contains_key(&fi) {
-                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
-                    of_file.insert(fi, vec![None; n]);
-                }
-            }
-            for g in &c.groups {
-                for (e, entry) in g.entries.iter().enumerate() {
-                    if let Some(rgs) = of_file.get_mut(&(entry.file as usize)) {
-                        let bits = extract(bytes, g, e);
-                        if let Some(slot) = rgs.get_mut(entry.row_group as usize) {
-                            *slot = Some((spool.put(&bits).map_err(io)?, entry.folds));
-                        }
-                    }
-                }
-            }
-            for (fi, rgs) in of_file {
-                if let (Some(g), Some(Some(t))) = (per_file.get_mut(&fi), c.file_types.get(fi)) {
-                    if let Some(ty) = d.types.get(*t as usize) {
-                        g.columns.push((ty.clone(), rgs));
-                    }
-                }
-            }
-        }
-        for (fi, g) in per_file {
-            gathered[kept_files[&fi]] = Some(Ok(g));
-        }
+    let kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
+    for (li, g) in kept {
+        gathered[li] = Some(Ok(g));
     }
 
     // The directory: files, types, and per column its entries.
@@ -409,6 +478,9 @@ async fn assemble(
     let mut order: Vec<usize> = (0..listing.len()).collect();
     order.sort_by(|&a, &b| listing[a].rel.cmp(&listing[b].rel));
     order.dedup_by(|a, b| listing[*a].rel == listing[*b].rel);
+    if !read_others {
+        order.retain(|li| gathered[*li].is_some());
+    }
     for &li in &order {
         let l = &listing[li];
         let fi = files.len();
@@ -426,7 +498,7 @@ async fn assemble(
             } => last_modified_ms.saturating_mul(1_000_000) > listed_at.saturating_sub(RACY_NS),
             Stamp::Object { .. } => false,
         };
-        let racy = !kept.contains_key(&li) && recent;
+        let racy = !kept_listed.contains(&li) && recent;
         if racy && matches!(g, Some(Ok(_))) {
             report.racy += 1;
         }
@@ -465,8 +537,18 @@ async fn assemble(
             }
         }
     }
+    // Without -c, a column is indexed when some file has a filter for it; every file's type of
+    // it is recorded all the same (a file with the column but no filter is then "not
+    // covered", never "no such column"). A part keeps them all: another part's files may
+    // have the filters.
+    if !explicit && !matches!(sink, Sink::Part { .. }) {
+        cols.retain(|_, (_, entries)| !entries.is_empty());
+    }
     // Write: header, groups, directory, trailer.
-    let tmp = root.temp_file()?;
+    let tmp = match &sink {
+        Sink::Root => root.temp_file()?,
+        Sink::Part { out, .. } => crate::part::temp_beside(out)?,
+    };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
     w.write_all(&format::header()).map_err(io)?;
     let mut at = HEADER_LEN;
@@ -575,11 +657,21 @@ async fn assemble(
         crc32fast::hash(&dir),
     ))
     .map_err(io)?;
-    w.flush().map_err(io)?;
-    drop(w);
     let len = at + dir.len() as u64 + format::TRAILER_LEN;
     report.index_bytes = len;
-    root.commit(tmp, len).await?;
+    match sink {
+        Sink::Root => {
+            w.flush().map_err(io)?;
+            drop(w);
+            root.commit(tmp, len).await?;
+        }
+        Sink::Part { out, manifest } => {
+            w.write_all(&manifest.encode()).map_err(io)?;
+            w.flush().map_err(io)?;
+            drop(w);
+            crate::part::persist(tmp, &out)?;
+        }
+    }
     Ok(report)
 }
 
@@ -587,7 +679,7 @@ async fn assemble(
 /// covered: 2 s, the coarsest clock of a common file system.
 const RACY_NS: i64 = 2_000_000_000;
 
-fn now_ns() -> i64 {
+pub(crate) fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
@@ -630,10 +722,11 @@ async fn gather(
         .iter()
         .map(|r| r.num_rows())
         .collect();
+    // Every leaf (or every chosen one) is recorded, with or without filters: a file that
+    // has the column but no filter must be "not covered" (probed directly), never "no such
+    // column".
     let cols: Vec<usize> = if wanted.is_empty() {
-        (0..pq.columns().len())
-            .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
-            .collect()
+        (0..pq.columns().len()).collect()
     } else {
         let mut v: Vec<usize> = wanted
             .iter()
@@ -644,11 +737,24 @@ async fn gather(
         v
     };
     let mut columns = Vec::with_capacity(cols.len());
+    let with_filters: Vec<usize> = cols
+        .iter()
+        .copied()
+        .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
+        .collect();
     // Every column's filters in the same waves.
-    let all = pq.read_filters_of_columns_async(&cols, policy).await;
-    for (c, spans) in cols.into_iter().zip(all) {
+    let mut all = pq
+        .read_filters_of_columns_async(&with_filters, policy)
+        .await
+        .into_iter();
+    for c in cols {
         let ty = pq.columns()[c].clone();
-        let rgs = spans
+        let spans = if with_filters.contains(&c) {
+            all.next().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut rgs: RowGroupFilters<Vec<u8>> = spans
             .into_iter()
             .map(|s| {
                 let span = s.ok()?;
@@ -667,6 +773,7 @@ async fn gather(
                 Some((bits, folds))
             })
             .collect();
+        rgs.resize(row_counts.len(), None);
         columns.push((ty, rgs));
     }
     let io = pq.io_stats();
