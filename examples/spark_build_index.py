@@ -154,13 +154,14 @@ def main():
     probes += [("id", [str(10**12 + k)]) for k in range(4)]
     for column, values in probes:
         base = [sbbf, "probe", table, column] + values + ["--format", "json"]
-        c1, with_index, e1 = run(base + ["--stats"])
+        c1, with_index, e1 = run(base)
         c2, without, e2 = run(base + ["--no-index"])
         if c1 != c2 or with_index != without:
             problems.append(f"probe {column} {values}: differs with the index "
                             f"(exit {c1} vs {c2}) {e1} {e2}")
             continue
-        stats = next(json.loads(line) for line in e1.splitlines() if '"index"' in line)
+        _, _, e3 = run(base + ["--stats"])
+        stats = next(json.loads(line) for line in e3.splitlines() if '"index"' in line)
         idx = stats["index"]
         print(f"probe {column} {' '.join(values[:3])}{' ...' if len(values) > 3 else ''}: "
               f"{idx['from_index']} of {idx['files']} files answered by the index, "
