@@ -28,6 +28,7 @@ use sbbf_parquet::{Encoded, IoStats};
 /// Examples:
 ///   sbbf index build data/
 ///   sbbf index build s3://bucket/events/ -c user_id --fpp 0.01
+///   sbbf index build data/ -c user_id --build-missing
 ///   sbbf index update data/
 ///   sbbf index inspect data/ --format json
 ///
@@ -94,6 +95,12 @@ struct BuildArgs {
     /// instead of the index: one worker's share of a build that `sbbf index merge` completes.
     #[arg(long, value_name = "LIST", requires = "part")]
     files_from: Option<String>,
+    /// Build the filters row groups lack for the -c columns from their data (as `sbbf add`
+    /// builds them, at --fpp or 0.01) and index them, instead of leaving those row groups to
+    /// direct probes. Only those column chunks' pages are read; files that have the filters
+    /// are read no further than their footers and filters. The files are not changed.
+    #[arg(long)]
+    build_missing: bool,
     /// Where to write the part (with --files-from): a local file, written atomically. Give
     /// every worker the same PATH, -c and --fpp; `merge` refuses parts that differ.
     #[arg(long, value_name = "OUT", requires = "files_from")]
@@ -116,6 +123,10 @@ struct MergeArgs {
 struct UpdateArgs {
     /// A directory or an object-store prefix with an index.
     path: String,
+    /// As `sbbf index build --build-missing`, for the index's -c columns: files whose row
+    /// groups still lack an entry are read again for those filters.
+    #[arg(long)]
+    build_missing: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -187,6 +198,7 @@ async fn build(a: BuildArgs) -> u8 {
         columns: a.columns.clone(),
         fpp: a.fpp,
         concurrency: a.concurrency as usize,
+        build_missing: a.build_missing,
     };
     let started = std::time::Instant::now();
     let built = match (&a.files_from, &a.part) {
@@ -309,7 +321,11 @@ async fn update(a: UpdateArgs) -> u8 {
         Err(c) => return c,
     };
     let started = std::time::Instant::now();
-    match sbbf_index::build::update(&root, a.concurrency as usize).await {
+    let options = sbbf_index::build::UpdateOptions {
+        concurrency: a.concurrency as usize,
+        build_missing: a.build_missing,
+    };
+    match sbbf_index::build::update_with(&root, &options).await {
         Ok((r, rebuilt)) => {
             if let Some(why) = rebuilt {
                 err!("sbbf index update: warning: the old index was unusable ({why}); rebuilt it from every file");
@@ -327,6 +343,9 @@ async fn update(a: UpdateArgs) -> u8 {
 fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::Instant) {
     for (f, e) in &r.failed {
         err!("sbbf index: {f}: not indexed (it is probed directly): {e}");
+    }
+    for (f, e) in &r.build_failed {
+        err!("sbbf index: {f}: no filter built (probed directly): {e}");
     }
     if format == Format::Json {
         let line = BuildLine {
@@ -358,6 +377,15 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
         r.requests,
         r.bytes_read
     );
+    if r.filters_built > 0 || !r.build_failed.is_empty() {
+        out!(
+            "  filters built from data: {} ({} request(s), {} byte(s) of pages); {} could not be built",
+            r.filters_built,
+            r.data_requests,
+            r.data_bytes,
+            r.build_failed.len()
+        );
+    }
     print_columns(&r.columns);
 }
 

@@ -26,7 +26,20 @@ pub struct BuildOptions {
     pub fpp: Option<f64>,
     /// Files read at once.
     pub concurrency: usize,
+    /// Build the filters row groups lack for the chosen columns (`columns` must name them)
+    /// from their data, as `sbbf add` builds them (at `fpp`, else [`BUILT_FPP`]): only those
+    /// column chunks' pages are read. Without, such row groups are not covered (probed
+    /// directly).
+    pub build_missing: bool,
 }
+
+/// The false-positive rate of filters built from data (`build_missing`) without `--fpp`:
+/// `sbbf add`'s default.
+pub const BUILT_FPP: f64 = 0.01;
+
+/// The largest column chunk a build reads to build a filter (`build_missing`); a larger one
+/// stays not covered.
+const MAX_BUILT_CHUNK: u64 = 1 << 30;
 
 impl Default for BuildOptions {
     fn default() -> Self {
@@ -34,6 +47,7 @@ impl Default for BuildOptions {
             columns: Vec::new(),
             fpp: None,
             concurrency: DEFAULT_CONCURRENCY,
+            build_missing: false,
         }
     }
 }
@@ -65,6 +79,15 @@ pub struct BuildReport {
     pub index_bytes: u64,
     /// Per column: entries, groups.
     pub columns: Vec<ColumnReport>,
+    /// Filters built from data (`--build-missing`).
+    pub filters_built: usize,
+    /// Column chunks whose filter could not be built (left not covered), with the reason.
+    pub build_failed: Vec<(String, String)>,
+    /// Requests and bytes of reading column chunks' pages to build filters (included in
+    /// `requests` and `bytes_read`).
+    pub data_requests: u64,
+    /// See `data_requests`.
+    pub data_bytes: u64,
 }
 
 /// One column of a [`BuildReport`].
@@ -102,6 +125,18 @@ type RowGroupFilters<B> = Vec<Option<(B, u8)>>;
 struct Gathered<B> {
     row_counts: Vec<i64>,
     columns: Vec<(ColumnType, RowGroupFilters<B>)>,
+    /// What building missing filters from data did.
+    built: Built,
+}
+
+/// Filters built from data for one file, what it read, and what failed (row group, column,
+/// why).
+#[derive(Debug, Default)]
+struct Built {
+    filters: usize,
+    requests: u64,
+    bytes: u64,
+    failed: Vec<(usize, String, String)>,
 }
 
 impl Gathered<Vec<u8>> {
@@ -121,6 +156,7 @@ impl Gathered<Vec<u8>> {
         Ok(Gathered {
             row_counts: self.row_counts,
             columns,
+            built: self.built,
         })
     }
 }
@@ -212,7 +248,7 @@ const CHUNK_BYTES: usize = 96;
 
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
-    check_fpp(options.fpp)?;
+    check_options(options)?;
     let listed_at = now_ns();
     let listing = root.list().await?;
     let pre = Prepared::new().map_err(io_err)?;
@@ -226,6 +262,32 @@ pub async fn update(
     root: &Root,
     concurrency: usize,
 ) -> Result<(BuildReport, Option<String>), Error> {
+    update_with(
+        root,
+        &UpdateOptions {
+            concurrency,
+            build_missing: false,
+        },
+    )
+    .await
+}
+
+/// How [`update_with`] updates.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// Files read at once.
+    pub concurrency: usize,
+    /// As [`BuildOptions::build_missing`], for the old index's columns (chosen with `-c`):
+    /// files with row groups still lacking an entry are read again, and those filters built.
+    pub build_missing: bool,
+}
+
+/// [`update`], with options.
+pub async fn update_with(
+    root: &Root,
+    up: &UpdateOptions,
+) -> Result<(BuildReport, Option<String>), Error> {
+    let concurrency = up.concurrency;
     let listed_at = now_ns();
     let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
     let listing = listing?;
@@ -259,8 +321,10 @@ pub async fn update(
             },
             fpp: d.target_fpp,
             concurrency,
+            build_missing: up.build_missing,
         })
         .unwrap_or_default();
+    check_options(&options)?;
     let mut pre = Prepared::new().map_err(io_err)?;
     if let Some((d, bytes)) = &old {
         // Which listed files the old index still describes.
@@ -270,10 +334,31 @@ pub async fn update(
             .enumerate()
             .map(|(i, f)| (f.path.as_str(), i))
             .collect();
+        // With --build-missing, a file that still lacks an entry for a row group of a column
+        // it has is read again (for those filters).
+        let mut lacking: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        if up.build_missing {
+            for c in &d.columns {
+                let mut have: std::collections::HashSet<(u32, u32)> =
+                    std::collections::HashSet::new();
+                for g in &c.groups {
+                    have.extend(g.entries.iter().map(|e| (e.file, e.row_group)));
+                }
+                for (fi, t) in c.file_types.iter().enumerate() {
+                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
+                    if t.is_some() && (0..n as u32).any(|rg| !have.contains(&(fi as u32, rg))) {
+                        lacking.insert(fi);
+                    }
+                }
+            }
+        }
         let mut kept: HashMap<usize, usize> = HashMap::new();
         for (li, l) in listing.iter().enumerate() {
             if let Some(&fi) = by_path.get(l.rel.as_str()) {
-                if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
+                if is_fresh(&d.files[fi], l)
+                    && d.files[fi].row_counts.is_some()
+                    && !lacking.contains(&fi)
+                {
                     kept.insert(fi, li);
                 }
             }
@@ -351,6 +436,7 @@ impl Prepared {
                 Gathered {
                     row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
                     columns: Vec::new(),
+                    built: Built::default(),
                 },
             );
         }
@@ -387,7 +473,16 @@ impl Prepared {
     }
 }
 
-pub(crate) fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
+pub(crate) fn check_options(options: &BuildOptions) -> Result<(), Error> {
+    if options.build_missing && options.columns.is_empty() {
+        return Err(Error::Invalid(
+            "--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)".into(),
+        ));
+    }
+    check_fpp(options.fpp)
+}
+
+fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
     match fpp {
         Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::Invalid(format!(
             "--fpp {p}: a false-positive probability is between 0 and 1"
@@ -440,9 +535,10 @@ pub(crate) async fn assemble(
     let policy = source.policy();
     let wanted: Arc<Vec<String>> = Arc::new(options.columns.clone());
     let fpp = options.fpp;
+    let build_missing = options.build_missing;
     let mut results = source.run(move |pq| {
         let wanted = Arc::clone(&wanted);
-        async move { Ok(gather(pq, &wanted, fpp, policy).await) }.boxed()
+        async move { Ok(gather(pq, &wanted, fpp, build_missing, policy).await) }.boxed()
     });
     let io = io_err;
     let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
@@ -453,9 +549,18 @@ pub(crate) async fn assemble(
         k += 1;
         report.files_read += 1;
         gathered[li] = Some(match r {
-            Ok((g, st)) => {
-                report.requests += st.requests;
-                report.bytes_read += st.bytes;
+            Ok((mut g, st)) => {
+                report.requests += st.requests + g.built.requests;
+                report.bytes_read += st.bytes + g.built.bytes;
+                report.data_requests += g.built.requests;
+                report.data_bytes += g.built.bytes;
+                report.filters_built += g.built.filters;
+                let name = &listing[li].name;
+                for (rg, col, why) in std::mem::take(&mut g.built.failed) {
+                    report
+                        .build_failed
+                        .push((format!("{name}: row group {rg} `{col}`"), why));
+                }
                 Ok(g.spool(&mut spool).map_err(io)?)
             }
             Err(e) => Err(e.to_string()),
@@ -714,6 +819,7 @@ async fn gather(
     mut pq: SourceFile,
     wanted: &[String],
     fpp: Option<f64>,
+    build_missing: bool,
     policy: IoPolicy,
 ) -> (Gathered<Vec<u8>>, sbbf_parquet::IoStats) {
     let row_counts: Vec<i64> = pq
@@ -774,16 +880,86 @@ async fn gather(
             })
             .collect();
         rgs.resize(row_counts.len(), None);
-        columns.push((ty, rgs));
+        columns.push((c, ty, rgs));
     }
+    // The io of footers and filters, before any data page.
     let io = pq.io_stats();
+    let mut built = Built::default();
+    if build_missing && !wanted.is_empty() {
+        for (c, ty, rgs) in columns.iter_mut() {
+            for (rg, slot) in rgs.iter_mut().enumerate() {
+                if slot.is_none() {
+                    match build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
+                        Ok(bits) => {
+                            built.filters += 1;
+                            *slot = Some((bits, 0));
+                        }
+                        Err(why) => built.failed.push((rg, ty.path.clone(), why)),
+                    }
+                }
+            }
+        }
+    }
     (
         Gathered {
             row_counts,
-            columns,
+            columns: columns.into_iter().map(|(_, t, r)| (t, r)).collect(),
+            built,
         },
         io,
     )
+}
+
+/// Builds the filter of column chunk `(rg, c)` from its pages (read here, and only they), as
+/// `sbbf add` builds one; counts the read in `built`.
+async fn build_from_data(
+    pq: &mut SourceFile,
+    c: usize,
+    ty: &ColumnType,
+    rg: usize,
+    fpp: Option<f64>,
+    built: &mut Built,
+) -> Result<Vec<u8>, String> {
+    use parquet::arrow::async_reader::AsyncFileReader;
+    if ty.physical == parquet::basic::Type::BOOLEAN {
+        // Parquet's writers define no filter for BOOLEAN: none is made up here.
+        return Err("BOOLEAN columns get no filter built".into());
+    }
+    let range = sbbf_parquet::build::chunk_range(pq.metadata(), (rg, c), pq.file_len())
+        .map_err(|e| e.to_string())?;
+    if range.end - range.start > MAX_BUILT_CHUNK {
+        return Err(format!(
+            "a column chunk of {} bytes is larger than a build reads",
+            range.end - range.start
+        ));
+    }
+    let got = pq
+        .reader_mut()
+        .get_byte_ranges(vec![range.clone()])
+        .await
+        .map_err(|e| e.to_string())?;
+    let bytes = got.into_iter().next().unwrap_or_default();
+    built.requests += 1;
+    built.bytes += bytes.len() as u64;
+    let (metadata, ty, len) = (Arc::clone(pq.metadata()), ty.clone(), pq.file_len());
+    let p = fpp.unwrap_or(BUILT_FPP);
+    let work = move || {
+        sbbf_parquet::build::chunk_filter_from_bytes(
+            &metadata,
+            &ty,
+            (rg, c),
+            (range.start, bytes),
+            len,
+            None,
+            p,
+        )
+    };
+    let made = match tokio::runtime::Handle::try_current() {
+        Ok(h) => h.spawn_blocking(work).await.map_err(|e| e.to_string())?,
+        Err(_) => work(),
+    };
+    let (f, _) = made.map_err(|e| e.to_string())?;
+    Ok(f.as_bytes().to_vec())
 }
 
 #[cfg(test)]

@@ -213,7 +213,7 @@ pub async fn build_part(
     options: &BuildOptions,
     out: &Path,
 ) -> Result<BuildReport, Error> {
-    crate::build::check_fpp(options.fpp)?;
+    crate::build::check_options(options)?;
     let given: BTreeSet<String> = files
         .iter()
         .map(|f| f.trim_start_matches("./").to_string())

@@ -34,14 +34,18 @@ fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, na
         Arc::new(StringArray::from(names)),
     ];
     let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
+    let mut props = parquet::file::properties::WriterProperties::builder()
         .set_max_row_group_row_count(Some(rg_rows))
         .set_column_bloom_filter_enabled("id".into(), true)
         .set_column_bloom_filter_max_ndv("id".into(), ndv)
-        .set_column_bloom_filter_fpp("id".into(), 0.01)
-        .set_column_bloom_filter_enabled("name".into(), name_filter)
-        .set_column_bloom_filter_max_ndv("name".into(), ndv)
-        .build();
+        .set_column_bloom_filter_fpp("id".into(), 0.01);
+    // (Setting a column's NDV enables its filter: only when it is to have one.)
+    if name_filter {
+        props = props
+            .set_column_bloom_filter_enabled("name".into(), true)
+            .set_column_bloom_filter_max_ndv("name".into(), ndv);
+    }
+    let props = props.build();
     let mut w = parquet::arrow::ArrowWriter::try_new(
         std::fs::File::create(path).unwrap(),
         schema,
@@ -739,4 +743,32 @@ fn index_built_in_parts_equals_one_build() {
     assert_eq!(o.status.code(), Some(2));
     let help = text(&sbbf(&["index", "merge", "--help"]).stdout);
     assert!(help.contains("sbbf index merge data/ parts/"), "{help}");
+}
+
+/// `--build-missing` builds the filters `name` lacks in f007 (and only those), and needs -c.
+#[test]
+fn build_missing_builds_only_what_lacks_a_filter() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 10);
+    let d = dir.to_str().unwrap();
+    let plain = build(d, &["-c", "name"]);
+    let r = build(d, &["-c", "name", "--build-missing"]);
+    // f007 has no filter on `name`; it has one row group (7 % 4 != 0).
+    assert_eq!(r["filters_built"], 1, "{r}");
+    assert_eq!(r["data_requests"], 1, "{r}");
+    let extra = r["bytes_read"].as_u64().unwrap() - plain["bytes_read"].as_u64().unwrap();
+    assert_eq!(extra, r["data_bytes"].as_u64().unwrap());
+    // f007 holds name-7005: found; answered from the index for an absent name.
+    let o = sbbf(&["probe", d, "name", "name-7005"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let f007 = text(&o.stdout);
+    assert!(f007.contains("f007.parquet"), "{f007}");
+    let o = sbbf(&["probe", d, "name", "name-7005", "--stats"]);
+    let stats = text(&o.stdout);
+    let line = stats.lines().find(|l| l.starts_with("index: ")).unwrap();
+    assert!(answered(line) >= 8, "{line}");
+    let o = sbbf(&["index", "build", d, "--build-missing"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("-c COLUMN"), "{}", text(&o.stderr));
 }
