@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package sbbf (crates/sbbf-python), as .ci/run checks it: builds the wheel (dev
 # profile, sharing target/ with cargo test), installs it into tools/.venv, runs its pytest
-# tests (against target/debug/sbbf) and both Spark examples in local mode. Loud on anything
+# tests (against target/debug/sbbf) and the Spark examples in local mode. Loud on anything
 # missing; nothing is skipped.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -28,5 +28,8 @@ echo "== python: examples/spark_add_filters.py (Spark local mode)"
 "$py" examples/spark_add_filters.py
 echo "== python: examples/spark_prune_files.py (Spark local mode)"
 "$py" examples/spark_prune_files.py
+echo "== python: examples/spark_build_index.py (Spark local mode: the index built in parts, merged, probed)"
+[ -x target/debug/sbbf ] || die "target/debug/sbbf is missing (the cargo test --no-run above builds it)"
+SBBF_BIN=target/debug/sbbf "$py" examples/spark_build_index.py
 t3=$SECONDS
 echo "python: build+install $((t1 - t0)) s, pytest $((t2 - t1)) s, Spark examples $((t3 - t2)) s, total $((t3 - t0)) s"

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use futures::StreamExt as _;
 use sbbf_index::build::{BuildOptions, BuildReport};
 use sbbf_index::probe::{plan, Planned, Ruled};
-use sbbf_index::report::{BuildLine, Coverage, IndexStatsLine, ProbeStatsLine};
+use sbbf_index::report::{BuildLine, Coverage, IndexStatsLine, MergeLine, ProbeStatsLine};
 use sbbf_index::Root;
 use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
@@ -28,8 +28,14 @@ use sbbf_parquet::{Encoded, IoStats};
 /// Examples:
 ///   sbbf index build data/
 ///   sbbf index build s3://bucket/events/ -c user_id --fpp 0.01
+///   sbbf index build data/ -c user_id --build-missing
 ///   sbbf index update data/
 ///   sbbf index inspect data/ --format json
+///
+/// On many machines (each worker indexes some of the files, then one step merges):
+///   sbbf index build data/ --files-from task1.txt --part task1.sbbfpart
+///   sbbf index build data/ --files-from task2.txt --part task2.sbbfpart
+///   sbbf index merge data/ task1.sbbfpart task2.sbbfpart
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct IndexArgs {
@@ -46,6 +52,24 @@ enum IndexCommand {
     /// Show what the index covers (covered, stale, missing files), and per column and group
     /// the entries, sizes and false-positive rates.
     Inspect(InspectArgs),
+    /// Merge parts (built with `sbbf index build --part`) into the index of PATH.
+    ///
+    /// Writes PATH/_sbbf_index/index.sbbfi from the parts, reading no data file: PATH is listed
+    /// once, and each part's entries are kept for the files still as the part saw them.
+    /// Every part is checked first (checksums, format version), and the parts against each other:
+    /// the same PATH, -c and --fpp, and no file given to two parts; any mismatch refuses the merge
+    /// with the reason and writes nothing (exit 2). Files changed since their part was built, and
+    /// files no part was given, are left out: probes read them directly, `sbbf index update`
+    /// indexes them.
+    ///
+    /// A PART that is a directory stands for every *.sbbfpart file in it.
+    ///
+    /// Example (examples/spark_build_index.py does the same with one part per Spark task):
+    ///   sbbf index build data/ --files-from share1.txt --part parts/1.sbbfpart
+    ///   sbbf index build data/ --files-from share2.txt --part parts/2.sbbfpart
+    ///   sbbf index merge data/ parts/ --format json
+    #[command(verbatim_doc_comment)]
+    Merge(MergeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -66,12 +90,43 @@ struct BuildArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u64,
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     concurrency: u64,
+    /// Index only the files LIST names (one per line, relative to PATH as
+    /// `sbbf index inspect` shows them; `-` reads standard input) and write a part to OUT
+    /// instead of the index: one worker's share of a build that `sbbf index merge` completes.
+    #[arg(long, value_name = "LIST", requires = "part")]
+    files_from: Option<String>,
+    /// Build the filters row groups lack for the -c columns from their data (as `sbbf add`
+    /// builds them, at --fpp or 0.01) and index them, instead of leaving those row groups to
+    /// direct probes. Only those column chunks' pages are read; files that have the filters
+    /// are read no further than their footers and filters. The files are not changed.
+    #[arg(long)]
+    build_missing: bool,
+    /// Where to write the part (with --files-from): a local file, written atomically. Give
+    /// every worker the same PATH, -c and --fpp; `merge` refuses parts that differ.
+    #[arg(long, value_name = "OUT", requires = "files_from")]
+    part: Option<std::path::PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// The table root the parts were built for (a directory or an object-store prefix).
+    path: String,
+    /// Part files, or directories of *.sbbfpart files.
+    #[arg(required = true)]
+    parts: Vec<std::path::PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
 }
 
 #[derive(Args, Debug)]
 struct UpdateArgs {
     /// A directory or an object-store prefix with an index.
     path: String,
+    /// As `sbbf index build --build-missing`, for the index's -c columns: files whose row
+    /// groups still lack an entry are read again for those filters.
+    #[arg(long)]
+    build_missing: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -108,6 +163,7 @@ pub fn run(a: IndexArgs) -> u8 {
             IndexCommand::Build(b) => build(b).await,
             IndexCommand::Update(u) => update(u).await,
             IndexCommand::Inspect(i) => inspect(i).await,
+            IndexCommand::Merge(m) => merge(m).await,
         }
     })
 }
@@ -142,15 +198,118 @@ async fn build(a: BuildArgs) -> u8 {
         columns: a.columns.clone(),
         fpp: a.fpp,
         concurrency: a.concurrency as usize,
+        build_missing: a.build_missing,
     };
     let started = std::time::Instant::now();
-    match sbbf_index::build::build(&root, &options).await {
+    let built = match (&a.files_from, &a.part) {
+        (Some(list), Some(out)) => {
+            let files = match read_list(list) {
+                Ok(f) => f,
+                Err(e) => {
+                    err!("sbbf index build: --files-from {list}: {e}");
+                    return 2;
+                }
+            };
+            sbbf_index::part::build_part(&root, &files, &options, out).await
+        }
+        _ => sbbf_index::build::build(&root, &options).await,
+    };
+    match built {
         Ok(r) => {
-            print_build("built", &r, a.format, started);
+            let what = if a.part.is_some() {
+                "built the part"
+            } else {
+                "built"
+            };
+            print_build(what, &r, a.format, started);
             0
         }
         Err(e) => {
             err!("sbbf index build: {}: {e}", a.path);
+            2
+        }
+    }
+}
+
+/// The lines of LIST (`-`: standard input), blank ones skipped.
+fn read_list(list: &str) -> std::io::Result<Vec<String>> {
+    let text = if list == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(list)?
+    };
+    Ok(text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+async fn merge(a: MergeArgs) -> u8 {
+    let root = match open_root("merge", &a.path) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let mut parts = Vec::new();
+    for p in &a.parts {
+        if p.is_dir() {
+            let listed = std::fs::read_dir(p).and_then(|d| {
+                d.map(|e| e.map(|e| e.path()))
+                    .collect::<std::io::Result<Vec<_>>>()
+            });
+            match listed {
+                Ok(mut v) => {
+                    v.retain(|f| f.extension().is_some_and(|x| x == "sbbfpart"));
+                    v.sort();
+                    if v.is_empty() {
+                        err!(
+                            "sbbf index merge: {}: no *.sbbfpart file in it",
+                            p.display()
+                        );
+                        return 2;
+                    }
+                    parts.extend(v);
+                }
+                Err(e) => {
+                    err!("sbbf index merge: {}: {e}", p.display());
+                    return 2;
+                }
+            }
+        } else {
+            parts.push(p.clone());
+        }
+    }
+    let started = std::time::Instant::now();
+    match sbbf_index::part::merge(&root, &parts).await {
+        Ok(r) => {
+            if a.format == Format::Json {
+                let line = MergeLine {
+                    report: &r,
+                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                };
+                out!("{}", crate::to_json(&line));
+                return 0;
+            }
+            out!(
+                "merged {} part(s) ({} byte(s)) into {}: {} file(s) listed, {} covered, {} changed since their part, {} in no part, {} not covered, {} gone; {} byte(s) of index in {} ms",
+                r.parts,
+                r.part_bytes,
+                r.index,
+                r.files_listed,
+                r.files_covered,
+                r.files_stale,
+                r.files_missing,
+                r.files_not_covered,
+                r.files_gone,
+                r.index_bytes,
+                started.elapsed().as_millis()
+            );
+            print_columns(&r.columns);
+            0
+        }
+        Err(e) => {
+            err!("sbbf index merge: {}: {e}", a.path);
             2
         }
     }
@@ -162,7 +321,11 @@ async fn update(a: UpdateArgs) -> u8 {
         Err(c) => return c,
     };
     let started = std::time::Instant::now();
-    match sbbf_index::build::update(&root, a.concurrency as usize).await {
+    let options = sbbf_index::build::UpdateOptions {
+        concurrency: a.concurrency as usize,
+        build_missing: a.build_missing,
+    };
+    match sbbf_index::build::update_with(&root, &options).await {
         Ok((r, rebuilt)) => {
             if let Some(why) = rebuilt {
                 err!("sbbf index update: warning: the old index was unusable ({why}); rebuilt it from every file");
@@ -180,6 +343,9 @@ async fn update(a: UpdateArgs) -> u8 {
 fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::Instant) {
     for (f, e) in &r.failed {
         err!("sbbf index: {f}: not indexed (it is probed directly): {e}");
+    }
+    for (f, e) in &r.build_failed {
+        err!("sbbf index: {f}: no filter built (probed directly): {e}");
     }
     if format == Format::Json {
         let line = BuildLine {
@@ -211,7 +377,20 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
         r.requests,
         r.bytes_read
     );
-    for c in &r.columns {
+    if r.filters_built > 0 || !r.build_failed.is_empty() {
+        out!(
+            "  filters built from data: {} ({} request(s), {} byte(s) of pages); {} could not be built",
+            r.filters_built,
+            r.data_requests,
+            r.data_bytes,
+            r.build_failed.len()
+        );
+    }
+    print_columns(&r.columns);
+}
+
+fn print_columns(columns: &[sbbf_index::build::ColumnReport]) {
+    for c in columns {
         out!(
             "  column `{}`: {} entr(ies), {} folded, {} group(s)",
             c.column,

@@ -26,7 +26,20 @@ pub struct BuildOptions {
     pub fpp: Option<f64>,
     /// Files read at once.
     pub concurrency: usize,
+    /// Build the filters row groups lack for the chosen columns (`columns` must name them)
+    /// from their data, as `sbbf add` builds them (at `fpp`, else [`BUILT_FPP`]): only those
+    /// column chunks' pages are read. Without, such row groups are not covered (probed
+    /// directly).
+    pub build_missing: bool,
 }
+
+/// The false-positive rate of filters built from data (`build_missing`) without `--fpp`:
+/// `sbbf add`'s default.
+pub const BUILT_FPP: f64 = 0.01;
+
+/// The largest column chunk a build reads to build a filter (`build_missing`); a larger one
+/// stays not covered.
+const MAX_BUILT_CHUNK: u64 = 1 << 30;
 
 impl Default for BuildOptions {
     fn default() -> Self {
@@ -34,6 +47,7 @@ impl Default for BuildOptions {
             columns: Vec::new(),
             fpp: None,
             concurrency: DEFAULT_CONCURRENCY,
+            build_missing: false,
         }
     }
 }
@@ -65,6 +79,15 @@ pub struct BuildReport {
     pub index_bytes: u64,
     /// Per column: entries, groups.
     pub columns: Vec<ColumnReport>,
+    /// Filters built from data (`--build-missing`).
+    pub filters_built: usize,
+    /// Column chunks whose filter could not be built (left not covered), with the reason.
+    pub build_failed: Vec<(String, String)>,
+    /// Requests and bytes of reading column chunks' pages to build filters (included in
+    /// `requests` and `bytes_read`).
+    pub data_requests: u64,
+    /// See `data_requests`.
+    pub data_bytes: u64,
 }
 
 /// One column of a [`BuildReport`].
@@ -102,6 +125,18 @@ type RowGroupFilters<B> = Vec<Option<(B, u8)>>;
 struct Gathered<B> {
     row_counts: Vec<i64>,
     columns: Vec<(ColumnType, RowGroupFilters<B>)>,
+    /// What building missing filters from data did.
+    built: Built,
+}
+
+/// Filters built from data for one file, what it read, and what failed (row group, column,
+/// why).
+#[derive(Debug, Default)]
+struct Built {
+    filters: usize,
+    requests: u64,
+    bytes: u64,
+    failed: Vec<(usize, String, String)>,
 }
 
 impl Gathered<Vec<u8>> {
@@ -121,6 +156,7 @@ impl Gathered<Vec<u8>> {
         Ok(Gathered {
             row_counts: self.row_counts,
             columns,
+            built: self.built,
         })
     }
 }
@@ -212,10 +248,11 @@ const CHUNK_BYTES: usize = 96;
 
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
-    check_fpp(options.fpp)?;
+    check_options(options)?;
     let listed_at = now_ns();
     let listing = root.list().await?;
-    assemble(root, listing, listed_at, None, options).await
+    let pre = Prepared::new().map_err(io_err)?;
+    assemble(root, listing, listed_at, pre, options, Sink::Root).await
 }
 
 /// Updates the index at `root`: reads only new and changed files, keeps the others' entries,
@@ -225,6 +262,32 @@ pub async fn update(
     root: &Root,
     concurrency: usize,
 ) -> Result<(BuildReport, Option<String>), Error> {
+    update_with(
+        root,
+        &UpdateOptions {
+            concurrency,
+            build_missing: false,
+        },
+    )
+    .await
+}
+
+/// How [`update_with`] updates.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// Files read at once.
+    pub concurrency: usize,
+    /// As [`BuildOptions::build_missing`], for the old index's columns (chosen with `-c`):
+    /// files with row groups still lacking an entry are read again, and those filters built.
+    pub build_missing: bool,
+}
+
+/// [`update`], with options.
+pub async fn update_with(
+    root: &Root,
+    up: &UpdateOptions,
+) -> Result<(BuildReport, Option<String>), Error> {
+    let concurrency = up.concurrency;
     let listed_at = now_ns();
     let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
     let listing = listing?;
@@ -237,11 +300,12 @@ pub async fn update(
                 root,
                 listing,
                 listed_at,
-                None,
+                Prepared::new().map_err(io_err)?,
                 &BuildOptions {
                     concurrency,
                     ..BuildOptions::default()
                 },
+                Sink::Root,
             )
             .await?;
             return Ok((r, Some(why)));
@@ -257,119 +321,129 @@ pub async fn update(
             },
             fpp: d.target_fpp,
             concurrency,
+            build_missing: up.build_missing,
         })
         .unwrap_or_default();
-    Ok((
-        assemble(root, listing, listed_at, old, &options).await?,
-        None,
-    ))
-}
-
-fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
-    match fpp {
-        Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::Invalid(format!(
-            "--fpp {p}: a false-positive probability is between 0 and 1"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Reads what it must, then writes the index.
-async fn assemble(
-    root: &Root,
-    listing: Vec<Listed>,
-    listed_at: i64,
-    old: Option<(Directory, bytes::Bytes)>,
-    options: &BuildOptions,
-) -> Result<BuildReport, Error> {
-    let mut report = BuildReport {
-        index: root.index_location(),
-        files: listing.len(),
-        ..BuildReport::default()
-    };
-    // Which listed files the old index still describes.
-    let mut kept: HashMap<usize, usize> = HashMap::new();
-    if let Some((d, _)) = &old {
+    check_options(&options)?;
+    let mut pre = Prepared::new().map_err(io_err)?;
+    if let Some((d, bytes)) = &old {
+        // Which listed files the old index still describes.
         let by_path: HashMap<&str, usize> = d
             .files
             .iter()
             .enumerate()
             .map(|(i, f)| (f.path.as_str(), i))
             .collect();
+        // With --build-missing, a file that still lacks an entry for a row group of a column
+        // it has is read again (for those filters).
+        let mut lacking: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        if up.build_missing {
+            for c in &d.columns {
+                let mut have: std::collections::HashSet<(u32, u32)> =
+                    std::collections::HashSet::new();
+                for g in &c.groups {
+                    have.extend(g.entries.iter().map(|e| (e.file, e.row_group)));
+                }
+                for (fi, t) in c.file_types.iter().enumerate() {
+                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
+                    if t.is_some() && (0..n as u32).any(|rg| !have.contains(&(fi as u32, rg))) {
+                        lacking.insert(fi);
+                    }
+                }
+            }
+        }
+        let mut kept: HashMap<usize, usize> = HashMap::new();
         for (li, l) in listing.iter().enumerate() {
             if let Some(&fi) = by_path.get(l.rel.as_str()) {
-                if is_fresh(&d.files[fi], l) && d.files[fi].row_counts.is_some() {
-                    kept.insert(li, fi);
+                if is_fresh(&d.files[fi], l)
+                    && d.files[fi].row_counts.is_some()
+                    && !lacking.contains(&fi)
+                {
+                    kept.insert(fi, li);
                 }
             }
         }
         let listed: std::collections::HashSet<&str> =
             listing.iter().map(|l| l.rel.as_str()).collect();
-        report.files_gone = d
+        pre.gone = d
             .files
             .iter()
             .filter(|f| !listed.contains(f.path.as_str()))
             .count();
+        pre.take_from(d, bytes, &kept).map_err(io_err)?;
     }
-    report.files_kept = kept.len();
+    Ok((
+        assemble(root, listing, listed_at, pre, &options, Sink::Root).await?,
+        None,
+    ))
+}
 
-    // Read the other files: footers, then the filters of the chosen columns.
-    let to_read: Vec<usize> = (0..listing.len())
-        .filter(|i| !kept.contains_key(i))
-        .collect();
-    let source = root.source(
-        to_read.iter().map(|&i| &listing[i]),
-        SourceOptions {
-            concurrency: options.concurrency.max(1),
-            ..SourceOptions::default()
-        },
-    );
-    let policy = source.policy();
-    let wanted: Arc<Vec<String>> = Arc::new(options.columns.clone());
-    let fpp = options.fpp;
-    let mut results = source.run(move |pq| {
-        let wanted = Arc::clone(&wanted);
-        async move { Ok(gather(pq, &wanted, fpp, policy).await) }.boxed()
-    });
-    let io = |source| Error::Io {
+pub(crate) fn io_err(source: std::io::Error) -> Error {
+    Error::Io {
         what: "writing the index".into(),
         source,
-    };
-    let mut spool = Spool::new().map_err(io)?;
-    let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
-        (0..listing.len()).map(|_| None).collect();
-    let mut k = 0;
-    while let Some((_, r)) = results.next().await {
-        let li = to_read[k];
-        k += 1;
-        report.files_read += 1;
-        gathered[li] = Some(match r {
-            Ok((g, st)) => {
-                report.requests += st.requests;
-                report.bytes_read += st.bytes;
-                Ok(g.spool(&mut spool).map_err(io)?)
-            }
-            Err(e) => Err(e.to_string()),
-        });
+    }
+}
+
+/// Where [`assemble`] writes: the index under the root, or a part (see [`crate::part`]).
+pub(crate) enum Sink {
+    /// `ROOT/_sbbf_index/index.sbbfi`, atomically.
+    Root,
+    /// A part file: the index of some files, then the part's manifest.
+    Part {
+        /// Where.
+        out: std::path::PathBuf,
+        /// What the part says of itself.
+        manifest: crate::part::Manifest,
+    },
+}
+
+/// Entries already at hand before the files are read: the kept files of an old index
+/// (update) or of parts (merge), spooled.
+pub(crate) struct Prepared {
+    spool: Spool,
+    /// Per listed file (its index in the listing): what it gave.
+    kept: HashMap<usize, Gathered<Spooled>>,
+    /// Files an old index had that are gone.
+    pub(crate) gone: usize,
+    /// Whether listed files that are not kept are read (build, update) or left out of the
+    /// index (merge: a file no part covers stays "new", for `update` to read).
+    pub(crate) read_others: bool,
+}
+
+impl Prepared {
+    pub(crate) fn new() -> std::io::Result<Prepared> {
+        Ok(Prepared {
+            spool: Spool::new()?,
+            kept: HashMap::new(),
+            gone: 0,
+            read_others: true,
+        })
     }
 
-    // The old index's entries of kept files, by file: their bitsets, as stored.
-    if let Some((d, bytes)) = &old {
+    /// Spools the entries of index `d` (its bytes `bytes`, checked whole) of the files `kept`
+    /// maps (index file -> listed file), as stored.
+    pub(crate) fn take_from(
+        &mut self,
+        d: &Directory,
+        bytes: &[u8],
+        kept: &HashMap<usize, usize>,
+    ) -> std::io::Result<()> {
         let mut per_file: HashMap<usize, Gathered<Spooled>> = HashMap::new();
-        let kept_files: HashMap<usize, usize> = kept.iter().map(|(l, f)| (*f, *l)).collect();
-        for &fi in kept_files.keys() {
+        for &fi in kept.keys() {
             per_file.insert(
                 fi,
                 Gathered {
                     row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
                     columns: Vec::new(),
+                    built: Built::default(),
                 },
             );
         }
         for c in &d.columns {
             let mut of_file: HashMap<usize, RowGroupFilters<Spooled>> = HashMap::new();
             for (fi, t) in c.file_types.iter().enumerate() {
-                if t.is_some() && kept_files.contains_key(&fi) {
+                if t.is_some() && kept.contains_key(&fi) {
                     let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
                     of_file.insert(fi, vec![None; n]);
                 }
@@ -379,7 +453,7 @@ async fn assemble(
                     if let Some(rgs) = of_file.get_mut(&(entry.file as usize)) {
                         let bits = extract(bytes, g, e);
                         if let Some(slot) = rgs.get_mut(entry.row_group as usize) {
-                            *slot = Some((spool.put(&bits).map_err(io)?, entry.folds));
+                            *slot = Some((self.spool.put(&bits)?, entry.folds));
                         }
                     }
                 }
@@ -393,8 +467,108 @@ async fn assemble(
             }
         }
         for (fi, g) in per_file {
-            gathered[kept_files[&fi]] = Some(Ok(g));
+            self.kept.insert(kept[&fi], g);
         }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_options(options: &BuildOptions) -> Result<(), Error> {
+    if options.build_missing && options.columns.is_empty() {
+        return Err(Error::Invalid(
+            "--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)".into(),
+        ));
+    }
+    check_fpp(options.fpp)
+}
+
+fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
+    match fpp {
+        Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::Invalid(format!(
+            "--fpp {p}: a false-positive probability is between 0 and 1"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Reads what it must, then writes the index (or part) to `sink`.
+pub(crate) async fn assemble(
+    root: &Root,
+    listing: Vec<Listed>,
+    listed_at: i64,
+    pre: Prepared,
+    options: &BuildOptions,
+    sink: Sink,
+) -> Result<BuildReport, Error> {
+    let Prepared {
+        mut spool,
+        kept,
+        gone,
+        read_others,
+    } = pre;
+    let mut report = BuildReport {
+        index: match &sink {
+            Sink::Root => root.index_location(),
+            Sink::Part { out, .. } => out.display().to_string(),
+        },
+        files: listing.len(),
+        files_kept: kept.len(),
+        files_gone: gone,
+        ..BuildReport::default()
+    };
+
+    // Read the other files: footers, then the filters of the chosen columns.
+    let to_read: Vec<usize> = if read_others {
+        (0..listing.len())
+            .filter(|i| !kept.contains_key(i))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let source = root.source(
+        to_read.iter().map(|&i| &listing[i]),
+        SourceOptions {
+            concurrency: options.concurrency.max(1),
+            ..SourceOptions::default()
+        },
+    );
+    let policy = source.policy();
+    let wanted: Arc<Vec<String>> = Arc::new(options.columns.clone());
+    let fpp = options.fpp;
+    let build_missing = options.build_missing;
+    let mut results = source.run(move |pq| {
+        let wanted = Arc::clone(&wanted);
+        async move { Ok(gather(pq, &wanted, fpp, build_missing, policy).await) }.boxed()
+    });
+    let io = io_err;
+    let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
+        (0..listing.len()).map(|_| None).collect();
+    let mut k = 0;
+    while let Some((_, r)) = results.next().await {
+        let li = to_read[k];
+        k += 1;
+        report.files_read += 1;
+        gathered[li] = Some(match r {
+            Ok((mut g, st)) => {
+                report.requests += st.requests + g.built.requests;
+                report.bytes_read += st.bytes + g.built.bytes;
+                report.data_requests += g.built.requests;
+                report.data_bytes += g.built.bytes;
+                report.filters_built += g.built.filters;
+                let name = &listing[li].name;
+                for (rg, col, why) in std::mem::take(&mut g.built.failed) {
+                    report
+                        .build_failed
+                        .push((format!("{name}: row group {rg} `{col}`"), why));
+                }
+                Ok(g.spool(&mut spool).map_err(io)?)
+            }
+            Err(e) => Err(e.to_string()),
+        });
+    }
+    let kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
+    for (li, g) in kept {
+        gathered[li] = Some(Ok(g));
     }
 
     // The directory: files, types, and per column its entries.
@@ -409,6 +583,9 @@ async fn assemble(
     let mut order: Vec<usize> = (0..listing.len()).collect();
     order.sort_by(|&a, &b| listing[a].rel.cmp(&listing[b].rel));
     order.dedup_by(|a, b| listing[*a].rel == listing[*b].rel);
+    if !read_others {
+        order.retain(|li| gathered[*li].is_some());
+    }
     for &li in &order {
         let l = &listing[li];
         let fi = files.len();
@@ -426,7 +603,7 @@ async fn assemble(
             } => last_modified_ms.saturating_mul(1_000_000) > listed_at.saturating_sub(RACY_NS),
             Stamp::Object { .. } => false,
         };
-        let racy = !kept.contains_key(&li) && recent;
+        let racy = !kept_listed.contains(&li) && recent;
         if racy && matches!(g, Some(Ok(_))) {
             report.racy += 1;
         }
@@ -465,8 +642,18 @@ async fn assemble(
             }
         }
     }
+    // Without -c, a column is indexed when some file has a filter for it; every file's type of
+    // it is recorded all the same (a file with the column but no filter is then "not
+    // covered", never "no such column"). A part keeps them all: another part's files may
+    // have the filters.
+    if !explicit && !matches!(sink, Sink::Part { .. }) {
+        cols.retain(|_, (_, entries)| !entries.is_empty());
+    }
     // Write: header, groups, directory, trailer.
-    let tmp = root.temp_file()?;
+    let tmp = match &sink {
+        Sink::Root => root.temp_file()?,
+        Sink::Part { out, .. } => crate::part::temp_beside(out)?,
+    };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
     w.write_all(&format::header()).map_err(io)?;
     let mut at = HEADER_LEN;
@@ -575,11 +762,21 @@ async fn assemble(
         crc32fast::hash(&dir),
     ))
     .map_err(io)?;
-    w.flush().map_err(io)?;
-    drop(w);
     let len = at + dir.len() as u64 + format::TRAILER_LEN;
     report.index_bytes = len;
-    root.commit(tmp, len).await?;
+    match sink {
+        Sink::Root => {
+            w.flush().map_err(io)?;
+            drop(w);
+            root.commit(tmp, len).await?;
+        }
+        Sink::Part { out, manifest } => {
+            w.write_all(&manifest.encode()).map_err(io)?;
+            w.flush().map_err(io)?;
+            drop(w);
+            crate::part::persist(tmp, &out)?;
+        }
+    }
     Ok(report)
 }
 
@@ -587,7 +784,7 @@ async fn assemble(
 /// covered: 2 s, the coarsest clock of a common file system.
 const RACY_NS: i64 = 2_000_000_000;
 
-fn now_ns() -> i64 {
+pub(crate) fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
@@ -622,6 +819,7 @@ async fn gather(
     mut pq: SourceFile,
     wanted: &[String],
     fpp: Option<f64>,
+    build_missing: bool,
     policy: IoPolicy,
 ) -> (Gathered<Vec<u8>>, sbbf_parquet::IoStats) {
     let row_counts: Vec<i64> = pq
@@ -630,10 +828,11 @@ async fn gather(
         .iter()
         .map(|r| r.num_rows())
         .collect();
+    // Every leaf (or every chosen one) is recorded, with or without filters: a file that
+    // has the column but no filter must be "not covered" (probed directly), never "no such
+    // column".
     let cols: Vec<usize> = if wanted.is_empty() {
-        (0..pq.columns().len())
-            .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
-            .collect()
+        (0..pq.columns().len()).collect()
     } else {
         let mut v: Vec<usize> = wanted
             .iter()
@@ -644,11 +843,24 @@ async fn gather(
         v
     };
     let mut columns = Vec::with_capacity(cols.len());
+    let with_filters: Vec<usize> = cols
+        .iter()
+        .copied()
+        .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
+        .collect();
     // Every column's filters in the same waves.
-    let all = pq.read_filters_of_columns_async(&cols, policy).await;
-    for (c, spans) in cols.into_iter().zip(all) {
+    let mut all = pq
+        .read_filters_of_columns_async(&with_filters, policy)
+        .await
+        .into_iter();
+    for c in cols {
         let ty = pq.columns()[c].clone();
-        let rgs = spans
+        let spans = if with_filters.contains(&c) {
+            all.next().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut rgs: RowGroupFilters<Vec<u8>> = spans
             .into_iter()
             .map(|s| {
                 let span = s.ok()?;
@@ -667,16 +879,87 @@ async fn gather(
                 Some((bits, folds))
             })
             .collect();
-        columns.push((ty, rgs));
+        rgs.resize(row_counts.len(), None);
+        columns.push((c, ty, rgs));
     }
+    // The io of footers and filters, before any data page.
     let io = pq.io_stats();
+    let mut built = Built::default();
+    if build_missing && !wanted.is_empty() {
+        for (c, ty, rgs) in columns.iter_mut() {
+            for (rg, slot) in rgs.iter_mut().enumerate() {
+                if slot.is_none() {
+                    match build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
+                        Ok(bits) => {
+                            built.filters += 1;
+                            *slot = Some((bits, 0));
+                        }
+                        Err(why) => built.failed.push((rg, ty.path.clone(), why)),
+                    }
+                }
+            }
+        }
+    }
     (
         Gathered {
             row_counts,
-            columns,
+            columns: columns.into_iter().map(|(_, t, r)| (t, r)).collect(),
+            built,
         },
         io,
     )
+}
+
+/// Builds the filter of column chunk `(rg, c)` from its pages (read here, and only they), as
+/// `sbbf add` builds one; counts the read in `built`.
+async fn build_from_data(
+    pq: &mut SourceFile,
+    c: usize,
+    ty: &ColumnType,
+    rg: usize,
+    fpp: Option<f64>,
+    built: &mut Built,
+) -> Result<Vec<u8>, String> {
+    use parquet::arrow::async_reader::AsyncFileReader;
+    if ty.physical == parquet::basic::Type::BOOLEAN {
+        // Parquet's writers define no filter for BOOLEAN: none is made up here.
+        return Err("BOOLEAN columns get no filter built".into());
+    }
+    let range = sbbf_parquet::build::chunk_range(pq.metadata(), (rg, c), pq.file_len())
+        .map_err(|e| e.to_string())?;
+    if range.end - range.start > MAX_BUILT_CHUNK {
+        return Err(format!(
+            "a column chunk of {} bytes is larger than a build reads",
+            range.end - range.start
+        ));
+    }
+    let got = pq
+        .reader_mut()
+        .get_byte_ranges(vec![range.clone()])
+        .await
+        .map_err(|e| e.to_string())?;
+    let bytes = got.into_iter().next().unwrap_or_default();
+    built.requests += 1;
+    built.bytes += bytes.len() as u64;
+    let (metadata, ty, len) = (Arc::clone(pq.metadata()), ty.clone(), pq.file_len());
+    let p = fpp.unwrap_or(BUILT_FPP);
+    let work = move || {
+        sbbf_parquet::build::chunk_filter_from_bytes(
+            &metadata,
+            &ty,
+            (rg, c),
+            (range.start, bytes),
+            len,
+            None,
+            p,
+        )
+    };
+    let made = match tokio::runtime::Handle::try_current() {
+        Ok(h) => h.spawn_blocking(work).await.map_err(|e| e.to_string())?,
+        Err(_) => work(),
+    };
+    let (f, _) = made.map_err(|e| e.to_string())?;
+    Ok(f.as_bytes().to_vec())
 }
 
 #[cfg(test)]

@@ -145,21 +145,24 @@ impl Out {
             self.0.push(b | 0x80);
         }
     }
-    fn zig(&mut self, v: i64) {
+    pub(crate) fn zig(&mut self, v: i64) {
         self.var(((v << 1) ^ (v >> 63)) as u64);
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.var(s.len() as u64);
         self.0.extend_from_slice(s.as_bytes());
     }
-    fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
-    fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn flag(&mut self, v: bool) {
+        self.0.push(v as u8);
     }
 }
 
@@ -387,7 +390,7 @@ pub fn check_header(head: &[u8]) -> Result<(), IndexError> {
 }
 
 /// A bounds-checked reader over untrusted bytes.
-struct In<'a> {
+pub(crate) struct In<'a> {
     b: &'a [u8],
     at: usize,
 }
@@ -397,10 +400,13 @@ fn damaged(why: impl Into<String>) -> IndexError {
 }
 
 impl<'a> In<'a> {
-    fn left(&self) -> usize {
+    pub(crate) fn new(b: &'a [u8]) -> In<'a> {
+        In { b, at: 0 }
+    }
+    pub(crate) fn left(&self) -> usize {
         self.b.len() - self.at
     }
-    fn take(&mut self, n: usize) -> Result<&'a [u8], IndexError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], IndexError> {
         if n > self.left() {
             return Err(damaged("the directory ends early"));
         }
@@ -408,20 +414,20 @@ impl<'a> In<'a> {
         self.at += n;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, IndexError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, IndexError> {
         Ok(self.take(1)?[0])
     }
-    fn u32(&mut self) -> Result<u32, IndexError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, IndexError> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().unwrap_or([0; 4]),
         ))
     }
-    fn u64(&mut self) -> Result<u64, IndexError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, IndexError> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().unwrap_or([0; 8]),
         ))
     }
-    fn var(&mut self) -> Result<u64, IndexError> {
+    pub(crate) fn var(&mut self) -> Result<u64, IndexError> {
         let mut v = 0u64;
         for i in 0..10 {
             let b = self.u8()?;
@@ -435,13 +441,13 @@ impl<'a> In<'a> {
         }
         Err(damaged("a number in the directory is too long"))
     }
-    fn zig(&mut self) -> Result<i64, IndexError> {
+    pub(crate) fn zig(&mut self) -> Result<i64, IndexError> {
         let v = self.var()?;
         Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
     /// A count of items that take at least `min_bytes` each: never more than the bytes left
     /// allow, so a hostile count cannot make us allocate.
-    fn count(&mut self, min_bytes: usize) -> Result<usize, IndexError> {
+    pub(crate) fn count(&mut self, min_bytes: usize) -> Result<usize, IndexError> {
         let n = self.var()?;
         if n > (self.left() / min_bytes.max(1)) as u64 {
             return Err(damaged(format!(
@@ -451,14 +457,14 @@ impl<'a> In<'a> {
         }
         Ok(n as usize)
     }
-    fn small(&mut self, max: u64, what: &str) -> Result<u64, IndexError> {
+    pub(crate) fn small(&mut self, max: u64, what: &str) -> Result<u64, IndexError> {
         let v = self.var()?;
         if v > max {
             return Err(damaged(format!("{what} {v} is out of range")));
         }
         Ok(v)
     }
-    fn str(&mut self) -> Result<String, IndexError> {
+    pub(crate) fn str(&mut self) -> Result<String, IndexError> {
         let n = self.var()?;
         if n > self.left() as u64 {
             return Err(damaged("a string runs past the directory"));
@@ -466,7 +472,7 @@ impl<'a> In<'a> {
         String::from_utf8(self.take(n as usize)?.to_vec())
             .map_err(|_| damaged("a string is not UTF-8"))
     }
-    fn flag(&mut self) -> Result<bool, IndexError> {
+    pub(crate) fn flag(&mut self) -> Result<bool, IndexError> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),

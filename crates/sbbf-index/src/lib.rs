@@ -26,6 +26,7 @@
 
 pub mod build;
 pub mod format;
+pub mod part;
 pub mod probe;
 pub mod report;
 pub mod table;

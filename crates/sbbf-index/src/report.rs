@@ -124,6 +124,43 @@ impl Coverage {
     }
 }
 
+/// What `sbbf index merge` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MergeReport {
+    /// Per column of the merged index: entries, groups.
+    pub columns: Vec<crate::build::ColumnReport>,
+    /// Listed files the merged index covers.
+    pub files_covered: usize,
+    /// Files of the parts no longer listed (dropped).
+    pub files_gone: usize,
+    /// Files in the table (the listing).
+    pub files_listed: usize,
+    /// Listed files no part was given (left out: probed directly until `sbbf index update`).
+    pub files_missing: usize,
+    /// Files a part could not read, or saw modified just before its listing (left out).
+    pub files_not_covered: usize,
+    /// Files changed since their part was built (left out).
+    pub files_stale: usize,
+    /// Where the index was written.
+    pub index: String,
+    /// Bytes of the merged index.
+    pub index_bytes: u64,
+    /// Bytes of the parts read.
+    pub part_bytes: u64,
+    /// Parts merged.
+    pub parts: usize,
+}
+
+/// `sbbf index merge --format json`: the merge's report and its wall time.
+#[derive(Debug, Clone, Serialize)]
+pub struct MergeLine<'a> {
+    /// What the merge did.
+    #[serde(flatten)]
+    pub report: &'a MergeReport,
+    /// Wall time of the whole command.
+    pub elapsed_ms: f64,
+}
+
 /// `sbbf index build/update --format json`: the build's report and its wall time.
 #[derive(Debug, Clone, Serialize)]
 pub struct BuildLine<'a> {

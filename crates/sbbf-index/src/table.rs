@@ -291,30 +291,8 @@ impl Root {
         if all.len() as u64 != len {
             return Err(IndexError::Damaged("short read".into()).into());
         }
-        format::check_header(&all)?;
-        let t = format::parse_trailer(&all, len)?;
-        let dir = all.slice(t.dir_offset as usize..(t.dir_offset + t.dir_len) as usize);
-        let directory = check_directory(&dir, &t)?;
-        for c in &directory.columns {
-            for g in &c.groups {
-                let s = &all[g.offset as usize..(g.offset + g.len) as usize];
-                if crc32fast::hash(s) != g.crc {
-                    return Err(IndexError::Damaged(format!(
-                        "the checksum of a group of column {} does not match",
-                        c.path
-                    ))
-                    .into());
-                }
-            }
-        }
-        Ok(Some((
-            Loaded {
-                directory,
-                len,
-                trailer: t,
-            },
-            all,
-        )))
+        let loaded = check_whole(&all)?;
+        Ok(Some((loaded, all)))
     }
 
     /// The last `n` bytes of the index (all of it when shorter) and its length.
@@ -526,6 +504,31 @@ pub struct Loaded {
     pub len: u64,
     /// Its trailer.
     pub trailer: Trailer,
+}
+
+/// Checks a whole index's bytes: header, trailer, directory and every group's CRC.
+pub(crate) fn check_whole(all: &Bytes) -> Result<Loaded, IndexError> {
+    let len = all.len() as u64;
+    format::check_header(all)?;
+    let t = format::parse_trailer(all, len)?;
+    let dir = all.slice(t.dir_offset as usize..(t.dir_offset + t.dir_len) as usize);
+    let directory = check_directory(&dir, &t)?;
+    for c in &directory.columns {
+        for g in &c.groups {
+            let s = &all[g.offset as usize..(g.offset + g.len) as usize];
+            if crc32fast::hash(s) != g.crc {
+                return Err(IndexError::Damaged(format!(
+                    "the checksum of a group of column {} does not match",
+                    c.path
+                )));
+            }
+        }
+    }
+    Ok(Loaded {
+        directory,
+        len,
+        trailer: t,
+    })
 }
 
 fn check_directory(dir: &[u8], t: &Trailer) -> Result<Directory, IndexError> {

@@ -34,14 +34,18 @@ fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, na
         Arc::new(StringArray::from(names)),
     ];
     let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
+    let mut props = parquet::file::properties::WriterProperties::builder()
         .set_max_row_group_row_count(Some(rg_rows))
         .set_column_bloom_filter_enabled("id".into(), true)
         .set_column_bloom_filter_max_ndv("id".into(), ndv)
-        .set_column_bloom_filter_fpp("id".into(), 0.01)
-        .set_column_bloom_filter_enabled("name".into(), name_filter)
-        .set_column_bloom_filter_max_ndv("name".into(), ndv)
-        .build();
+        .set_column_bloom_filter_fpp("id".into(), 0.01);
+    // (Setting a column's NDV enables its filter: only when it is to have one.)
+    if name_filter {
+        props = props
+            .set_column_bloom_filter_enabled("name".into(), true)
+            .set_column_bloom_filter_max_ndv("name".into(), ndv);
+    }
+    let props = props.build();
     let mut w = parquet::arrow::ArrowWriter::try_new(
         std::fs::File::create(path).unwrap(),
         schema,
@@ -572,4 +576,199 @@ fn files_without_the_column_are_answered_from_the_index() {
     same_as_direct(d, "other", &["105"], &["--format", "json"]);
     // A column no file has: the direct probe's message and exit status.
     same_as_direct(d, "zzz", &["1"], &[]);
+}
+
+/// Files of `dir` relative to it, as `sbbf index` records them.
+fn relative_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                let rel = p.strip_prefix(dir).unwrap().to_str().unwrap();
+                out.push(rel.replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `sbbf index build --files-from --part` on three workers' shares, then `sbbf index merge`:
+/// probes answer as after one `sbbf index build` (and as `--no-index`), with the same files
+/// answered by the index.
+#[test]
+fn index_built_in_parts_equals_one_build() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 30);
+    let d = dir.to_str().unwrap();
+    let files = relative_files(&dir);
+    assert_eq!(files.len(), 30);
+    let probes: Vec<(&str, String)> = values()
+        .into_iter()
+        .step_by(3)
+        .flat_map(|v| [("id", v.clone()), ("name", format!("name-{v}"))])
+        .collect();
+    build(d, &[]);
+    let one: Vec<String> = probes
+        .iter()
+        .map(|(c, v)| same_as_direct(d, c, &[v], &[]))
+        .collect();
+    std::fs::remove_file(dir.join("_sbbf_index/index.sbbfi")).unwrap();
+
+    let parts = td.path().join("parts");
+    std::fs::create_dir(&parts).unwrap();
+    let mut reported = 0;
+    for k in 0..3 {
+        let share: Vec<&str> = files
+            .iter()
+            .skip(k)
+            .step_by(3)
+            .map(String::as_str)
+            .collect();
+        let list = td.path().join(format!("list{k}.txt"));
+        std::fs::write(&list, share.join("\n") + "\n").unwrap();
+        let out = parts.join(format!("w{k}.sbbfpart"));
+        let args = [
+            "index",
+            "build",
+            d,
+            "--files-from",
+            list.to_str().unwrap(),
+            "--part",
+            out.to_str().unwrap(),
+            "--format",
+            "json",
+        ];
+        let o = sbbf(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["files_read"], share.len(), "{r}");
+        reported += share.len();
+        // Nothing is written under the table by a part's build.
+        assert!(!dir.join("_sbbf_index/index.sbbfi").exists());
+    }
+    assert_eq!(reported, 30);
+    let o = sbbf(&[
+        "index",
+        "merge",
+        d,
+        parts.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (r["parts"].as_u64(), r["files_covered"].as_u64()),
+        (Some(3), Some(30)),
+        "{r}"
+    );
+    let merged: Vec<String> = probes
+        .iter()
+        .map(|(c, v)| same_as_direct(d, c, &[v], &[]))
+        .collect();
+    // The --stats lines differ only in byte counts of the directory read; the files answered
+    // by the index are the same.
+    for ((p, a), b) in probes.iter().zip(&one).zip(&merged) {
+        assert_eq!(answered(a), answered(b), "{p:?}: {a} / {b}");
+    }
+    let o = sbbf(&["index", "inspect", d, "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["covered"], 30, "{j}");
+
+    // Parts that do not belong together: refused with the reason, nothing written.
+    std::fs::remove_file(dir.join("_sbbf_index/index.sbbfi")).unwrap();
+    let list = td.path().join("list0.txt");
+    let other = td.path().join("c-id.sbbfpart");
+    let o = sbbf(&[
+        "index",
+        "build",
+        d,
+        "-c",
+        "id",
+        "--files-from",
+        list.to_str().unwrap(),
+        "--part",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let w1 = parts.join("w1.sbbfpart");
+    let o = sbbf(&[
+        "index",
+        "merge",
+        d,
+        other.to_str().unwrap(),
+        w1.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("parts refused") && err.contains("-c id"),
+        "{err}"
+    );
+    // The same part twice covers its files twice.
+    let w0 = parts.join("w0.sbbfpart");
+    let o = sbbf(&[
+        "index",
+        "merge",
+        d,
+        w0.to_str().unwrap(),
+        w0.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("is in both"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!dir.join("_sbbf_index/index.sbbfi").exists());
+    // A file that is not in the table.
+    let o = sbbf(&[
+        "index",
+        "build",
+        d,
+        "--files-from",
+        "-",
+        "--part",
+        "x.sbbfpart",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // --part without --files-from is a usage error.
+    let o = sbbf(&["index", "build", d, "--part", "x.sbbfpart"]);
+    assert_eq!(o.status.code(), Some(2));
+    let help = text(&sbbf(&["index", "merge", "--help"]).stdout);
+    assert!(help.contains("sbbf index merge data/ parts/"), "{help}");
+}
+
+/// `--build-missing` builds the filters `name` lacks in f007 (and only those), and needs -c.
+#[test]
+fn build_missing_builds_only_what_lacks_a_filter() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 10);
+    let d = dir.to_str().unwrap();
+    let plain = build(d, &["-c", "name"]);
+    let r = build(d, &["-c", "name", "--build-missing"]);
+    // f007 has no filter on `name`; it has one row group (7 % 4 != 0).
+    assert_eq!(r["filters_built"], 1, "{r}");
+    assert_eq!(r["data_requests"], 1, "{r}");
+    let extra = r["bytes_read"].as_u64().unwrap() - plain["bytes_read"].as_u64().unwrap();
+    assert_eq!(extra, r["data_bytes"].as_u64().unwrap());
+    // f007 holds name-7005: found; answered from the index for an absent name.
+    let o = sbbf(&["probe", d, "name", "name-7005"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let f007 = text(&o.stdout);
+    assert!(f007.contains("f007.parquet"), "{f007}");
+    let o = sbbf(&["probe", d, "name", "name-7005", "--stats"]);
+    let stats = text(&o.stdout);
+    let line = stats.lines().find(|l| l.starts_with("index: ")).unwrap();
+    assert!(answered(line) >= 8, "{line}");
+    let o = sbbf(&["index", "build", d, "--build-missing"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("-c COLUMN"), "{}", text(&o.stderr));
 }

@@ -173,3 +173,187 @@ pub fn arrow_hashes(array: &dyn arrow_array::Array, col: &ColumnType) -> Result<
     })?;
     Ok(sorted(seen))
 }
+
+/// The bytes of one column chunk (its pages, from the dictionary page on) at their offset in
+/// the file: a [`parquet::file::reader::ChunkReader`] that has nothing else, so that building
+/// a filter from them reads no other column and no other row group. A read outside them is an
+/// error, never a guess.
+#[derive(Debug, Clone)]
+struct OneChunk {
+    start: u64,
+    bytes: bytes::Bytes,
+    file_len: u64,
+}
+
+impl OneChunk {
+    fn slice(&self, start: u64, len: u64) -> parquet::errors::Result<bytes::Bytes> {
+        let end = start.checked_add(len);
+        let inside =
+            start >= self.start && end.is_some_and(|e| e <= self.start + self.bytes.len() as u64);
+        if !inside {
+            return Err(parquet::errors::ParquetError::General(format!(
+                "a read of {len} byte(s) at {start} is outside the column chunk ({} byte(s) at {})",
+                self.bytes.len(),
+                self.start
+            )));
+        }
+        let from = (start - self.start) as usize;
+        Ok(self.bytes.slice(from..from + len as usize))
+    }
+}
+
+impl parquet::file::reader::Length for OneChunk {
+    fn len(&self) -> u64 {
+        self.file_len
+    }
+}
+
+impl parquet::file::reader::ChunkReader for OneChunk {
+    type T = bytes::buf::Reader<bytes::Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        use bytes::Buf;
+        let left = (self.start + self.bytes.len() as u64).saturating_sub(start);
+        Ok(self.slice(start, left)?.reader())
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        self.slice(start, length as u64)
+    }
+}
+
+/// A [`FileReader`] over one column chunk's bytes and the file's footer, as decoded already.
+struct ChunkFile {
+    metadata: std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+    chunk: std::sync::Arc<OneChunk>,
+    props: parquet::file::properties::ReaderPropertiesPtr,
+}
+
+impl FileReader for ChunkFile {
+    fn metadata(&self) -> &parquet::file::metadata::ParquetMetaData {
+        &self.metadata
+    }
+
+    fn num_row_groups(&self) -> usize {
+        self.metadata.num_row_groups()
+    }
+
+    fn get_row_group(
+        &self,
+        i: usize,
+    ) -> parquet::errors::Result<Box<dyn parquet::file::reader::RowGroupReader + '_>> {
+        if i >= self.metadata.num_row_groups() {
+            return Err(parquet::errors::ParquetError::General(format!(
+                "no row group {i}"
+            )));
+        }
+        Ok(Box::new(
+            parquet::file::serialized_reader::SerializedRowGroupReader::new(
+                std::sync::Arc::clone(&self.chunk),
+                self.metadata.row_group(i),
+                None,
+                std::sync::Arc::clone(&self.props),
+            )?,
+        ))
+    }
+
+    fn get_row_iter(
+        &self,
+        projection: Option<parquet::schema::types::Type>,
+    ) -> parquet::errors::Result<parquet::record::reader::RowIter<'_>> {
+        parquet::record::reader::RowIter::from_file(projection, self)
+    }
+}
+
+/// The byte range of column chunk `(row_group, column)` by the footer (from its dictionary
+/// page, if any, to the end of its last page), checked against the file's length.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # let batch = arrow_array::RecordBatch::try_from_iter([(
+/// #     "id",
+/// #     Arc::new(arrow_array::Int64Array::from_iter_values(0..100)) as arrow_array::ArrayRef,
+/// # )]).unwrap();
+/// # let mut file = Vec::new();
+/// # let mut w = parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
+/// # w.write(&batch).unwrap();
+/// let metadata = w.close().unwrap(); // the footer of a file of one int64 column
+/// let r = sbbf_parquet::build::chunk_range(&metadata, (0, 0), file.len() as u64).unwrap();
+/// assert!(r.start >= 4 && r.end <= file.len() as u64 - 8);
+/// // A footer naming bytes past the end of the file is an error, not a read.
+/// assert!(sbbf_parquet::build::chunk_range(&metadata, (0, 0), 16).is_err());
+/// ```
+pub fn chunk_range(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    (row_group, column): (usize, usize),
+    file_len: u64,
+) -> Result<std::ops::Range<u64>, Error> {
+    let bad = |why: String| {
+        Error::Read(ReadError::Parquet(parquet::errors::ParquetError::General(
+            why,
+        )))
+    };
+    let rg = metadata
+        .row_groups()
+        .get(row_group)
+        .ok_or_else(|| bad(format!("no row group {row_group}")))?;
+    let col = rg
+        .columns()
+        .get(column)
+        .ok_or_else(|| bad(format!("no column {column} in row group {row_group}")))?;
+    let (start, len) = col.byte_range();
+    match start.checked_add(len) {
+        Some(end) if len > 0 && end <= file_len => Ok(start..end),
+        _ => Err(bad(format!(
+            "row group {row_group} column {column}: pages at {start} of {len} byte(s) do not fit the file's {file_len} byte(s)"
+        ))),
+    }
+}
+
+/// [`chunk_filter`] from the bytes of the column chunk alone (`chunk_bytes`, read from
+/// [`chunk_range`]) and the file's decoded footer: what a build over an object store or a
+/// table index needs, where reading only these bytes is the point.
+///
+/// ```
+/// # use std::sync::Arc;
+/// use sbbf_parquet::build::{chunk_filter_from_bytes, chunk_range};
+/// let batch = arrow_array::RecordBatch::try_from_iter([(
+///     "id",
+///     Arc::new(arrow_array::Int64Array::from_iter_values(0..1000)) as arrow_array::ArrayRef,
+/// )])
+/// .unwrap();
+/// let mut file = Vec::new();
+/// let mut w = parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
+/// w.write(&batch).unwrap();
+/// w.close().unwrap();
+/// let file = bytes::Bytes::from(file);
+/// let pq = sbbf_parquet::ParquetFile::open(file.clone()).unwrap();
+/// let r = chunk_range(pq.metadata(), (0, 0), file.len() as u64).unwrap();
+/// let pages = file.slice(r.start as usize..r.end as usize);
+/// let (filter, _) = chunk_filter_from_bytes(
+///     pq.metadata(), &pq.columns()[0], (0, 0), (r.start, pages), file.len() as u64, None, 0.01,
+/// )
+/// .unwrap();
+/// assert!((0..1000i64).all(|v| filter.contains(&v.to_le_bytes())));
+/// ```
+pub fn chunk_filter_from_bytes(
+    metadata: &std::sync::Arc<parquet::file::metadata::ParquetMetaData>,
+    col: &ColumnType,
+    chunk: (usize, usize),
+    (chunk_start, chunk_bytes): (u64, bytes::Bytes),
+    file_len: u64,
+    ndv: Option<u64>,
+    fpp: f64,
+) -> Result<(Sbbf, u64), Error> {
+    let reader = OneChunk {
+        start: chunk_start,
+        bytes: chunk_bytes,
+        file_len,
+    };
+    let data = ChunkFile {
+        metadata: std::sync::Arc::clone(metadata),
+        chunk: std::sync::Arc::new(reader.clone()),
+        props: std::sync::Arc::new(parquet::file::properties::ReaderProperties::builder().build()),
+    };
+    chunk_filter(reader, metadata, &data, col, chunk, ndv, fpp)
+}

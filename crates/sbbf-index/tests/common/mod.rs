@@ -1,0 +1,140 @@
+//! Helpers of the index's integration tests: a table written with arrow-rs, direct probes
+//! (`Source::probe`, which never reads the index) and the index's plan per file.
+#![allow(dead_code)]
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use futures::StreamExt;
+use sbbf_index::probe::{plan, Planned, Ruled, Why};
+use sbbf_index::Root;
+use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::source::{Source, SourceOptions};
+use sbbf_parquet::value::{encode_text, EncodeOptions};
+use sbbf_parquet::{Answer, Encoded};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// File `k`: ids `k * 1000 .. + rows`, row groups of `rows / rgs` rows, filters sized for
+/// `ndv` values (0: no filter on `id`, only on `name`); modified a minute ago (recent files
+/// are not covered).
+pub fn write_file(path: &Path, k: i64, rows: usize, rgs: usize, ndv: u64) {
+    let ids: Vec<i64> = (0..rows as i64).map(|i| k * 1000 + i).collect();
+    let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, false),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(ids)),
+        Arc::new(StringArray::from(names)),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+    // (A column's own setting falls back to the default when it disables: so `id` is left
+    // out by enabling filters per column.)
+    let mut props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows.div_ceil(rgs)));
+    for col in ["id", "name"] {
+        if ndv > 0 || col == "name" {
+            props = props
+                .set_column_bloom_filter_enabled(col.into(), true)
+                .set_column_bloom_filter_max_ndv(col.into(), ndv.max(16))
+                .set_column_bloom_filter_fpp(col.into(), 0.05);
+        }
+    }
+    let props = props.build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(ago)
+        .unwrap();
+}
+
+pub fn table(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for k in 0..40 {
+        let ndv = [16, 100, 400, 1500][k % 4];
+        write_file(
+            &dir.join(format!("p{k:02}.parquet")),
+            k as i64,
+            60 + k * 3,
+            1 + k % 3,
+            ndv,
+        );
+    }
+}
+
+pub type Encode =
+    Arc<dyn Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error> + Send + Sync>;
+
+pub fn encoder(values: &[String]) -> Encode {
+    let values = values.to_vec();
+    Arc::new(move |ty: &ColumnType| {
+        values
+            .iter()
+            .map(|v| encode_text(ty, v, EncodeOptions::default()).map_err(Into::into))
+            .collect()
+    })
+}
+
+/// Per file (by name): per row group, whether some value may be there, by a direct probe.
+pub async fn direct(dir: &str, column: &str, values: &[String]) -> BTreeMap<String, Vec<bool>> {
+    let source = Source::open(dir, SourceOptions::default()).await.unwrap();
+    let enc = encoder(values);
+    let mut out = BTreeMap::new();
+    let mut results = source.probe(column, move |t| enc(t));
+    while let Some((name, r)) = results.next().await {
+        let p = r.unwrap();
+        out.insert(
+            name,
+            p.answers
+                .iter()
+                .map(|rg| rg.answers.iter().any(|a| *a != Answer::Absent))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Per file: the row groups the index leaves as "maybe" (all, for files it does not cover).
+pub async fn indexed(
+    root: &Root,
+    column: &str,
+    values: &[String],
+) -> BTreeMap<String, Option<Vec<usize>>> {
+    let enc = encoder(values);
+    let p = plan(root, column, move |t| enc(t), SourceOptions::default())
+        .await
+        .unwrap();
+    assert!(p.stats.used && p.warning.is_none(), "{:?}", p.warning);
+    p.files
+        .into_iter()
+        .map(|f| match f {
+            Planned::Index {
+                name,
+                answer: Ruled::NoColumn,
+            } => panic!("{name}: no column?"),
+            Planned::Index {
+                name,
+                answer: Ruled::Absent(answer),
+            } => {
+                assert!(answer
+                    .answers
+                    .iter()
+                    .all(|rg| rg.answers.iter().all(|a| *a == Answer::Absent)));
+                (name, Some(Vec::new()))
+            }
+            Planned::Direct {
+                name,
+                why: Why::Maybe(rgs),
+            } => (name, Some(rgs)),
+            Planned::Direct { name, .. } => (name, None),
+        })
+        .collect()
+}
