@@ -69,9 +69,12 @@ impl From<sbbf_parquet::Error> for Failure {
 impl Failure {
     /// The failure with the file named first, as the command's messages do (`path: why`).
     fn at(self, path: &str) -> Failure {
+        // Some messages name the path already (a listing's `PATH: no such file`).
+        let named = |m: &str| m.strip_prefix(path).is_some_and(|r| r.starts_with(": "));
         match self {
-            Failure::Input(m) => Failure::Input(format!("{path}: {m}")),
-            Failure::File(m) => Failure::File(format!("{path}: {m}")),
+            Failure::Input(m) if !named(&m) => Failure::Input(format!("{path}: {m}")),
+            Failure::File(m) if !named(&m) => Failure::File(format!("{path}: {m}")),
+            named_already => named_already,
         }
     }
 }
@@ -153,9 +156,11 @@ fn to_json(line: &impl serde::Serialize) -> String {
 /// one JSON object per file in path order, as `sbbf probe --format json` prints them. With
 /// one file an error is raised; with several (a directory, glob or prefix), a file without
 /// the column and a file that fails are lines of their own, and an error is raised only when
-/// no file has the column.
+/// no file has the column. A table root with an index (`sbbf index build`) is answered from it
+/// for the files it rules out, unless `use_index` is false; the other files are probed as
+/// without one. Returns the lines and a warning about an unusable index.
 #[pyfunction]
-#[pyo3(signature = (source, column, values, shown_values, exact_bits))]
+#[pyo3(signature = (source, column, values, shown_values, exact_bits, use_index = true))]
 fn probe_source(
     py: Python<'_>,
     source: String,
@@ -163,52 +168,137 @@ fn probe_source(
     values: Vec<Bound<'_, PyAny>>,
     shown_values: Vec<String>,
     exact_bits: bool,
-) -> PyResult<Vec<String>> {
+    use_index: bool,
+) -> PyResult<(Vec<String>, Option<String>)> {
     use futures::StreamExt as _;
+    use sbbf_index::probe::{plan, Planned, Ruled};
     use sbbf_parquet::source::{block_on, Source, SourceOptions};
     let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
     let values = std::sync::Arc::new(values);
-    let result = py.detach(|| -> Result<Vec<String>, Failure> {
+    let encode = move |ty: &ColumnType| {
+        values
+            .iter()
+            .map(|v| v.encode(ty, exact_bits))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let result = py.detach(|| -> Result<(Vec<String>, Option<String>), Failure> {
         block_on(async {
-            let src = Source::open(&source, SourceOptions::default()).await?;
-            let many = src.is_many();
-            let files = src.len();
-            let encode = move |ty: &ColumnType| {
-                values
-                    .iter()
-                    .map(|v| v.encode(ty, exact_bits))
-                    .collect::<Result<Vec<_>, _>>()
+            let mut lines = Lines::new(&column, &shown_values);
+            // A table root with a usable listing: the index answers what it can. Listing
+            // errors are the direct probe's to report, in its words.
+            let root = match use_index {
+                true => sbbf_index::table::Root::open(&source).ok().flatten(),
+                false => None,
             };
-            let mut results = src.probe(&column, encode);
-            let mut lines = Vec::with_capacity(files);
-            let mut missing = 0;
-            let mut first_missing = None;
-            while let Some((shown, result)) = results.next().await {
-                match result {
-                    Ok(p) => lines.push(to_json(&ProbeLine::new(
-                        &shown,
-                        &p.column,
-                        &p.answers,
-                        &shown_values,
-                        None,
-                    ))),
-                    Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if many => {
-                        missing += 1;
-                        first_missing.get_or_insert(e.to_string());
-                        lines.push(to_json(&ProbeLine::missing_column(&shown, &column)));
+            if let Some(root) = root {
+                let options = SourceOptions::default();
+                if let Ok(p) = plan(&root, &column, encode.clone(), options).await {
+                    lines.many = p.many;
+                    let mut direct = p.source.probe(&column, encode);
+                    for f in p.files {
+                        match f {
+                            Planned::Index {
+                                name,
+                                answer: Ruled::Absent(a),
+                            } => lines.answered(&name, &a.column, &a.answers),
+                            Planned::Index {
+                                name,
+                                answer: Ruled::NoColumn,
+                            } => lines.without_column(&name, None),
+                            Planned::Direct { name, .. } => match direct.next().await {
+                                Some((shown, result)) => lines.add(&shown, result)?,
+                                None => {
+                                    return Err(Failure::File(format!("{name}: was not probed")))
+                                }
+                            },
+                        }
                     }
-                    Err(e) if many => lines.push(to_json(&ErrorLine {
-                        error: e.to_string(),
-                        file: &shown,
-                    })),
-                    Err(e) => return Err(Failure::from(e).at(&shown)),
+                    return Ok((lines.finish()?, p.warning));
                 }
             }
-            all_missing(&column, missing, lines.len(), first_missing)?;
-            Ok(lines)
+            let src = Source::open(&source, SourceOptions::default()).await?;
+            lines.many = src.is_many();
+            let mut results = src.probe(&column, encode);
+            while let Some((shown, result)) = results.next().await {
+                lines.add(&shown, result)?;
+            }
+            Ok((lines.finish()?, None))
         })?
     });
     result.map_err(Failure::into_py)
+}
+
+/// The JSON lines of a probe over files, and what makes the whole probe fail.
+struct Lines<'a> {
+    column: &'a str,
+    shown_values: &'a [String],
+    many: bool,
+    lines: Vec<String>,
+    missing: usize,
+    first_missing: Option<String>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(column: &'a str, shown_values: &'a [String]) -> Lines<'a> {
+        Lines {
+            column,
+            shown_values,
+            many: false,
+            lines: Vec::new(),
+            missing: 0,
+            first_missing: None,
+        }
+    }
+
+    fn answered(
+        &mut self,
+        shown: &str,
+        column: &ColumnType,
+        answers: &[sbbf_parquet::RowGroupAnswer],
+    ) {
+        let line = ProbeLine::new(shown, column, answers, self.shown_values, None);
+        self.lines.push(to_json(&line));
+    }
+
+    fn without_column(&mut self, shown: &str, why: Option<String>) {
+        self.missing += 1;
+        if let Some(why) = why {
+            self.first_missing.get_or_insert(why);
+        }
+        let line = ProbeLine::missing_column(shown, self.column);
+        self.lines.push(to_json(&line));
+    }
+
+    /// One file's direct probe.
+    fn add(
+        &mut self,
+        shown: &str,
+        result: Result<sbbf_parquet::remote::FileProbe, sbbf_parquet::Error>,
+    ) -> Result<(), Failure> {
+        match result {
+            Ok(p) => self.answered(shown, &p.column, &p.answers),
+            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if self.many => {
+                self.without_column(shown, Some(e.to_string()))
+            }
+            Err(e) if self.many => self.lines.push(to_json(&ErrorLine {
+                error: e.to_string(),
+                file: shown,
+            })),
+            Err(e) => return Err(Failure::from(e).at(shown)),
+        }
+        Ok(())
+    }
+
+    /// The lines, unless no file has the column.
+    fn finish(self) -> Result<Vec<String>, Failure> {
+        all_missing(
+            self.column,
+            self.missing,
+            self.lines.len(),
+            self.first_missing,
+        )?;
+        Ok(self.lines)
+    }
 }
 
 /// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
@@ -603,6 +693,97 @@ fn verify_source(
     .map_err(Failure::into_py)
 }
 
+/// A failure of the table index, by whose fault it is.
+fn index_failure(e: sbbf_index::Error) -> Failure {
+    match e {
+        sbbf_index::Error::Parquet(e) => Failure::from(e),
+        e @ sbbf_index::Error::NotATable(_) => Failure::Input(e.to_string()),
+        e => Failure::File(e.to_string()),
+    }
+}
+
+/// The table root `path` names (a directory or an object-store prefix).
+fn table_root(path: &str) -> Result<sbbf_index::table::Root, Failure> {
+    match sbbf_index::table::Root::open(path) {
+        Ok(Some(root)) => Ok(root),
+        Ok(None) => Err(index_failure(sbbf_index::Error::NotATable(
+            path.to_string(),
+        ))),
+        Err(e) => Err(index_failure(e).at(path)),
+    }
+}
+
+/// Builds the table index of `path` (`sbbf index build`): the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, columns, fpp, build_missing))]
+fn index_build(
+    py: Python<'_>,
+    path: String,
+    columns: Vec<String>,
+    fpp: Option<f64>,
+    build_missing: bool,
+) -> PyResult<String> {
+    py.detach(|| {
+        let root = table_root(&path)?;
+        let options = sbbf_index::build::BuildOptions {
+            columns,
+            fpp,
+            concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
+            build_missing,
+        };
+        let built = sbbf_parquet::source::block_on(sbbf_index::build::build(&root, &options))?;
+        built
+            .map(|r| to_json(&r))
+            .map_err(|e| index_failure(e).at(&path))
+    })
+    .map_err(Failure::into_py)
+}
+
+/// Updates the table index of `path` (`sbbf index update`): the report as JSON, and why the
+/// old index was rebuilt from every file, when it was unusable.
+#[pyfunction]
+fn index_update(
+    py: Python<'_>,
+    path: String,
+    build_missing: bool,
+) -> PyResult<(String, Option<String>)> {
+    py.detach(|| {
+        let root = table_root(&path)?;
+        let options = sbbf_index::build::UpdateOptions {
+            concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
+            build_missing,
+        };
+        let updated =
+            sbbf_parquet::source::block_on(sbbf_index::build::update_with(&root, &options))?;
+        updated
+            .map(|(r, rebuilt)| (to_json(&r), rebuilt))
+            .map_err(|e| index_failure(e).at(&path))
+    })
+    .map_err(Failure::into_py)
+}
+
+/// The coverage of the table index of `path` (`sbbf index inspect --format json`).
+#[pyfunction]
+fn index_inspect(py: Python<'_>, path: String) -> PyResult<String> {
+    py.detach(|| {
+        let root = table_root(&path)?;
+        sbbf_parquet::source::block_on(async {
+            let (listing, loaded) = futures::future::join(root.list(), root.load_whole()).await;
+            let listing = listing.map_err(|e| index_failure(e).at(&path))?;
+            let at = root.index_location();
+            let (loaded, _) = match loaded {
+                Ok(Some(l)) => l,
+                Ok(None) => return Err(index_failure(sbbf_index::Error::NoIndex(at))),
+                Err(e) => return Err(Failure::File(format!("{at}: unusable: {e}"))),
+            };
+            Ok(to_json(&sbbf_index::report::Coverage::of(
+                at, &loaded, &listing,
+            )))
+        })?
+    })
+    .map_err(Failure::into_py)
+}
+
 /// The column a Parquet writer (arrow-rs) makes for an Arrow array of this type: the bytes a
 /// raw filter hashes for its elements are the ones that column stores.
 fn raw_column(data_type: &DataType) -> Result<ColumnType, Failure> {
@@ -795,6 +976,9 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups_source, m)?)?;
+    m.add_function(wrap_pyfunction!(index_build, m)?)?;
+    m.add_function(wrap_pyfunction!(index_update, m)?)?;
+    m.add_function(wrap_pyfunction!(index_inspect, m)?)?;
     m.add_function(wrap_pyfunction!(add_json, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
     m.add_function(wrap_pyfunction!(verify_source, m)?)?;

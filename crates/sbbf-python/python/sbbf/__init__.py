@@ -19,6 +19,7 @@ import decimal
 import json
 import os
 import uuid
+import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -33,6 +34,9 @@ __all__ = [
     "InputError",
     "Sbbf",
     "add",
+    "index_build",
+    "index_inspect",
+    "index_update",
     "inspect",
     "probe",
     "read_table",
@@ -74,6 +78,7 @@ def probe(
     values: Iterable[Any],
     *,
     exact_bits: bool = False,
+    index: bool = True,
 ) -> List[dict]:
     """Which row groups may hold `values` in `column`: one object per file, the objects
     `sbbf probe --format json` prints (`{"file", "column", "physical_type", "logical_type",
@@ -87,6 +92,11 @@ def probe(
     column has no row groups and a file that cannot be probed is `{"file", "error"}`; with one
     file those raise. `exact_bits`: probe the float bits given (no `0.0`/`-0.0` merging; NaN
     probes its bit pattern).
+
+    A table root with an index (`index_build`) is answered from the index for the files it
+    rules out, with the same objects; files it cannot rule out (new, changed, not covered)
+    are probed directly, and an unusable index is ignored with a warning. `index=False`
+    probes every file.
     """
     if isinstance(values, (str, bytes)):
         values = [values]
@@ -99,7 +109,9 @@ def probe(
     # Placeholders for the report; each is replaced by the value given.
     shown = [v if isinstance(v, str) else "" for v in given]
     # Files, directories, globs and object-store URLs go through the library's one source.
-    lines = _sbbf.probe_source(_path(source), column, native, shown, exact_bits)
+    lines, warning = _sbbf.probe_source(_path(source), column, native, shown, exact_bits, index)
+    if warning:
+        warnings.warn(warning, stacklevel=2)
     out = []
     for line in lines:
         obj = json.loads(line)
@@ -414,3 +426,32 @@ class Sbbf:
 
     def __repr__(self) -> str:
         return f"Sbbf(num_bytes={self.num_bytes}, fill_ratio={self.fill_ratio:.4f})"
+
+
+def index_build(table: Source, columns: Union[str, Sequence[str], None] = None, *,
+                fpp: Optional[float] = None, build_missing: bool = False) -> dict:
+    """Builds the table index of `table` (a directory or an object-store prefix ending in
+    `/`) from the filters its files already have, as `sbbf index build` does: written under
+    `TABLE/_sbbf_index/` (atomically; one PUT on object stores), read by `probe` on the table
+    root. `columns` (default: every column with filters); `fpp` folds filters while their
+    false-positive rate stays at or below it (default: each keeps its size, and the index
+    answers exactly as the files do); `build_missing` builds the filters row groups lack from
+    their data. Returns the report `sbbf index build --format json` prints."""
+    return json.loads(_sbbf.index_build(_path(table), _columns(columns),
+                                        None if fpp is None else float(fpp), build_missing))
+
+
+def index_update(table: Source, *, build_missing: bool = False) -> dict:
+    """Brings the table index of `table` up to date, reading only new and changed files (an
+    unusable index is rebuilt, with a warning), as `sbbf index update`. Returns its report."""
+    report, rebuilt = _sbbf.index_update(_path(table), build_missing)
+    if rebuilt:
+        warnings.warn(f"the old index was unusable ({rebuilt}); rebuilt it from every file",
+                      stacklevel=2)
+    return json.loads(report)
+
+
+def index_inspect(table: Source) -> dict:
+    """What the table index of `table` covers: files covered, stale, missing, sizes and FPP
+    per column and group (`sbbf index inspect --format json`)."""
+    return json.loads(_sbbf.index_inspect(_path(table)))

@@ -11,8 +11,10 @@ def probe_source(
     values: Sequence[Any],
     shown_values: Sequence[str],
     exact_bits: bool,
-) -> List[str]:
-    """Probe report lines (JSON) for the files a path, directory, glob or URL names."""
+    use_index: bool = True,
+) -> Tuple[List[str], Optional[str]]:
+    """`sbbf probe --format json` lines for every file, and a warning about an unusable
+    index."""
 
 def is_remote_url(arg: str) -> bool:
     """Whether the command reads `arg` as an object-store URL."""
@@ -76,3 +78,14 @@ class Sbbf:
     def union(self, other: "Sbbf") -> None: ...
     def insert_array(self, array: Any) -> None: ...
     def contains_array(self, array: Any) -> bytes: ...
+
+def index_build(
+    path: str, columns: Sequence[str], fpp: Optional[float], build_missing: bool
+) -> str:
+    """The `sbbf index build --format json` report."""
+
+def index_update(path: str, build_missing: bool) -> Tuple[str, Optional[str]]:
+    """The `sbbf index update --format json` report, and why the old index was rebuilt."""
+
+def index_inspect(path: str) -> str:
+    """The `sbbf index inspect --format json` coverage."""

@@ -1,0 +1,111 @@
+"""The table index from Python: `sbbf.index_build`, `index_update`, `index_inspect`, and
+`sbbf.probe` on a table root answering from the index exactly as a probe of every file does
+(`index=False`, and the command's `--no-index`), through changed files and a damaged index."""
+import json
+import os
+import subprocess
+import warnings
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sbbf
+
+
+def _table(root, files=12, rows=400):
+    root.mkdir(exist_ok=True)
+    for i in range(files):
+        ids = pa.array(range(i * rows, (i + 1) * rows), pa.int64())
+        names = pa.array([f"n{v}" for v in range(i * rows, (i + 1) * rows)])
+        sub = root / f"part={i % 3}"
+        sub.mkdir(exist_ok=True)
+        pq.write_table(pa.table({"id": ids, "name": names}), sub / f"f{i:02}.parquet",
+                       row_group_size=200,
+                       bloom_filter_options={"id": {"ndv": 200, "fpp": 0.01},
+                                             "name": {"ndv": 200, "fpp": 0.01}})
+
+
+def _cli_no_index(cli, root, column, values):
+    p = subprocess.run([cli, "probe", "--no-index", "--format", "json", "--", str(root), column,
+                        *values], capture_output=True, text=True)
+    assert p.returncode in (0, 1), p.stderr
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def _holding(root, column, value):
+    """(file, row group) pairs that hold `value`, read with pyarrow."""
+    out = set()
+    for path in sorted(root.rglob("*.parquet")):
+        f = pq.ParquetFile(path)
+        for rg in range(f.num_row_groups):
+            if value in f.read_row_group(rg, columns=[column]).column(0).to_pylist():
+                out.add((str(path), rg))
+    return out
+
+
+def _maybe(objs):
+    return {(o["file"], rg["row_group"]) for o in objs for rg in o["row_groups"]
+            if any(v["result"] != "absent" for v in rg["values"])}
+
+
+def test_probe_from_the_index_equals_a_probe_of_every_file(cli, tmp_path):
+    root = tmp_path / "t"
+    _table(root)
+    report = sbbf.index_build(root)
+    assert report["files"] == 12 and os.path.isdir(root / "_sbbf_index"), report
+    cov = sbbf.index_inspect(root)
+    assert cov["covered"] == 12, cov
+    for column, values in (("id", ["4242", "-1", "99999"]), ("name", ["n17", "zzz"])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = sbbf.probe(root, column, values)
+        assert got == sbbf.probe(root, column, values, index=False)
+        assert got == _cli_no_index(cli, root, column, values)
+    # No false negative: every row group holding the value is maybe.
+    assert _holding(root, "id", 4242) <= _maybe(sbbf.probe(root, "id", [4242]))
+    # The index is not data: pyarrow reads the same rows beside it.
+    assert pq.read_table(root).num_rows == 12 * 400
+
+
+def test_changed_and_new_files_and_a_damaged_index_answer_as_direct_probes(cli, tmp_path):
+    root = tmp_path / "t"
+    _table(root, files=6)
+    sbbf.index_build(root)
+    # A file rewritten with other values (and another size), and a new file.
+    changed = root / "part=0" / "f00.parquet"
+    pq.write_table(pa.table({"id": pa.array([777_777, 1], pa.int64()),
+                             "name": pa.array(["x", "y"])}), changed,
+                   bloom_filter_options={"id": {"ndv": 10, "fpp": 0.01}})
+    pq.write_table(pa.table({"id": pa.array([888_888], pa.int64()), "name": pa.array(["z"])}),
+                   root / "part=1" / "new.parquet",
+                   bloom_filter_options={"id": {"ndv": 10, "fpp": 0.01}})
+    for v in ("777777", "888888", "5"):
+        got = sbbf.probe(root, "id", [v])
+        assert got == _cli_no_index(cli, root, "id", [v]), v
+    assert _holding(root, "id", 777_777) <= _maybe(sbbf.probe(root, "id", [777_777]))
+    assert _holding(root, "id", 888_888) <= _maybe(sbbf.probe(root, "id", [888_888]))
+    cov = sbbf.index_inspect(root)
+    assert cov["covered"] == 5, cov
+    up = sbbf.index_update(root)
+    assert sbbf.index_inspect(root)["covered"] == 7, up
+    assert sbbf.probe(root, "id", ["888888"]) == _cli_no_index(cli, root, "id", ["888888"])
+    # Damage every index file: the probe warns once and answers as without the index.
+    for f in (root / "_sbbf_index").iterdir():
+        data = bytearray(f.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        f.write_bytes(bytes(data))
+    with pytest.warns(UserWarning, match="ignoring the index"):
+        got = sbbf.probe(root, "id", ["777777"])
+    assert got == _cli_no_index(cli, root, "id", ["777777"])
+
+
+def test_index_errors(tmp_path):
+    with pytest.raises(sbbf.InputError, match="not a table root"):
+        sbbf.index_build(tmp_path / "missing.parquet")
+    _table(tmp_path / "t", files=1)
+    with pytest.raises(sbbf.FileError, match="no index"):
+        sbbf.index_inspect(tmp_path / "t")
+    with pytest.raises(sbbf.InputError, match=r"^[^:]*/empty: no \*\.parquet"):
+        (tmp_path / "empty").mkdir()
+        sbbf.index_inspect(tmp_path / "empty")
