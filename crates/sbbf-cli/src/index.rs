@@ -148,23 +148,17 @@ struct InspectArgs {
 /// Runs `sbbf index ...`: 0 on success, 2 on failure (inspect: 2 when there is no usable
 /// index).
 pub fn run(a: IndexArgs) -> u8 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            err!("sbbf index: cannot start the async runtime: {e}");
-            return 2;
-        }
-    };
-    runtime.block_on(async {
+    let work = sbbf_parquet::source::block_on(async {
         match a.command {
             IndexCommand::Build(b) => build(b).await,
             IndexCommand::Update(u) => update(u).await,
             IndexCommand::Inspect(i) => inspect(i).await,
             IndexCommand::Merge(m) => merge(m).await,
         }
+    });
+    work.unwrap_or_else(|e| {
+        err!("sbbf index: {e}");
+        2
     })
 }
 

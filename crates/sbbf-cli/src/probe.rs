@@ -174,17 +174,11 @@ pub fn run(mut a: ProbeArgs) -> u8 {
             return 2;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            err!("sbbf probe: cannot start the async runtime: {e}");
-            return 2;
-        }
-    };
-    runtime.block_on(probe_source(&a, opts, keys))
+    let work = sbbf_parquet::source::block_on(probe_source(&a, opts, keys));
+    work.unwrap_or_else(|e| {
+        err!("sbbf probe: {e}");
+        2
+    })
 }
 
 /// Local files and object stores alike: one [`Source`], one read planner, one output.
