@@ -464,13 +464,15 @@ fn row_groups(
 }
 
 /// [`row_groups`] over every file `source` names (a directory, a glob, an object-store URL or
-/// prefix): `(file, row groups)` in path order. A column no file has is an error; a file that
-/// lacks a column another has keeps every row group (schema evolution).
+/// prefix): `(file, row groups)` in path order. With `strict`, a column no file has is an
+/// error; a file that lacks a column another has keeps every row group (schema evolution).
 #[pyfunction]
+#[pyo3(signature = (source, filters, strict = true))]
 fn row_groups_source(
     py: Python<'_>,
     source: String,
     filters: Vec<Vec<FilterLeaf<'_>>>,
+    strict: bool,
 ) -> PyResult<Vec<(String, Vec<usize>)>> {
     use futures::{FutureExt as _, StreamExt as _};
     use sbbf_parquet::source::{block_on, Source, SourceOptions};
@@ -517,6 +519,7 @@ fn row_groups_source(
                 });
                 out.push((file, kept));
             }
+            let missing_everywhere = missing_everywhere.filter(|_| strict);
             if let Some((c, why)) = missing_everywhere.and_then(|m| m.into_iter().next()) {
                 return Err(Failure::Input(format!(
                     "no file has column `{c}`; in the first: {why}"

@@ -105,3 +105,26 @@ def test_remote_inspect_and_verify_equal_cli(cli, s3):
     assert sum(len(r["chunks"]) for r in reports) > 0
     with pytest.raises(sbbf.FileError):
         sbbf.inspect("s3://bkt/nothing-here/")
+
+
+def test_remote_read_table_prunes_and_reads_what_pyarrow_reads(s3):
+    import pyarrow.parquet as pq
+
+    local = pq.ParquetFile(TESTDATA / "pa_ints.parquet")
+    v = local.read_row_group(1, columns=["i64"]).column(0)[0].as_py()
+    filters = [("i64", "=", v)]
+    url = "s3://bkt/t/pa_ints.parquet"
+    got = sbbf.read_table(url, filters=filters)
+    assert got.equals(pq.read_table(url, filters=filters))
+    assert got.num_rows >= 1
+    # The row groups it reads are the ones the library's store prunes to: fewer than all.
+    keep = sbbf._remote_keep(url, [[("i64", "=", v)]])
+
+    class Frag:
+        path = "bkt/t/pa_ints.parquet"
+
+    kept = keep(Frag())
+    assert kept is not None and 1 in kept and len(kept) < local.num_row_groups, kept
+    # A prefix: every file, the one without the column kept whole.
+    assert sbbf.read_table("s3://bkt/t/", filters=filters).equals(
+        pq.read_table("s3://bkt/t/", filters=filters))

@@ -179,14 +179,34 @@ _DATASET_OPTIONS = (
 )
 
 
+def _remote_keep(url: str, dnf: Any) -> Any:
+    """For the fragments of a dataset at the object-store `url` (pyarrow names them
+    `bucket/key`): the row groups the filters keep, through the library's store; `None` (read
+    whole) for a file it did not answer."""
+    scheme = url.split("://", 1)[0]
+    try:
+        kept = dict(_sbbf.row_groups_source(url, dnf, False))
+    except Error as e:
+        warnings.warn(f"sbbf cannot prune {url} ({e}); its row groups are read whole",
+                      stacklevel=3)
+        kept = {}
+
+    def keep(frag: Any) -> Optional[List[int]]:
+        return kept.get(f"{scheme}://{frag.path}")
+    return keep
+
+
 def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = None,
                **kwargs: Any) -> pa.Table:
     """`pyarrow.parquet.read_table(source, filters=filters, columns=columns, **kwargs)`,
     reading only the row groups `row_groups` keeps: the same rows, in the same order, with
     the same schema (pyarrow applies the same filter expression to what is read).
 
-    `source` is a file or a directory of files (hive partitions as pyarrow reads them); files
-    on other filesystems are read whole.
+    `source` is a file or a directory of files (hive partitions as pyarrow reads them), local
+    or an object-store URL (`s3://bucket/table/`, `gs://...`: pruned through the library's
+    store, with credentials from the `AWS_*`/`GOOGLE_*` environment; if that store cannot
+    read the files, a warning says so and they are read whole). Files given through another
+    `filesystem=` are read whole.
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -199,14 +219,20 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     dataset = pq.ParquetDataset(source, filters=filters, **kwargs)
     inner = getattr(dataset, "_dataset", None)
     dnf = _dnf(filters)
-    if dnf is not None and isinstance(inner, ds.FileSystemDataset) and isinstance(
-        inner.filesystem, pa.fs.LocalFileSystem
-    ):
+    keep = None
+    if dnf is not None and isinstance(inner, ds.FileSystemDataset):
+        if isinstance(inner.filesystem, pa.fs.LocalFileSystem):
+            def keep(frag):
+                return _sbbf.row_groups(frag.path, dnf)
+        elif isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs and \
+                _sbbf.is_remote_url(_path(source)):
+            keep = _remote_keep(_path(source), dnf)
+    if keep is not None:
         fragments = []
         for frag in inner.get_fragments():
-            keep = _sbbf.row_groups(frag.path, dnf)
-            if len(keep) < frag.num_row_groups:
-                frag = frag.subset(row_group_ids=keep)
+            kept = keep(frag)
+            if kept is not None and len(kept) < frag.num_row_groups:
+                frag = frag.subset(row_group_ids=kept)
             fragments.append(frag)
         dataset._dataset = ds.FileSystemDataset(
             fragments, schema=inner.schema, format=inner.format,
