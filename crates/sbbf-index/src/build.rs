@@ -328,12 +328,7 @@ pub async fn update_with(
     let mut pre = Prepared::new().map_err(io_err)?;
     if let Some((d, bytes)) = &old {
         // Which listed files the old index still describes.
-        let by_path: HashMap<&str, usize> = d
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i))
-            .collect();
+        let by_path = d.by_path();
         // With --build-missing, a file that still lacks an entry for a row group of a column
         // it has is read again (for those filters).
         let mut lacking: std::collections::HashSet<usize> = std::collections::HashSet::new();

@@ -126,6 +126,17 @@ pub struct Directory {
     pub columns: Vec<ColumnEntry>,
 }
 
+impl Directory {
+    /// Each recorded file's position in [`Directory::files`], by its path below the root.
+    pub fn by_path(&self) -> std::collections::HashMap<&str, usize> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.as_str(), i))
+            .collect()
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Writing.
 

@@ -34,7 +34,7 @@ use crate::format::{self, Out};
 use crate::report::MergeReport;
 use crate::table::{check_whole, is_fresh, Root};
 use crate::{Error, IndexError};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// The last eight bytes of a part.
@@ -369,12 +369,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
     for part in &read {
         let d = &part.loaded.directory;
         let mut k = HashMap::new();
-        let in_index: BTreeMap<&str, usize> = d
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i))
-            .collect();
+        let in_index = d.by_path();
         for f in &part.manifest.files {
             let Some(&li) = by_rel.get(f.as_str()) else {
                 report.files_gone += 1;

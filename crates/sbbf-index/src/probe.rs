@@ -237,12 +237,7 @@ where
     let Some(col) = d.columns.iter().find(|c| c.path == column) else {
         return Ok((listing.iter().map(|_| Err(Why::NotCovered)).collect(), st));
     };
-    let by_path: HashMap<&str, usize> = d
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_str(), i))
-        .collect();
+    let by_path = d.by_path();
     // Where each (file, row group) of the column is: (group, entry).
     let mut at: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
     for (g, group) in col.groups.iter().enumerate() {
@@ -418,4 +413,117 @@ where
         });
     }
     Ok((out, st))
+}
+
+/// For each listed file, whether the index proves `predicate` false in every row group of it
+/// (so a reader may leave the file out unread): `=` and `IN` leaves are asked of the index,
+/// `AND` is false where any part is, `OR` where every part is. A file the index does not know
+/// as it is now (new, changed), a column or row group it does not cover, values that do not
+/// encode: not proven. A file without the column at all holds no row where the column equals
+/// a value. An error means the index is unusable: leave nothing out.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), sbbf_index::Error> {
+/// use sbbf_index::{probe::ruled_out, Root};
+/// use sbbf_parquet::{prune::Predicate, Literal};
+/// let root = Root::open("events/")?.expect("a directory is a table root");
+/// let (listing, loaded) = (root.list().await?, root.load().await?);
+/// if let Some((loaded, _)) = loaded {
+///     let pred = Predicate::Eq("user_id".into(), Literal::Int64(42));
+///     let out = ruled_out(&root, &loaded, &listing, &pred).await?;
+///     let read: Vec<_> = listing.iter().zip(&out).filter(|(_, o)| !**o).collect();
+///     println!("{} of {} files to read", read.len(), listing.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn ruled_out(
+    root: &Root,
+    loaded: &Loaded,
+    listing: &[Listed],
+    predicate: &sbbf_parquet::prune::Predicate,
+) -> Result<Vec<bool>, Error> {
+    use sbbf_parquet::prune::Predicate;
+    let d: &Directory = &loaded.directory;
+    let by_path = d.by_path();
+    // Row groups of each listed file the index knows as it is now.
+    let groups: Vec<Option<usize>> = listing
+        .iter()
+        .map(|l| {
+            let f = &d.files[*by_path.get(l.rel.as_str())?];
+            is_fresh(f, l).then_some(())?;
+            f.row_counts.as_ref().map(Vec::len)
+        })
+        .collect();
+    fn leaves<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, Vec<sbbf_parquet::Literal>)>) {
+        match p {
+            Predicate::Eq(c, v) => out.push((c, vec![v.clone()])),
+            Predicate::In(c, vs) => out.push((c, vs.clone())),
+            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| leaves(p, out)),
+        }
+    }
+    let mut asked = Vec::new();
+    leaves(predicate, &mut asked);
+    // Per leaf, per listed file, per row group: definitely holds none of the leaf's values.
+    let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asked.len());
+    for (column, literals) in &asked {
+        let encode = |ty: &ColumnType| {
+            Ok(literals
+                .iter()
+                .map(|l| sbbf_parquet::stored::coerce(ty, l))
+                .collect())
+        };
+        let (decided, _) = answer(root, loaded, listing, column, encode).await?;
+        absent.push(
+            decided
+                .iter()
+                .zip(&groups)
+                .map(|(d, n)| {
+                    let n = n.unwrap_or(0);
+                    match d {
+                        Ok(Ruled::Absent(a)) if a.answers.len() == n => vec![true; n],
+                        Ok(Ruled::NoColumn) => vec![true; n],
+                        Err(Why::Maybe(maybe)) => (0..n).map(|rg| !maybe.contains(&rg)).collect(),
+                        _ => vec![false; n],
+                    }
+                })
+                .collect(),
+        );
+    }
+    /// Whether `p` is proven false in row group `rg` of file `f`; leaves are numbered in
+    /// `leaves` order through `next`, so every child is visited.
+    fn proven(
+        p: &Predicate,
+        absent: &[Vec<Vec<bool>>],
+        f: usize,
+        rg: usize,
+        next: &mut usize,
+    ) -> bool {
+        match p {
+            Predicate::Eq(..) | Predicate::In(..) => {
+                let i = *next;
+                *next += 1;
+                absent
+                    .get(i)
+                    .and_then(|files| files.get(f)?.get(rg))
+                    .copied()
+                    .unwrap_or(false)
+            }
+            Predicate::And(ps) => ps
+                .iter()
+                .map(|c| proven(c, absent, f, rg, next))
+                .fold(false, |a, b| a | b),
+            Predicate::Or(ps) => ps
+                .iter()
+                .map(|c| proven(c, absent, f, rg, next))
+                .fold(true, |a, b| a & b),
+        }
+    }
+    Ok(groups
+        .iter()
+        .enumerate()
+        .map(|(f, n)| match n {
+            Some(n) if *n > 0 => (0..*n).all(|rg| proven(predicate, &absent, f, rg, &mut 0)),
+            _ => false,
+        })
+        .collect())
 }

@@ -5,7 +5,7 @@
 use crate::format::Directory;
 use crate::table::{is_fresh, Listed, Loaded};
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// What an index covers of a table now (`sbbf index inspect`): files covered, stale (changed
 /// since the build), missing (new) and gone, and per column its groups.
@@ -67,12 +67,7 @@ impl Coverage {
     /// The coverage of `loaded` (the index at `index`) over the table as `listing` lists it.
     pub fn of(index: String, loaded: &Loaded, listing: &[Listed]) -> Coverage {
         let d: &Directory = &loaded.directory;
-        let by_path: HashMap<&str, usize> = d
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.as_str(), i))
-            .collect();
+        let by_path = d.by_path();
         let (mut covered, mut stale, mut missing) = (0, Vec::new(), Vec::new());
         for l in listing {
             match by_path.get(l.rel.as_str()) {

@@ -463,23 +463,42 @@ fn row_groups(
     .map_err(|f| f.at(&path).into_py())
 }
 
+/// `(file, row groups)` in path order.
+type FileRowGroups = Vec<(String, Vec<usize>)>;
+
+/// Every listed file of a table in order, with whether its index leaves it out, and a source
+/// of the files it does not.
+type IndexSplit = (Vec<(String, bool)>, sbbf_parquet::source::Source);
+
 /// [`row_groups`] over every file `source` names (a directory, a glob, an object-store URL or
-/// prefix): `(file, row groups)` in path order. With `strict`, a column no file has is an
-/// error; a file that lacks a column another has keeps every row group (schema evolution).
+/// prefix): `(file, row groups)` in path order, and a warning about an unusable index. With
+/// `strict`, a column no file has is an error; a file that lacks a column another has keeps
+/// every row group (schema evolution). A table root with an index (unless `use_index` is
+/// false) leaves out unread the files the index proves hold no matching row (an empty list).
 #[pyfunction]
-#[pyo3(signature = (source, filters, strict = true))]
+#[pyo3(signature = (source, filters, strict = true, use_index = true))]
 fn row_groups_source(
     py: Python<'_>,
     source: String,
     filters: Vec<Vec<FilterLeaf<'_>>>,
     strict: bool,
-) -> PyResult<Vec<(String, Vec<usize>)>> {
+    use_index: bool,
+) -> PyResult<(FileRowGroups, Option<String>)> {
     use futures::{FutureExt as _, StreamExt as _};
     use sbbf_parquet::source::{block_on, Source, SourceOptions};
     let filters = std::sync::Arc::new(read_filters(&filters)?);
     py.detach(|| {
         block_on(async {
-            let src = Source::open(&source, SourceOptions::default()).await?;
+            let (by_index, warning) = match use_index {
+                true => index_rules_out(&source, &filters).await,
+                false => (None, None),
+            };
+            // With the index: every listed file in order, whether it is left out, and a source
+            // of the others.
+            let (order, src) = match by_index {
+                Some((order, src)) => (Some(order), src),
+                None => (None, Source::open(&source, SourceOptions::default()).await?),
+            };
             let policy = src.policy();
             let mut results = src.run(move |mut pq| {
                 let filters = std::sync::Arc::clone(&filters);
@@ -501,7 +520,29 @@ fn row_groups_source(
             let mut out = Vec::new();
             // The columns missing from every file so far, with the first file's reason.
             let mut missing_everywhere: Option<std::collections::BTreeMap<String, String>> = None;
-            while let Some((file, result)) = results.next().await {
+            let files: Vec<(String, bool)> = match &order {
+                Some(o) => o.clone(),
+                None => Vec::new(),
+            };
+            let mut listed = files.into_iter();
+            loop {
+                let (file, result) = match &order {
+                    Some(_) => match listed.next() {
+                        None => break,
+                        Some((name, true)) => {
+                            out.push((name, Vec::new()));
+                            continue;
+                        }
+                        Some(_) => match results.next().await {
+                            Some(r) => r,
+                            None => break,
+                        },
+                    },
+                    None => match results.next().await {
+                        Some(r) => r,
+                        None => break,
+                    },
+                };
                 let (kept, missing) = result.map_err(|e| Failure::from(e).at(&file))?;
                 // A hive partition key (`.../year=2024/...`) is a column of the table even
                 // though no file stores it.
@@ -525,10 +566,56 @@ fn row_groups_source(
                     "no file has column `{c}`; in the first: {why}"
                 )));
             }
-            Ok(out)
+            Ok((out, warning))
         })?
     })
     .map_err(Failure::into_py)
+}
+
+/// With a usable index at the table root `source`: every listed file in order with whether
+/// the index proves `filters` false in all of it, and a source of the others; and a warning
+/// when the index exists but cannot be used.
+async fn index_rules_out(
+    source: &str,
+    filters: &[Vec<Leaf>],
+) -> (Option<IndexSplit>, Option<String>) {
+    let Ok(Some(root)) = sbbf_index::table::Root::open(source) else {
+        return (None, None);
+    };
+    // One predicate for every file: the columns are checked per file later.
+    let Some(predicate) = predicate_for(filters, |_| Ok(0), &mut Vec::new()) else {
+        return (None, None);
+    };
+    let (listing, loaded) = futures::future::join(root.list(), root.load()).await;
+    let ignore = |e: &dyn std::fmt::Display| {
+        Some(format!("ignoring the index {}: {e}", root.index_location()))
+    };
+    let (Ok(listing), loaded) = (listing, loaded) else {
+        // The direct listing will say what is wrong.
+        return (None, None);
+    };
+    let loaded = match loaded {
+        Ok(Some((l, _))) => l,
+        Ok(None) => return (None, None),
+        Err(e) => return (None, ignore(&e)),
+    };
+    match sbbf_index::probe::ruled_out(&root, &loaded, &listing, &predicate).await {
+        Ok(out) => {
+            let order: Vec<(String, bool)> = listing
+                .iter()
+                .zip(&out)
+                .map(|(l, o)| (l.name.clone(), *o))
+                .collect();
+            let rest = listing
+                .iter()
+                .zip(&out)
+                .filter(|(_, o)| !**o)
+                .map(|(l, _)| l);
+            let src = root.source(rest, sbbf_parquet::source::SourceOptions::default());
+            (Some((order, src)), None)
+        }
+        Err(e) => (None, ignore(&e)),
+    }
 }
 
 /// Adds filters for `columns` to `input`, writing `output` (or `input` itself when `output`

@@ -118,7 +118,7 @@ def test_remote_read_table_prunes_and_reads_what_pyarrow_reads(s3):
     assert got.equals(pq.read_table(url, filters=filters))
     assert got.num_rows >= 1
     # The row groups it reads are the ones the library's store prunes to: fewer than all.
-    keep = sbbf._remote_keep(url, [[("i64", "=", v)]])
+    keep = sbbf._source_keep(url, [[("i64", "=", v)]])
 
     class Frag:
         path = "bkt/t/pa_ints.parquet"

@@ -153,7 +153,8 @@ def _dnf(filters: Any) -> Optional[List[List[Tuple[Any, str, Any]]]]:
     return out
 
 
-def row_groups(source: Source, filters: Any) -> Union[List[int], Dict[str, List[int]]]:
+def row_groups(source: Source, filters: Any, *,
+               index: bool = True) -> Union[List[int], Dict[str, List[int]]]:
     """The row groups that may hold rows satisfying `filters` (sorted, distinct): a list for
     one file; for a directory (every `*.parquet` below it), a glob or an object-store URL, a
     dict from each file (as `probe` names it) to its list, in path order.
@@ -162,13 +163,18 @@ def row_groups(source: Source, filters: Any) -> Union[List[int], Dict[str, List[
     such lists (OR of ANDs). `=`/`==` and `in` are decided by the Bloom filters; any other
     predicate or a null keeps the row group. A column the file does not have raises
     `InputError` (naming near misses); among several files, only a column no file has does
-    (a file without it keeps its row groups).
+    (a file without it keeps its row groups). A table root with an index (`index_build`)
+    leaves out unread the files the index proves hold no matching row (an empty list);
+    `index=False` reads every file's filters.
     """
     path = _path(source)
     dnf = _dnf(filters) or []
     if not _sbbf.is_remote_url(path) and os.path.isfile(path):
         return _sbbf.row_groups(path, dnf, True)
-    return dict(_sbbf.row_groups_source(path, dnf))
+    kept, warning = _sbbf.row_groups_source(path, dnf, True, index)
+    if warning:
+        warnings.warn(warning, stacklevel=2)
+    return dict(kept)
 
 
 _DATASET_OPTIONS = (
@@ -179,17 +185,27 @@ _DATASET_OPTIONS = (
 )
 
 
-def _remote_keep(url: str, dnf: Any) -> Any:
-    """For the fragments of a dataset at the object-store `url` (pyarrow names them
-    `bucket/key`): the row groups the filters keep, through the library's store; `None` (read
-    whole) for a file it did not answer."""
-    scheme = url.split("://", 1)[0]
+def _source_keep(url: str, dnf: Any, local: bool = False) -> Any:
+    """For the fragments of a dataset at `url` (a local directory, or an object-store URL,
+    whose fragments pyarrow names `bucket/key`): the row groups the filters keep, through the
+    library's source and the table's index; `None` (read whole) for a file it did not
+    answer."""
     try:
-        kept = dict(_sbbf.row_groups_source(url, dnf, False))
+        found, warning = _sbbf.row_groups_source(url, dnf, False, True)
     except Error as e:
         warnings.warn(f"sbbf cannot prune {url} ({e}); its row groups are read whole",
                       stacklevel=3)
-        kept = {}
+        found, warning = [], None
+    if warning:
+        warnings.warn(warning, stacklevel=3)
+    if local:
+        kept = {os.path.abspath(f): rgs for f, rgs in found}
+
+        def keep(frag: Any) -> Optional[List[int]]:
+            return kept.get(os.path.abspath(frag.path))
+        return keep
+    scheme = url.split("://", 1)[0]
+    kept = dict(found)
 
     def keep(frag: Any) -> Optional[List[int]]:
         return kept.get(f"{scheme}://{frag.path}")
@@ -222,11 +238,15 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     keep = None
     if dnf is not None and isinstance(inner, ds.FileSystemDataset):
         if isinstance(inner.filesystem, pa.fs.LocalFileSystem):
-            def keep(frag):
-                return _sbbf.row_groups(frag.path, dnf)
+            if isinstance(source, (str, os.PathLike)) and os.path.isdir(_path(source)):
+                # One pass over the directory, with its table index when it has one.
+                keep = _source_keep(_path(source), dnf, local=True)
+            else:
+                def keep(frag):
+                    return _sbbf.row_groups(frag.path, dnf)
         elif isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs and \
                 _sbbf.is_remote_url(_path(source)):
-            keep = _remote_keep(_path(source), dnf)
+            keep = _source_keep(_path(source), dnf)
     if keep is not None:
         fragments = []
         for frag in inner.get_fragments():

@@ -26,9 +26,13 @@ def row_groups(
     (`strict`: a column the file lacks raises)."""
 
 def row_groups_source(
-    source: str, filters: Sequence[Sequence[Tuple[Any, str, Any]]]
-) -> List[Tuple[str, List[int]]]:
-    """`(file, row groups)` for every file a directory, glob or URL names."""
+    source: str,
+    filters: Sequence[Sequence[Tuple[Any, str, Any]]],
+    strict: bool = True,
+    use_index: bool = True,
+) -> Tuple[List[Tuple[str, List[int]]], Optional[str]]:
+    """`(file, row groups)` for every file a directory, glob or URL names, and a warning
+    about an unusable index."""
 
 def add_json(
     input: str,
