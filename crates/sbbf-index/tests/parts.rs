@@ -89,7 +89,7 @@ async fn merged_parts_answer_as_one_build() {
         },
     ] {
         build(&root, &options).await.unwrap();
-        let (one, _) = root.load_whole().await.unwrap().unwrap();
+        let (one, one_bytes) = root.load_whole().await.unwrap().unwrap();
         let one_id = answers(&root, "id").await;
         let one_name = answers(&root, "name").await;
         std::fs::remove_file(&index).unwrap();
@@ -106,7 +106,14 @@ async fn merged_parts_answer_as_one_build() {
                 (r.files_stale, r.files_gone, r.files_not_covered),
                 (0, 0, 0)
             );
-            let (merged, _) = root.load_whole().await.unwrap().unwrap();
+            let (merged, merged_bytes) = root.load_whole().await.unwrap().unwrap();
+            // Byte for byte the one-process index: the same groups, and the same directory
+            // but for the time it was written.
+            let at = one.trailer.dir_offset as usize;
+            assert_eq!(one_bytes[..at], merged_bytes[..at], "{tasks} tasks");
+            let mut same_time = merged.directory.clone();
+            same_time.created_ms = one.directory.created_ms;
+            assert_eq!(same_time, one.directory);
             let (a, b) = (&one.directory, &merged.directory);
             assert_eq!(a.files, b.files);
             assert_eq!(a.types.len(), b.types.len());
