@@ -285,3 +285,33 @@ async fn mismatched_parts_are_refused_with_the_reason() {
     let r = merge(&root, &two("b.sbbfpart")).await.unwrap();
     assert_eq!(r.files_covered, 40);
 }
+
+/// Every prefix of a part, and the part with any one byte changed, is refused (or, where the
+/// change falls in bytes no check covers, read as a part); nothing panics.
+#[tokio::test(flavor = "multi_thread")]
+async fn damaged_parts_are_refused_never_trusted() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    table(&dir);
+    let root = Root::open(dir.to_str().unwrap()).unwrap().unwrap();
+    let out = td.path().join("a.sbbfpart");
+    build_part(&root, &names(6), &BuildOptions::default(), &out)
+        .await
+        .unwrap();
+    let good = bytes::Bytes::from(std::fs::read(&out).unwrap());
+    assert!(sbbf_index::part::parse_part(good.clone()).is_ok());
+    for n in 0..good.len() {
+        assert!(
+            sbbf_index::part::parse_part(good.slice(..n)).is_err(),
+            "prefix {n}"
+        );
+    }
+    let mut accepted = 0;
+    for k in 0..good.len() {
+        let mut b = good.to_vec();
+        b[k] ^= 0x20;
+        accepted += usize::from(sbbf_index::part::parse_part(b.into()).is_ok());
+    }
+    // Every byte is under a checksum or a check but the header's reserved bytes.
+    assert!(accepted <= 4, "{accepted} changed bytes accepted");
+}
