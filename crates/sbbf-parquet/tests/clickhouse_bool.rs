@@ -159,6 +159,11 @@ fn boolean_filters_are_still_not_written() {
     let e = sbbf_parquet::write::add_filters(&fixture(), &out, &opts, &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().contains("BOOLEAN"), "{e}");
     assert!(!out.exists());
+    // Nor from Arrow arrays (the Python package's writer).
+    let pq = ParquetFile::open(std::fs::File::open(fixture()).unwrap()).unwrap();
+    let col = &pq.columns()[pq.column_index("odd").unwrap()];
+    let a = BooleanArray::from(vec![true, false]);
+    assert!(sbbf_parquet::build::arrow_hashes(&a, col).is_err());
 }
 
 /// parquet-java writes a 32-byte filter on BOOLEAN columns with no bit set

@@ -303,6 +303,10 @@ fn emit_converted(
     match (v, col.kind) {
         // One byte, 0x00 or 0x01: how arrow-rs and ClickHouse hash BOOLEAN values (the PLAIN
         // form; Parquet's spec defines no BOOLEAN filter, so no other form exists).
+        // Writing one stays refused: parquet-java and Arrow C++ write none (and read none).
+        (Scalar::Bool(_), K::Boolean) if intent == Intent::Store => {
+            maybe("no BOOLEAN filter is written (parquet-java and Arrow C++ read none)")
+        }
         (Scalar::Bool(b), K::Boolean) => {
             out(&[u8::from(b)]);
             Outcome::Stored
