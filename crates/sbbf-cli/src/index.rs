@@ -17,7 +17,8 @@ use sbbf_parquet::{Encoded, IoStats};
 /// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
 /// the index rules out in a few reads instead of reading every file.
 ///
-/// The index reads footers and filters only, never data pages. Entries keep each row group's
+/// The index reads footers and filters only, never data pages (but with --build-missing, the
+/// pages of the chunks it builds filters for). Entries keep each row group's
 /// filter at its size (the index answers exactly as the files do) unless --fpp lets them be
 /// folded to a smaller size whose estimated false-positive rate stays at or below it. Files
 /// added, changed or removed after the build are never answered from the index: they are
@@ -93,6 +94,8 @@ struct BuildArgs {
     /// Index only the files LIST names (one per line, relative to PATH as
     /// `sbbf index inspect` shows them; `-` reads standard input) and write a part to OUT
     /// instead of the index: one worker's share of a build that `sbbf index merge` completes.
+    /// The worker lists PATH once (the sizes and modification times or ETags a probe compares
+    /// are the listing's) and reads only the files named.
     #[arg(long, value_name = "LIST", requires = "part")]
     files_from: Option<String>,
     /// Build the filters row groups lack for the -c columns from their data (as `sbbf add`
