@@ -17,12 +17,12 @@ use sbbf_parquet::{Encoded, IoStats};
 /// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
 /// the index rules out in a few reads instead of reading every file.
 ///
-/// The index reads footers and filters only, never data pages (but with --build-missing, the
-/// pages of the chunks it builds filters for). Entries keep each row group's
-/// filter at its size (the index answers exactly as the files do) unless --fpp lets them be
-/// folded to a smaller size whose estimated false-positive rate stays at or below it. Files
-/// added, changed or removed after the build are never answered from the index: they are
-/// probed directly (`sbbf index update` brings it up to date, reading only those files).
+/// The index reads footers and filters only, never data pages (with --build-missing: also
+/// the pages of the chunks it builds filters for). Entries keep each row group's filter at
+/// its size (the index answers exactly as the files do) unless --fpp lets them be folded to a
+/// smaller size whose estimated false-positive rate stays at or below it. Files added,
+/// changed or removed after the build are never answered from the index: they are probed
+/// directly (`sbbf index update` brings it up to date, reading only those files).
 /// `sbbf probe` uses the index when its PATH is the table root itself: the directory, or the
 /// object-store prefix ending in / (`--no-index` reads every file).
 ///
