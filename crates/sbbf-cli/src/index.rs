@@ -234,16 +234,17 @@ async fn build(a: BuildArgs) -> u8 {
     }
 }
 
-/// The lines of LIST (`-`: standard input), blank ones skipped.
+/// The lines of LIST (`-`: standard input), empty ones skipped.
 fn read_list(list: &str) -> std::io::Result<Vec<String>> {
     let text = if list == "-" {
         std::io::read_to_string(std::io::stdin())?
     } else {
         std::fs::read_to_string(list)?
     };
+    // Names are taken as they are (a name may end in a space); only a CR of CRLF lines goes.
     Ok(text
         .lines()
-        .map(str::trim_end)
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .filter(|l| !l.is_empty())
         .map(String::from)
         .collect())
