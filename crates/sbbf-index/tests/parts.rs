@@ -247,6 +247,14 @@ async fn mismatched_parts_are_refused_with_the_reason() {
     manifest[n - 30] ^= 0x01; // the manifest
     std::fs::write(part("manifest.sbbfpart"), &manifest).unwrap();
     std::fs::write(part("short.sbbfpart"), &bytes[..bytes.len() - 9]).unwrap();
+    // Another part format version (the part trailer's), another index format version (the
+    // embedded index's header).
+    let mut v2 = bytes.clone();
+    v2[n - 12..n - 8].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(part("v2.sbbfpart"), &v2).unwrap();
+    let mut iv2 = bytes.clone();
+    iv2[8..12].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(part("iv2.sbbfpart"), &iv2).unwrap();
     std::fs::write(part("foreign.sbbfpart"), b"PAR1 not a part at all PAR1").unwrap();
     let two = |b: &str| vec![part("a.sbbfpart"), part(b)];
 
