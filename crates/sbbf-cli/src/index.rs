@@ -17,11 +17,12 @@ use sbbf_parquet::{Encoded, IoStats};
 /// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
 /// the index rules out in a few reads instead of reading every file.
 ///
-/// The index reads footers and filters only, never data pages. Entries keep each row group's
-/// filter at its size (the index answers exactly as the files do) unless --fpp lets them be
-/// folded to a smaller size whose estimated false-positive rate stays at or below it. Files
-/// added, changed or removed after the build are never answered from the index: they are
-/// probed directly (`sbbf index update` brings it up to date, reading only those files).
+/// The index reads footers and filters only, never data pages (with --build-missing: also
+/// the pages of the chunks it builds filters for). Entries keep each row group's filter at
+/// its size (the index answers exactly as the files do) unless --fpp lets them be folded to a
+/// smaller size whose estimated false-positive rate stays at or below it. Files added,
+/// changed or removed after the build are never answered from the index: they are probed
+/// directly (`sbbf index update` brings it up to date, reading only those files).
 /// `sbbf probe` uses the index when its PATH is the table root itself: the directory, or the
 /// object-store prefix ending in / (`--no-index` reads every file).
 ///
@@ -93,6 +94,8 @@ struct BuildArgs {
     /// Index only the files LIST names (one per line, relative to PATH as
     /// `sbbf index inspect` shows them; `-` reads standard input) and write a part to OUT
     /// instead of the index: one worker's share of a build that `sbbf index merge` completes.
+    /// The worker lists PATH once (the sizes and modification times or ETags a probe compares
+    /// are the listing's) and reads only the files named.
     #[arg(long, value_name = "LIST", requires = "part")]
     files_from: Option<String>,
     /// Build the filters row groups lack for the -c columns from their data (as `sbbf add`
@@ -225,16 +228,17 @@ async fn build(a: BuildArgs) -> u8 {
     }
 }
 
-/// The lines of LIST (`-`: standard input), blank ones skipped.
+/// The lines of LIST (`-`: standard input), empty ones skipped.
 fn read_list(list: &str) -> std::io::Result<Vec<String>> {
     let text = if list == "-" {
         std::io::read_to_string(std::io::stdin())?
     } else {
         std::fs::read_to_string(list)?
     };
+    // Names are taken as they are (a name may end in a space); only a CR of CRLF lines goes.
     Ok(text
         .lines()
-        .map(str::trim_end)
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .filter(|l| !l.is_empty())
         .map(String::from)
         .collect())

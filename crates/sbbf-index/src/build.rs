@@ -52,42 +52,42 @@ impl Default for BuildOptions {
     }
 }
 
-/// What a build or update did.
+/// What a build or update did. Fields are declared in sorted order (the JSON report's).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct BuildReport {
-    /// Where the index was written.
-    pub index: String,
-    /// Files in the table (the listing).
-    pub files: usize,
-    /// Files whose footers and filters were read.
-    pub files_read: usize,
-    /// Files whose entries were kept from the old index (update).
-    pub files_kept: usize,
-    /// Files the old index had that are gone (update).
-    pub files_gone: usize,
+    /// Column chunks whose filter could not be built (left not covered), with the reason.
+    pub build_failed: Vec<(String, String)>,
+    /// Bytes read of the table's files (summed over files).
+    pub bytes_read: u64,
+    /// Per column: entries, groups.
+    pub columns: Vec<ColumnReport>,
+    /// Bytes of column chunks' pages read to build filters (included in `bytes_read`).
+    pub data_bytes: u64,
+    /// Requests made to read column chunks' pages to build filters (included in
+    /// `requests`).
+    pub data_requests: u64,
     /// Files that could not be read, with the reason (they are always probed directly).
     pub failed: Vec<(String, String)>,
+    /// Files in the table (the listing).
+    pub files: usize,
+    /// Files the old index had that are gone (update).
+    pub files_gone: usize,
+    /// Files whose entries were kept from the old index (update).
+    pub files_kept: usize,
+    /// Files whose footers and filters were read.
+    pub files_read: usize,
+    /// Filters built from data (`--build-missing`).
+    pub filters_built: usize,
+    /// Where the index was written.
+    pub index: String,
+    /// Bytes of the index written.
+    pub index_bytes: u64,
     /// Local files (and objects without an ETag) modified less than 2 s before the listing:
     /// not covered, since a change within the clock's tick would not show (`update` reads
     /// them again).
     pub racy: usize,
-    /// Requests, bytes and waves (summed over files) of reading the table's files.
+    /// Requests made to read the table's files (summed over files).
     pub requests: u64,
-    /// See `requests`.
-    pub bytes_read: u64,
-    /// Bytes of the index written.
-    pub index_bytes: u64,
-    /// Per column: entries, groups.
-    pub columns: Vec<ColumnReport>,
-    /// Filters built from data (`--build-missing`).
-    pub filters_built: usize,
-    /// Column chunks whose filter could not be built (left not covered), with the reason.
-    pub build_failed: Vec<(String, String)>,
-    /// Requests and bytes of reading column chunks' pages to build filters (included in
-    /// `requests` and `bytes_read`).
-    pub data_requests: u64,
-    /// See `data_requests`.
-    pub data_bytes: u64,
 }
 
 /// One column of a [`BuildReport`].
@@ -108,10 +108,10 @@ pub struct ColumnReport {
 pub struct GroupReport {
     /// Blocks (32 bytes each) of every entry.
     pub blocks: u32,
-    /// Entries.
-    pub entries: usize,
     /// Bytes of the group's section.
     pub bytes: u64,
+    /// Entries.
+    pub entries: usize,
     /// The largest estimated FPP of an entry.
     pub max_fpp: f64,
 }

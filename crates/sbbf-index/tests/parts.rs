@@ -89,7 +89,7 @@ async fn merged_parts_answer_as_one_build() {
         },
     ] {
         build(&root, &options).await.unwrap();
-        let (one, _) = root.load_whole().await.unwrap().unwrap();
+        let (one, one_bytes) = root.load_whole().await.unwrap().unwrap();
         let one_id = answers(&root, "id").await;
         let one_name = answers(&root, "name").await;
         std::fs::remove_file(&index).unwrap();
@@ -106,7 +106,14 @@ async fn merged_parts_answer_as_one_build() {
                 (r.files_stale, r.files_gone, r.files_not_covered),
                 (0, 0, 0)
             );
-            let (merged, _) = root.load_whole().await.unwrap().unwrap();
+            let (merged, merged_bytes) = root.load_whole().await.unwrap().unwrap();
+            // Byte for byte the one-process index: the same groups, and the same directory
+            // but for the time it was written.
+            let at = one.trailer.dir_offset as usize;
+            assert_eq!(one_bytes[..at], merged_bytes[..at], "{tasks} tasks");
+            let mut same_time = merged.directory.clone();
+            same_time.created_ms = one.directory.created_ms;
+            assert_eq!(same_time, one.directory);
             let (a, b) = (&one.directory, &merged.directory);
             assert_eq!(a.files, b.files);
             assert_eq!(a.types.len(), b.types.len());
@@ -240,6 +247,14 @@ async fn mismatched_parts_are_refused_with_the_reason() {
     manifest[n - 30] ^= 0x01; // the manifest
     std::fs::write(part("manifest.sbbfpart"), &manifest).unwrap();
     std::fs::write(part("short.sbbfpart"), &bytes[..bytes.len() - 9]).unwrap();
+    // Another part format version (the part trailer's), another index format version (the
+    // embedded index's header).
+    let mut v2 = bytes.clone();
+    v2[n - 12..n - 8].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(part("v2.sbbfpart"), &v2).unwrap();
+    let mut iv2 = bytes.clone();
+    iv2[8..12].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(part("iv2.sbbfpart"), &iv2).unwrap();
     std::fs::write(part("foreign.sbbfpart"), b"PAR1 not a part at all PAR1").unwrap();
     let two = |b: &str| vec![part("a.sbbfpart"), part(b)];
 
@@ -277,4 +292,34 @@ async fn mismatched_parts_are_refused_with_the_reason() {
     // The parts that belong together merge.
     let r = merge(&root, &two("b.sbbfpart")).await.unwrap();
     assert_eq!(r.files_covered, 40);
+}
+
+/// Every prefix of a part, and the part with any one byte changed, is refused (or, where the
+/// change falls in bytes no check covers, read as a part); nothing panics.
+#[tokio::test(flavor = "multi_thread")]
+async fn damaged_parts_are_refused_never_trusted() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    table(&dir);
+    let root = Root::open(dir.to_str().unwrap()).unwrap().unwrap();
+    let out = td.path().join("a.sbbfpart");
+    build_part(&root, &names(6), &BuildOptions::default(), &out)
+        .await
+        .unwrap();
+    let good = bytes::Bytes::from(std::fs::read(&out).unwrap());
+    assert!(sbbf_index::part::parse_part(good.clone()).is_ok());
+    for n in 0..good.len() {
+        assert!(
+            sbbf_index::part::parse_part(good.slice(..n)).is_err(),
+            "prefix {n}"
+        );
+    }
+    let mut accepted = 0;
+    for k in 0..good.len() {
+        let mut b = good.to_vec();
+        b[k] ^= 0x20;
+        accepted += usize::from(sbbf_index::part::parse_part(b.into()).is_ok());
+    }
+    // Every byte is under a checksum or a check but the header's reserved bytes.
+    assert!(accepted <= 4, "{accepted} changed bytes accepted");
 }

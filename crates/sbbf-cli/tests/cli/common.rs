@@ -19,3 +19,13 @@ pub fn sbbf(args: &[&str]) -> Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// A probe's JSON row group: each value's result (`maybe`, `absent`, `unknown`).
+pub fn results(rg: &serde_json::Value) -> Vec<String> {
+    rg["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["result"].as_str().unwrap().to_string())
+        .collect()
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use crate::common::{sbbf, text};
+use crate::common::{results, sbbf, text};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corrupt")
@@ -40,15 +40,6 @@ fn probe_json(file: &str, column: &str, values: &[String]) -> (Output, Option<Js
     let o = sbbf(&args);
     let j = serde_json::from_slice(&o.stdout).ok();
     (o, j)
-}
-
-fn results(rg: &Json) -> Vec<String> {
-    rg["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["result"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

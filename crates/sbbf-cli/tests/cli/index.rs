@@ -772,3 +772,79 @@ fn build_missing_builds_only_what_lacks_a_filter() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("-c COLUMN"), "{}", text(&o.stderr));
 }
+
+/// Parts and `--build-missing` on the S3 test server: parts built over an object-store root,
+/// merged with one PUT, answer as `--no-index`; the one file without a filter on `name` gets
+/// one built from its chunk's pages (one ranged GET of exactly those bytes).
+#[test]
+fn s3_parts_and_build_missing() {
+    let moto = sbbf_testkit::moto::Moto::start();
+    moto.create_bucket("pxs");
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 12);
+    moto.upload_dir("pxs", "t", &dir);
+    moto.upload_dir("pxs", "t/part=1", &dir.join("part=1"));
+    let url = "s3://pxs/t/";
+    let files = relative_files(&dir);
+    let mut parts = Vec::new();
+    for (k, share) in [&files[..5], &files[5..]].iter().enumerate() {
+        let list = td.path().join(format!("s{k}.txt"));
+        std::fs::write(&list, share.join("\n")).unwrap();
+        let out = td.path().join(format!("s{k}.sbbfpart"));
+        let args = ["index", "build", url, "-c", "name", "--build-missing"];
+        let mut args = args.to_vec();
+        args.extend(["--files-from", list.to_str().unwrap()]);
+        args.extend(["--part", out.to_str().unwrap(), "--format", "json"]);
+        let o = sbbf_s3(&moto, &args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // f007 (without a filter on `name`) is in the second share.
+        let built = if k == 1 { 1 } else { 0 };
+        assert_eq!(r["filters_built"], built, "{r}");
+        assert_eq!(r["data_requests"], built, "{r}");
+        parts.push(out.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["index", "merge", url];
+    args.extend(parts.iter().map(String::as_str));
+    args.extend(["--format", "json"]);
+    let o = sbbf_s3(&moto, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["files_covered"], 12, "{r}");
+    // Every file is covered for `name`, f007 too (its built filter): only false positives
+    // are read directly for an absent name.
+    let o = sbbf_s3(&moto, &["probe", url, "name", "name-99999999", "--stats"]);
+    let shown = text(&o.stdout);
+    let line = shown.lines().find(|l| l.starts_with("index: ")).unwrap();
+    assert!(
+        line.contains("0 not covered") && answered(line) >= 8,
+        "{line}"
+    );
+    // Present values are found where they are, as without the index.
+    for v in ["name-7005", "name-3005", "name-11005"] {
+        let with = sbbf_s3(&moto, &["probe", url, "name", v, "--format", "json"]);
+        let without = sbbf_s3(
+            &moto,
+            &["probe", url, "name", v, "--format", "json", "--no-index"],
+        );
+        let maybe_in = |o: &Output| -> Vec<String> {
+            text(&o.stdout)
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .filter(|j| {
+                    j["row_groups"].as_array().is_some_and(|rgs| {
+                        rgs.iter().any(|rg| rg["values"][0]["result"] != "absent")
+                    })
+                })
+                .map(|j| j["file"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let (a, b) = (maybe_in(&with), maybe_in(&without));
+        // The index may rule out f007's row groups without the value; the file holding it
+        // is "maybe" both ways.
+        let holder = format!("f{:03}.parquet", v[5..].parse::<usize>().unwrap() / 1000);
+        assert!(a.iter().any(|f| f.ends_with(&holder)), "{v}: {a:?}");
+        assert!(a.iter().all(|f| b.contains(f)), "{v}: {a:?} vs {b:?}");
+    }
+}

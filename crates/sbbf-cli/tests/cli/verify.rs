@@ -137,3 +137,79 @@ fn a_chunk_with_an_unusable_filter_is_not_counted_as_verified() {
         text(&o.stderr)
     );
 }
+
+/// ClickHouse's BOOLEAN filters (`testdata/clickhouse/bool_filters.parquet`): probed (typed
+/// and `--hex`), verified, and indexed, with the answers the file was made to give (`always`
+/// holds only true; `small` only false after row group 0).
+#[test]
+fn clickhouse_boolean_filters_are_probed_verified_and_indexed() {
+    let file = repo().join("testdata/clickhouse/bool_filters.parquet");
+    let f = file.to_str().unwrap();
+    let rows = |args: &[&str]| -> (Option<i32>, Vec<Vec<String>>) {
+        let mut a = vec!["probe", f];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["--format", "json"]);
+        let o = sbbf(&a);
+        let j: Json = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{args:?}: {}", text(&o.stderr)));
+        let per_rg = j["row_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(crate::common::results)
+            .collect();
+        (o.status.code(), per_rg)
+    };
+    let all = |r: &str| vec![vec![r.to_string()]; 4];
+    assert_eq!(rows(&["always", "false"]), (Some(1), all("absent")));
+    assert_eq!(rows(&["always", "--hex", "00"]), (Some(1), all("absent")));
+    assert_eq!(rows(&["always", "true"]), (Some(0), all("maybe")));
+    let (code, small) = rows(&["small", "true"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(small[0], vec!["maybe"]);
+    assert!(small[1..].iter().all(|v| v == &vec!["absent"]), "{small:?}");
+    // A value a boolean cannot be is an input error.
+    let o = sbbf(&["probe", f, "odd", "maybe"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = sbbf(&["verify", f, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let bools = j["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["column"] != "id")
+        .inspect(|c| assert_eq!(c["false_negatives"], 0, "{c}"))
+        .count();
+    assert_eq!(bools, 16, "{j}");
+
+    // Indexed: the index answers as the file does.
+    let td = tempfile::tempdir().unwrap();
+    let copy = td.path().join("ch.parquet");
+    std::fs::copy(&file, &copy).unwrap();
+    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&copy)
+        .unwrap()
+        .set_modified(ago)
+        .unwrap();
+    let d = td.path().to_str().unwrap();
+    let o = sbbf(&["index", "build", d, "-c", "always", "-c", "small"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for (col, v) in [("always", "false"), ("always", "true"), ("small", "true")] {
+        let with = sbbf(&["probe", d, col, v]);
+        let without = sbbf(&["probe", d, col, v, "--no-index"]);
+        assert_eq!(text(&with.stdout), text(&without.stdout), "{col} {v}");
+        assert_eq!(with.status.code(), without.status.code());
+        if (col, v) == ("always", "false") {
+            let shown = text(&sbbf(&["probe", d, col, v, "--stats"]).stdout);
+            let stats = shown.split_once("index: ").map_or("", |(_, s)| s);
+            assert!(
+                stats.starts_with("1 of 1 file(s) answered by the index"),
+                "{stats}"
+            );
+        }
+    }
+}

@@ -10,6 +10,11 @@ use crate::ParquetFile;
 use parquet::file::reader::ChunkReader;
 use std::collections::HashMap;
 
+/// The writers (`created_by` prefixes) whose BOOLEAN filters hold each value as one byte,
+/// 0x00 or 0x01: ClickHouse (checked on ClickHouse 26.9's files) and arrow-rs (its writer
+/// hashes a `bool` by its one byte, and its reader checks so).
+const BOOLEAN_FILTER_WRITERS: [&str; 2] = ["ClickHouse", "parquet-rs"];
+
 impl<R: ChunkReader> ParquetFile<R> {
     /// Probes leaf `column` for `values` in every row group.
     ///
@@ -104,7 +109,33 @@ impl<R> ParquetFile<R> {
         for (rg, reason) in self.footer_conflicts(column) {
             job.invalidate(rg, reason);
         }
+        if let Some(reason) = self.untrusted_boolean_filters(column) {
+            for rg in 0..self.metadata().num_row_groups() {
+                job.invalidate(rg, reason.clone());
+            }
+        }
         job
+    }
+
+    /// Why the BOOLEAN filters of leaf `column` cannot be used, if it is BOOLEAN and its writer
+    /// is not one known to hash each value as one byte (0x00, 0x01). Parquet's spec defines no
+    /// BOOLEAN filter: ClickHouse and arrow-rs write them so (and arrow-rs reads them so), but
+    /// parquet-java writes an empty one (every value "absent"), and another writer may hash
+    /// some other form. Only the known ones are read.
+    pub(crate) fn untrusted_boolean_filters(&self, column: usize) -> Option<String> {
+        let ty = self.columns().get(column)?;
+        if ty.physical != parquet::basic::Type::BOOLEAN {
+            return None;
+        }
+        let by = self.metadata().file_metadata().created_by().unwrap_or("");
+        if BOOLEAN_FILTER_WRITERS.iter().any(|w| by.starts_with(w)) {
+            return None;
+        }
+        Some(format!(
+            "a BOOLEAN filter written by {}: Parquet defines none, and only {}'s are known to hold values as one byte",
+            if by.is_empty() { "an unnamed writer" } else { by },
+            BOOLEAN_FILTER_WRITERS.join("'s and ")
+        ))
     }
 
     /// A job answering, per row group, whether any value of a set may be in leaf `column`,

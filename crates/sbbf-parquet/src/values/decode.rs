@@ -2,7 +2,7 @@
 //! and for building filters). Decoding is the `parquet` crate's: every encoding and
 //! compression it reads; nulls are skipped, as writers never insert them.
 
-use crate::{BuildError, Error, ReadError};
+use crate::{Error, ReadError};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::AsBytes;
 use parquet::file::reader::FileReader;
@@ -47,12 +47,9 @@ pub fn for_each_value(
         }};
     }
     match reader {
-        ColumnReader::BoolColumnReader(_) => {
-            return Err(BuildError::Boolean {
-                column: rg.metadata().column(column).column_path().string(),
-            }
-            .into())
-        }
+        // One byte per value (0x00, 0x01), as arrow-rs and ClickHouse hash them for the
+        // BOOLEAN filters they write (`verify`; building BOOLEAN filters stays refused).
+        ColumnReader::BoolColumnReader(r) => drain!(r, Vec::<bool>::new()),
         ColumnReader::Int32ColumnReader(r) => drain!(r, Vec::<i32>::new()),
         ColumnReader::Int64ColumnReader(r) => drain!(r, Vec::<i64>::new()),
         ColumnReader::Int96ColumnReader(r) => drain!(r, Vec::<parquet::data_type::Int96>::new()),

@@ -17,8 +17,10 @@
 //!   without an exact form in that width never stored; under SQL equality `0.0` also matches
 //!   `-0.0` and NaN is never ruled out;
 //! - FIXED_LEN_BYTE_ARRAY values of exactly the column's length;
-//! - what filters cannot decide (BOOLEAN, a time-zone mismatch, a conversion the engine's cast
-//!   rules decide) is "always maybe", never "absent".
+//! - BOOLEAN as one byte, 0x00 or 0x01 (Parquet's spec defines no BOOLEAN filter; ClickHouse
+//!   and arrow-rs write one so, and arrow-rs reads it so);
+//! - what filters cannot decide (a time-zone mismatch, a conversion the engine's cast rules
+//!   decide) is "always maybe", never "absent".
 
 use crate::format::column::{ColumnType, Unit, ValueKind};
 use parquet::basic::Type as PhysicalType;
@@ -30,7 +32,7 @@ use parquet::basic::Type as PhysicalType;
 /// to the column's stored representation when the conversion is exact.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Literal {
-    /// A boolean (BOOLEAN columns have no filters: never prunes).
+    /// A boolean (a BOOLEAN column's filter, where a writer wrote one, holds it as one byte).
     Bool(bool),
     /// Any integer type, signed or unsigned.
     Int(i128),
@@ -299,7 +301,19 @@ fn emit_converted(
         v => v,
     };
     match (v, col.kind) {
-        (Scalar::Bool(_), _) | (_, K::Boolean) => maybe("BOOLEAN has no Bloom filter"),
+        // One byte, 0x00 or 0x01: how arrow-rs and ClickHouse hash BOOLEAN values (the PLAIN
+        // form; Parquet's spec defines no BOOLEAN filter, so no other form exists).
+        // Writing one stays refused: parquet-java and Arrow C++ write none (and read none).
+        (Scalar::Bool(_), K::Boolean) if intent == Intent::Store => {
+            maybe("no BOOLEAN filter is written (parquet-java and Arrow C++ read none)")
+        }
+        (Scalar::Bool(b), K::Boolean) => {
+            out(&[u8::from(b)]);
+            Outcome::Stored
+        }
+        (Scalar::Bool(_), _) | (_, K::Boolean) => {
+            maybe("only a boolean is compared with a BOOLEAN column by its filter")
+        }
         (Scalar::Other(why), _) => maybe(why),
 
         (Scalar::Int(i), K::Int { .. }) => int(col, i, out),

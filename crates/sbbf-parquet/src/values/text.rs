@@ -72,9 +72,6 @@ pub fn encode_text(
     text: &str,
     opts: EncodeOptions,
 ) -> Result<Encoded, ValueError> {
-    if col.physical == PhysicalType::BOOLEAN {
-        return Err(boolean(col, text));
-    }
     match opts.input {
         InputMode::Typed => Ok(match parse_text(col, text)? {
             Parsed::Literal(lit) => stored::encode(col, &lit, opts.exact_bits),
@@ -83,6 +80,8 @@ pub fn encode_text(
         InputMode::Hex => {
             let bytes = parse_hex(text).ok_or_else(|| fail(col, text, "hex digits"))?;
             let width = match col.physical {
+                // PLAIN BOOLEAN is one byte per value as filters hash it (0x00, 0x01).
+                PhysicalType::BOOLEAN => Some(1),
                 PhysicalType::INT32 | PhysicalType::FLOAT => Some(4),
                 PhysicalType::INT64 | PhysicalType::DOUBLE => Some(8),
                 PhysicalType::INT96 => Some(12),
@@ -131,20 +130,18 @@ pub fn encode_text(
     }
 }
 
-fn boolean(col: &ColumnType, text: &str) -> ValueError {
-    fail(
-        col,
-        text,
-        "BOOLEAN columns cannot have Bloom filters in Parquet; nothing to probe",
-    )
-}
-
 /// Reads `text` by the column's logical type: the literal it means, or a value the column can
 /// never hold (finer than nanoseconds, more digits than any decimal holds).
 pub(crate) fn parse_text(col: &ColumnType, text: &str) -> Result<Parsed, ValueError> {
     let lit = |l: Literal| Ok(Parsed::Literal(l));
     match col.kind {
-        ValueKind::Boolean => Err(boolean(col, text)),
+        // Parquet's spec gives BOOLEAN no filter, but ClickHouse (and arrow-rs) write one,
+        // each value hashed as one byte: read as arrow-rs reads them.
+        ValueKind::Boolean => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" => lit(Literal::Bool(true)),
+            "false" | "0" => lit(Literal::Bool(false)),
+            _ => Err(fail(col, text, "true or false (or 1 or 0)")),
+        },
         ValueKind::Int { signed, .. } => match text.trim().parse::<i128>() {
             Ok(v) => lit(Literal::Int(v)),
             Err(_) => Err(fail(

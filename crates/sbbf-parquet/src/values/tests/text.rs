@@ -277,9 +277,19 @@ fn raw_modes_and_boolean() {
         Encoded::Candidates(vec![vec![7, 0, 0, 0]])
     );
     assert!(encode_text(&d, "0x07", hex).is_err());
+    // BOOLEAN as arrow-rs hashes it for the filters ClickHouse writes: one byte.
     let b = col(P::BOOLEAN, ValueKind::Boolean, 0);
-    let e = encode_text(&b, "true", EncodeOptions::default()).unwrap_err();
-    assert!(e.to_string().contains("BOOLEAN"));
+    for (t, byte) in [("true", 1u8), ("FALSE", 0), ("1", 1), ("0", 0)] {
+        let e = encode_text(&b, t, EncodeOptions::default()).unwrap();
+        assert_eq!(e, Encoded::Candidates(vec![vec![byte]]), "{t}");
+    }
+    assert_eq!(
+        encode_text(&b, "01", hex).unwrap(),
+        Encoded::Candidates(vec![vec![1]])
+    );
+    assert!(encode_text(&b, "0001", hex).is_err());
+    let e = encode_text(&b, "yes", EncodeOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("BOOLEAN"), "{e}");
 }
 
 #[test]
