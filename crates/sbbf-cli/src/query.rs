@@ -46,11 +46,14 @@ pub struct QueryArgs {
     /// (pruned the same way). Repeat for more tables.
     #[arg(long = "table", value_name = "NAME=PATH")]
     tables: Vec<String>,
-    /// Output format: a table, or one JSON object per result row.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: `text`, a table; `json`, one JSON object per result row (per line).
+    #[arg(long, value_enum, default_value_t = Format::Text, hide_possible_values = true)]
     format: Format,
-    /// After the rows, print one JSON line on standard error: row groups in PATH, skipped by
-    /// the Bloom filters, by statistics, and read; with --table, the same for every table
+    /// After the rows, print one JSON line on standard error: the row groups in PATH and
+    /// what became of each, adding up to that total: left out by the listing (partition
+    /// filters), skipped by min/max statistics (checked first: those cost no filter read), by
+    /// the Bloom filters, by a LIMIT, in files the scan never opened, and read; with --table,
+    /// the same for every table
     /// under "tables". Where a join's keys reached a table's filters: "join_keys" (K) and
     /// "expected_survivors", the chance 1 - (1 - p)^K that a row group holding none of the keys
     /// is still read, for filters of FPP p = 1 %, 0.1 %, 0.01 % (`sbbf add --fpp` or

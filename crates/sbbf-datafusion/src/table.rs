@@ -6,19 +6,26 @@ use crate::expr::predicate;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
-use datafusion::common::{Result, Statistics};
+use datafusion::common::{DFSchema, Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl, PartitionedFile,
 };
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
-use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::parquet::{
+    apply_file_schema_type_coercions, ParquetAccessPlan, ParquetFileMetrics,
+    RowGroupAccessPlanFilter,
+};
 use datafusion::datasource::physical_plan::{
     FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource,
 };
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::TableProvider;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::parquet::arrow::parquet_to_arrow_schema;
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
@@ -62,6 +69,15 @@ pub mod metric {
     pub const TABLE: &str = "sbbf_table";
     /// The label of [`TABLE`] that holds the table's name.
     pub const TABLE_LABEL: &str = "table";
+    /// Row groups of the files handed to the scan (after the listing's partition pruning),
+    /// counted once each when the scan is planned.
+    pub const ROW_GROUPS: &str = "sbbf_row_groups";
+    /// Row groups skipped by min/max statistics before our filters are read (DataFusion's
+    /// own statistics pruning, run first so those row groups cost no filter read).
+    pub const PRUNED_STATISTICS: &str = "row_groups_pruned_statistics_sbbf";
+    /// Files left out of the scan because none of their row groups can match (never
+    /// opened by DataFusion).
+    pub const FILES_PRUNED: &str = "sbbf_files_pruned";
 }
 
 /// A Parquet table (file, directory, glob or object-store prefix) whose scans skip the row
@@ -191,53 +207,70 @@ impl SbbfTable {
                 .with_label(Label::new(metric::TABLE_LABEL, name.clone()))
                 .global_counter(metric::TABLE);
         }
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        let store = state.runtime_env().object_store(&config.object_store_url)?;
+        let metrics = Metrics::new(config);
+        let files: Vec<PartitionedFile> = config
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter().cloned())
+            .collect();
         if !self.enabled {
+            // DataFusion alone; the files' row groups are still counted, so that `--stats`
+            // adds up the same way (footers from the cache the listing filled).
+            count_row_groups(&store, &cache, &files, &metrics, self.file_concurrency).await;
             return Ok(plan);
         }
-        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
         let source: Arc<dyn FileSource> = Arc::new(SbbfSource::new(
             Arc::clone(config.file_source()),
             Arc::clone(&cache),
         ));
-        let metrics = Metrics::new(config);
         // The files' own columns: a filter on a partition column (`year=2024/`) is not in
         // any file, and leaves the rest of an AND to be tested.
-        let Some(pred) = predicate(filters, config.file_schema()) else {
-            let config = FileScanConfigBuilder::from(config.clone())
-                .with_source(source)
-                .build();
-            return Ok(DataSourceExec::from_data_source(config));
+        let bloom = predicate(filters, config.file_schema());
+        // Statistics first: the row groups min/max rule out cost no filter read.
+        let stats = if state.config_options().execution.parquet.pruning {
+            StatsStep::new(state, filters, config.file_schema())
+        } else {
+            None
         };
-        let store = state.runtime_env().object_store(&config.object_store_url)?;
-        let files: Vec<PartitionedFile> = config
-            .file_groups
-            .iter()
-            .flat_map(|g| g.iter().cloned())
-            .collect();
-        let mut plans: Vec<Option<ParquetAccessPlan>> = futures::stream::iter(files)
+        let step = Step {
+            store: &store,
+            cache: &cache,
+            bloom: bloom.as_ref(),
+            stats: stats.as_ref(),
+            metrics: &metrics,
+        };
+        let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {
-                let (store, cache, pred, metrics) = (&store, &cache, &pred, &metrics);
-                async move { file_plan(store, cache, &f, pred, metrics).await }
+                let step = &step;
+                async move { step.plan(f).await }
             })
             .buffered(self.file_concurrency)
             .collect()
             .await;
         plans.reverse();
+        // Files with no row group left are dropped from the scan: DataFusion never opens
+        // them. Every group stays (possibly empty), so the scan's partitioning is unchanged.
         let groups: Vec<FileGroup> = config
             .file_groups
             .iter()
             .map(|g| {
                 FileGroup::new(
                     g.iter()
-                        .map(|f| {
-                            let plan = plans.pop().flatten();
+                        .filter_map(|f| {
+                            let planned = plans.pop().unwrap_or(Planned::Keep);
                             let mut f = f.clone();
-                            if let Some(plan) = plan {
-                                f.extensions.insert(plan);
+                            match planned {
+                                Planned::Keep => Some(f),
+                                Planned::Drop => None,
+                                Planned::Narrowed(plan) => {
+                                    f.extensions.insert(plan);
+                                    Some(f)
+                                }
                             }
-                            f
                         })
                         .collect(),
                 )
@@ -251,6 +284,223 @@ impl SbbfTable {
     }
 }
 
+/// Counts the row groups of `files` into [`metric::ROW_GROUPS`] (`--no-sbbf`).
+async fn count_row_groups(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<FileMetadataCache>,
+    files: &[PartitionedFile],
+    metrics: &Metrics,
+    concurrency: usize,
+) {
+    futures::stream::iter(files.iter().cloned())
+        .map(|f| async move {
+            if let Ok(m) = footer(store, cache, &f).await {
+                metrics.row_groups.add(m.num_row_groups());
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect::<Vec<()>>()
+        .await;
+}
+
+/// What planning did with one file.
+enum Planned {
+    /// Scan it as DataFusion planned.
+    Keep,
+    /// Nothing in it can match: leave it out of the scan.
+    Drop,
+    /// Scan the row groups this plan keeps.
+    Narrowed(ParquetAccessPlan),
+}
+
+/// DataFusion's min/max pruning of row groups, run before our filters so that the row groups
+/// it rules out cost no filter read (DataFusion's scan would run it after ours).
+pub(crate) struct StatsStep {
+    predicate: Arc<PruningPredicate>,
+    schema: SchemaRef,
+    /// The top-level columns the predicate names.
+    columns: Vec<String>,
+}
+
+impl StatsStep {
+    /// The pruning predicate of the scan's filters that name only the files' own columns
+    /// (`None`: nothing statistics can rule out).
+    fn new(state: &dyn Session, filters: &[Expr], schema: &SchemaRef) -> Option<StatsStep> {
+        let own: Vec<Expr> = filters
+            .iter()
+            .filter(|f| {
+                f.column_refs()
+                    .iter()
+                    .all(|c| schema.field_with_name(c.name()).is_ok())
+            })
+            .cloned()
+            .collect();
+        let mut columns: Vec<String> = own
+            .iter()
+            .flat_map(|f| f.column_refs().into_iter().map(|c| c.name().to_string()))
+            .collect();
+        columns.sort();
+        columns.dedup();
+        let expr = datafusion::logical_expr::utils::conjunction(own)?;
+        let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
+        let physical = state.create_physical_expr(expr, &df_schema).ok()?;
+        // As DataFusion's scan builds it (its `IN` size cap included).
+        let max_in = state.config_options().execution.parquet.max_in_list_size;
+        let predicate = PruningPredicateBuilder::new()
+            .with_file_schema(Arc::clone(schema))
+            .with_max_in_list_size(max_in)
+            .build(physical)?;
+        Some(StatsStep {
+            predicate,
+            schema: Arc::clone(schema),
+            columns,
+        })
+    }
+
+    /// Narrows `plan` to the row groups whose statistics may match; returns how many it
+    /// skipped. A file whose columns the predicate names differ in type from the table's is
+    /// left alone (DataFusion's scan adapts its schema; here it stays "maybe").
+    fn narrow(&self, metadata: &ParquetMetaData, plan: &mut ParquetAccessPlan) -> usize {
+        let file_meta = metadata.file_metadata();
+        let Ok(file_schema) =
+            parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
+        else {
+            return 0;
+        };
+        // As DataFusion's scan reads the file: strings and binaries as the table's view types.
+        let file_schema =
+            apply_file_schema_type_coercions(&self.schema, &file_schema).unwrap_or(file_schema);
+        let same_types = self.columns.iter().all(|c| {
+            match (
+                file_schema.field_with_name(c),
+                self.schema.field_with_name(c),
+            ) {
+                (Ok(a), Ok(b)) => a.data_type() == b.data_type(),
+                _ => false,
+            }
+        });
+        if !same_types {
+            return 0;
+        }
+        let before = plan.row_group_index_iter().count();
+        let mut filter = RowGroupAccessPlanFilter::new(plan.clone());
+        // DataFusion's per-file counters want a metrics set; ours counts what matters.
+        let scratch = ExecutionPlanMetricsSet::new();
+        let file_metrics = ParquetFileMetrics::new(0, "", &scratch);
+        filter.prune_by_statistics(
+            &file_schema,
+            file_meta.schema_descr(),
+            metadata.row_groups(),
+            &self.predicate,
+            &file_metrics,
+        );
+        let narrowed = filter.build();
+        let after = narrowed.row_group_index_iter().count();
+        *plan = narrowed;
+        before.saturating_sub(after)
+    }
+}
+
+/// What planning one file needs.
+pub(crate) struct Step<'a> {
+    pub(crate) store: &'a Arc<dyn ObjectStore>,
+    pub(crate) cache: &'a Arc<FileMetadataCache>,
+    pub(crate) bloom: Option<&'a Predicate>,
+    pub(crate) stats: Option<&'a StatsStep>,
+    pub(crate) metrics: &'a Metrics,
+}
+
+impl Step<'_> {
+    /// Statistics, then our filters for the row groups statistics leave; every row group of
+    /// the file is counted once ([`metric::ROW_GROUPS`]). Never skips on doubt.
+    async fn plan(&self, file: PartitionedFile) -> Planned {
+        let file = &file;
+        let Ok(metadata) = footer(self.store, self.cache, file).await else {
+            self.metrics.file_errors.add(1);
+            return Planned::Keep;
+        };
+        let n = metadata.num_row_groups();
+        self.metrics.row_groups.add(n);
+        if n == 0 {
+            return Planned::Keep;
+        }
+        let mut plan = attached_plan(file, n);
+        let scanned_before = plan.row_group_index_iter().count();
+        if let Some(stats) = self.stats {
+            let skipped = stats.narrow(&metadata, &mut plan);
+            self.metrics.pruned_statistics.add(skipped);
+        }
+        if let Some(pred) = self.bloom {
+            if plan.row_group_index_iter().next().is_some() {
+                bloom_narrow(self.store, file, metadata, pred, self.metrics, &mut plan).await;
+            }
+        }
+        if plan.row_group_index_iter().next().is_none() {
+            self.metrics.files_pruned.add(1);
+            return Planned::Drop;
+        }
+        if plan.row_group_index_iter().count() == scanned_before {
+            return Planned::Keep;
+        }
+        Planned::Narrowed(plan)
+    }
+}
+
+/// The file's footer, through DataFusion's metadata cache (the scan reuses it).
+async fn footer(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<FileMetadataCache>,
+    file: &PartitionedFile,
+) -> Result<Arc<ParquetMetaData>> {
+    DFParquetMetadata::new(store.as_ref(), &file.object_meta)
+        .with_file_metadata_cache(Some(Arc::clone(cache)))
+        .with_metadata_size_hint(file.metadata_size_hint)
+        .fetch_metadata()
+        .await
+}
+
+/// The access plan someone attached before us (we only ever skip more), or all `n` row
+/// groups.
+fn attached_plan(file: &PartitionedFile, n: usize) -> ParquetAccessPlan {
+    file.extensions
+        .get::<ParquetAccessPlan>()
+        .filter(|p| p.len() == n)
+        .cloned()
+        .unwrap_or_else(|| ParquetAccessPlan::new_all(n))
+}
+
+/// Skips in `plan` the row groups still scanned that our filters rule out for `pred`; the
+/// filters of row groups already skipped are not read.
+async fn bloom_narrow(
+    store: &Arc<dyn ObjectStore>,
+    file: &PartitionedFile,
+    metadata: Arc<ParquetMetaData>,
+    pred: &Predicate,
+    metrics: &Metrics,
+    plan: &mut ParquetAccessPlan,
+) {
+    let meta = &file.object_meta;
+    let n = metadata.num_row_groups();
+    let wanted: Vec<bool> = (0..n).map(|rg| plan.should_scan(rg)).collect();
+    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
+    let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
+    let pruned = pq.prune_async_among(pred, REMOTE_POLICY, &wanted).await;
+    let io = pq.io_stats();
+    metrics.requests.add(io.requests as usize);
+    metrics.bytes.add(io.bytes as usize);
+    let Ok(pruned) = pruned else {
+        metrics.file_errors.add(1);
+        return;
+    };
+    metrics.tested.add(wanted.iter().filter(|w| **w).count());
+    for rg in pruned.skipped() {
+        if plan.should_scan(rg) {
+            metrics.pruned.add(1);
+            plan.skip(rg);
+        }
+    }
+}
+
 /// Our counters, registered in the scan's own metrics set so `EXPLAIN ANALYZE` shows them on
 /// its `DataSourceExec` line.
 pub(crate) struct Metrics {
@@ -259,6 +509,9 @@ pub(crate) struct Metrics {
     requests: Count,
     bytes: Count,
     file_errors: Count,
+    row_groups: Count,
+    pruned_statistics: Count,
+    files_pruned: Count,
 }
 
 impl Metrics {
@@ -274,59 +527,32 @@ impl Metrics {
             requests: counter(metric::REQUESTS),
             bytes: counter(metric::BYTES),
             file_errors: counter(metric::FILE_ERRORS),
+            row_groups: counter(metric::ROW_GROUPS),
+            pruned_statistics: counter(metric::PRUNED_STATISTICS),
+            files_pruned: counter(metric::FILES_PRUNED),
         }
     }
 }
 
-/// The access plan for one file, or `None` to leave it as DataFusion planned it (nothing to
-/// skip, or the filters could not be used: never skip on doubt).
+/// The access plan for one file at open time (the join filters), or `None` to leave it as
+/// it is (nothing to skip, or the filters could not be used: never skip on doubt). Its row
+/// groups were counted when the scan was planned.
 pub(crate) async fn file_plan(
     store: &Arc<dyn ObjectStore>,
-    cache: &Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>,
+    cache: &Arc<FileMetadataCache>,
     file: &PartitionedFile,
     pred: &Predicate,
     metrics: &Metrics,
 ) -> Option<ParquetAccessPlan> {
-    let meta = &file.object_meta;
-    let metadata = DFParquetMetadata::new(store.as_ref(), meta)
-        .with_file_metadata_cache(Some(Arc::clone(cache)))
-        .with_metadata_size_hint(file.metadata_size_hint)
-        .fetch_metadata()
-        .await;
-    let Ok(metadata) = metadata else {
+    let Ok(metadata) = footer(store, cache, file).await else {
         metrics.file_errors.add(1);
         return None;
     };
-    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
-    let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
-    let pruned = pq.prune_async(pred, REMOTE_POLICY).await;
-    let io = pq.io_stats();
-    metrics.requests.add(io.requests as usize);
-    metrics.bytes.add(io.bytes as usize);
-    let Ok(pruned) = pruned else {
-        metrics.file_errors.add(1);
-        return None;
-    };
-    let n = pruned.reasons.len();
-    metrics.tested.add(n);
-    let skipped = pruned.skipped();
-    if skipped.is_empty() {
-        return None;
-    }
-    // Combine with an access plan someone attached before us: skip only more.
-    let mut plan = file
-        .extensions
-        .get::<ParquetAccessPlan>()
-        .filter(|p| p.len() == n)
-        .cloned()
-        .unwrap_or_else(|| ParquetAccessPlan::new_all(n));
-    for rg in skipped {
-        if plan.should_scan(rg) {
-            metrics.pruned.add(1);
-        }
-        plan.skip(rg);
-    }
-    Some(plan)
+    let n = metadata.num_row_groups();
+    let mut plan = attached_plan(file, n);
+    let before = plan.row_group_index_iter().count();
+    bloom_narrow(store, file, metadata, pred, metrics, &mut plan).await;
+    (plan.row_group_index_iter().count() < before).then_some(plan)
 }
 
 #[async_trait]

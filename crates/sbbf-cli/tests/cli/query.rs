@@ -186,22 +186,9 @@ fn s3_prefix_answers_as_local() {
     assert!(r["row_groups_pruned_bloom"].as_u64().unwrap() >= 1, "{r}");
 }
 
-/// A file of ids `from..to` (one int64 column `id`, with Bloom filters).
+/// A file of ids `from..to` (one int64 column `id`, with Bloom filters) in one row group.
 fn ids_file(path: &std::path::Path, from: i64, to: i64) {
-    use arrow::array::{ArrayRef, Int64Array};
-    use arrow::datatypes::{DataType, Field, Schema};
-    use std::sync::Arc;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(from..to));
-    let batch = arrow::record_batch::RecordBatch::try_new(schema.clone(), vec![ids]).unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_bloom_filter_enabled(true)
-        .build();
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    row_groups_file(path, &[(from..to).collect()]);
 }
 
 fn count(path: &str, sql: &str) -> u64 {
@@ -464,4 +451,135 @@ fn more_tables_join_and_report_apart() {
             text(&o.stderr)
         );
     }
+}
+
+/// A file of int64 `id`s, one row group per slice of `groups`, with Bloom filters sized for
+/// 1,000 values at 1 % FPP.
+fn row_groups_file(path: &std::path::Path, groups: &[Vec<i64>]) {
+    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_bloom_filter_enabled(true)
+        .set_bloom_filter_max_ndv(1000)
+        .set_bloom_filter_fpp(0.01)
+        .build();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, schema.clone(), Some(props)).unwrap();
+    for g in groups {
+        let ids: ArrayRef = Arc::new(Int64Array::from(g.clone()));
+        let batch = arrow::record_batch::RecordBatch::try_new(schema.clone(), vec![ids]).unwrap();
+        w.write(&batch).unwrap();
+        w.flush().unwrap();
+    }
+    w.close().unwrap();
+}
+
+/// `dir/p{i}.parquet` (every third in a subfolder) for i in `files`: ids `100 i .. 100 i + 50`
+/// and `100 i + 50 .. 100 i + 100` in two row groups.
+fn two_group_files(dir: &std::path::Path, files: impl Iterator<Item = i64>) {
+    for i in files {
+        let sub = if i % 3 == 0 { "sub/" } else { "" };
+        row_groups_file(
+            &dir.join(format!("{sub}p{i}.parquet")),
+            &[
+                (100 * i..100 * i + 50).collect(),
+                (100 * i + 50..100 * i + 100).collect(),
+            ],
+        );
+    }
+}
+
+/// `dir/wide.parquet`: multiples of 7 in `0..7000` and in `7000..14000`: the first row
+/// group's min/max cover 1234, which it does not hold; the second's do not.
+fn wide_file(dir: &std::path::Path) {
+    row_groups_file(
+        &dir.join("wide.parquet"),
+        &[
+            (0..1000).map(|k| 7 * k).collect(),
+            (1000..2000).map(|k| 7 * k).collect(),
+        ],
+    );
+}
+
+fn u(j: &Json, key: &str) -> u64 {
+    j[key].as_u64().unwrap_or_else(|| panic!("no {key} in {j}"))
+}
+
+fn query_stats(path: &str, sql: &str, extra: &[&str]) -> (Vec<Json>, Json) {
+    let mut args = vec!["query", path, sql, "--format", "json", "--stats"];
+    args.extend_from_slice(extra);
+    let o = sbbf(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    (json_rows(&o.stdout), stats(&o.stderr))
+}
+
+#[test]
+fn stats_add_up_on_a_many_file_directory() {
+    // 40 files of two row groups with disjoint id ranges, and one whose first row group's
+    // min/max cover 1234 without holding it. `id = 1234` is in p12's first row group only:
+    // statistics rule out the other 79 row groups of the 40 files and wide's second one,
+    // our filters wide's first; one row group is read. Counts from how the files were made.
+    let dir = tempfile::tempdir().unwrap();
+    two_group_files(dir.path(), 0..40);
+    wide_file(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let (rows, s) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &[]);
+    assert_eq!(rows, vec![serde_json::json!({"id": 1234})]);
+    assert_eq!(u(&s, "row_groups"), 82, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_statistics"), 80, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_bloom"), 1, "{s}");
+    assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
+    for k in [
+        "row_groups_pruned_listing",
+        "row_groups_pruned_limit",
+        "row_groups_unopened",
+    ] {
+        assert_eq!(u(&s, k), 0, "{k}: {s}");
+    }
+    // DataFusion alone adds up as well (its Bloom reads prune wide's first row group).
+    let (theirs, t) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &["--no-sbbf"]);
+    assert_eq!(theirs, rows);
+    let parts = [
+        "row_groups_pruned_listing",
+        "row_groups_pruned_statistics",
+        "row_groups_pruned_bloom",
+        "row_groups_pruned_limit",
+        "row_groups_unopened",
+        "row_groups_read",
+    ];
+    assert_eq!(parts.iter().map(|k| u(&t, k)).sum::<u64>(), 82, "{t}");
+    assert_eq!(u(&t, "row_groups_read"), 1, "{t}");
+
+    // An IN list over three files: p5's and p30's first row groups hold 510 and 3001; 9999
+    // is nowhere. 82 - 2 read - 1 (wide's first: its min/max cover 510 and 3001, its filter
+    // holds neither... 3001 = 7 * 428.7, 510 = 7 * 72.9) by our filters.
+    let sql = "SELECT id FROM t WHERE id IN (510, 3001, 99999) ORDER BY id";
+    let (rows, s) = query_stats(root, sql, &[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(u(&s, "row_groups_read"), 2, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_bloom"), 1, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_statistics"), 79, "{s}");
+    assert_eq!(parts.iter().map(|k| u(&s, k)).sum::<u64>(), 82, "{s}");
+}
+
+#[test]
+fn files_statistics_rule_out_cost_no_filter_reads() {
+    // The same query over p12 and wide alone, and over them beside 39 files min/max rule
+    // out: the same filter requests and bytes.
+    let small = tempfile::tempdir().unwrap();
+    two_group_files(small.path(), 12..13);
+    wide_file(small.path());
+    let big = tempfile::tempdir().unwrap();
+    two_group_files(big.path(), 0..40);
+    wide_file(big.path());
+    let sql = "SELECT id FROM t WHERE id = 1234";
+    let (a_rows, a) = query_stats(small.path().to_str().unwrap(), sql, &[]);
+    let (b_rows, b) = query_stats(big.path().to_str().unwrap(), sql, &[]);
+    assert_eq!(a_rows, b_rows);
+    assert!(u(&a, "sbbf_requests") >= 1, "{a}");
+    assert_eq!(u(&a, "sbbf_requests"), u(&b, "sbbf_requests"), "{a}\n{b}");
+    assert_eq!(u(&a, "sbbf_bytes"), u(&b, "sbbf_bytes"), "{a}\n{b}");
 }
