@@ -64,6 +64,12 @@ pub struct QueryArgs {
     /// reads): to compare.
     #[arg(long)]
     no_sbbf: bool,
+    /// Ignore the table index (PATH/_sbbf_index/, see `sbbf index build`): every file is
+    /// listed and pruned by its own footer and filters. Without this flag, for a directory or
+    /// prefix with an index, the files the index rules out for `=` and `IN` are never opened
+    /// (files changed or added since the index was built are read as without it).
+    #[arg(long)]
+    no_index: bool,
 }
 
 pub fn run(a: QueryArgs) -> u8 {
@@ -126,6 +132,7 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
         let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf)
             .await
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
+            .with_index(!a.no_index)
             .with_name(name.as_str());
         let table = Arc::new(table);
         ctx.register_table(name.as_str(), table.clone())?;
@@ -134,12 +141,20 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     let plan: Arc<dyn ExecutionPlan> = ctx.sql(&a.sql).await?.create_physical_plan().await?;
     let batches = collect(plan.clone(), ctx.task_ctx()).await?;
     print_rows(&batches, a.format)?;
+    for (_, table) in &registered {
+        if let Some(w) = table.index_warning() {
+            err!("sbbf query: warning: {w}");
+        }
+    }
     if a.stats {
         let mut per_table = std::collections::BTreeMap::new();
         for (name, table) in &registered {
-            let row_groups =
-                sbbf_datafusion::table_row_groups(&ctx.state(), table.listing()).await?;
-            let s = ScanStats::of_table(&plan, name);
+            let row_groups = table.row_groups(&ctx.state()).await?;
+            let mut s = ScanStats::of_table(&plan, name);
+            // A scan the index left no file for is no scan: the table counted it.
+            let (files, rgs) = table.index_pruned();
+            s.files_pruned_index = files;
+            s.pruned_index = rgs;
             per_table.insert(name.clone(), QueryStats::new(row_groups, &s, a.no_sbbf));
         }
         let line = QueryStatsLine {

@@ -29,6 +29,10 @@ pub struct ScanStats {
     pub in_scan: usize,
     /// Files our planning left out of the scan (no row group could match).
     pub files_pruned: usize,
+    /// Row groups of the files the table's index left out of the listing.
+    pub pruned_index: usize,
+    /// Those files.
+    pub files_pruned_index: usize,
     /// Row groups skipped because a `LIMIT` was already satisfied.
     pub pruned_limit: usize,
     /// Row groups the scans went on to read (after every kind of pruning).
@@ -124,6 +128,8 @@ impl ScanStats {
                             metric::PRUNED_STATISTICS => self.pruned_statistics_sbbf += n,
                             metric::ROW_GROUPS => self.in_scan += n,
                             metric::FILES_PRUNED => self.files_pruned += n,
+                            metric::PRUNED_INDEX => self.pruned_index += n,
+                            metric::FILES_PRUNED_INDEX => self.files_pruned_index += n,
                             "bytes_scanned" => self.bytes_scanned += n,
                             _ => {}
                         }
@@ -166,6 +172,8 @@ pub struct QueryStats {
     pub row_groups_pruned_bloom: usize,
     /// Of ours, those skipped by a join's keys.
     pub row_groups_pruned_bloom_join: usize,
+    /// Row groups of files the table's index ruled out (never listed, footers not read).
+    pub row_groups_pruned_index: usize,
     /// Row groups a LIMIT skipped.
     pub row_groups_pruned_limit: usize,
     /// Row groups of files the listing left out (a filter on partition columns).
@@ -206,8 +214,9 @@ impl QueryStats {
     /// The line of a table with `row_groups` row groups whose scan gave `s`; `no_sbbf`: the
     /// scan ran DataFusion's own Bloom pruning instead of ours.
     ///
-    /// The row groups add up: `row_groups` = pruned by the listing + by statistics + by the
-    /// Bloom filters + by a LIMIT + unopened + read (for a table scanned once).
+    /// The row groups add up: `row_groups` = pruned by the index + by the listing + by
+    /// statistics + by the Bloom filters + by a LIMIT + unopened + read (for a table scanned
+    /// once).
     pub fn new(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> QueryStats {
         let bloom = if no_sbbf {
             s.pruned_datafusion_bloom
@@ -233,7 +242,8 @@ impl QueryStats {
             row_groups_pruned_bloom: bloom,
             row_groups_pruned_bloom_join: s.pruned_sbbf_join,
             row_groups_pruned_limit: s.pruned_limit,
-            row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan),
+            row_groups_pruned_index: s.pruned_index,
+            row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan + s.pruned_index),
             row_groups_pruned_statistics: s.pruned_statistics + s.pruned_statistics_sbbf,
             row_groups_read: s.read,
             row_groups_unopened: unopened,

@@ -34,7 +34,8 @@ use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::remote::ObjectReader;
 use sbbf_parquet::ParquetFile;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Files whose filters are read at once while planning a scan.
 pub const DEFAULT_FILE_CONCURRENCY: usize = 32;
@@ -78,6 +79,10 @@ pub mod metric {
     /// Files left out of the scan because none of their row groups can match (never
     /// opened by DataFusion).
     pub const FILES_PRUNED: &str = "sbbf_files_pruned";
+    /// Files the table's index ruled out: left out of the listing, their footers never read.
+    pub const FILES_PRUNED_INDEX: &str = "sbbf_files_pruned_index";
+    /// The row groups of those files (as the index recorded them).
+    pub const PRUNED_INDEX: &str = "row_groups_pruned_index";
 }
 
 /// A Parquet table (file, directory, glob or object-store prefix) whose scans skip the row
@@ -113,6 +118,22 @@ pub struct SbbfTable {
     enabled: bool,
     file_concurrency: usize,
     name: Option<String>,
+    index: Option<TableIndex>,
+}
+
+/// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
+#[derive(Debug)]
+struct TableIndex {
+    root: sbbf_index::Root,
+    /// The files' own schema (without partition columns), for the listing tables of scans.
+    file_schema: SchemaRef,
+    /// Why the index was ignored, once.
+    warning: std::sync::OnceLock<String>,
+    /// Files and row groups scans left out by the index.
+    files: AtomicUsize,
+    row_groups: AtomicUsize,
+    /// Files left out, as the index recorded them: counted without their footers.
+    known: Mutex<crate::index::Dropped>,
 }
 
 impl SbbfTable {
@@ -151,12 +172,131 @@ impl SbbfTable {
             .with_listing_options(options)
             .infer_schema(state)
             .await?;
+        // A directory or prefix may have an index; anything else has none.
+        let index = match (enabled, sbbf_index::Root::open(path)) {
+            (true, Ok(Some(root))) => config.file_schema.clone().map(|file_schema| TableIndex {
+                root,
+                file_schema,
+                warning: Default::default(),
+                files: Default::default(),
+                row_groups: Default::default(),
+                known: Default::default(),
+            }),
+            _ => None,
+        };
         Ok(SbbfTable {
             inner: ListingTable::try_new(config)?,
             enabled,
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
+            index,
         })
+    }
+
+    /// Whether scans use the table's index (`PATH/_sbbf_index/`, `sbbf index build`) to
+    /// leave out the files it rules out before DataFusion reads their footers (default: yes,
+    /// when PATH is a directory or an object-store prefix with our pruning on). Off: every
+    /// file is listed and pruned by its own footer and filters.
+    pub fn with_index(mut self, on: bool) -> SbbfTable {
+        if !on {
+            self.index = None;
+        }
+        self
+    }
+
+    /// Why the table's index was ignored (damaged, foreign, unreadable), when a scan found
+    /// it so: to show once. Files are then pruned as without an index.
+    pub fn index_warning(&self) -> Option<&str> {
+        self.index
+            .as_ref()
+            .and_then(|ix| ix.warning.get())
+            .map(String::as_str)
+    }
+
+    /// Files and row groups the index left out of this table's scans so far.
+    pub fn index_pruned(&self) -> (usize, usize) {
+        self.index.as_ref().map_or((0, 0), |ix| {
+            (
+                ix.files.load(Ordering::Relaxed),
+                ix.row_groups.load(Ordering::Relaxed),
+            )
+        })
+    }
+
+    /// The row groups of all the table's files, as [`table_row_groups`] counts them, except
+    /// that the files the index left out of a scan are counted from the index (their footers
+    /// are not read).
+    pub async fn row_groups(&self, state: &dyn Session) -> Result<usize> {
+        let known = self
+            .index
+            .as_ref()
+            .map(|ix| ix.known.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default();
+        count_listed(state, &self.inner, &known).await
+    }
+
+    /// The listing table of one scan: the table's own, or, when the index rules files out
+    /// for `filters`, one that lists through a store view leaving them out (see
+    /// `crate::index`), with the store view's counters.
+    async fn listing_for(
+        &self,
+        state: &dyn Session,
+        filters: &[Expr],
+    ) -> Option<(ListingTable, Arc<crate::index::Hiding>)> {
+        use crate::index::{ask, hiding_url, Asked, Hiding};
+        let ix = self.index.as_ref()?;
+        let pred = predicate(filters, &ix.file_schema)?;
+
+        let [table_url] = self.inner.table_paths().as_slice() else {
+            return None;
+        };
+        let dropped = match ask(&ix.root, table_url, &pred).await {
+            Asked::Nothing => return None,
+            Asked::Ignored(why) => {
+                let _ = ix.warning.set(why);
+                return None;
+            }
+            Asked::Drop(d) => d,
+        };
+        let store = state.runtime_env().object_store(table_url).ok()?;
+        let (store_url, listing_url) = hiding_url(table_url)?;
+
+        let hiding = Arc::new(Hiding::new(store, dropped.clone()));
+        state
+            .runtime_env()
+            .register_object_store(&store_url, Arc::clone(&hiding) as Arc<dyn ObjectStore>);
+        let config = ListingTableConfig::new(listing_url)
+            .with_listing_options(self.inner.options().clone())
+            .with_schema(Arc::clone(&ix.file_schema));
+        let table = ListingTable::try_new(config).ok()?;
+        ix.known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(dropped);
+        Some((table, hiding))
+    }
+
+    /// What the index's store view left out of a scan's listing: counted on the table and in
+    /// the scan's metrics (when it has a scan: with every file left out, DataFusion plans
+    /// none).
+    fn count_index(&self, plan: &Arc<dyn ExecutionPlan>, hiding: &crate::index::Hiding) {
+        let (files, rgs) = (
+            hiding.files.load(Ordering::Relaxed),
+            hiding.row_groups.load(Ordering::Relaxed),
+        );
+        if let Some(ix) = &self.index {
+            ix.files.fetch_add(files, Ordering::Relaxed);
+            ix.row_groups.fetch_add(rgs, Ordering::Relaxed);
+        }
+        if let Some(config) = plan
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|e| e.data_source().downcast_ref::<FileScanConfig>())
+        {
+            let set = config.file_source().metrics();
+            let counter = |name: &'static str| MetricBuilder::new(set).global_counter(name);
+            counter(metric::FILES_PRUNED_INDEX).add(files);
+            counter(metric::PRUNED_INDEX).add(rgs);
+        }
     }
 
     /// Wraps a listing table of Parquet files. Its format options are used as they are: switch
@@ -168,6 +308,7 @@ impl SbbfTable {
             enabled: true,
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
+            index: None,
         }
     }
 
@@ -583,8 +724,11 @@ impl TableProvider for SbbfTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let plan = self.inner.scan(state, projection, filters, limit).await?;
-        self.prune(state, plan, filters).await
+        let args = ScanArgs::default()
+            .with_projection(projection.map(|p| p.as_slice()))
+            .with_filters(Some(filters))
+            .with_limit(limit);
+        Ok(self.scan_with_args(state, args).await?.into_inner())
     }
 
     async fn scan_with_args<'a>(
@@ -593,7 +737,14 @@ impl TableProvider for SbbfTable {
         args: ScanArgs<'a>,
     ) -> Result<ScanResult> {
         let filters = args.filters().unwrap_or(&[]);
-        let plan = self.inner.scan_with_args(state, args).await?.into_inner();
+        let plan = match self.listing_for(state, filters).await {
+            Some((listing, hiding)) => {
+                let plan = listing.scan_with_args(state, args).await?.into_inner();
+                self.count_index(&plan, &hiding);
+                plan
+            }
+            None => self.inner.scan_with_args(state, args).await?.into_inner(),
+        };
         Ok(self.prune(state, plan, filters).await?.into())
     }
 }
@@ -601,6 +752,16 @@ impl TableProvider for SbbfTable {
 /// Row groups in every file the table lists, those a scan never opens included (footers
 /// through DataFusion's metadata cache, so a scan's footers are not read twice).
 pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Result<usize> {
+    count_listed(state, table, &Default::default()).await
+}
+
+/// [`table_row_groups`], taking the count of a file in `known` (object path -> size, row
+/// groups) from there while its size is the same.
+async fn count_listed(
+    state: &dyn Session,
+    table: &ListingTable,
+    known: &crate::index::Dropped,
+) -> Result<usize> {
     use futures::TryStreamExt;
     let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
     let ext = &table.options().file_extension;
@@ -613,6 +774,12 @@ pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Resu
             .try_collect()
             .await?;
         for meta in &files {
+            if let Some(&(size, n)) = known.get(meta.location.as_ref()) {
+                if size == meta.size {
+                    total += n;
+                    continue;
+                }
+            }
             let metadata = DFParquetMetadata::new(store.as_ref(), meta)
                 .with_file_metadata_cache(Some(Arc::clone(&cache)))
                 .fetch_metadata()

@@ -481,9 +481,8 @@ fn row_groups_file(path: &std::path::Path, groups: &[Vec<i64>]) {
 /// and `100 i + 50 .. 100 i + 100` in two row groups.
 fn two_group_files(dir: &std::path::Path, files: impl Iterator<Item = i64>) {
     for i in files {
-        let sub = if i % 3 == 0 { "sub/" } else { "" };
         row_groups_file(
-            &dir.join(format!("{sub}p{i}.parquet")),
+            &dir.join(part_name(i)),
             &[
                 (100 * i..100 * i + 50).collect(),
                 (100 * i + 50..100 * i + 100).collect(),
@@ -542,15 +541,7 @@ fn stats_add_up_on_a_many_file_directory() {
     // DataFusion alone adds up as well (its Bloom reads prune wide's first row group).
     let (theirs, t) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &["--no-sbbf"]);
     assert_eq!(theirs, rows);
-    let parts = [
-        "row_groups_pruned_listing",
-        "row_groups_pruned_statistics",
-        "row_groups_pruned_bloom",
-        "row_groups_pruned_limit",
-        "row_groups_unopened",
-        "row_groups_read",
-    ];
-    assert_eq!(parts.iter().map(|k| u(&t, k)).sum::<u64>(), 82, "{t}");
+    assert_eq!(sum_parts(&t), 82, "{t}");
     assert_eq!(u(&t, "row_groups_read"), 1, "{t}");
 
     // An IN list over three files: p5's and p30's first row groups hold 510 and 3001; 9999
@@ -562,7 +553,7 @@ fn stats_add_up_on_a_many_file_directory() {
     assert_eq!(u(&s, "row_groups_read"), 2, "{s}");
     assert_eq!(u(&s, "row_groups_pruned_bloom"), 1, "{s}");
     assert_eq!(u(&s, "row_groups_pruned_statistics"), 79, "{s}");
-    assert_eq!(parts.iter().map(|k| u(&s, k)).sum::<u64>(), 82, "{s}");
+    assert_eq!(sum_parts(&s), 82, "{s}");
 }
 
 #[test]
@@ -582,4 +573,182 @@ fn files_statistics_rule_out_cost_no_filter_reads() {
     assert!(u(&a, "sbbf_requests") >= 1, "{a}");
     assert_eq!(u(&a, "sbbf_requests"), u(&b, "sbbf_requests"), "{a}\n{b}");
     assert_eq!(u(&a, "sbbf_bytes"), u(&b, "sbbf_bytes"), "{a}\n{b}");
+}
+
+/// Sets every `*.parquet` below `dir` a minute into the past: the index leaves out files
+/// modified just before its build (their mtime may not yet tell a later change apart).
+fn age_files(dir: &std::path::Path) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            age_files(&p);
+        } else if p.extension().is_some_and(|x| x == "parquet") {
+            let f = std::fs::File::options().append(true).open(&p).unwrap();
+            f.set_modified(then).unwrap();
+        }
+    }
+}
+
+/// 20 files of two row groups (ids `100 i ..`, see `two_group_files`) and `wide.parquet`,
+/// aged and indexed.
+fn indexed_table() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    two_group_files(dir.path(), 0..20);
+    wide_file(dir.path());
+    age_files(dir.path());
+    let o = sbbf(&["index", "build", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    dir
+}
+
+/// The row groups of `file` when arrow-rs reads every one of its `id` filters as lacking
+/// `v` (what an index that keeps the filters can rule out), else `None`.
+fn absent_everywhere(file: &std::path::Path, v: i64) -> Option<u64> {
+    use parquet::file::properties::ReaderProperties;
+    use parquet::file::reader::FileReader;
+    use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+    let options = ReadOptionsBuilder::new()
+        .with_reader_properties(
+            ReaderProperties::builder()
+                .set_read_bloom_filter(true)
+                .build(),
+        )
+        .build();
+    let r = SerializedFileReader::new_with_options(std::fs::File::open(file).unwrap(), options)
+        .unwrap();
+    let n = r.num_row_groups();
+    (0..n)
+        .all(|rg| {
+            let g = r.get_row_group(rg).unwrap();
+            g.get_column_bloom_filter(0).is_some_and(|f| !f.check(&v))
+        })
+        .then_some(n as u64)
+}
+
+/// [`absent_everywhere`] summed over `files` (names under `dir`).
+fn absent_row_groups<'a>(
+    dir: &std::path::Path,
+    files: impl Iterator<Item = &'a str>,
+    v: i64,
+) -> u64 {
+    files
+        .filter_map(|f| absent_everywhere(&dir.join(f), v))
+        .sum()
+}
+
+/// The name `two_group_files` gives file `i`.
+fn part_name(i: i64) -> String {
+    let sub = if i % 3 == 0 { "sub/" } else { "" };
+    format!("{sub}p{i}.parquet")
+}
+
+/// The names `two_group_files` gives, for `files`, and `wide.parquet`.
+fn table_names(files: impl Iterator<Item = i64>) -> Vec<String> {
+    files
+        .map(part_name)
+        .chain(["wide.parquet".to_string()])
+        .collect()
+}
+
+const PARTS: [&str; 7] = [
+    "row_groups_pruned_index",
+    "row_groups_pruned_listing",
+    "row_groups_pruned_statistics",
+    "row_groups_pruned_bloom",
+    "row_groups_pruned_limit",
+    "row_groups_unopened",
+    "row_groups_read",
+];
+
+fn sum_parts(s: &Json) -> u64 {
+    PARTS.iter().map(|k| u(s, k)).sum()
+}
+
+#[test]
+fn the_index_leaves_files_out_and_the_rows_stay() {
+    let dir = indexed_table();
+    let root = dir.path().to_str().unwrap();
+    // `id = 1234` is in p12's first row group only; the index (which keeps every filter bit
+    // for bit) rules out the files whose filters all lack it, as arrow-rs reads them.
+    let names = table_names(0..20);
+    let expect = absent_row_groups(dir.path(), names.iter().map(|n| n.as_str()), 1234);
+    assert!(expect >= 30, "{expect}");
+    let (rows, s) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &[]);
+    assert_eq!(rows, vec![serde_json::json!({"id": 1234})]);
+    assert_eq!(u(&s, "row_groups"), 42, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_index"), expect, "{s}");
+    assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
+    assert_eq!(sum_parts(&s), 42, "{s}");
+    let (_, plain) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &["--no-index"]);
+    assert_eq!(u(&plain, "row_groups_pruned_index"), 0, "{plain}");
+    assert_eq!(sum_parts(&plain), 42, "{plain}");
+    for sql in [
+        "SELECT id FROM t WHERE id = 1234",
+        "SELECT id FROM t WHERE id IN (5, 1234, 1999, 4242, 7) ORDER BY id",
+        "SELECT id FROM t WHERE id = 1234 OR id = 777 ORDER BY id",
+        "SELECT id FROM t WHERE id IN (1234, 1250) AND id > 1240 ORDER BY id",
+        "SELECT count(*) AS n FROM t WHERE id = 123456",
+        "SELECT count(*) AS n FROM t",
+    ] {
+        let with = query_stats(root, sql, &[]);
+        let without = query_stats(root, sql, &["--no-index"]);
+        let none = query_stats(root, sql, &["--no-sbbf"]);
+        assert_eq!(with.0, without.0, "{sql}");
+        assert_eq!(with.0, none.0, "{sql}");
+        assert_eq!(sum_parts(&with.1), 42, "{sql}: {}", with.1);
+    }
+}
+
+#[test]
+fn files_changed_or_added_after_the_index_are_read() {
+    let dir = indexed_table();
+    let root = dir.path().to_str().unwrap();
+    let names = table_names((0..20).filter(|&i| i != 5));
+    let expect = absent_row_groups(dir.path(), names.iter().map(|n| n.as_str()), 1234);
+    // p5 now holds 1234 too (same size or not: its mtime differs), and a new file does.
+    row_groups_file(
+        &dir.path().join("p5.parquet"),
+        &[vec![500, 1234], vec![501]],
+    );
+    row_groups_file(&dir.path().join("sub/new.parquet"), &[vec![1234]]);
+    let sql = "SELECT id FROM t WHERE id = 1234";
+    let (rows, s) = query_stats(root, sql, &[]);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let (none, _) = query_stats(root, sql, &["--no-sbbf"]);
+    assert_eq!(rows, none);
+    // Left out by the index: of the unchanged files, those whose filters lack 1234.
+    assert_eq!(u(&s, "row_groups_pruned_index"), expect, "{s}");
+    assert_eq!(u(&s, "row_groups"), 43, "{s}");
+    assert_eq!(sum_parts(&s), 43, "{s}");
+}
+
+#[test]
+fn a_damaged_or_foreign_index_is_ignored_with_one_warning() {
+    for damage in ["foreign", "truncated"] {
+        let dir = indexed_table();
+        let root = dir.path().to_str().unwrap();
+        let ix = dir.path().join("_sbbf_index/index.sbbfi");
+        let bytes = std::fs::read(&ix).unwrap();
+        match damage {
+            "foreign" => std::fs::write(&ix, b"not an index, just some bytes").unwrap(),
+            _ => std::fs::write(&ix, &bytes[..bytes.len() / 2]).unwrap(),
+        }
+        let sql = "SELECT id FROM t WHERE id IN (1234, 777) ORDER BY id";
+        let o = sbbf(&["query", root, sql, "--format", "json", "--stats"]);
+        assert_eq!(o.status.code(), Some(0), "{damage}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert_eq!(
+            err.matches("ignoring the index").count(),
+            1,
+            "{damage}: {err}"
+        );
+        let s = stats(&o.stderr);
+        assert_eq!(u(&s, "row_groups_pruned_index"), 0, "{s}");
+        assert_eq!(sum_parts(&s), 42, "{s}");
+        let (none, _) = query_stats(root, sql, &["--no-sbbf"]);
+        assert_eq!(json_rows(&o.stdout), none, "{damage}");
+        // 777 is in p7 and (7 * 111) in wide, 1234 in p12.
+        assert_eq!(none.len(), 3);
+    }
 }
