@@ -38,7 +38,9 @@ use std::sync::Arc;
 #[command(verbatim_doc_comment)]
 pub struct QueryArgs {
     /// A Parquet file, a directory (every `*.parquet` below it), a glob, or an object-store
-    /// URL (s3://, gs://, az://, http(s)://; a URL ending in `/` is a prefix).
+    /// URL (s3://, gs://, az://, http(s)://; a URL ending in `/` is a prefix). Below a
+    /// directory or prefix in hive partitions (`year=2024/month=01/x.parquet`) the keys are
+    /// columns (`WHERE year = 2024` reads only those folders' files).
     path: String,
     /// The query; the files are table `t`.
     sql: String,

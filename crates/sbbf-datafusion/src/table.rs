@@ -4,7 +4,7 @@
 use crate::dynamic::SbbfSource;
 use crate::expr::predicate;
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{DFSchema, Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -139,7 +139,9 @@ struct TableIndex {
 impl SbbfTable {
     /// A table over the Parquet files at `path` (a file, a directory, a glob, or an
     /// object-store URL whose store is registered with the session), with the schema the
-    /// files give.
+    /// files give. Below a directory or prefix laid out in hive partitions
+    /// (`year=2024/month=01/x.parquet`), the partition keys are columns too, typed as DuckDB
+    /// types them, and filters on them leave files out of the listing.
     pub async fn try_new(state: &dyn Session, path: &str) -> Result<SbbfTable> {
         SbbfTable::with_pruning(state, path, true).await
     }
@@ -164,14 +166,31 @@ impl SbbfTable {
         };
         // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
         // folder (DataFusion's own glob matching lets it cross folders).
-        let config = match local_glob_files(path)? {
-            Some(files) => ListingTableConfig::new_with_multi_paths(files),
-            None => ListingTableConfig::new(url),
+        let (config, partitions) = match local_glob_files(path)? {
+            Some(files) => (ListingTableConfig::new_with_multi_paths(files), Vec::new()),
+            None if url.is_collection() => {
+                let partitions = hive_partitions(state, &url, &options.file_extension).await?;
+                (ListingTableConfig::new(url), partitions)
+            }
+            None => (ListingTableConfig::new(url), Vec::new()),
         };
-        let config = config
+        let mut config = config
             .with_listing_options(options)
             .infer_schema(state)
             .await?;
+        // Partition columns are columns, unless the files have a column of the name (then
+        // the files' values are the column, as DataFusion would refuse the clash).
+        let clash = |name: &str| {
+            config
+                .file_schema
+                .as_ref()
+                .is_some_and(|s| s.field_with_name(name).is_ok())
+        };
+        if !partitions.is_empty() && !partitions.iter().any(|(n, _)| clash(n)) {
+            if let Some(options) = config.options.take() {
+                config.options = Some(options.with_table_partition_cols(partitions));
+            }
+        }
         // A directory or prefix may have an index; anything else has none.
         let index = match (enabled, sbbf_index::Root::open(path)) {
             (true, Ok(Some(root))) => config.file_schema.clone().map(|file_schema| TableIndex {
@@ -762,17 +781,11 @@ async fn count_listed(
     table: &ListingTable,
     known: &crate::index::Dropped,
 ) -> Result<usize> {
-    use futures::TryStreamExt;
     let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
     let ext = &table.options().file_extension;
     let mut total = 0;
     for url in table.table_paths() {
-        let store = state.runtime_env().object_store(url)?;
-        let files: Vec<object_store::ObjectMeta> = url
-            .list_all_files(state, store.as_ref(), ext)
-            .await?
-            .try_collect()
-            .await?;
+        let (store, files) = list_files(state, url, ext).await?;
         for meta in &files {
             if let Some(&(size, n)) = known.get(meta.location.as_ref()) {
                 if size == meta.size {
@@ -788,6 +801,74 @@ async fn count_listed(
         }
     }
     Ok(total)
+}
+
+/// The store of `url` and the files DataFusion lists under it.
+async fn list_files(
+    state: &dyn Session,
+    url: &ListingTableUrl,
+    ext: &str,
+) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
+    use futures::TryStreamExt;
+    let store = state.runtime_env().object_store(url)?;
+    let files = url
+        .list_all_files(state, store.as_ref(), ext)
+        .await?
+        .try_collect()
+        .await?;
+    Ok((store, files))
+}
+
+/// The hive partitions of the table at `url` (`year=2024/month=01/x.parquet`): each key of
+/// the `key=value` folders every file sits in, in order, typed as DuckDB infers them
+/// (`BIGINT` when every value is an integer written as one, `01` is not; else a string).
+/// None when some file's folders do not name the same keys in the same order: DataFusion
+/// would leave such files out of the table, and no file may go missing.
+async fn hive_partitions(
+    state: &dyn Session,
+    url: &ListingTableUrl,
+    ext: &str,
+) -> Result<Vec<(String, DataType)>> {
+    let (_, files) = list_files(state, url, ext).await?;
+    let mut keys: Option<Vec<String>> = None;
+    let mut integer: Vec<bool> = Vec::new();
+    for f in &files {
+        let Some(parts) = url.strip_prefix(&f.location) else {
+            return Ok(Vec::new());
+        };
+        let mut parts: Vec<&str> = parts.collect();
+        parts.pop(); // the file's own name
+        let mut these = Vec::with_capacity(parts.len());
+        let mut values = Vec::with_capacity(parts.len());
+        for part in parts {
+            match part.split_once('=') {
+                Some((k, v)) if !k.is_empty() => {
+                    these.push(k.to_string());
+                    values.push(v);
+                }
+                // A folder that is no partition: no partitioning (DataFusion's too).
+                _ => return Ok(Vec::new()),
+            }
+        }
+        match &keys {
+            None => {
+                integer = vec![true; these.len()];
+                keys = Some(these);
+            }
+            Some(k) if *k != these => return Ok(Vec::new()),
+            Some(_) => {}
+        }
+        for (i, v) in values.iter().enumerate() {
+            // As DuckDB: an integer only if it reads back the same (`01` stays a string).
+            integer[i] &= v.parse::<i64>().is_ok_and(|n| n.to_string() == *v);
+        }
+    }
+    Ok(keys
+        .unwrap_or_default()
+        .into_iter()
+        .zip(integer)
+        .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
+        .collect())
 }
 
 /// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so

@@ -752,3 +752,75 @@ fn a_damaged_or_foreign_index_is_ignored_with_one_warning() {
         assert_eq!(none.len(), 3);
     }
 }
+
+/// DuckDB's rows for `sql` (table `t` is `read_parquet('DIR/**/*.parquet',
+/// hive_partitioning=true)`), one JSON object per row. Needs DuckDB in `tools/.venv`
+/// (`bash tools/setup/setup-venv.sh`); fails without it.
+fn duckdb_rows(dir: &std::path::Path, sql: &str) -> Vec<Json> {
+    let python = repo().join("tools/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "DuckDB is needed: run bash tools/setup/setup-venv.sh"
+    );
+    let script = r#"
+import duckdb, json, sys
+con = duckdb.connect()
+con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{sys.argv[1]}/**/*.parquet', hive_partitioning=true)")
+rel = con.sql(sys.argv[2])
+for row in rel.fetchall():
+    print(json.dumps(dict(zip(rel.columns, row))))
+"#;
+    let o = std::process::Command::new(python)
+        .args(["-c", script, dir.to_str().unwrap(), sql])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "duckdb: {}", text(&o.stderr));
+    json_rows(&o.stdout)
+}
+
+#[test]
+fn hive_partitions_are_columns_as_duckdb_reads_them() {
+    // year=2023|2024 / month=01|02|11, ten ids per file, in the order written: ids 0..60.
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for y in [2023, 2024] {
+        for m in ["01", "02", "11"] {
+            let f = dir.path().join(format!("year={y}/month={m}/x.parquet"));
+            row_groups_file(&f, &[(n..n + 10).collect()]);
+            n += 10;
+        }
+    }
+    let root = dir.path().to_str().unwrap();
+    let count = |sql: &str| {
+        let (rows, _) = query_stats(root, sql, &[]);
+        rows[0]["n"].as_u64().unwrap()
+    };
+    assert_eq!(count("SELECT count(*) AS n FROM t WHERE year = 2024"), 30);
+    assert_eq!(count("SELECT count(*) AS n FROM t WHERE month = '01'"), 20);
+    assert_eq!(count("SELECT count(*) AS n FROM t"), 60);
+    // The partition filter leaves 3 files out of the listing; statistics rule out two of
+    // the other three, the last is read.
+    let (rows, s) = query_stats(
+        root,
+        "SELECT id, year, month FROM t WHERE year = 2024 AND id = 35",
+        &[],
+    );
+    assert_eq!(
+        rows,
+        vec![serde_json::json!({"id": 35, "year": 2024, "month": "01"})]
+    );
+    assert_eq!(u(&s, "row_groups_pruned_listing"), 3, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_statistics"), 2, "{s}");
+    assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
+    for sql in [
+        "SELECT id, year, month FROM t WHERE year = 2024 AND month = '11' ORDER BY id",
+        "SELECT id, year, month FROM t WHERE id IN (3, 44, 59) ORDER BY id",
+        "SELECT year, month, count(*) AS n FROM t GROUP BY year, month ORDER BY year, month",
+        "SELECT count(*) AS n FROM t WHERE month = 1",
+    ] {
+        let (ours, _) = query_stats(root, sql, &[]);
+        assert_eq!(ours, duckdb_rows(dir.path(), sql), "{sql}");
+        let (plain, _) = query_stats(root, sql, &["--no-sbbf"]);
+        assert_eq!(ours, plain, "{sql}");
+    }
+}
