@@ -136,6 +136,9 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
             .with_index(!a.no_index)
             .with_name(name.as_str());
+        if let Some(w) = table.listing_warning() {
+            err!("sbbf query: warning: {w}");
+        }
         let table = Arc::new(table);
         ctx.register_table(name.as_str(), table.clone())?;
         registered.push((name.clone(), table));

@@ -119,6 +119,8 @@ pub struct SbbfTable {
     file_concurrency: usize,
     name: Option<String>,
     index: Option<TableIndex>,
+    /// What listing the files met and went around (a symbolic link loop), to show once.
+    listing_warning: Option<String>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -166,11 +168,25 @@ impl SbbfTable {
         };
         // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
         // folder (DataFusion's own glob matching lets it cross folders).
+        let mut listing_warning = None;
         let (config, partitions) = match local_glob_files(path)? {
             Some(files) => (ListingTableConfig::new_with_multi_paths(files), Vec::new()),
             None if url.is_collection() => {
-                let partitions = hive_partitions(state, &url, &options.file_extension).await?;
-                (ListingTableConfig::new(url), partitions)
+                match hive_partitions(state, &url, &options.file_extension).await {
+                    Ok(partitions) => (ListingTableConfig::new(url), partitions),
+                    // DataFusion's walk of a local directory stops at a symbolic link loop:
+                    // the files are then found as every other command finds them (a loop is
+                    // not entered), and the table says so once.
+                    Err(e) if !sbbf_parquet::remote::is_remote_url(path) && is_loop(&e) => {
+                        listing_warning = Some(format!(
+                            "{path}: {e}; the loop is not followed (each file below {path} \
+                             is read once)"
+                        ));
+                        let files = local_listing(path)?;
+                        (ListingTableConfig::new_with_multi_paths(files), Vec::new())
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             None => (ListingTableConfig::new(url), Vec::new()),
         };
@@ -209,6 +225,7 @@ impl SbbfTable {
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
             index,
+            listing_warning,
         })
     }
 
@@ -230,6 +247,12 @@ impl SbbfTable {
             .as_ref()
             .and_then(|ix| ix.warning.get())
             .map(String::as_str)
+    }
+
+    /// What listing the table's files met and went around (a symbolic link loop below a
+    /// directory: not entered, as every other command does), to show once.
+    pub fn listing_warning(&self) -> Option<&str> {
+        self.listing_warning.as_deref()
     }
 
     /// Files and row groups the index left out of this table's scans so far.
@@ -328,6 +351,7 @@ impl SbbfTable {
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
             index: None,
+            listing_warning: None,
         }
     }
 
@@ -877,11 +901,23 @@ fn local_glob_files(path: &str) -> Result<Option<Vec<ListingTableUrl>>> {
     if sbbf_parquet::remote::is_remote_url(path) || !path.contains(['*', '?', '[']) {
         return Ok(None);
     }
+    local_listing(path).map(Some)
+}
+
+/// The files of a local path as [`sbbf_parquet::source::local_files`] finds them, those that
+/// can be opened (a link to nothing is left out: it holds no row).
+fn local_listing(path: &str) -> Result<Vec<ListingTableUrl>> {
     let files = sbbf_parquet::source::local_files(path)
         .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
     files
         .iter()
+        .filter(|f| f.exists())
         .map(|f| ListingTableUrl::parse(f.to_string_lossy()))
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .collect()
+}
+
+/// Whether DataFusion's listing failed on a symbolic link loop (the local store's walk
+/// reports it only as text).
+fn is_loop(e: &datafusion::common::DataFusionError) -> bool {
+    e.to_string().contains("File system loop found")
 }

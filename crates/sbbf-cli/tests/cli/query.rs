@@ -824,3 +824,29 @@ fn hive_partitions_are_columns_as_duckdb_reads_them() {
         assert_eq!(ours, plain, "{sql}");
     }
 }
+
+#[test]
+fn a_symlink_loop_is_gone_around_with_one_warning() {
+    // loop/a.parquet holds 0..100, loop/sub/b.parquet 100..200; loop/sub/up points back to
+    // loop/. Each file is read once (as probe reads them): 200 rows.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("loop");
+    ids_file(&root.join("a.parquet"), 0, 100);
+    ids_file(&root.join("sub/b.parquet"), 100, 200);
+    std::os::unix::fs::symlink("..", root.join("sub/up")).unwrap();
+    let root = root.to_str().unwrap();
+    for (sql, n) in [
+        ("SELECT count(*) AS n FROM t", 200),
+        ("SELECT count(*) AS n FROM t WHERE id = 150", 1),
+    ] {
+        let o = sbbf(&["query", root, sql, "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(json_rows(&o.stdout)[0]["n"], n, "{sql}");
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("loop") && err.contains("warning"), "{err}");
+    }
+    let o = sbbf(&["probe", root, "id", "150", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).lines().count(), 2, "{}", text(&o.stdout));
+}
