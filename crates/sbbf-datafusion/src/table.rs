@@ -6,7 +6,7 @@ use crate::expr::predicate;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
-use datafusion::common::{DFSchema, Result, Statistics};
+use datafusion::common::{DFSchema, Result, ScalarValue, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl, PartitionedFile,
@@ -510,6 +510,8 @@ impl StatsStep {
     /// The pruning predicate of the scan's filters that name only the files' own columns
     /// (`None`: nothing statistics can rule out).
     fn new(state: &dyn Session, filters: &[Expr], schema: &SchemaRef) -> Option<StatsStep> {
+        // As DataFusion's scan builds it (its `IN` size cap included).
+        let max_in = state.config_options().execution.parquet.max_in_list_size;
         let own: Vec<Expr> = filters
             .iter()
             .filter(|f| {
@@ -517,7 +519,8 @@ impl StatsStep {
                     .iter()
                     .all(|c| schema.field_with_name(c.name()).is_ok())
             })
-            .cloned()
+            .map(|f| without_long_lists(f, max_in))
+            .filter(|f| !matches!(f, Expr::Literal(ScalarValue::Boolean(Some(true)), _)))
             .collect();
         let mut columns: Vec<String> = own
             .iter()
@@ -528,8 +531,6 @@ impl StatsStep {
         let expr = datafusion::logical_expr::utils::conjunction(own)?;
         let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
         let physical = state.create_physical_expr(expr, &df_schema).ok()?;
-        // As DataFusion's scan builds it (its `IN` size cap included).
-        let max_in = state.config_options().execution.parquet.max_in_list_size;
         let predicate = PruningPredicateBuilder::new()
             .with_file_schema(Arc::clone(schema))
             .with_max_in_list_size(max_in)
@@ -583,6 +584,25 @@ impl StatsStep {
         *plan = narrowed;
         before.saturating_sub(after)
     }
+}
+
+/// `e` with every `IN` list longer than `max` replaced by `true`. Min/max statistics cannot
+/// use such a list (DataFusion's pruning predicate treats it as `true` too), but each file's
+/// statistics step would still rewrite all its literals (the inverted predicate DataFusion
+/// builds to find fully matched row groups): for 5,000 keys, more than the scan itself costs.
+fn without_long_lists(e: &Expr, max: usize) -> Expr {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    e.clone()
+        .transform_up(|x| {
+            Ok(match &x {
+                Expr::InList(l) if l.list.len() > max => {
+                    Transformed::yes(Expr::Literal(ScalarValue::Boolean(Some(true)), None))
+                }
+                _ => Transformed::no(x),
+            })
+        })
+        .map(|t| t.data)
+        .unwrap_or_else(|_| e.clone())
 }
 
 /// What planning one file needs.
