@@ -680,6 +680,19 @@ fn the_index_leaves_files_out_and_the_rows_stay() {
     assert_eq!(u(&s, "row_groups_pruned_index"), expect, "{s}");
     assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
     assert_eq!(sum_parts(&s), 42, "{s}");
+    // EXPLAIN ANALYZE shows the same on the scan.
+    let o = sbbf(&[
+        "query",
+        root,
+        "EXPLAIN ANALYZE SELECT id FROM t WHERE id = 1234",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let plan = text(&o.stdout);
+    assert!(
+        plan.contains(&format!("row_groups_pruned_index={expect}")),
+        "{plan}"
+    );
+    assert!(plan.contains("sbbf_files_pruned_index="), "{plan}");
     let (_, plain) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &["--no-index"]);
     assert_eq!(u(&plain, "row_groups_pruned_index"), 0, "{plain}");
     assert_eq!(sum_parts(&plain), 42, "{plain}");
