@@ -38,7 +38,9 @@ use std::sync::Arc;
 #[command(verbatim_doc_comment)]
 pub struct QueryArgs {
     /// A Parquet file, a directory (every `*.parquet` below it), a glob, or an object-store
-    /// URL (s3://, gs://, az://, http(s)://; a URL ending in `/` is a prefix).
+    /// URL (s3://, gs://, az://, http(s)://; a URL ending in `/` is a prefix). Below a
+    /// directory or prefix in hive partitions (`year=2024/month=01/x.parquet`) the keys are
+    /// columns (`WHERE year = 2024` reads only those folders' files).
     path: String,
     /// The query; the files are table `t`.
     sql: String,
@@ -46,11 +48,14 @@ pub struct QueryArgs {
     /// (pruned the same way). Repeat for more tables.
     #[arg(long = "table", value_name = "NAME=PATH")]
     tables: Vec<String>,
-    /// Output format: a table, or one JSON object per result row.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: `text`, a table; `json`, one JSON object per result row (per line).
+    #[arg(long, value_enum, default_value_t = Format::Text, hide_possible_values = true)]
     format: Format,
-    /// After the rows, print one JSON line on standard error: row groups in PATH, skipped by
-    /// the Bloom filters, by statistics, and read; with --table, the same for every table
+    /// After the rows, print one JSON line on standard error: the row groups in PATH and
+    /// what became of each, adding up to that total: left out by the listing (partition
+    /// filters), skipped by min/max statistics (checked first: those cost no filter read), by
+    /// the Bloom filters, by a LIMIT, in files the scan never opened, and read; with --table,
+    /// the same for every table
     /// under "tables". Where a join's keys reached a table's filters: "join_keys" (K) and
     /// "expected_survivors", the chance 1 - (1 - p)^K that a row group holding none of the keys
     /// is still read, for filters of FPP p = 1 %, 0.1 %, 0.01 % (`sbbf add --fpp` or
@@ -61,6 +66,12 @@ pub struct QueryArgs {
     /// reads): to compare.
     #[arg(long)]
     no_sbbf: bool,
+    /// Ignore the table index (PATH/_sbbf_index/, see `sbbf index build`): every file is
+    /// listed and pruned by its own footer and filters. Without this flag, for a directory or
+    /// prefix with an index, the files the index rules out for `=` and `IN` are never opened
+    /// (files changed or added since the index was built are read as without it).
+    #[arg(long)]
+    no_index: bool,
 }
 
 pub fn run(a: QueryArgs) -> u8 {
@@ -123,7 +134,11 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
         let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf)
             .await
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
+            .with_index(!a.no_index)
             .with_name(name.as_str());
+        if let Some(w) = table.listing_warning() {
+            err!("sbbf query: warning: {w}");
+        }
         let table = Arc::new(table);
         ctx.register_table(name.as_str(), table.clone())?;
         registered.push((name.clone(), table));
@@ -131,12 +146,20 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     let plan: Arc<dyn ExecutionPlan> = ctx.sql(&a.sql).await?.create_physical_plan().await?;
     let batches = collect(plan.clone(), ctx.task_ctx()).await?;
     print_rows(&batches, a.format)?;
+    for (_, table) in &registered {
+        if let Some(w) = table.index_warning() {
+            err!("sbbf query: warning: {w}");
+        }
+    }
     if a.stats {
         let mut per_table = std::collections::BTreeMap::new();
         for (name, table) in &registered {
-            let row_groups =
-                sbbf_datafusion::table_row_groups(&ctx.state(), table.listing()).await?;
-            let s = ScanStats::of_table(&plan, name);
+            let row_groups = table.row_groups(&ctx.state()).await?;
+            let mut s = ScanStats::of_table(&plan, name);
+            // A scan the index left no file for is no scan: the table counted it.
+            let (files, rgs) = table.index_pruned();
+            s.files_pruned_index = files;
+            s.pruned_index = rgs;
             per_table.insert(name.clone(), QueryStats::new(row_groups, &s, a.no_sbbf));
         }
         let line = QueryStatsLine {

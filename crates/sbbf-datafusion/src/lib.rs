@@ -34,6 +34,7 @@
 
 mod dynamic;
 mod expr;
+mod index;
 mod stats;
 mod table;
 

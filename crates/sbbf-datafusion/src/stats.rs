@@ -17,8 +17,22 @@ pub struct ScanStats {
     pub join_keys: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
-    /// Row groups skipped by DataFusion's min/max statistics.
+    /// Row groups skipped by DataFusion's min/max statistics in its scan.
     pub pruned_statistics: usize,
+    /// Row groups skipped by min/max statistics before our filters were read (DataFusion's
+    /// statistics pruning, run first by our scan planning).
+    pub pruned_statistics_sbbf: usize,
+    /// Row groups DataFusion's scan examined (matched or pruned by its statistics step): those
+    /// of every file it opened, minus what was skipped before.
+    pub examined: usize,
+    /// Row groups of the files handed to the scans (0 when not counted).
+    pub in_scan: usize,
+    /// Files our planning left out of the scan (no row group could match).
+    pub files_pruned: usize,
+    /// Row groups of the files the table's index left out of the listing.
+    pub pruned_index: usize,
+    /// Those files.
+    pub files_pruned_index: usize,
     /// Row groups skipped because a `LIMIT` was already satisfied.
     pub pruned_limit: usize,
     /// Row groups the scans went on to read (after every kind of pruning).
@@ -89,7 +103,8 @@ impl ScanStats {
                         pruning_metrics,
                     } => match name.as_ref() {
                         "row_groups_pruned_statistics" => {
-                            self.pruned_statistics += pruning_metrics.pruned()
+                            self.pruned_statistics += pruning_metrics.pruned();
+                            self.examined += pruning_metrics.pruned() + pruning_metrics.matched();
                         }
                         // The last row-group stage: what it matched went on to be read.
                         "row_groups_pruned_bloom_filter" => {
@@ -110,6 +125,11 @@ impl ScanStats {
                             metric::BYTES => self.sbbf_bytes += n,
                             metric::FILE_ERRORS => self.sbbf_file_errors += n,
                             metric::PRUNED_DYNAMIC => self.pruned_sbbf_join += n,
+                            metric::PRUNED_STATISTICS => self.pruned_statistics_sbbf += n,
+                            metric::ROW_GROUPS => self.in_scan += n,
+                            metric::FILES_PRUNED => self.files_pruned += n,
+                            metric::PRUNED_INDEX => self.pruned_index += n,
+                            metric::FILES_PRUNED_INDEX => self.files_pruned_index += n,
                             "bytes_scanned" => self.bytes_scanned += n,
                             _ => {}
                         }
@@ -152,12 +172,20 @@ pub struct QueryStats {
     pub row_groups_pruned_bloom: usize,
     /// Of ours, those skipped by a join's keys.
     pub row_groups_pruned_bloom_join: usize,
+    /// Row groups of files the table's index ruled out (never listed, footers not read).
+    pub row_groups_pruned_index: usize,
     /// Row groups a LIMIT skipped.
     pub row_groups_pruned_limit: usize,
-    /// Row groups statistics skipped.
+    /// Row groups of files the listing left out (a filter on partition columns).
+    pub row_groups_pruned_listing: usize,
+    /// Row groups min/max statistics skipped (before our filters were read, and in
+    /// DataFusion's scan).
     pub row_groups_pruned_statistics: usize,
     /// Row groups read.
     pub row_groups_read: usize,
+    /// Row groups of files the scan never opened: DataFusion skipped them whole when it came
+    /// to them (file statistics, a join's or a TopK's filter), or a LIMIT was met first.
+    pub row_groups_unopened: usize,
     /// Filter bytes we read.
     pub sbbf_bytes: usize,
     /// Files whose filters could not be used (all their row groups kept).
@@ -185,7 +213,20 @@ pub struct Survivors {
 impl QueryStats {
     /// The line of a table with `row_groups` row groups whose scan gave `s`; `no_sbbf`: the
     /// scan ran DataFusion's own Bloom pruning instead of ours.
+    ///
+    /// The row groups add up: `row_groups` = pruned by the index + by the listing + by
+    /// statistics + by the Bloom filters + by a LIMIT + unopened + read (for a table scanned
+    /// once).
     pub fn new(row_groups: usize, s: &ScanStats, no_sbbf: bool) -> QueryStats {
+        let bloom = if no_sbbf {
+            s.pruned_datafusion_bloom
+        } else {
+            s.pruned_sbbf
+        };
+        // Our statistics and Bloom steps run before DataFusion's scan examines a row group;
+        // the scan examines every row group of every file it opens: the rest were unopened.
+        let before_scan = s.pruned_statistics_sbbf + if no_sbbf { 0 } else { s.pruned_sbbf };
+        let unopened = s.in_scan.saturating_sub(before_scan + s.examined);
         let k = s.join_keys as i32;
         let survive = |p: f64| 1.0 - (1.0 - p).powi(k);
         QueryStats {
@@ -198,15 +239,14 @@ impl QueryStats {
             }),
             join_keys: (s.join_keys > 0).then_some(s.join_keys),
             row_groups,
-            row_groups_pruned_bloom: if no_sbbf {
-                s.pruned_datafusion_bloom
-            } else {
-                s.pruned_sbbf
-            },
+            row_groups_pruned_bloom: bloom,
             row_groups_pruned_bloom_join: s.pruned_sbbf_join,
             row_groups_pruned_limit: s.pruned_limit,
-            row_groups_pruned_statistics: s.pruned_statistics,
+            row_groups_pruned_index: s.pruned_index,
+            row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan + s.pruned_index),
+            row_groups_pruned_statistics: s.pruned_statistics + s.pruned_statistics_sbbf,
             row_groups_read: s.read,
+            row_groups_unopened: unopened,
             sbbf_bytes: s.sbbf_bytes,
             sbbf_file_errors: s.sbbf_file_errors,
             sbbf_requests: s.sbbf_requests,

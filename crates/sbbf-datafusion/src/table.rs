@@ -4,21 +4,28 @@
 use crate::dynamic::SbbfSource;
 use crate::expr::predicate;
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
-use datafusion::common::{Result, Statistics};
+use datafusion::common::{DFSchema, Result, ScalarValue, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl, PartitionedFile,
 };
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
-use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::datasource::physical_plan::parquet::{
+    apply_file_schema_type_coercions, ParquetAccessPlan, ParquetFileMetrics,
+    RowGroupAccessPlanFilter,
+};
 use datafusion::datasource::physical_plan::{
     FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource,
 };
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::TableProvider;
+use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::parquet::arrow::parquet_to_arrow_schema;
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
@@ -27,7 +34,8 @@ use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::remote::ObjectReader;
 use sbbf_parquet::ParquetFile;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Files whose filters are read at once while planning a scan.
 pub const DEFAULT_FILE_CONCURRENCY: usize = 32;
@@ -62,6 +70,19 @@ pub mod metric {
     pub const TABLE: &str = "sbbf_table";
     /// The label of [`TABLE`] that holds the table's name.
     pub const TABLE_LABEL: &str = "table";
+    /// Row groups of the files handed to the scan (after the listing's partition pruning),
+    /// counted once each when the scan is planned.
+    pub const ROW_GROUPS: &str = "sbbf_row_groups";
+    /// Row groups skipped by min/max statistics before our filters are read (DataFusion's
+    /// own statistics pruning, run first so those row groups cost no filter read).
+    pub const PRUNED_STATISTICS: &str = "row_groups_pruned_statistics_sbbf";
+    /// Files left out of the scan because none of their row groups can match (never
+    /// opened by DataFusion).
+    pub const FILES_PRUNED: &str = "sbbf_files_pruned";
+    /// Files the table's index ruled out: left out of the listing, their footers never read.
+    pub const FILES_PRUNED_INDEX: &str = "sbbf_files_pruned_index";
+    /// The row groups of those files (as the index recorded them).
+    pub const PRUNED_INDEX: &str = "row_groups_pruned_index";
 }
 
 /// A Parquet table (file, directory, glob or object-store prefix) whose scans skip the row
@@ -97,12 +118,32 @@ pub struct SbbfTable {
     enabled: bool,
     file_concurrency: usize,
     name: Option<String>,
+    index: Option<TableIndex>,
+    /// What listing the files met and went around (a symbolic link loop), to show once.
+    listing_warning: Option<String>,
+}
+
+/// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
+#[derive(Debug)]
+struct TableIndex {
+    root: sbbf_index::Root,
+    /// The files' own schema (without partition columns), for the listing tables of scans.
+    file_schema: SchemaRef,
+    /// Why the index was ignored, once.
+    warning: std::sync::OnceLock<String>,
+    /// Files and row groups scans left out by the index.
+    files: AtomicUsize,
+    row_groups: AtomicUsize,
+    /// Files left out, as the index recorded them: counted without their footers.
+    known: Mutex<crate::index::Dropped>,
 }
 
 impl SbbfTable {
     /// A table over the Parquet files at `path` (a file, a directory, a glob, or an
     /// object-store URL whose store is registered with the session), with the schema the
-    /// files give.
+    /// files give. Below a directory or prefix laid out in hive partitions
+    /// (`year=2024/month=01/x.parquet`), the partition keys are columns too, typed as DuckDB
+    /// types them, and filters on them leave files out of the listing.
     pub async fn try_new(state: &dyn Session, path: &str) -> Result<SbbfTable> {
         SbbfTable::with_pruning(state, path, true).await
     }
@@ -127,20 +168,177 @@ impl SbbfTable {
         };
         // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
         // folder (DataFusion's own glob matching lets it cross folders).
-        let config = match local_glob_files(path)? {
-            Some(files) => ListingTableConfig::new_with_multi_paths(files),
-            None => ListingTableConfig::new(url),
+        let mut listing_warning = None;
+        let (config, partitions) = match local_glob_files(path)? {
+            Some(files) => (ListingTableConfig::new_with_multi_paths(files), Vec::new()),
+            None if url.is_collection() => {
+                match hive_partitions(state, &url, &options.file_extension).await {
+                    Ok(partitions) => (ListingTableConfig::new(url), partitions),
+                    // DataFusion's walk of a local directory stops at a symbolic link loop:
+                    // the files are then found as every other command finds them (a loop is
+                    // not entered), and the table says so once.
+                    Err(e) if !sbbf_parquet::remote::is_remote_url(path) && is_loop(&e) => {
+                        listing_warning = Some(format!(
+                            "{path}: {e}; the loop is not followed (each file below {path} \
+                             is read once)"
+                        ));
+                        let files = local_listing(path)?;
+                        (ListingTableConfig::new_with_multi_paths(files), Vec::new())
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            None => (ListingTableConfig::new(url), Vec::new()),
         };
-        let config = config
+        let mut config = config
             .with_listing_options(options)
             .infer_schema(state)
             .await?;
+        // Partition columns are columns, unless the files have a column of the name (then
+        // the files' values are the column, as DataFusion would refuse the clash).
+        let clash = |name: &str| {
+            config
+                .file_schema
+                .as_ref()
+                .is_some_and(|s| s.field_with_name(name).is_ok())
+        };
+        if !partitions.is_empty() && !partitions.iter().any(|(n, _)| clash(n)) {
+            if let Some(options) = config.options.take() {
+                config.options = Some(options.with_table_partition_cols(partitions));
+            }
+        }
+        // A directory or prefix may have an index; anything else has none.
+        let index = match (enabled, sbbf_index::Root::open(path)) {
+            (true, Ok(Some(root))) => config.file_schema.clone().map(|file_schema| TableIndex {
+                root,
+                file_schema,
+                warning: Default::default(),
+                files: Default::default(),
+                row_groups: Default::default(),
+                known: Default::default(),
+            }),
+            _ => None,
+        };
         Ok(SbbfTable {
             inner: ListingTable::try_new(config)?,
             enabled,
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
+            index,
+            listing_warning,
         })
+    }
+
+    /// Whether scans use the table's index (`PATH/_sbbf_index/`, `sbbf index build`) to
+    /// leave out the files it rules out before DataFusion reads their footers (default: yes,
+    /// when PATH is a directory or an object-store prefix with our pruning on). Off: every
+    /// file is listed and pruned by its own footer and filters.
+    pub fn with_index(mut self, on: bool) -> SbbfTable {
+        if !on {
+            self.index = None;
+        }
+        self
+    }
+
+    /// Why the table's index was ignored (damaged, foreign, unreadable), when a scan found
+    /// it so: to show once. Files are then pruned as without an index.
+    pub fn index_warning(&self) -> Option<&str> {
+        self.index
+            .as_ref()
+            .and_then(|ix| ix.warning.get())
+            .map(String::as_str)
+    }
+
+    /// What listing the table's files met and went around (a symbolic link loop below a
+    /// directory: not entered, as every other command does), to show once.
+    pub fn listing_warning(&self) -> Option<&str> {
+        self.listing_warning.as_deref()
+    }
+
+    /// Files and row groups the index left out of this table's scans so far.
+    pub fn index_pruned(&self) -> (usize, usize) {
+        self.index.as_ref().map_or((0, 0), |ix| {
+            (
+                ix.files.load(Ordering::Relaxed),
+                ix.row_groups.load(Ordering::Relaxed),
+            )
+        })
+    }
+
+    /// The row groups of all the table's files, as [`table_row_groups`] counts them, except
+    /// that the files the index left out of a scan are counted from the index (their footers
+    /// are not read).
+    pub async fn row_groups(&self, state: &dyn Session) -> Result<usize> {
+        let known = self
+            .index
+            .as_ref()
+            .map(|ix| ix.known.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default();
+        count_listed(state, &self.inner, &known).await
+    }
+
+    /// The listing table of one scan: the table's own, or, when the index rules files out
+    /// for `filters`, one that lists through a store view leaving them out (see
+    /// `crate::index`), with the store view's counters.
+    async fn listing_for(
+        &self,
+        state: &dyn Session,
+        filters: &[Expr],
+    ) -> Option<(ListingTable, Arc<crate::index::Hiding>)> {
+        use crate::index::{ask, hiding_url, Asked, Hiding};
+        let ix = self.index.as_ref()?;
+        let pred = predicate(filters, &ix.file_schema)?;
+
+        let [table_url] = self.inner.table_paths().as_slice() else {
+            return None;
+        };
+        let dropped = match ask(&ix.root, table_url, &pred).await {
+            Asked::Nothing => return None,
+            Asked::Ignored(why) => {
+                let _ = ix.warning.set(why);
+                return None;
+            }
+            Asked::Drop(d) => d,
+        };
+        let store = state.runtime_env().object_store(table_url).ok()?;
+        let (store_url, listing_url) = hiding_url(table_url)?;
+
+        let hiding = Arc::new(Hiding::new(store, dropped.clone()));
+        state
+            .runtime_env()
+            .register_object_store(&store_url, Arc::clone(&hiding) as Arc<dyn ObjectStore>);
+        let config = ListingTableConfig::new(listing_url)
+            .with_listing_options(self.inner.options().clone())
+            .with_schema(Arc::clone(&ix.file_schema));
+        let table = ListingTable::try_new(config).ok()?;
+        ix.known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(dropped);
+        Some((table, hiding))
+    }
+
+    /// What the index's store view left out of a scan's listing: counted on the table and in
+    /// the scan's metrics (when it has a scan: with every file left out, DataFusion plans
+    /// none).
+    fn count_index(&self, plan: &Arc<dyn ExecutionPlan>, hiding: &crate::index::Hiding) {
+        let (files, rgs) = (
+            hiding.files.load(Ordering::Relaxed),
+            hiding.row_groups.load(Ordering::Relaxed),
+        );
+        if let Some(ix) = &self.index {
+            ix.files.fetch_add(files, Ordering::Relaxed);
+            ix.row_groups.fetch_add(rgs, Ordering::Relaxed);
+        }
+        if let Some(config) = plan
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|e| e.data_source().downcast_ref::<FileScanConfig>())
+        {
+            let set = config.file_source().metrics();
+            let counter = |name: &'static str| MetricBuilder::new(set).global_counter(name);
+            counter(metric::FILES_PRUNED_INDEX).add(files);
+            counter(metric::PRUNED_INDEX).add(rgs);
+        }
     }
 
     /// Wraps a listing table of Parquet files. Its format options are used as they are: switch
@@ -152,6 +350,8 @@ impl SbbfTable {
             enabled: true,
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
+            index: None,
+            listing_warning: None,
         }
     }
 
@@ -191,53 +391,70 @@ impl SbbfTable {
                 .with_label(Label::new(metric::TABLE_LABEL, name.clone()))
                 .global_counter(metric::TABLE);
         }
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        let store = state.runtime_env().object_store(&config.object_store_url)?;
+        let metrics = Metrics::new(config);
+        let files: Vec<PartitionedFile> = config
+            .file_groups
+            .iter()
+            .flat_map(|g| g.iter().cloned())
+            .collect();
         if !self.enabled {
+            // DataFusion alone; the files' row groups are still counted, so that `--stats`
+            // adds up the same way (footers from the cache the listing filled).
+            count_row_groups(&store, &cache, &files, &metrics, self.file_concurrency).await;
             return Ok(plan);
         }
-        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
         let source: Arc<dyn FileSource> = Arc::new(SbbfSource::new(
             Arc::clone(config.file_source()),
             Arc::clone(&cache),
         ));
-        let metrics = Metrics::new(config);
         // The files' own columns: a filter on a partition column (`year=2024/`) is not in
         // any file, and leaves the rest of an AND to be tested.
-        let Some(pred) = predicate(filters, config.file_schema()) else {
-            let config = FileScanConfigBuilder::from(config.clone())
-                .with_source(source)
-                .build();
-            return Ok(DataSourceExec::from_data_source(config));
+        let bloom = predicate(filters, config.file_schema());
+        // Statistics first: the row groups min/max rule out cost no filter read.
+        let stats = if state.config_options().execution.parquet.pruning {
+            StatsStep::new(state, filters, config.file_schema())
+        } else {
+            None
         };
-        let store = state.runtime_env().object_store(&config.object_store_url)?;
-        let files: Vec<PartitionedFile> = config
-            .file_groups
-            .iter()
-            .flat_map(|g| g.iter().cloned())
-            .collect();
-        let mut plans: Vec<Option<ParquetAccessPlan>> = futures::stream::iter(files)
+        let step = Step {
+            store: &store,
+            cache: &cache,
+            bloom: bloom.as_ref(),
+            stats: stats.as_ref(),
+            metrics: &metrics,
+        };
+        let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {
-                let (store, cache, pred, metrics) = (&store, &cache, &pred, &metrics);
-                async move { file_plan(store, cache, &f, pred, metrics).await }
+                let step = &step;
+                async move { step.plan(f).await }
             })
             .buffered(self.file_concurrency)
             .collect()
             .await;
         plans.reverse();
+        // Files with no row group left are dropped from the scan: DataFusion never opens
+        // them. Every group stays (possibly empty), so the scan's partitioning is unchanged.
         let groups: Vec<FileGroup> = config
             .file_groups
             .iter()
             .map(|g| {
                 FileGroup::new(
                     g.iter()
-                        .map(|f| {
-                            let plan = plans.pop().flatten();
+                        .filter_map(|f| {
+                            let planned = plans.pop().unwrap_or(Planned::Keep);
                             let mut f = f.clone();
-                            if let Some(plan) = plan {
-                                f.extensions.insert(plan);
+                            match planned {
+                                Planned::Keep => Some(f),
+                                Planned::Drop => None,
+                                Planned::Narrowed(plan) => {
+                                    f.extensions.insert(plan);
+                                    Some(f)
+                                }
                             }
-                            f
                         })
                         .collect(),
                 )
@@ -251,6 +468,243 @@ impl SbbfTable {
     }
 }
 
+/// Counts the row groups of `files` into [`metric::ROW_GROUPS`] (`--no-sbbf`).
+async fn count_row_groups(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<FileMetadataCache>,
+    files: &[PartitionedFile],
+    metrics: &Metrics,
+    concurrency: usize,
+) {
+    futures::stream::iter(files.iter().cloned())
+        .map(|f| async move {
+            if let Ok(m) = footer(store, cache, &f).await {
+                metrics.row_groups.add(m.num_row_groups());
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect::<Vec<()>>()
+        .await;
+}
+
+/// What planning did with one file.
+enum Planned {
+    /// Scan it as DataFusion planned.
+    Keep,
+    /// Nothing in it can match: leave it out of the scan.
+    Drop,
+    /// Scan the row groups this plan keeps.
+    Narrowed(ParquetAccessPlan),
+}
+
+/// DataFusion's min/max pruning of row groups, run before our filters so that the row groups
+/// it rules out cost no filter read (DataFusion's scan would run it after ours).
+pub(crate) struct StatsStep {
+    predicate: Arc<PruningPredicate>,
+    schema: SchemaRef,
+    /// The top-level columns the predicate names.
+    columns: Vec<String>,
+}
+
+impl StatsStep {
+    /// The pruning predicate of the scan's filters that name only the files' own columns
+    /// (`None`: nothing statistics can rule out).
+    fn new(state: &dyn Session, filters: &[Expr], schema: &SchemaRef) -> Option<StatsStep> {
+        // As DataFusion's scan builds it (its `IN` size cap included).
+        let max_in = state.config_options().execution.parquet.max_in_list_size;
+        let own: Vec<Expr> = filters
+            .iter()
+            .filter(|f| {
+                f.column_refs()
+                    .iter()
+                    .all(|c| schema.field_with_name(c.name()).is_ok())
+            })
+            .map(|f| without_long_lists(f, max_in))
+            .filter(|f| !matches!(f, Expr::Literal(ScalarValue::Boolean(Some(true)), _)))
+            .collect();
+        let mut columns: Vec<String> = own
+            .iter()
+            .flat_map(|f| f.column_refs().into_iter().map(|c| c.name().to_string()))
+            .collect();
+        columns.sort();
+        columns.dedup();
+        let expr = datafusion::logical_expr::utils::conjunction(own)?;
+        let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
+        let physical = state.create_physical_expr(expr, &df_schema).ok()?;
+        let predicate = PruningPredicateBuilder::new()
+            .with_file_schema(Arc::clone(schema))
+            .with_max_in_list_size(max_in)
+            .build(physical)?;
+        Some(StatsStep {
+            predicate,
+            schema: Arc::clone(schema),
+            columns,
+        })
+    }
+
+    /// Narrows `plan` to the row groups whose statistics may match; returns how many it
+    /// skipped. A file whose columns the predicate names differ in type from the table's is
+    /// left alone (DataFusion's scan adapts its schema; here it stays "maybe").
+    fn narrow(&self, metadata: &ParquetMetaData, plan: &mut ParquetAccessPlan) -> usize {
+        let file_meta = metadata.file_metadata();
+        let Ok(file_schema) =
+            parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
+        else {
+            return 0;
+        };
+        // As DataFusion's scan reads the file: strings and binaries as the table's view types.
+        let file_schema =
+            apply_file_schema_type_coercions(&self.schema, &file_schema).unwrap_or(file_schema);
+        let same_types = self.columns.iter().all(|c| {
+            match (
+                file_schema.field_with_name(c),
+                self.schema.field_with_name(c),
+            ) {
+                (Ok(a), Ok(b)) => a.data_type() == b.data_type(),
+                _ => false,
+            }
+        });
+        if !same_types {
+            return 0;
+        }
+        let before = plan.row_group_index_iter().count();
+        let mut filter = RowGroupAccessPlanFilter::new(plan.clone());
+        // DataFusion's per-file counters want a metrics set; ours counts what matters.
+        let scratch = ExecutionPlanMetricsSet::new();
+        let file_metrics = ParquetFileMetrics::new(0, "", &scratch);
+        filter.prune_by_statistics(
+            &file_schema,
+            file_meta.schema_descr(),
+            metadata.row_groups(),
+            &self.predicate,
+            &file_metrics,
+        );
+        let narrowed = filter.build();
+        let after = narrowed.row_group_index_iter().count();
+        *plan = narrowed;
+        before.saturating_sub(after)
+    }
+}
+
+/// `e` with every `IN` list longer than `max` replaced by `true`. Min/max statistics cannot
+/// use such a list (DataFusion's pruning predicate treats it as `true` too), but each file's
+/// statistics step would still rewrite all its literals (the inverted predicate DataFusion
+/// builds to find fully matched row groups): for 5,000 keys, more than the scan itself costs.
+fn without_long_lists(e: &Expr, max: usize) -> Expr {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    e.clone()
+        .transform_up(|x| {
+            Ok(match &x {
+                Expr::InList(l) if l.list.len() > max => {
+                    Transformed::yes(Expr::Literal(ScalarValue::Boolean(Some(true)), None))
+                }
+                _ => Transformed::no(x),
+            })
+        })
+        .map(|t| t.data)
+        .unwrap_or_else(|_| e.clone())
+}
+
+/// What planning one file needs.
+pub(crate) struct Step<'a> {
+    pub(crate) store: &'a Arc<dyn ObjectStore>,
+    pub(crate) cache: &'a Arc<FileMetadataCache>,
+    pub(crate) bloom: Option<&'a Predicate>,
+    pub(crate) stats: Option<&'a StatsStep>,
+    pub(crate) metrics: &'a Metrics,
+}
+
+impl Step<'_> {
+    /// Statistics, then our filters for the row groups statistics leave; every row group of
+    /// the file is counted once ([`metric::ROW_GROUPS`]). Never skips on doubt.
+    async fn plan(&self, file: PartitionedFile) -> Planned {
+        let file = &file;
+        let Ok(metadata) = footer(self.store, self.cache, file).await else {
+            self.metrics.file_errors.add(1);
+            return Planned::Keep;
+        };
+        let n = metadata.num_row_groups();
+        self.metrics.row_groups.add(n);
+        if n == 0 {
+            return Planned::Keep;
+        }
+        let mut plan = attached_plan(file, n);
+        let scanned_before = plan.row_group_index_iter().count();
+        if let Some(stats) = self.stats {
+            let skipped = stats.narrow(&metadata, &mut plan);
+            self.metrics.pruned_statistics.add(skipped);
+        }
+        if let Some(pred) = self.bloom {
+            if plan.row_group_index_iter().next().is_some() {
+                bloom_narrow(self.store, file, metadata, pred, self.metrics, &mut plan).await;
+            }
+        }
+        if plan.row_group_index_iter().next().is_none() {
+            self.metrics.files_pruned.add(1);
+            return Planned::Drop;
+        }
+        if plan.row_group_index_iter().count() == scanned_before {
+            return Planned::Keep;
+        }
+        Planned::Narrowed(plan)
+    }
+}
+
+/// The file's footer, through DataFusion's metadata cache (the scan reuses it).
+async fn footer(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<FileMetadataCache>,
+    file: &PartitionedFile,
+) -> Result<Arc<ParquetMetaData>> {
+    DFParquetMetadata::new(store.as_ref(), &file.object_meta)
+        .with_file_metadata_cache(Some(Arc::clone(cache)))
+        .with_metadata_size_hint(file.metadata_size_hint)
+        .fetch_metadata()
+        .await
+}
+
+/// The access plan someone attached before us (we only ever skip more), or all `n` row
+/// groups.
+fn attached_plan(file: &PartitionedFile, n: usize) -> ParquetAccessPlan {
+    file.extensions
+        .get::<ParquetAccessPlan>()
+        .filter(|p| p.len() == n)
+        .cloned()
+        .unwrap_or_else(|| ParquetAccessPlan::new_all(n))
+}
+
+/// Skips in `plan` the row groups still scanned that our filters rule out for `pred`; the
+/// filters of row groups already skipped are not read.
+async fn bloom_narrow(
+    store: &Arc<dyn ObjectStore>,
+    file: &PartitionedFile,
+    metadata: Arc<ParquetMetaData>,
+    pred: &Predicate,
+    metrics: &Metrics,
+    plan: &mut ParquetAccessPlan,
+) {
+    let meta = &file.object_meta;
+    let n = metadata.num_row_groups();
+    let wanted: Vec<bool> = (0..n).map(|rg| plan.should_scan(rg)).collect();
+    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
+    let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
+    let pruned = pq.prune_async_among(pred, REMOTE_POLICY, &wanted).await;
+    let io = pq.io_stats();
+    metrics.requests.add(io.requests as usize);
+    metrics.bytes.add(io.bytes as usize);
+    let Ok(pruned) = pruned else {
+        metrics.file_errors.add(1);
+        return;
+    };
+    metrics.tested.add(wanted.iter().filter(|w| **w).count());
+    for rg in pruned.skipped() {
+        if plan.should_scan(rg) {
+            metrics.pruned.add(1);
+            plan.skip(rg);
+        }
+    }
+}
+
 /// Our counters, registered in the scan's own metrics set so `EXPLAIN ANALYZE` shows them on
 /// its `DataSourceExec` line.
 pub(crate) struct Metrics {
@@ -259,6 +713,9 @@ pub(crate) struct Metrics {
     requests: Count,
     bytes: Count,
     file_errors: Count,
+    row_groups: Count,
+    pruned_statistics: Count,
+    files_pruned: Count,
 }
 
 impl Metrics {
@@ -274,59 +731,32 @@ impl Metrics {
             requests: counter(metric::REQUESTS),
             bytes: counter(metric::BYTES),
             file_errors: counter(metric::FILE_ERRORS),
+            row_groups: counter(metric::ROW_GROUPS),
+            pruned_statistics: counter(metric::PRUNED_STATISTICS),
+            files_pruned: counter(metric::FILES_PRUNED),
         }
     }
 }
 
-/// The access plan for one file, or `None` to leave it as DataFusion planned it (nothing to
-/// skip, or the filters could not be used: never skip on doubt).
+/// The access plan for one file at open time (the join filters), or `None` to leave it as
+/// it is (nothing to skip, or the filters could not be used: never skip on doubt). Its row
+/// groups were counted when the scan was planned.
 pub(crate) async fn file_plan(
     store: &Arc<dyn ObjectStore>,
-    cache: &Arc<datafusion::execution::cache::cache_manager::FileMetadataCache>,
+    cache: &Arc<FileMetadataCache>,
     file: &PartitionedFile,
     pred: &Predicate,
     metrics: &Metrics,
 ) -> Option<ParquetAccessPlan> {
-    let meta = &file.object_meta;
-    let metadata = DFParquetMetadata::new(store.as_ref(), meta)
-        .with_file_metadata_cache(Some(Arc::clone(cache)))
-        .with_metadata_size_hint(file.metadata_size_hint)
-        .fetch_metadata()
-        .await;
-    let Ok(metadata) = metadata else {
+    let Ok(metadata) = footer(store, cache, file).await else {
         metrics.file_errors.add(1);
         return None;
     };
-    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
-    let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
-    let pruned = pq.prune_async(pred, REMOTE_POLICY).await;
-    let io = pq.io_stats();
-    metrics.requests.add(io.requests as usize);
-    metrics.bytes.add(io.bytes as usize);
-    let Ok(pruned) = pruned else {
-        metrics.file_errors.add(1);
-        return None;
-    };
-    let n = pruned.reasons.len();
-    metrics.tested.add(n);
-    let skipped = pruned.skipped();
-    if skipped.is_empty() {
-        return None;
-    }
-    // Combine with an access plan someone attached before us: skip only more.
-    let mut plan = file
-        .extensions
-        .get::<ParquetAccessPlan>()
-        .filter(|p| p.len() == n)
-        .cloned()
-        .unwrap_or_else(|| ParquetAccessPlan::new_all(n));
-    for rg in skipped {
-        if plan.should_scan(rg) {
-            metrics.pruned.add(1);
-        }
-        plan.skip(rg);
-    }
-    Some(plan)
+    let n = metadata.num_row_groups();
+    let mut plan = attached_plan(file, n);
+    let before = plan.row_group_index_iter().count();
+    bloom_narrow(store, file, metadata, pred, metrics, &mut plan).await;
+    (plan.row_group_index_iter().count() < before).then_some(plan)
 }
 
 #[async_trait]
@@ -357,8 +787,11 @@ impl TableProvider for SbbfTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let plan = self.inner.scan(state, projection, filters, limit).await?;
-        self.prune(state, plan, filters).await
+        let args = ScanArgs::default()
+            .with_projection(projection.map(|p| p.as_slice()))
+            .with_filters(Some(filters))
+            .with_limit(limit);
+        Ok(self.scan_with_args(state, args).await?.into_inner())
     }
 
     async fn scan_with_args<'a>(
@@ -367,7 +800,14 @@ impl TableProvider for SbbfTable {
         args: ScanArgs<'a>,
     ) -> Result<ScanResult> {
         let filters = args.filters().unwrap_or(&[]);
-        let plan = self.inner.scan_with_args(state, args).await?.into_inner();
+        let plan = match self.listing_for(state, filters).await {
+            Some((listing, hiding)) => {
+                let plan = listing.scan_with_args(state, args).await?.into_inner();
+                self.count_index(&plan, &hiding);
+                plan
+            }
+            None => self.inner.scan_with_args(state, args).await?.into_inner(),
+        };
         Ok(self.prune(state, plan, filters).await?.into())
     }
 }
@@ -375,18 +815,28 @@ impl TableProvider for SbbfTable {
 /// Row groups in every file the table lists, those a scan never opens included (footers
 /// through DataFusion's metadata cache, so a scan's footers are not read twice).
 pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Result<usize> {
-    use futures::TryStreamExt;
+    count_listed(state, table, &Default::default()).await
+}
+
+/// [`table_row_groups`], taking the count of a file in `known` (object path -> size, row
+/// groups) from there while its size is the same.
+async fn count_listed(
+    state: &dyn Session,
+    table: &ListingTable,
+    known: &crate::index::Dropped,
+) -> Result<usize> {
     let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
     let ext = &table.options().file_extension;
     let mut total = 0;
     for url in table.table_paths() {
-        let store = state.runtime_env().object_store(url)?;
-        let files: Vec<object_store::ObjectMeta> = url
-            .list_all_files(state, store.as_ref(), ext)
-            .await?
-            .try_collect()
-            .await?;
+        let (store, files) = list_files(state, url, ext).await?;
         for meta in &files {
+            if let Some(&(size, n)) = known.get(meta.location.as_ref()) {
+                if size == meta.size {
+                    total += n;
+                    continue;
+                }
+            }
             let metadata = DFParquetMetadata::new(store.as_ref(), meta)
                 .with_file_metadata_cache(Some(Arc::clone(&cache)))
                 .fetch_metadata()
@@ -397,17 +847,97 @@ pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Resu
     Ok(total)
 }
 
+/// The store of `url` and the files DataFusion lists under it.
+async fn list_files(
+    state: &dyn Session,
+    url: &ListingTableUrl,
+    ext: &str,
+) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
+    use futures::TryStreamExt;
+    let store = state.runtime_env().object_store(url)?;
+    let files = url
+        .list_all_files(state, store.as_ref(), ext)
+        .await?
+        .try_collect()
+        .await?;
+    Ok((store, files))
+}
+
+/// The hive partitions of the table at `url` (`year=2024/month=01/x.parquet`): each key of
+/// the `key=value` folders every file sits in, in order, typed as DuckDB infers them
+/// (`BIGINT` when every value is an integer written as one, `01` is not; else a string).
+/// None when some file's folders do not name the same keys in the same order: DataFusion
+/// would leave such files out of the table, and no file may go missing.
+async fn hive_partitions(
+    state: &dyn Session,
+    url: &ListingTableUrl,
+    ext: &str,
+) -> Result<Vec<(String, DataType)>> {
+    let (_, files) = list_files(state, url, ext).await?;
+    let mut keys: Option<Vec<String>> = None;
+    let mut integer: Vec<bool> = Vec::new();
+    for f in &files {
+        let Some(parts) = url.strip_prefix(&f.location) else {
+            return Ok(Vec::new());
+        };
+        let mut parts: Vec<&str> = parts.collect();
+        parts.pop(); // the file's own name
+        let mut these = Vec::with_capacity(parts.len());
+        let mut values = Vec::with_capacity(parts.len());
+        for part in parts {
+            match part.split_once('=') {
+                Some((k, v)) if !k.is_empty() => {
+                    these.push(k.to_string());
+                    values.push(v);
+                }
+                // A folder that is no partition: no partitioning (DataFusion's too).
+                _ => return Ok(Vec::new()),
+            }
+        }
+        match &keys {
+            None => {
+                integer = vec![true; these.len()];
+                keys = Some(these);
+            }
+            Some(k) if *k != these => return Ok(Vec::new()),
+            Some(_) => {}
+        }
+        for (i, v) in values.iter().enumerate() {
+            // As DuckDB: an integer only if it reads back the same (`01` stays a string).
+            integer[i] &= v.parse::<i64>().is_ok_and(|n| n.to_string() == *v);
+        }
+    }
+    Ok(keys
+        .unwrap_or_default()
+        .into_iter()
+        .zip(integer)
+        .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
+        .collect())
+}
+
 /// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so
 /// every other command), or `None` for a path that is no local glob.
 fn local_glob_files(path: &str) -> Result<Option<Vec<ListingTableUrl>>> {
     if sbbf_parquet::remote::is_remote_url(path) || !path.contains(['*', '?', '[']) {
         return Ok(None);
     }
+    local_listing(path).map(Some)
+}
+
+/// The files of a local path as [`sbbf_parquet::source::local_files`] finds them, those that
+/// can be opened (a link to nothing is left out: it holds no row).
+fn local_listing(path: &str) -> Result<Vec<ListingTableUrl>> {
     let files = sbbf_parquet::source::local_files(path)
         .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
     files
         .iter()
+        .filter(|f| f.exists())
         .map(|f| ListingTableUrl::parse(f.to_string_lossy()))
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .collect()
+}
+
+/// Whether DataFusion's listing failed on a symbolic link loop (the local store's walk
+/// reports it only as text).
+fn is_loop(e: &datafusion::common::DataFusionError) -> bool {
+    e.to_string().contains("File system loop found")
 }

@@ -353,4 +353,29 @@ impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
         let n = self.metadata().num_row_groups();
         Ok(decide(predicate, n, answers))
     }
+
+    /// [`ParquetFile::prune_async`] for the row groups `wanted` marks (`wanted[rg]`) only:
+    /// the filters of the others are not read, and they are kept ("not probed"). For an
+    /// engine that has already ruled row groups out by other means (min/max statistics) and
+    /// should not pay for their filters. Row groups past the end of `wanted` are not probed.
+    pub async fn prune_async_among(
+        &mut self,
+        predicate: &Predicate,
+        policy: IoPolicy,
+        wanted: &[bool],
+    ) -> Result<Pruned, Error> {
+        let n = self.metadata().num_row_groups();
+        let mut jobs = self.leaf_jobs(predicate, policy)?;
+        for job in &mut jobs {
+            for rg in (0..n).filter(|&rg| !wanted.get(rg).copied().unwrap_or(false)) {
+                job.invalidate(rg, "not probed: ruled out before the filters".into());
+            }
+        }
+        self.drive(&mut jobs).await;
+        let answers = jobs
+            .into_iter()
+            .map(crate::read::plan::ProbeJob::finish)
+            .collect();
+        Ok(decide(predicate, n, answers))
+    }
 }

@@ -186,22 +186,9 @@ fn s3_prefix_answers_as_local() {
     assert!(r["row_groups_pruned_bloom"].as_u64().unwrap() >= 1, "{r}");
 }
 
-/// A file of ids `from..to` (one int64 column `id`, with Bloom filters).
+/// A file of ids `from..to` (one int64 column `id`, with Bloom filters) in one row group.
 fn ids_file(path: &std::path::Path, from: i64, to: i64) {
-    use arrow::array::{ArrayRef, Int64Array};
-    use arrow::datatypes::{DataType, Field, Schema};
-    use std::sync::Arc;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(from..to));
-    let batch = arrow::record_batch::RecordBatch::try_new(schema.clone(), vec![ids]).unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_bloom_filter_enabled(true)
-        .build();
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    row_groups_file(path, &[(from..to).collect()]);
 }
 
 fn count(path: &str, sql: &str) -> u64 {
@@ -464,4 +451,415 @@ fn more_tables_join_and_report_apart() {
             text(&o.stderr)
         );
     }
+}
+
+/// A file of int64 `id`s, one row group per slice of `groups`, with Bloom filters sized for
+/// 1,000 values at 1 % FPP.
+fn row_groups_file(path: &std::path::Path, groups: &[Vec<i64>]) {
+    use arrow::array::{ArrayRef, Int64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_bloom_filter_enabled(true)
+        .set_bloom_filter_max_ndv(1000)
+        .set_bloom_filter_fpp(0.01)
+        .build();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, schema.clone(), Some(props)).unwrap();
+    for g in groups {
+        let ids: ArrayRef = Arc::new(Int64Array::from(g.clone()));
+        let batch = arrow::record_batch::RecordBatch::try_new(schema.clone(), vec![ids]).unwrap();
+        w.write(&batch).unwrap();
+        w.flush().unwrap();
+    }
+    w.close().unwrap();
+}
+
+/// `dir/p{i}.parquet` (every third in a subfolder) for i in `files`: ids `100 i .. 100 i + 50`
+/// and `100 i + 50 .. 100 i + 100` in two row groups.
+fn two_group_files(dir: &std::path::Path, files: impl Iterator<Item = i64>) {
+    for i in files {
+        row_groups_file(
+            &dir.join(part_name(i)),
+            &[
+                (100 * i..100 * i + 50).collect(),
+                (100 * i + 50..100 * i + 100).collect(),
+            ],
+        );
+    }
+}
+
+/// `dir/wide.parquet`: multiples of 7 in `0..7000` and in `7000..14000`: the first row
+/// group's min/max cover 1234, which it does not hold; the second's do not.
+fn wide_file(dir: &std::path::Path) {
+    row_groups_file(
+        &dir.join("wide.parquet"),
+        &[
+            (0..1000).map(|k| 7 * k).collect(),
+            (1000..2000).map(|k| 7 * k).collect(),
+        ],
+    );
+}
+
+fn u(j: &Json, key: &str) -> u64 {
+    j[key].as_u64().unwrap_or_else(|| panic!("no {key} in {j}"))
+}
+
+fn query_stats(path: &str, sql: &str, extra: &[&str]) -> (Vec<Json>, Json) {
+    let mut args = vec!["query", path, sql, "--format", "json", "--stats"];
+    args.extend_from_slice(extra);
+    let o = sbbf(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    (json_rows(&o.stdout), stats(&o.stderr))
+}
+
+#[test]
+fn stats_add_up_on_a_many_file_directory() {
+    // 40 files of two row groups with disjoint id ranges, and one whose first row group's
+    // min/max cover 1234 without holding it. `id = 1234` is in p12's first row group only:
+    // statistics rule out the other 79 row groups of the 40 files and wide's second one,
+    // our filters wide's first; one row group is read. Counts from how the files were made.
+    let dir = tempfile::tempdir().unwrap();
+    two_group_files(dir.path(), 0..40);
+    wide_file(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let (rows, s) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &[]);
+    assert_eq!(rows, vec![serde_json::json!({"id": 1234})]);
+    assert_eq!(u(&s, "row_groups"), 82, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_statistics"), 80, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_bloom"), 1, "{s}");
+    assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
+    for k in [
+        "row_groups_pruned_listing",
+        "row_groups_pruned_limit",
+        "row_groups_unopened",
+    ] {
+        assert_eq!(u(&s, k), 0, "{k}: {s}");
+    }
+    // DataFusion alone adds up as well (its Bloom reads prune wide's first row group).
+    let (theirs, t) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &["--no-sbbf"]);
+    assert_eq!(theirs, rows);
+    assert_eq!(sum_parts(&t), 82, "{t}");
+    assert_eq!(u(&t, "row_groups_read"), 1, "{t}");
+
+    // An IN list over three files: p5's and p30's first row groups hold 510 and 3001; 9999
+    // is nowhere. 82 - 2 read - 1 (wide's first: its min/max cover 510 and 3001, its filter
+    // holds neither... 3001 = 7 * 428.7, 510 = 7 * 72.9) by our filters.
+    let sql = "SELECT id FROM t WHERE id IN (510, 3001, 99999) ORDER BY id";
+    let (rows, s) = query_stats(root, sql, &[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(u(&s, "row_groups_read"), 2, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_bloom"), 1, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_statistics"), 79, "{s}");
+    assert_eq!(sum_parts(&s), 82, "{s}");
+}
+
+#[test]
+fn files_statistics_rule_out_cost_no_filter_reads() {
+    // The same query over p12 and wide alone, and over them beside 39 files min/max rule
+    // out: the same filter requests and bytes.
+    let small = tempfile::tempdir().unwrap();
+    two_group_files(small.path(), 12..13);
+    wide_file(small.path());
+    let big = tempfile::tempdir().unwrap();
+    two_group_files(big.path(), 0..40);
+    wide_file(big.path());
+    let sql = "SELECT id FROM t WHERE id = 1234";
+    let (a_rows, a) = query_stats(small.path().to_str().unwrap(), sql, &[]);
+    let (b_rows, b) = query_stats(big.path().to_str().unwrap(), sql, &[]);
+    assert_eq!(a_rows, b_rows);
+    assert!(u(&a, "sbbf_requests") >= 1, "{a}");
+    assert_eq!(u(&a, "sbbf_requests"), u(&b, "sbbf_requests"), "{a}\n{b}");
+    assert_eq!(u(&a, "sbbf_bytes"), u(&b, "sbbf_bytes"), "{a}\n{b}");
+}
+
+/// Sets every `*.parquet` below `dir` a minute into the past: the index leaves out files
+/// modified just before its build (their mtime may not yet tell a later change apart).
+fn age_files(dir: &std::path::Path) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            age_files(&p);
+        } else if p.extension().is_some_and(|x| x == "parquet") {
+            let f = std::fs::File::options().append(true).open(&p).unwrap();
+            f.set_modified(then).unwrap();
+        }
+    }
+}
+
+/// 20 files of two row groups (ids `100 i ..`, see `two_group_files`) and `wide.parquet`,
+/// aged and indexed.
+fn indexed_table() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    two_group_files(dir.path(), 0..20);
+    wide_file(dir.path());
+    age_files(dir.path());
+    let o = sbbf(&["index", "build", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    dir
+}
+
+/// The row groups of `file` when arrow-rs reads every one of its `id` filters as lacking
+/// `v` (what an index that keeps the filters can rule out), else `None`.
+fn absent_everywhere(file: &std::path::Path, v: i64) -> Option<u64> {
+    use parquet::file::properties::ReaderProperties;
+    use parquet::file::reader::FileReader;
+    use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+    let options = ReadOptionsBuilder::new()
+        .with_reader_properties(
+            ReaderProperties::builder()
+                .set_read_bloom_filter(true)
+                .build(),
+        )
+        .build();
+    let r = SerializedFileReader::new_with_options(std::fs::File::open(file).unwrap(), options)
+        .unwrap();
+    let n = r.num_row_groups();
+    (0..n)
+        .all(|rg| {
+            let g = r.get_row_group(rg).unwrap();
+            g.get_column_bloom_filter(0).is_some_and(|f| !f.check(&v))
+        })
+        .then_some(n as u64)
+}
+
+/// [`absent_everywhere`] summed over `files` (names under `dir`).
+fn absent_row_groups<'a>(
+    dir: &std::path::Path,
+    files: impl Iterator<Item = &'a str>,
+    v: i64,
+) -> u64 {
+    files
+        .filter_map(|f| absent_everywhere(&dir.join(f), v))
+        .sum()
+}
+
+/// The name `two_group_files` gives file `i`.
+fn part_name(i: i64) -> String {
+    let sub = if i % 3 == 0 { "sub/" } else { "" };
+    format!("{sub}p{i}.parquet")
+}
+
+/// The names `two_group_files` gives, for `files`, and `wide.parquet`.
+fn table_names(files: impl Iterator<Item = i64>) -> Vec<String> {
+    files
+        .map(part_name)
+        .chain(["wide.parquet".to_string()])
+        .collect()
+}
+
+const PARTS: [&str; 7] = [
+    "row_groups_pruned_index",
+    "row_groups_pruned_listing",
+    "row_groups_pruned_statistics",
+    "row_groups_pruned_bloom",
+    "row_groups_pruned_limit",
+    "row_groups_unopened",
+    "row_groups_read",
+];
+
+fn sum_parts(s: &Json) -> u64 {
+    PARTS.iter().map(|k| u(s, k)).sum()
+}
+
+#[test]
+fn the_index_leaves_files_out_and_the_rows_stay() {
+    let dir = indexed_table();
+    let root = dir.path().to_str().unwrap();
+    // `id = 1234` is in p12's first row group only; the index (which keeps every filter bit
+    // for bit) rules out the files whose filters all lack it, as arrow-rs reads them.
+    let names = table_names(0..20);
+    let expect = absent_row_groups(dir.path(), names.iter().map(|n| n.as_str()), 1234);
+    assert!(expect >= 30, "{expect}");
+    let (rows, s) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &[]);
+    assert_eq!(rows, vec![serde_json::json!({"id": 1234})]);
+    assert_eq!(u(&s, "row_groups"), 42, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_index"), expect, "{s}");
+    assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
+    assert_eq!(sum_parts(&s), 42, "{s}");
+    // EXPLAIN ANALYZE shows the same on the scan.
+    let o = sbbf(&[
+        "query",
+        root,
+        "EXPLAIN ANALYZE SELECT id FROM t WHERE id = 1234",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let plan = text(&o.stdout);
+    assert!(
+        plan.contains(&format!("row_groups_pruned_index={expect}")),
+        "{plan}"
+    );
+    assert!(plan.contains("sbbf_files_pruned_index="), "{plan}");
+    let (_, plain) = query_stats(root, "SELECT id FROM t WHERE id = 1234", &["--no-index"]);
+    assert_eq!(u(&plain, "row_groups_pruned_index"), 0, "{plain}");
+    assert_eq!(sum_parts(&plain), 42, "{plain}");
+    for sql in [
+        "SELECT id FROM t WHERE id = 1234",
+        "SELECT id FROM t WHERE id IN (5, 1234, 1999, 4242, 7) ORDER BY id",
+        "SELECT id FROM t WHERE id = 1234 OR id = 777 ORDER BY id",
+        "SELECT id FROM t WHERE id IN (1234, 1250) AND id > 1240 ORDER BY id",
+        "SELECT count(*) AS n FROM t WHERE id = 123456",
+        "SELECT count(*) AS n FROM t",
+    ] {
+        let with = query_stats(root, sql, &[]);
+        let without = query_stats(root, sql, &["--no-index"]);
+        let none = query_stats(root, sql, &["--no-sbbf"]);
+        assert_eq!(with.0, without.0, "{sql}");
+        assert_eq!(with.0, none.0, "{sql}");
+        assert_eq!(sum_parts(&with.1), 42, "{sql}: {}", with.1);
+    }
+}
+
+#[test]
+fn files_changed_or_added_after_the_index_are_read() {
+    let dir = indexed_table();
+    let root = dir.path().to_str().unwrap();
+    let names = table_names((0..20).filter(|&i| i != 5));
+    let expect = absent_row_groups(dir.path(), names.iter().map(|n| n.as_str()), 1234);
+    // p5 now holds 1234 too (same size or not: its mtime differs), and a new file does.
+    row_groups_file(
+        &dir.path().join("p5.parquet"),
+        &[vec![500, 1234], vec![501]],
+    );
+    row_groups_file(&dir.path().join("sub/new.parquet"), &[vec![1234]]);
+    let sql = "SELECT id FROM t WHERE id = 1234";
+    let (rows, s) = query_stats(root, sql, &[]);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let (none, _) = query_stats(root, sql, &["--no-sbbf"]);
+    assert_eq!(rows, none);
+    // Left out by the index: of the unchanged files, those whose filters lack 1234.
+    assert_eq!(u(&s, "row_groups_pruned_index"), expect, "{s}");
+    assert_eq!(u(&s, "row_groups"), 43, "{s}");
+    assert_eq!(sum_parts(&s), 43, "{s}");
+}
+
+#[test]
+fn a_damaged_or_foreign_index_is_ignored_with_one_warning() {
+    for damage in ["foreign", "truncated"] {
+        let dir = indexed_table();
+        let root = dir.path().to_str().unwrap();
+        let ix = dir.path().join("_sbbf_index/index.sbbfi");
+        let bytes = std::fs::read(&ix).unwrap();
+        match damage {
+            "foreign" => std::fs::write(&ix, b"not an index, just some bytes").unwrap(),
+            _ => std::fs::write(&ix, &bytes[..bytes.len() / 2]).unwrap(),
+        }
+        let sql = "SELECT id FROM t WHERE id IN (1234, 777) ORDER BY id";
+        let o = sbbf(&["query", root, sql, "--format", "json", "--stats"]);
+        assert_eq!(o.status.code(), Some(0), "{damage}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert_eq!(
+            err.matches("ignoring the index").count(),
+            1,
+            "{damage}: {err}"
+        );
+        let s = stats(&o.stderr);
+        assert_eq!(u(&s, "row_groups_pruned_index"), 0, "{s}");
+        assert_eq!(sum_parts(&s), 42, "{s}");
+        let (none, _) = query_stats(root, sql, &["--no-sbbf"]);
+        assert_eq!(json_rows(&o.stdout), none, "{damage}");
+        // 777 is in p7 and (7 * 111) in wide, 1234 in p12.
+        assert_eq!(none.len(), 3);
+    }
+}
+
+/// DuckDB's rows for `sql` (table `t` is `read_parquet('DIR/**/*.parquet',
+/// hive_partitioning=true)`), one JSON object per row. Needs DuckDB in `tools/.venv`
+/// (`bash tools/setup/setup-venv.sh`); fails without it.
+fn duckdb_rows(dir: &std::path::Path, sql: &str) -> Vec<Json> {
+    let python = repo().join("tools/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "DuckDB is needed: run bash tools/setup/setup-venv.sh"
+    );
+    let script = r#"
+import duckdb, json, sys
+con = duckdb.connect()
+con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{sys.argv[1]}/**/*.parquet', hive_partitioning=true)")
+rel = con.sql(sys.argv[2])
+for row in rel.fetchall():
+    print(json.dumps(dict(zip(rel.columns, row))))
+"#;
+    let o = std::process::Command::new(python)
+        .args(["-c", script, dir.to_str().unwrap(), sql])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "duckdb: {}", text(&o.stderr));
+    json_rows(&o.stdout)
+}
+
+#[test]
+fn hive_partitions_are_columns_as_duckdb_reads_them() {
+    // year=2023|2024 / month=01|02|11, ten ids per file, in the order written: ids 0..60.
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for y in [2023, 2024] {
+        for m in ["01", "02", "11"] {
+            let f = dir.path().join(format!("year={y}/month={m}/x.parquet"));
+            row_groups_file(&f, &[(n..n + 10).collect()]);
+            n += 10;
+        }
+    }
+    let root = dir.path().to_str().unwrap();
+    let count = |sql: &str| {
+        let (rows, _) = query_stats(root, sql, &[]);
+        rows[0]["n"].as_u64().unwrap()
+    };
+    assert_eq!(count("SELECT count(*) AS n FROM t WHERE year = 2024"), 30);
+    assert_eq!(count("SELECT count(*) AS n FROM t WHERE month = '01'"), 20);
+    assert_eq!(count("SELECT count(*) AS n FROM t"), 60);
+    // The partition filter leaves 3 files out of the listing; statistics rule out two of
+    // the other three, the last is read.
+    let (rows, s) = query_stats(
+        root,
+        "SELECT id, year, month FROM t WHERE year = 2024 AND id = 35",
+        &[],
+    );
+    assert_eq!(
+        rows,
+        vec![serde_json::json!({"id": 35, "year": 2024, "month": "01"})]
+    );
+    assert_eq!(u(&s, "row_groups_pruned_listing"), 3, "{s}");
+    assert_eq!(u(&s, "row_groups_pruned_statistics"), 2, "{s}");
+    assert_eq!(u(&s, "row_groups_read"), 1, "{s}");
+    for sql in [
+        "SELECT id, year, month FROM t WHERE year = 2024 AND month = '11' ORDER BY id",
+        "SELECT id, year, month FROM t WHERE id IN (3, 44, 59) ORDER BY id",
+        "SELECT year, month, count(*) AS n FROM t GROUP BY year, month ORDER BY year, month",
+        "SELECT count(*) AS n FROM t WHERE month = 1",
+    ] {
+        let (ours, _) = query_stats(root, sql, &[]);
+        assert_eq!(ours, duckdb_rows(dir.path(), sql), "{sql}");
+        let (plain, _) = query_stats(root, sql, &["--no-sbbf"]);
+        assert_eq!(ours, plain, "{sql}");
+    }
+}
+
+#[test]
+fn a_symlink_loop_is_gone_around_with_one_warning() {
+    // loop/a.parquet holds 0..100, loop/sub/b.parquet 100..200; loop/sub/up points back to
+    // loop/. Each file is read once (as probe reads them): 200 rows.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("loop");
+    ids_file(&root.join("a.parquet"), 0, 100);
+    ids_file(&root.join("sub/b.parquet"), 100, 200);
+    std::os::unix::fs::symlink("..", root.join("sub/up")).unwrap();
+    let root = root.to_str().unwrap();
+    for (sql, n) in [
+        ("SELECT count(*) AS n FROM t", 200),
+        ("SELECT count(*) AS n FROM t WHERE id = 150", 1),
+    ] {
+        let o = sbbf(&["query", root, sql, "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(json_rows(&o.stdout)[0]["n"], n, "{sql}");
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("loop") && err.contains("warning"), "{err}");
+    }
+    let o = sbbf(&["probe", root, "id", "150", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).lines().count(), 2, "{}", text(&o.stdout));
 }

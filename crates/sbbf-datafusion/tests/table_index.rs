@@ -1,0 +1,174 @@
+//! The table index and the scan: the files it rules out are never opened (no request reaches
+//! them: no footer, no filter, no page), and the rows are those of the scan without it.
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::config::TableParquetOptions;
+use datafusion::dataframe::DataFrameWriteOptions;
+use datafusion::prelude::SessionContext;
+use futures::stream::BoxStream;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use sbbf_datafusion::SbbfTable;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The local file system, counting the reads of each object (gets and range gets).
+#[derive(Debug, Default)]
+struct Reads {
+    fs: LocalFileSystem,
+    by_object: Mutex<BTreeMap<String, usize>>,
+}
+
+impl Reads {
+    fn count(&self, location: &Path) {
+        let mut m = self.by_object.lock().unwrap();
+        *m.entry(location.to_string()).or_default() += 1;
+    }
+
+    fn of(&self, name: &str) -> usize {
+        let m = self.by_object.lock().unwrap();
+        m.iter()
+            .filter(|(k, _)| k.ends_with(&format!("/{name}")))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+impl std::fmt::Display for Reads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reads")
+    }
+}
+
+#[async_trait]
+impl ObjectStore for Reads {
+    async fn put_opts(
+        &self,
+        l: &Path,
+        p: PutPayload,
+        o: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.fs.put_opts(l, p, o).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        l: &Path,
+        o: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.fs.put_multipart_opts(l, o).await
+    }
+    async fn get_opts(&self, l: &Path, o: GetOptions) -> object_store::Result<GetResult> {
+        self.count(l);
+        self.fs.get_opts(l, o).await
+    }
+    async fn get_ranges(
+        &self,
+        l: &Path,
+        r: &[std::ops::Range<u64>],
+    ) -> object_store::Result<Vec<bytes::Bytes>> {
+        self.count(l);
+        self.fs.get_ranges(l, r).await
+    }
+    fn delete_stream(
+        &self,
+        s: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.fs.delete_stream(s)
+    }
+    fn list(&self, p: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.fs.list(p)
+    }
+    async fn list_with_delimiter(&self, p: Option<&Path>) -> object_store::Result<ListResult> {
+        self.fs.list_with_delimiter(p).await
+    }
+    async fn copy_opts(&self, a: &Path, b: &Path, o: CopyOptions) -> object_store::Result<()> {
+        self.fs.copy_opts(a, b, o).await
+    }
+}
+
+/// `f{i}.parquet` for i in 0..8: the ids `i + 8 k` below 8,000 (every file's min/max cover
+/// nearly all of them: only the filters tell the files apart), Bloom filters written by
+/// DataFusion; then aged (the index leaves out files modified just before its build) and
+/// indexed.
+async fn table() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = SessionContext::new();
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let mut options = TableParquetOptions::default();
+    options.global.bloom_filter_on_write = true;
+    options.global.bloom_filter_ndv = Some(1000);
+    for i in 0..8i64 {
+        let ids = Int64Array::from_iter_values((0..1000).map(|k| i + 8 * k));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap();
+        let path = dir.path().join(format!("f{i}.parquet"));
+        ctx.read_batch(batch)
+            .unwrap()
+            .write_parquet(
+                path.to_str().unwrap(),
+                DataFrameWriteOptions::new().with_single_file_output(true),
+                Some(options.clone()),
+            )
+            .await
+            .unwrap();
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let f = std::fs::File::options().append(true).open(&path).unwrap();
+        f.set_modified(then).unwrap();
+    }
+    let root = sbbf_index::Root::open(dir.path().to_str().unwrap())
+        .unwrap()
+        .unwrap();
+    sbbf_index::build::build(&root, &Default::default())
+        .await
+        .unwrap();
+    dir
+}
+
+/// The rows of `sql` over the table at `dir` (index on or off), and the reads per file.
+async fn run(dir: &std::path::Path, sql: &str, index: bool) -> (Vec<i64>, Arc<Reads>) {
+    let ctx = SessionContext::new();
+    let reads = Arc::new(Reads::default());
+    let url = url::Url::parse("file://").unwrap();
+    ctx.register_object_store(&url, reads.clone());
+    let t = SbbfTable::try_new(&ctx.state(), dir.to_str().unwrap())
+        .await
+        .unwrap()
+        .with_index(index);
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    // Registering the table infers its schema from every file's footer (DataFusion's listing
+    // table merges them): count the query's reads only.
+    reads.by_object.lock().unwrap().clear();
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            a.values().to_vec()
+        })
+        .collect();
+    ids.sort();
+    (ids, reads)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_index_rules_out_are_never_read() {
+    let dir = table().await;
+    let sql = "SELECT id FROM t WHERE id IN (3003, 5005)";
+    let (with, reads) = run(dir.path(), sql, true).await;
+    let (without, plain) = run(dir.path(), sql, false).await;
+    assert_eq!(with, vec![3003, 5005]);
+    assert_eq!(with, without);
+    for i in [0, 1, 2, 4, 6, 7] {
+        let name = format!("f{i}.parquet");
+        // Without the index the query reads every file (its filters at least)...
+        assert!(plain.of(&name) > 0, "{name}: {:?}", plain.by_object);
+        // ...with it, the files it rules out are not touched.
+        assert_eq!(reads.of(&name), 0, "{name}: {:?}", reads.by_object);
+    }
+    assert!(reads.of("f3.parquet") > 0 && reads.of("f5.parquet") > 0);
+}
