@@ -25,11 +25,9 @@ use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
     PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
-use sbbf_index::probe::{answer, Ruled, Why};
+use sbbf_index::probe::ruled_out;
 use sbbf_index::{Listed, Root};
 use sbbf_parquet::prune::Predicate;
-use sbbf_parquet::stored::coerce;
-use sbbf_parquet::Literal;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
@@ -65,65 +63,20 @@ pub(crate) async fn ask(root: &Root, table: &ListingTableUrl, pred: &Predicate) 
         Ok(None) => return Asked::Nothing,
         Err(e) => return ignore(&e),
     };
+    let out = match ruled_out(root, &loaded, &listing, pred).await {
+        Ok(out) => out,
+        Err(e) => return ignore(&e),
+    };
     let dir = &loaded.directory;
-    let by_path: HashMap<&str, usize> = dir
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_str(), i))
-        .collect();
-    // Row groups per listed file, for the files the index knows as they are now.
-    let groups: Vec<Option<usize>> = listing
-        .iter()
-        .map(|l| {
-            let f = &dir.files[*by_path.get(l.rel.as_str())?];
-            if !sbbf_index::table::is_fresh(f, l) {
-                return None;
-            }
-            f.row_counts.as_ref().map(Vec::len)
-        })
-        .collect();
-    // Per leaf, per listed file: which row groups definitely hold none of its values.
-    let mut absent: Vec<Vec<Vec<bool>>> = Vec::new();
-    let mut leaves = Vec::new();
-    leaves_of(pred, &mut leaves);
-    for (column, literals) in &leaves {
-        let encode = |ty: &sbbf_parquet::column::ColumnType| {
-            Ok(literals.iter().map(|l| coerce(ty, l)).collect())
-        };
-        let decided = match answer(root, &loaded, &listing, column, encode).await {
-            Ok((d, _)) => d,
-            Err(e) => return ignore(&e),
-        };
-        let per_file = decided
-            .iter()
-            .zip(&groups)
-            .map(|(d, n)| {
-                let n = n.unwrap_or(0);
-                match d {
-                    Ok(Ruled::Absent(a)) if a.answers.len() == n => vec![true; n],
-                    Ok(Ruled::NoColumn) => vec![true; n],
-                    Err(Why::Maybe(maybe)) => (0..n).map(|rg| !maybe.contains(&rg)).collect(),
-                    _ => vec![false; n],
-                }
-            })
-            .collect();
-        absent.push(per_file);
-    }
+    let by_path = dir.by_path();
     let prefix = table.prefix().as_ref().trim_end_matches('/').to_string();
     let mut dropped = Dropped::new();
-    for (li, l) in listing.iter().enumerate() {
-        let Some(n) = groups[li].filter(|&n| n > 0) else {
-            continue;
-        };
-        let mut next = 0;
-        let all_false = (0..n).all(|rg| {
-            next = 0;
-            proven_false(pred, &absent, li, rg, &mut next)
-        });
-        if all_false {
-            dropped.insert(object_path(&prefix, l), (l.size, n));
-        }
+    for (l, _) in listing.iter().zip(&out).filter(|(_, o)| **o) {
+        let groups = by_path
+            .get(l.rel.as_str())
+            .and_then(|&i| dir.files[i].row_counts.as_ref())
+            .map_or(0, Vec::len);
+        dropped.insert(object_path(&prefix, l), (l.size, groups));
     }
     if dropped.is_empty() {
         Asked::Nothing
@@ -137,47 +90,6 @@ fn object_path(prefix: &str, l: &Listed) -> String {
         l.rel.clone()
     } else {
         format!("{prefix}/{}", l.rel)
-    }
-}
-
-/// The leaves of `p` in order: (column, literals).
-fn leaves_of<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, Vec<Literal>)>) {
-    match p {
-        Predicate::Eq(c, v) => out.push((c, vec![v.clone()])),
-        Predicate::In(c, vs) => out.push((c, vs.clone())),
-        Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| leaves_of(p, out)),
-    }
-}
-
-/// Whether the index proves `p` false for every row of row group `rg` of listed file `li`
-/// (leaves numbered in [`leaves_of`] order through `next`).
-fn proven_false(
-    p: &Predicate,
-    absent: &[Vec<Vec<bool>>],
-    li: usize,
-    rg: usize,
-    next: &mut usize,
-) -> bool {
-    match p {
-        Predicate::Eq(..) | Predicate::In(..) => {
-            let i = *next;
-            *next += 1;
-            absent
-                .get(i)
-                .and_then(|files| files.get(li))
-                .and_then(|rgs| rgs.get(rg))
-                .copied()
-                .unwrap_or(false)
-        }
-        // Every child is visited, so the leaf numbering stays in step.
-        Predicate::And(ps) => ps
-            .iter()
-            .map(|c| proven_false(c, absent, li, rg, next))
-            .fold(false, |a, b| a | b),
-        Predicate::Or(ps) => ps
-            .iter()
-            .map(|c| proven_false(c, absent, li, rg, next))
-            .fold(true, |a, b| a & b),
     }
 }
 
