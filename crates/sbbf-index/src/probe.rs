@@ -429,7 +429,7 @@ where
 /// let root = Root::open("events/")?.expect("a directory is a table root");
 /// let (listing, loaded) = (root.list().await?, root.load().await?);
 /// if let Some((loaded, _)) = loaded {
-///     let pred = Predicate::Eq("user_id".into(), Literal::Int64(42));
+///     let pred = Predicate::Eq("user_id".into(), Literal::Int(42));
 ///     let out = ruled_out(&root, &loaded, &listing, &pred).await?;
 ///     let read: Vec<_> = listing.iter().zip(&out).filter(|(_, o)| !**o).collect();
 ///     println!("{} of {} files to read", read.len(), listing.len());
