@@ -542,6 +542,29 @@ impl ProbeJob {
         hits: &mut [bool],
         block: impl Fn(u64) -> Result<Bytes, String>,
     ) -> (FilterState, Vec<Answer>) {
+        if let (Some(any), Some(bits)) = (&self.any, &whole) {
+            // One hit decides a key set's row group: test a chunk at a time and stop at the
+            // first (a row group that survives costs a few chunks, not the whole set).
+            return match SbbfRef::new(bits) {
+                Ok(view) => {
+                    let hit = self
+                        .hashes
+                        .chunks(KEY_CHUNK)
+                        .zip(hits.chunks_mut(KEY_CHUNK))
+                        .any(|(hs, out)| {
+                            view.contains_hashes(hs, out);
+                            out.iter().any(|h| *h)
+                        });
+                    let answers = any.answer(true, &[hit]).into_iter().collect();
+                    (FilterState::Present, answers)
+                }
+                Err(e) => {
+                    let state = FilterState::Invalid(format!("cannot read the filter: {e}"));
+                    let answers = self.answers(&state, &[]);
+                    (state, answers)
+                }
+            };
+        }
         let result = match whole {
             Some(bits) => SbbfRef::new(&bits)
                 .map(|view| view.contains_hashes(&self.hashes, hits))
@@ -573,6 +596,10 @@ impl ProbeJob {
     }
 }
 
+/// Hashes of a key set tested between checks for a hit: big enough for the batch kernel's
+/// prefetching to pay, small next to a join's key set.
+const KEY_CHUNK: usize = 512;
+
 /// A set of values reduced to what a pruning leaf needs: how many there are, whether one of
 /// them always answers "maybe" (NaN under SQL equality), and whether one has candidate bytes
 /// (hashed, in the job's hashes). "Never stored" values add nothing: they are absent anywhere.
@@ -600,6 +627,12 @@ impl AnyOf {
                 Encoded::AlwaysMaybe(_) => any.always_maybe = true,
             }
         }
+        // Only whether some hash hits matters, not which: sorted, the hashes visit the blocks
+        // of a filter of any size in ascending order (a block is the hash's top 32 bits scaled
+        // to the block count), so a big key set streams through the bitset instead of
+        // jumping around it; duplicates are probed once.
+        hashes.sort_unstable();
+        hashes.dedup();
         (hashes, any)
     }
 
@@ -922,6 +955,52 @@ mod tests {
             &bytes[4 + header_len..4 + header_len + 128]
         );
         assert_eq!(span.end(), 4 + header_len as u64 + 128);
+    }
+
+    #[test]
+    fn a_key_set_finds_its_one_present_key_wherever_it_sorts() {
+        // Thousands of absent keys and one present: whichever chunk the present key's hash
+        // sorts into, the row group is "maybe"; without it, "absent". Read whole (the cost
+        // rule's choice for a big set) and block by block.
+        let (bytes, loc, footer) = file_with_filter(64, &present());
+        let absent: Vec<Vec<u8>> = (0u32..)
+            .map(|i| format!("absent-{i}").into_bytes())
+            .filter(|v| {
+                let mut f = sbbf::Sbbf::with_num_bytes(64 * 32);
+                for p in present() {
+                    f.insert(p);
+                }
+                !f.contains(v)
+            })
+            .take(3 * KEY_CHUNK)
+            .collect();
+        for with_present in [false, true] {
+            for policy in [
+                IoPolicy::default(),
+                IoPolicy {
+                    request_cost: 1,
+                    max_gap: 0,
+                },
+            ] {
+                let mut keys: Vec<Encoded> = absent.iter().map(|v| candidates(v)).collect();
+                if with_present {
+                    keys.push(candidates(b"gamma"));
+                }
+                let (hashes, any) = AnyOf::encode(keys.into_iter());
+                let mut job = ProbeJob::any_of(&[loc], vec![10], footer, hashes, any, policy);
+                drive(&mut job, &bytes, |_| false);
+                let want = if with_present {
+                    Answer::Maybe
+                } else {
+                    Answer::Absent
+                };
+                assert_eq!(
+                    job.finish()[0].answers,
+                    vec![want],
+                    "{with_present} {policy:?}"
+                );
+            }
+        }
     }
 
     /// Sealed modules: an encrypted filter is a header module and a bitset module, each read
