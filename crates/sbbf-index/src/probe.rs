@@ -464,15 +464,20 @@ pub async fn ruled_out(
     let mut asked = Vec::new();
     leaves(predicate, &mut asked);
     // Per leaf, per listed file, per row group: definitely holds none of the leaf's values.
-    let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asked.len());
-    for (column, literals) in &asked {
-        let encode = |ty: &ColumnType| {
+    // Every leaf's stripes at once: an OR over k columns costs the index's waves of one.
+    let decisions = futures::future::join_all(asked.iter().map(|(column, literals)| {
+        let encode = move |ty: &ColumnType| {
             Ok(literals
                 .iter()
                 .map(|l| sbbf_parquet::stored::coerce(ty, l))
                 .collect())
         };
-        let (decided, _) = answer(root, loaded, listing, column, encode).await?;
+        answer(root, loaded, listing, column, encode)
+    }))
+    .await;
+    let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asked.len());
+    for decided in decisions {
+        let (decided, _) = decided?;
         absent.push(
             decided
                 .iter()
