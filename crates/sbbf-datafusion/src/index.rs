@@ -87,11 +87,16 @@ pub(crate) async fn ask(root: &Root, table: &ListingTableUrl, pred: &Predicate) 
     let mut absent: Vec<Vec<Vec<bool>>> = Vec::new();
     let mut leaves = Vec::new();
     leaves_of(pred, &mut leaves);
-    for (column, literals) in &leaves {
-        let encode = |ty: &sbbf_parquet::column::ColumnType| {
+    // Every leaf's stripes at once: an OR over k columns costs the index's waves of one.
+    let asked = futures::future::join_all(leaves.iter().map(|(column, literals)| {
+        let encode = move |ty: &sbbf_parquet::column::ColumnType| {
             Ok(literals.iter().map(|l| coerce(ty, l)).collect())
         };
-        let decided = match answer(root, &loaded, &listing, column, encode).await {
+        answer(root, &loaded, &listing, column, encode)
+    }))
+    .await;
+    for decided in asked {
+        let decided = match decided {
             Ok((d, _)) => d,
             Err(e) => return ignore(&e),
         };
