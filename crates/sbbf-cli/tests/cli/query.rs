@@ -863,3 +863,69 @@ fn a_symlink_loop_is_gone_around_with_one_warning() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout).lines().count(), 2, "{}", text(&o.stdout));
 }
+
+#[test]
+fn a_long_in_list_adds_up_and_reads_each_filter_once() {
+    // 2,000 keys, one in every row group of the 40 two-group files (100 i + 25 and + 75)
+    // and the rest absent everywhere: nothing of those files can be skipped. Rows as
+    // DataFusion alone gives them.
+    let dir = tempfile::tempdir().unwrap();
+    two_group_files(dir.path(), 0..40);
+    wide_file(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let keys: Vec<i64> = (0..40)
+        .flat_map(|i| [100 * i + 25, 100 * i + 75])
+        .chain((0..1920).map(|k| 1_000_000 + 7 * k + 1))
+        .collect();
+    // 80 keys in the two-group files, and wide holds those that are multiples of 7.
+    let n = 80 + keys.iter().filter(|k| **k < 14_000 && **k % 7 == 0).count();
+    let list: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    let sql = format!(
+        "SELECT count(*) AS n FROM t WHERE id IN ({})",
+        list.join(", ")
+    );
+    let (rows, s) = query_stats(root, &sql, &[]);
+    assert_eq!(rows, vec![serde_json::json!({ "n": n })]);
+    let (plain, _) = query_stats(root, &sql, &["--no-sbbf"]);
+    assert_eq!(rows, plain);
+    assert_eq!(sum_parts(&s), 82, "{s}");
+    assert!(u(&s, "row_groups_read") >= 80, "{s}");
+    // Each file's filters in one wave: at most one request per row group's filter.
+    assert!(u(&s, "sbbf_requests") <= 82, "{s}");
+}
+
+#[test]
+fn the_index_leaves_files_out_on_s3_too() {
+    use sbbf_testkit::moto::Moto;
+    let moto = Moto::start();
+    moto.create_bucket("sbbf-query-ix");
+    let dir = tempfile::tempdir().unwrap();
+    two_group_files(dir.path(), 0..20);
+    wide_file(dir.path());
+    moto.upload_dir("sbbf-query-ix", "t", dir.path());
+    moto.upload_dir("sbbf-query-ix", "t/sub", &dir.path().join("sub"));
+    // Objects changed just before a build are not covered by it.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let run = |args: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"));
+        c.args(args);
+        for (k, v) in moto.env() {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        o
+    };
+    let url = "s3://sbbf-query-ix/t/";
+    run(&["index", "build", url]);
+    let names = table_names(0..20);
+    let expect = absent_row_groups(dir.path(), names.iter().map(|n| n.as_str()), 1234);
+    let sql = "SELECT id FROM t WHERE id = 1234";
+    let o = run(&["query", url, sql, "--format", "json", "--stats"]);
+    let s = stats(&o.stderr);
+    assert_eq!(json_rows(&o.stdout), vec![serde_json::json!({"id": 1234})]);
+    assert_eq!(u(&s, "row_groups_pruned_index"), expect, "{s}");
+    assert_eq!(sum_parts(&s), 42, "{s}");
+    let plain = run(&["query", url, sql, "--format", "json", "--no-index"]);
+    assert_eq!(plain.stdout, o.stdout);
+}
