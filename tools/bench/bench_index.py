@@ -9,12 +9,17 @@ Two parts, each printed as a Markdown table:
    then 1, 100 and 1,000 values with and without the index: requests, waves, bytes, wall.
 2. Local disk: the same tables written to target/bench-index/, then `sbbf index build` (wall,
    peak memory) and `sbbf probe --stats` with and without the index (wall, requests).
+3. The S3 test server (moto) behind the latency proxy of bench_query.py (`--s3-files`, default
+   1000; each request held for the latency): the table uploaded, `sbbf index build s3://...`
+   (wall, requests the proxy saw, index size), then 1, 100 and 1,000 values with and without
+   the index: requests the proxy saw, waves, wall.
 
 Files: one row group of 1,000 rows, an int64 key `k` and a string `s`, both with filters at 1 %
 FPP. Values: half present (each in one file), half absent.
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -64,6 +69,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", default="1000,10000")
     ap.add_argument("--latency-ms", default="20")
+    ap.add_argument("--s3-files", default="1000", help="table sizes for part 3 ('' to skip)")
     ap.add_argument("--debug", action="store_true", help="debug builds (quicker to build)")
     a = ap.parse_args()
     files = [int(f) for f in a.files.split(",")]
@@ -105,6 +111,67 @@ def main():
     print("| ---: | ---: | ---: | ---: |")
     for n, nv, ((w1, q1, f1), (w0, q0, _)) in rows:
         print(f"| {n} | {nv} | {w1:.2f} s / {q1} / {f1} | {w0:.2f} s / {q0} |")
+    if a.s3_files:
+        s3_part(sbbf, bench, [int(f) for f in a.s3_files.split(",")], int(a.latency_ms))
+
+
+def s3_part(sbbf, bench, files, latency_ms):
+    """Part 3: the index on the S3 test server, every request through the latency proxy."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_query import Proxy, s3_env, start_moto  # noqa: E402
+
+    moto, mport, s3 = start_moto()
+    proxy = Proxy(mport)
+    env = dict(os.environ, **s3_env(proxy))
+    print(f"\n## S3 test server behind the latency proxy, {latency_ms} ms per request\n")
+    print("| files | build wall | build requests | index bytes |")
+    print("| ---: | ---: | ---: | ---: |")
+    rows = []
+    try:
+        for n in files:
+            d = OUT / f"t{n}"
+            if not d.exists():
+                subprocess.run([str(bench), "--write-dir", str(d), str(n)], check=True)
+            for f in sorted(d.glob("*.parquet")):
+                s3.upload_file(str(f), "bench", f"t{n}/{f.name}")
+            time.sleep(2.1)  # objects modified in the last 2 s are not covered by a build
+            url = f"s3://bench/t{n}/"
+            proxy.latency = latency_ms / 1000
+            before = proxy.requests
+            t = time.perf_counter()
+            p = subprocess.run([str(sbbf), "index", "build", url, "--format", "json"], env=env,
+                               capture_output=True, text=True)
+            wall = time.perf_counter() - t
+            if p.returncode != 0:
+                sys.exit(f"index build {url}: {p.stderr}")
+            built = json.loads(p.stdout)
+            print(f"| {n} | {wall:.2f} s | {proxy.requests - before} | "
+                  f"{built.get('index_bytes', '?')} |", flush=True)
+            for nv in (1, 100, 1000):
+                vf = OUT / f"values-{n}-{nv}.txt"
+                vf.write_text("\n".join(keys(nv, n)) + "\n")
+                r = []
+                for extra in ([], ["--no-index"]):
+                    before = proxy.requests
+                    t = time.perf_counter()
+                    p = subprocess.run([str(sbbf), "probe", url, "k", "--values-from", str(vf),
+                                        "--stats", *extra], env=env, capture_output=True,
+                                       text=True)
+                    w = time.perf_counter() - t
+                    if p.returncode not in (0, 1):
+                        sys.exit(f"probe {url}: {p.stderr}")
+                    waves = re.search(r"(\d+) wave\(s\) in all", p.stdout)
+                    if waves is None:
+                        waves = re.search(r"(\d+) wave\(s\)", p.stdout)
+                    r.append((w, proxy.requests - before, int(waves.group(1)) if waves else -1))
+                rows.append((n, nv, r))
+    finally:
+        moto.terminate()
+    print()
+    print("| files | values | with index: wall / requests / waves | without: wall / requests / waves (summed over files) |")
+    print("| ---: | ---: | ---: | ---: |")
+    for n, nv, ((w1, q1, v1), (w0, q0, v0)) in rows:
+        print(f"| {n} | {nv} | {w1:.2f} s / {q1} / {v1} | {w0:.2f} s / {q0} / {v0} |")
 
 
 if __name__ == "__main__":

@@ -75,18 +75,12 @@ pub struct QueryArgs {
 }
 
 pub fn run(a: QueryArgs) -> u8 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            err!("sbbf query: cannot start the async runtime: {e}");
-            return 2;
+    match sbbf_parquet::source::block_on(query(&a)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            err!("sbbf query: {e}");
+            2
         }
-    };
-    match runtime.block_on(query(&a)) {
-        Ok(()) => 0,
         Err(e) => {
             err!("sbbf query: {e}");
             2
