@@ -3,13 +3,7 @@ use crate::values::stored::*;
 use parquet::basic::Type as PhysicalType;
 
 fn col(physical: PhysicalType, type_length: i32, kind: ValueKind) -> ColumnType {
-    ColumnType {
-        path: "c".into(),
-        physical,
-        type_length,
-        kind,
-        logical: None,
-    }
+    super::column(physical, kind, type_length)
 }
 
 #[test]

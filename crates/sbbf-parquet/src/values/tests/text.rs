@@ -4,15 +4,7 @@ use crate::values::stored::{Encoded, Literal};
 use crate::values::text::*;
 use parquet::basic::Type as P;
 
-fn col(physical: P, kind: ValueKind, type_length: i32) -> ColumnType {
-    ColumnType {
-        path: "c".into(),
-        physical,
-        type_length,
-        kind,
-        logical: None,
-    }
-}
+use super::column as col;
 
 fn bytes(c: &ColumnType, text: &str) -> Vec<Vec<u8>> {
     match encode_text(c, text, EncodeOptions::default()).unwrap() {
