@@ -787,7 +787,11 @@ for row in rel.fetchall():
         .args(["-c", script, dir.to_str().unwrap(), sql])
         .output()
         .unwrap();
-    assert!(o.status.success(), "duckdb: {}", text(&o.stderr));
+    assert!(
+        o.status.success(),
+        "duckdb (bash tools/setup/setup-venv.sh installs it): {}",
+        text(&o.stderr)
+    );
     json_rows(&o.stdout)
 }
 
