@@ -67,16 +67,12 @@ pub(crate) async fn ask(root: &Root, table: &ListingTableUrl, pred: &Predicate) 
         Ok(out) => out,
         Err(e) => return ignore(&e),
     };
-    let dir = &loaded.directory;
-    let by_path = dir.by_path();
     let prefix = table.prefix().as_ref().trim_end_matches('/').to_string();
     let mut dropped = Dropped::new();
-    for (l, _) in listing.iter().zip(&out).filter(|(_, o)| **o) {
-        let groups = by_path
-            .get(l.rel.as_str())
-            .and_then(|&i| dir.files[i].row_counts.as_ref())
-            .map_or(0, Vec::len);
-        dropped.insert(object_path(&prefix, l), (l.size, groups));
+    for (l, groups) in listing.iter().zip(&out) {
+        if let Some(groups) = groups {
+            dropped.insert(object_path(&prefix, l), (l.size, *groups));
+        }
     }
     if dropped.is_empty() {
         Asked::Nothing

@@ -749,12 +749,12 @@ pub(crate) async fn assemble(
         types,
         columns,
     };
-    let dir = format::encode_directory(&directory);
+    let (dir, head) = format::encode_directory(&directory, at);
     w.write_all(&dir).map_err(io)?;
     w.write_all(&format::trailer(
-        at,
-        dir.len() as u64,
-        crc32fast::hash(&dir),
+        at + head as u64,
+        (dir.len() - head) as u64,
+        crc32fast::hash(&dir[head..]),
     ))
     .map_err(io)?;
     let len = at + dir.len() as u64 + format::TRAILER_LEN;

@@ -1,5 +1,5 @@
 //! The index file's bytes (`docs/index-format.md`): a 16-byte header, the group sections, the
-//! directory, and a 40-byte trailer. Everything read is untrusted: every count is checked
+//! file table, one section per column, the head, and a 40-byte trailer. Everything read is untrusted: every count is checked
 //! against the bytes left before anything is allocated for it, every offset against the file.
 
 use crate::IndexError;
@@ -9,12 +9,12 @@ use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
 /// The first and last eight bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"SBBFIDX\0";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Bytes of the header: magic, version, reserved.
 pub const HEADER_LEN: u64 = 16;
-/// Bytes of the trailer: directory offset, length, index length, version, CRC, magic.
+/// Bytes of the trailer: head offset, length, index length, version, the head's CRC, magic.
 pub const TRAILER_LEN: u64 = 40;
-/// The largest directory a reader accepts (a bound on what a hostile trailer can make it read).
+/// The largest head a reader accepts (a bound on what a hostile trailer can make it read).
 pub const MAX_DIRECTORY: u64 = 1 << 30;
 
 /// How a file looked when it was indexed: what a listing shows of it.
@@ -27,8 +27,9 @@ pub enum Stamp {
     Object {
         /// Last-modified, milliseconds since 1970.
         last_modified_ms: i64,
-        /// The ETag, when the store gives one.
-        etag: Option<String>,
+        /// The XXH64 of the ETag, when the store gives one (an S3 ETag is 34 characters; its
+        /// hash tells a changed object as well in 8 bytes).
+        etag: Option<u64>,
     },
 }
 
@@ -107,7 +108,8 @@ pub struct ColumnEntry {
     pub groups: Vec<Group>,
 }
 
-/// Everything but the filters' bits: what a probe reads first.
+/// Everything but the filters' bits, decoded: the head, the file table and the columns (all
+/// of them for a whole-index read, the ones asked about for a probe).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Directory {
     /// When the index was written, milliseconds since 1970.
@@ -135,6 +137,85 @@ impl Directory {
             .map(|(i, f)| (f.path.as_str(), i))
             .collect()
     }
+}
+
+/// Where a section of the index lies, and its CRC-32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Section {
+    /// Offset in the index.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// CRC-32 of its bytes.
+    pub crc: u32,
+}
+
+impl Section {
+    /// Its byte range in the index.
+    pub fn range(&self) -> std::ops::Range<u64> {
+        self.offset..self.offset + self.len
+    }
+}
+
+/// A group as the head describes it: enough to find its stripes, not which entries it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupAt {
+    /// Blocks of every entry's filter (`z`).
+    pub blocks: u32,
+    /// Entries in the group.
+    pub entries: usize,
+    /// The group's section.
+    pub section: Section,
+}
+
+impl GroupAt {
+    /// Bytes of one stripe: block `j` of every entry, then the stripe's CRC-32.
+    pub fn stripe_len(&self) -> u64 {
+        32 * self.entries as u64 + 4
+    }
+
+    /// The byte range of stripe `j` in the index.
+    pub fn stripe(&self, j: u64) -> std::ops::Range<u64> {
+        let start = self.section.offset + j * self.stripe_len();
+        start..start + self.stripe_len()
+    }
+}
+
+/// A column as the head describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnHead {
+    /// The leaf's dotted path.
+    pub path: String,
+    /// The column's section: per file its type, then every group's entries.
+    pub section: Section,
+    /// The types (numbers into [`Head::types`]) its files have, ascending: a probe encodes its
+    /// values for these before it has read which file has which.
+    pub types: Vec<u32>,
+    /// Its groups.
+    pub groups: Vec<GroupAt>,
+}
+
+/// What the trailer points to: a few hundred bytes for a table of any number of files (it
+/// grows with columns and groups only), so a probe's first read is small and its second reads
+/// the file table, the columns it asks about and their stripes all at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    /// When the index was written, milliseconds since 1970.
+    pub created_ms: u64,
+    /// The table root as given to the build.
+    pub root: String,
+    /// The FPP the build folded to (`--fpp`), if any.
+    pub target_fpp: Option<f64>,
+    /// Whether the columns were chosen with `-c`.
+    pub explicit_columns: bool,
+    /// Files in the file table.
+    pub n_files: usize,
+    /// The file table.
+    pub files: Section,
+    /// Column types, shared by files.
+    pub types: Vec<ColumnType>,
+    /// The columns.
+    pub columns: Vec<ColumnHead>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -186,22 +267,26 @@ pub(crate) fn header() -> Vec<u8> {
     o.0
 }
 
-/// The directory's bytes.
-pub(crate) fn encode_directory(d: &Directory) -> Vec<u8> {
+/// The bytes that follow the group sections when those end at `at`: the file table, one
+/// section per column, then the head (what the trailer points to). Returns them and where in
+/// them the head starts.
+pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
     let mut o = Out::default();
-    o.var(d.created_ms);
-    o.str(&d.root);
-    match d.target_fpp {
-        Some(p) => {
-            o.u8(1);
-            o.u64(p.to_bits());
-        }
-        None => o.u8(0),
-    }
-    o.u8(u8::from(d.explicit_columns));
-    o.var(d.files.len() as u64);
+    let section = |o: &Out, start: usize| Section {
+        offset: at + start as u64,
+        len: (o.0.len() - start) as u64,
+        crc: crc32fast::hash(&o.0[start..]),
+    };
+    // The file table: paths front-coded (sorted paths share long prefixes: folders, the
+    // writer's name pattern), an object's ETag as its XXH64.
+    let mut prev: &[u8] = b"";
     for f in &d.files {
-        o.str(&f.path);
+        let p = f.path.as_bytes();
+        let shared = prev.iter().zip(p).take_while(|(a, b)| a == b).count();
+        o.var(shared as u64);
+        o.var((p.len() - shared) as u64);
+        o.0.extend_from_slice(&p[shared..]);
+        prev = p;
         o.var(f.size);
         match &f.stamp {
             Stamp::Mtime(ns) => {
@@ -215,9 +300,9 @@ pub(crate) fn encode_directory(d: &Directory) -> Vec<u8> {
                 o.u8(1);
                 o.zig(*last_modified_ms);
                 match etag {
-                    Some(e) => {
+                    Some(h) => {
                         o.u8(1);
-                        o.str(e);
+                        o.u64(*h);
                     }
                     None => o.u8(0),
                 }
@@ -234,33 +319,76 @@ pub(crate) fn encode_directory(d: &Directory) -> Vec<u8> {
             None => o.u8(0),
         }
     }
-    o.var(d.types.len() as u64);
-    for t in &d.types {
-        encode_type(&mut o, t);
-    }
-    o.var(d.columns.len() as u64);
+    let files = section(&o, 0);
+    // One section per column: per file 0 (no such leaf) or type + 1, then every group's
+    // entries, file numbers as differences from the entry before.
+    let mut sections = Vec::with_capacity(d.columns.len());
     for c in &d.columns {
-        o.str(&c.path);
-        // Per file: 0 = no such leaf, else type + 1.
+        let start = o.0.len();
         for t in &c.file_types {
             o.var(t.map_or(0, |t| t as u64 + 1));
         }
-        o.var(c.groups.len() as u64);
         for g in &c.groups {
-            o.var(g.blocks as u64);
-            o.u64(g.offset);
-            o.u64(g.len);
-            o.u32(g.crc);
-            o.var(g.entries.len() as u64);
+            let mut last = 0i64;
             for e in &g.entries {
-                o.var(e.file as u64);
+                o.zig(e.file as i64 - last);
+                last = e.file as i64;
                 o.var(e.row_group as u64);
                 o.u8(e.folds);
                 o.u32(e.fpp.to_bits());
             }
         }
+        sections.push(section(&o, start));
     }
-    o.0
+    // The head.
+    let head = o.0.len();
+    o.var(d.created_ms);
+    o.str(&d.root);
+    match d.target_fpp {
+        Some(p) => {
+            o.u8(1);
+            o.u64(p.to_bits());
+        }
+        None => o.u8(0),
+    }
+    o.u8(u8::from(d.explicit_columns));
+    o.var(d.files.len() as u64);
+    put_section(&mut o, &files);
+    o.var(d.types.len() as u64);
+    for t in &d.types {
+        encode_type(&mut o, t);
+    }
+    o.var(d.columns.len() as u64);
+    for (c, s) in d.columns.iter().zip(&sections) {
+        o.str(&c.path);
+        put_section(&mut o, s);
+        let types: std::collections::BTreeSet<u32> =
+            c.file_types.iter().flatten().copied().collect();
+        o.var(types.len() as u64);
+        for t in types {
+            o.var(t as u64);
+        }
+        o.var(c.groups.len() as u64);
+        for g in &c.groups {
+            o.var(g.blocks as u64);
+            o.var(g.entries.len() as u64);
+            put_section(
+                &mut o,
+                &Section {
+                    offset: g.offset,
+                    len: g.len,
+                    crc: g.crc,
+                },
+            );
+        }
+    }
+    (o.0, head)
+}
+
+fn put_section(o: &mut Out, s: &Section) {
+    o.u64(s.offset);
+    o.u64(s.len);
+    o.u32(s.crc);
 }
 
 fn encode_type(o: &mut Out, t: &ColumnType) {
@@ -324,7 +452,7 @@ fn physical_code(t: PhysicalType) -> u8 {
     }
 }
 
-/// The 40 trailer bytes for a directory at `dir_offset` of `dir_len` bytes.
+/// The 40 trailer bytes for a head at `dir_offset` of `dir_len` bytes.
 pub(crate) fn trailer(dir_offset: u64, dir_len: u64, dir_crc: u32) -> Vec<u8> {
     let mut o = Out::default();
     o.u64(dir_offset);
@@ -339,10 +467,11 @@ pub(crate) fn trailer(dir_offset: u64, dir_len: u64, dir_crc: u32) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------
 // Reading.
 
-/// Where the directory is, from the trailer.
+/// Where the head is, from the trailer (the head opens the directory: file table and column
+/// sections lie before it, where it says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trailer {
-    /// Offset of the directory.
+    /// Offset of the head.
     pub dir_offset: u64,
     /// Its length.
     pub dir_len: u64,
@@ -492,10 +621,21 @@ impl<'a> In<'a> {
     }
 }
 
-/// Decodes and checks a directory (its CRC checked by the caller) of an index whose group
-/// sections must lie in `[HEADER_LEN, dir_offset)`.
-pub fn parse_directory(bytes: &[u8], dir_offset: u64) -> Result<Directory, IndexError> {
-    let mut i = In { b: bytes, at: 0 };
+impl In<'_> {
+    fn section(&mut self) -> Result<Section, IndexError> {
+        Ok(Section {
+            offset: self.u64()?,
+            len: self.u64()?,
+            crc: self.u32()?,
+        })
+    }
+}
+
+/// Decodes and checks the head (its CRC checked by the caller) of an index whose head starts
+/// at `head_offset`: every section it names lies in `[HEADER_LEN, head_offset)` and no two
+/// overlap.
+pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
+    let mut i = In::new(bytes);
     let created_ms = i.var()?;
     let root = i.str()?;
     let target_fpp = if i.flag()? {
@@ -508,16 +648,151 @@ pub fn parse_directory(bytes: &[u8], dir_offset: u64) -> Result<Directory, Index
         None
     };
     let explicit_columns = i.flag()?;
-    let n_files = i.count(4)?;
-    let mut files = Vec::with_capacity(n_files);
-    for _ in 0..n_files {
+    let n_files = i.var()?;
+    let files = i.section()?;
+    // Each file takes at least six bytes of the file table.
+    if n_files > files.len / 6 {
+        return Err(damaged(format!(
+            "{n_files} files cannot fit a file table of {} bytes",
+            files.len
+        )));
+    }
+    let n_files = n_files as usize;
+    let n_types = i.count(5)?;
+    let mut types = Vec::with_capacity(n_types);
+    for _ in 0..n_types {
+        types.push(parse_type(&mut i)?);
+    }
+    let n_columns = i.count(23)?;
+    let mut columns = Vec::with_capacity(n_columns);
+    let mut sections = vec![files];
+    for _ in 0..n_columns {
         let path = i.str()?;
+        let section = i.section()?;
+        let n = i.count(1)?;
+        let mut col_types = Vec::with_capacity(n);
+        for _ in 0..n {
+            col_types.push(i.small(n_types.saturating_sub(1) as u64, "type number")? as u32);
+        }
+        if n_types == 0 && n > 0 || col_types.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(damaged(format!("the types of column {path}")));
+        }
+        let n_groups = i.count(22)?;
+        if n_groups > 0 && n_files == 0 {
+            return Err(damaged("a group in an index without files"));
+        }
+        let mut groups = Vec::with_capacity(n_groups);
+        let mut entries_total = 0u64;
+        for _ in 0..n_groups {
+            let blocks = i.small((sbbf::MAX_BYTES / 32) as u64, "block count")?;
+            if blocks == 0 {
+                return Err(damaged("a group of 0 blocks"));
+            }
+            let entries = i.var()?;
+            let g = i.section()?;
+            // An entry takes at least seven bytes of the column's section.
+            entries_total = entries_total.saturating_add(entries);
+            if entries == 0 || entries_total > section.len / 7 {
+                return Err(damaged(format!(
+                    "a group of {entries} entries in column {path}"
+                )));
+            }
+            let want = entries
+                .checked_mul(32)
+                .and_then(|s| s.checked_add(4))
+                .and_then(|s| s.checked_mul(blocks));
+            if want != Some(g.len) {
+                return Err(damaged(format!(
+                    "a group of {blocks} blocks and {entries} entries cannot be {} bytes",
+                    g.len
+                )));
+            }
+            sections.push(g);
+            groups.push(GroupAt {
+                blocks: blocks as u32,
+                entries: entries as usize,
+                section: g,
+            });
+        }
+        sections.push(section);
+        columns.push(ColumnHead {
+            path,
+            section,
+            types: col_types,
+            groups,
+        });
+    }
+    if i.left() != 0 {
+        return Err(damaged("bytes after the head's end"));
+    }
+    for s in &sections {
+        if s.len > 0
+            && (s.offset < HEADER_LEN
+                || s.offset.checked_add(s.len).is_none_or(|e| e > head_offset))
+        {
+            return Err(damaged(format!(
+                "a section at {}, {} bytes, lies outside the index's data",
+                s.offset, s.len
+            )));
+        }
+    }
+    sections.retain(|s| s.len > 0);
+    sections.sort_unstable_by_key(|s| s.offset);
+    if sections
+        .windows(2)
+        .any(|w| w[0].offset + w[0].len > w[1].offset)
+    {
+        return Err(damaged("sections overlap"));
+    }
+    Ok(Head {
+        created_ms,
+        root,
+        target_fpp,
+        explicit_columns,
+        n_files,
+        files,
+        types,
+        columns,
+    })
+}
+
+/// The bytes of `s` out of `bytes` (which hold the index from offset `from`), checked against
+/// the section's CRC.
+pub fn section_bytes<'a>(bytes: &'a [u8], from: u64, s: &Section) -> Result<&'a [u8], IndexError> {
+    let got = s
+        .offset
+        .checked_sub(from)
+        .and_then(|a| Some((a as usize, usize::try_from(s.len).ok()?)))
+        .and_then(|(a, n)| bytes.get(a..a.checked_add(n)?))
+        .ok_or_else(|| damaged("a section was not read"))?;
+    if crc32fast::hash(got) != s.crc {
+        return Err(damaged("a section's checksum does not match"));
+    }
+    Ok(got)
+}
+
+/// Decodes the file table (its CRC checked by the caller) of `n_files` files.
+pub fn parse_files(bytes: &[u8], n_files: usize) -> Result<Vec<FileEntry>, IndexError> {
+    let mut i = In::new(bytes);
+    let mut files: Vec<FileEntry> = Vec::with_capacity(n_files);
+    let mut path: Vec<u8> = Vec::new();
+    for _ in 0..n_files {
+        let shared = i.small(path.len() as u64, "shared path prefix")? as usize;
+        let n = i.var()?;
+        if n > i.left() as u64 {
+            return Err(damaged("a path runs past the file table"));
+        }
+        path.truncate(shared);
+        path.extend_from_slice(i.take(n as usize)?);
+        let p = std::str::from_utf8(&path)
+            .map_err(|_| damaged("a path is not UTF-8"))?
+            .to_string();
         let size = i.var()?;
         let stamp = match i.u8()? {
             0 => Stamp::Mtime(i.zig()?),
             1 => {
                 let last_modified_ms = i.zig()?;
-                let etag = if i.flag()? { Some(i.str()?) } else { None };
+                let etag = if i.flag()? { Some(i.u64()?) } else { None };
                 Stamp::Object {
                     last_modified_ms,
                     etag,
@@ -535,122 +810,126 @@ pub fn parse_directory(bytes: &[u8], dir_offset: u64) -> Result<Directory, Index
         } else {
             None
         };
+        if files.last().is_some_and(|f| f.path >= p) {
+            return Err(damaged("the files are not sorted by path, or repeat"));
+        }
         files.push(FileEntry {
-            path,
+            path: p,
             size,
             stamp,
             row_counts,
         });
     }
-    if files.windows(2).any(|w| w[0].path >= w[1].path) {
-        return Err(damaged("the files are not sorted by path, or repeat"));
+    if i.left() != 0 {
+        return Err(damaged("bytes after the file table's end"));
     }
-    let n_types = i.count(5)?;
-    let mut types = Vec::with_capacity(n_types);
-    for _ in 0..n_types {
-        types.push(parse_type(&mut i)?);
+    Ok(files)
+}
+
+/// Decodes a column's section (its CRC checked by the caller) against the head's description
+/// of it and the files.
+pub fn parse_column(
+    bytes: &[u8],
+    head: &ColumnHead,
+    files: &[FileEntry],
+) -> Result<ColumnEntry, IndexError> {
+    let mut i = In::new(bytes);
+    let path = &head.path;
+    if files.len() > i.left() {
+        return Err(damaged("a column's section ends early"));
     }
-    let n_columns = i.count(2)?;
-    let mut columns = Vec::with_capacity(n_columns);
-    let mut sections: Vec<(u64, u64)> = Vec::new();
-    for _ in 0..n_columns {
-        let path = i.str()?;
-        if n_files > i.left() {
-            return Err(damaged("the directory ends early"));
-        }
-        let mut file_types = Vec::with_capacity(n_files);
-        for _ in 0..n_files {
-            let t = i.small(n_types as u64, "type number")?;
-            file_types.push(t.checked_sub(1).map(|t| t as u32));
-        }
-        let n_groups = i.count(22)?;
-        let mut groups = Vec::with_capacity(n_groups);
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..n_groups {
-            let blocks = i.small((sbbf::MAX_BYTES / 32) as u64, "block count")?;
-            if blocks == 0 {
-                return Err(damaged("a group of 0 blocks"));
-            }
-            let (offset, len, crc) = (i.u64()?, i.u64()?, i.u32()?);
-            let n_entries = i.count(7)?;
-            if n_entries == 0 {
-                return Err(damaged("a group without entries"));
-            }
-            let mut entries = Vec::with_capacity(n_entries);
-            if n_files == 0 {
-                return Err(damaged("a group in an index without files"));
-            }
-            for _ in 0..n_entries {
-                let file = i.small(n_files.saturating_sub(1) as u64, "file number")? as usize;
-                let rg = i.var()?;
-                let folds = i.u8()?;
-                let fpp = f32::from_bits(i.u32()?);
-                let rgs = files[file].row_counts.as_ref().map_or(0, |r| r.len());
-                if rg >= rgs as u64 || file_types[file].is_none() {
-                    return Err(damaged(format!(
-                        "entry (file {file}, row group {rg}) names no indexed row group"
-                    )));
-                }
-                if !seen.insert((file, rg)) {
-                    return Err(damaged(format!(
-                        "entry (file {file}, row group {rg}) appears twice in column {path}"
-                    )));
-                }
-                if !(0.0..=1.0).contains(&fpp) || folds > 30 {
-                    return Err(damaged("an entry's FPP or fold count is out of range"));
-                }
-                entries.push(Entry {
-                    file: file as u32,
-                    row_group: rg as u32,
-                    folds,
-                    fpp,
-                });
-            }
-            let want = (n_entries as u64)
-                .checked_mul(32)
-                .and_then(|s| s.checked_add(4))
-                .and_then(|s| s.checked_mul(blocks));
-            if want != Some(len) {
+    let mut file_types = Vec::with_capacity(files.len());
+    for _ in 0..files.len() {
+        let t = match i.var()? {
+            0 => None,
+            t => Some(
+                u32::try_from(t - 1)
+                    .ok()
+                    .filter(|t| head.types.binary_search(t).is_ok())
+                    .ok_or_else(|| damaged(format!("a file's type in column {path}")))?,
+            ),
+        };
+        file_types.push(t);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut groups = Vec::with_capacity(head.groups.len());
+    for g in &head.groups {
+        let mut entries = Vec::with_capacity(g.entries);
+        let mut last = 0i64;
+        for _ in 0..g.entries {
+            let file = last
+                .checked_add(i.zig()?)
+                .filter(|f| (0..files.len() as i64).contains(f))
+                .ok_or_else(|| damaged("an entry names no file"))?;
+            last = file;
+            let file = file as usize;
+            let rg = i.var()?;
+            let folds = i.u8()?;
+            let fpp = f32::from_bits(i.u32()?);
+            let rgs = files[file].row_counts.as_ref().map_or(0, |r| r.len());
+            if rg >= rgs as u64 || file_types[file].is_none() {
                 return Err(damaged(format!(
-                    "a group of {blocks} blocks and {n_entries} entries cannot be {len} bytes"
+                    "entry (file {file}, row group {rg}) names no indexed row group"
                 )));
             }
-            if offset < HEADER_LEN || offset.checked_add(len).is_none_or(|e| e > dir_offset) {
+            if !seen.insert((file, rg)) {
                 return Err(damaged(format!(
-                    "a group at {offset}, {len} bytes, lies outside the data area"
+                    "entry (file {file}, row group {rg}) appears twice in column {path}"
                 )));
             }
-            sections.push((offset, len));
-            groups.push(Group {
-                blocks: blocks as u32,
-                entries,
-                offset,
-                len,
-                crc,
+            if !(0.0..=1.0).contains(&fpp) || folds > 30 {
+                return Err(damaged("an entry's FPP or fold count is out of range"));
+            }
+            entries.push(Entry {
+                file: file as u32,
+                row_group: rg as u32,
+                folds,
+                fpp,
             });
         }
-        columns.push(ColumnEntry {
-            path,
-            file_types,
-            groups,
+        groups.push(Group {
+            blocks: g.blocks,
+            entries,
+            offset: g.section.offset,
+            len: g.section.len,
+            crc: g.section.crc,
         });
     }
     if i.left() != 0 {
-        return Err(damaged("bytes after the directory's end"));
+        return Err(damaged("bytes after a column section's end"));
     }
-    sections.sort_unstable();
-    if sections.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
-        return Err(damaged("group sections overlap"));
-    }
-    Ok(Directory {
-        created_ms,
-        root,
-        target_fpp,
-        explicit_columns,
-        files,
-        types,
-        columns,
+    Ok(ColumnEntry {
+        path: path.clone(),
+        file_types,
+        groups,
     })
+}
+
+impl Directory {
+    /// The directory of `head` with its `files` and (some of) its `columns`.
+    pub fn of(head: &Head, files: Vec<FileEntry>, columns: Vec<ColumnEntry>) -> Directory {
+        Directory {
+            created_ms: head.created_ms,
+            root: head.root.clone(),
+            target_fpp: head.target_fpp,
+            explicit_columns: head.explicit_columns,
+            files,
+            types: head.types.clone(),
+            columns,
+        }
+    }
+}
+
+/// Decodes everything after the group sections: `bytes` hold the index from offset `from` up
+/// to the trailer (or all of it), `head` is the head read from them.
+pub fn parse_directory(bytes: &[u8], from: u64, head: &Head) -> Result<Directory, IndexError> {
+    let files = parse_files(section_bytes(bytes, from, &head.files)?, head.n_files)?;
+    let columns = head
+        .columns
+        .iter()
+        .map(|c| parse_column(section_bytes(bytes, from, &c.section)?, c, &files))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Directory::of(head, files, columns))
 }
 
 fn parse_type(i: &mut In<'_>) -> Result<ColumnType, IndexError> {
@@ -744,7 +1023,7 @@ mod tests {
                     size: 7,
                     stamp: Stamp::Object {
                         last_modified_ms: 9,
-                        etag: Some("\"x\"".into()),
+                        etag: Some(sbbf::hash(b"\"x\"")),
                     },
                     row_counts: None,
                 },
@@ -778,27 +1057,71 @@ mod tests {
         }
     }
 
+    /// The sample's index bytes from offset 0 (header, a zeroed group section, directory) and
+    /// where the head starts.
+    fn index_of(d: &Directory) -> (Vec<u8>, u64) {
+        let mut all = header();
+        all.resize(88, 0);
+        let (dir, head) = encode_directory(d, 88);
+        all.extend_from_slice(&dir);
+        (all, 88 + head as u64)
+    }
+
+    fn decode(all: &[u8], head_at: u64) -> Result<Directory, IndexError> {
+        let head = parse_head(all.get(head_at as usize..).unwrap_or_default(), head_at)?;
+        parse_directory(all, 0, &head)
+    }
+
     #[test]
     fn directory_round_trip() {
         let d = sample();
-        let bytes = encode_directory(&d);
-        assert_eq!(parse_directory(&bytes, 88).unwrap(), d);
-        // Every truncation is an error, never a panic.
-        for n in 0..bytes.len() {
-            assert!(parse_directory(&bytes[..n], 88).is_err());
+        let (all, head_at) = index_of(&d);
+        assert_eq!(decode(&all, head_at).unwrap(), d);
+        let h = head_at as usize;
+        // Every truncation of the head is an error, never a panic.
+        for n in h..all.len() {
+            assert!(parse_head(&all[h..n], head_at).is_err());
         }
-        // Every single-byte change either fails or decodes; it never panics.
-        for k in 0..bytes.len() {
-            let mut b = bytes.clone();
+        // Every single-byte change either fails or decodes; it never panics. Changes in the
+        // file table and column sections fail their checksums.
+        for k in 88..all.len() {
+            let mut b = all.clone();
             b[k] ^= 0xff;
-            let _ = parse_directory(&b, 88);
+            let r = decode(&b, head_at);
+            assert!(k >= h || r.is_err(), "a change at {k} went unseen");
         }
-        // The group must lie before the directory.
-        assert!(parse_directory(&bytes, 80).is_err());
+        // The sections must lie before the head.
+        assert!(parse_head(&all[h..], 100).is_err());
     }
 
-    /// Random directories (and random edits of a real one) never panic and never allocate
-    /// what a count claims: they decode or fail.
+    /// Paths sharing prefixes (and not) come back from the front coding as they were.
+    #[test]
+    fn front_coded_paths() {
+        let mut d = sample();
+        let names = [
+            "",
+            "a",
+            "a/b=1/x.parquet",
+            "a/b=1/y.parquet",
+            "a/b=2/\u{e9}.parquet",
+            "b",
+        ];
+        d.files = names
+            .iter()
+            .map(|p| FileEntry {
+                path: p.to_string(),
+                size: 1,
+                stamp: Stamp::Mtime(0),
+                row_counts: Some(vec![1, 2]),
+            })
+            .collect();
+        d.columns[0].file_types = vec![Some(0); names.len()];
+        let (all, head_at) = index_of(&d);
+        assert_eq!(decode(&all, head_at).unwrap().files, d.files);
+    }
+
+    /// Random sections (and random edits of real ones) never panic and never allocate what a
+    /// count claims: they decode or fail.
     #[test]
     fn hostile_directories() {
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
@@ -808,27 +1131,53 @@ mod tests {
             x ^= x << 17;
             x
         };
-        let good = encode_directory(&sample());
+        let d = sample();
+        let (all, head_at) = index_of(&d);
+        let head = parse_head(&all[head_at as usize..], head_at).unwrap();
+        let files = d.files.clone();
+        let part = |s: &Section| all[s.offset as usize..(s.offset + s.len) as usize].to_vec();
+        let good = [
+            all[head_at as usize..].to_vec(),
+            part(&head.files),
+            part(&head.columns[0].section),
+        ];
         for _ in 0..20_000 {
             let n = (next() % 200) as usize;
             let bytes: Vec<u8> = (0..n).map(|_| next() as u8).collect();
-            let _ = parse_directory(&bytes, 1 << 40);
-            let mut b = good.clone();
-            for _ in 0..1 + next() % 4 {
-                let k = (next() as usize) % b.len();
-                b[k] = next() as u8;
+            let _ = parse_head(&bytes, 1 << 40);
+            let _ = parse_files(&bytes, (next() % 50) as usize);
+            let _ = parse_column(&bytes, &head.columns[0], &files);
+            for (k, g) in good.iter().enumerate() {
+                let mut b = g.clone();
+                for _ in 0..1 + next() % 4 {
+                    let at = (next() as usize) % b.len();
+                    b[at] = next() as u8;
+                }
+                let _ = match k {
+                    0 => parse_head(&b, 1 << 40).map(|_| ()),
+                    1 => parse_files(&b, files.len()).map(|_| ()),
+                    _ => parse_column(&b, &head.columns[0], &files).map(|_| ()),
+                };
             }
-            let _ = parse_directory(&b, 1 << 40);
         }
-        // A count of files that claims more than the bytes left is refused before allocating.
+        // A count of files that claims more than the file table can hold is refused before
+        // allocating.
         let mut b = Out::default();
         b.var(0);
         b.str("");
         b.u8(0);
         b.u8(0);
         b.var(u64::MAX >> 1);
+        put_section(
+            &mut b,
+            &Section {
+                offset: 16,
+                len: 60,
+                crc: 0,
+            },
+        );
         assert!(matches!(
-            parse_directory(&b.0, 1 << 40),
+            parse_head(&b.0, 1 << 40),
             Err(IndexError::Damaged(_))
         ));
     }

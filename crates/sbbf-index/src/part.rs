@@ -144,7 +144,7 @@ pub struct Part {
     /// What it says of itself.
     pub manifest: Manifest,
     /// Its index, checked whole.
-    pub loaded: crate::table::Loaded,
+    pub loaded: crate::table::WholeIndex,
     /// The index's bytes.
     pub bytes: bytes::Bytes,
 }

@@ -2,11 +2,11 @@
 //! definitely lacks every value), and which must be probed directly (new, changed, not
 //! covered, or possibly holding a value).
 //!
-//! The listing and the index's trailer and directory are read at once (one wave); then one
-//! stripe per (group, block) the values hash to, all in one wave. Only the files left are
-//! opened.
+//! The listing and the index's trailer and head are read at once (one wave); then the file
+//! table, the sections of the columns asked about and one stripe per (group, block) the
+//! values hash to, all in one wave. Only the files left are opened.
 
-use crate::format::{check_stripe, Directory};
+use crate::format::{self, check_stripe, Directory, Head};
 use crate::table::{is_fresh, Listed, Loaded, ReadStats, Root};
 use crate::{Error, IndexError};
 use bytes::Bytes;
@@ -219,9 +219,130 @@ where
     })
 }
 
+/// Values encoded for one type, and each one's candidate hashes.
+type Hashed = (Vec<Encoded>, Vec<Vec<u64>>);
+
+/// One column asked about: its values encoded for every type its files have, and the stripes
+/// (group, block) their hashes pick.
+struct Ask<'a> {
+    column: &'a str,
+    /// Position in the head's columns; `None`: the index does not have the column.
+    at: Option<usize>,
+    /// Per type number: the encoded values and each one's candidate hashes, or `None` when
+    /// they do not encode for it.
+    encoded: HashMap<u32, Option<Hashed>>,
+    need: BTreeSet<(usize, u64)>,
+}
+
+fn prepare<'a, F>(head: &Head, column: &'a str, encode: F) -> Ask<'a>
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
+{
+    let at = head.columns.iter().position(|c| c.path == column);
+    let mut ask = Ask {
+        column,
+        at,
+        encoded: HashMap::new(),
+        need: BTreeSet::new(),
+    };
+    let Some(c) = at.map(|i| &head.columns[i]) else {
+        return ask;
+    };
+    for &t in &c.types {
+        let e = head.types.get(t as usize).and_then(|ty| {
+            let enc = encode(ty).ok()?;
+            let hashes: Vec<Vec<u64>> = enc
+                .iter()
+                .map(|v| match v {
+                    Encoded::Candidates(c) => c.iter().map(|b| sbbf::hash(b)).collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            Some((enc, hashes))
+        });
+        if let Some((_, hashes)) = &e {
+            for (g, group) in c.groups.iter().enumerate() {
+                for h in hashes.iter().flatten() {
+                    ask.need
+                        .insert((g, sbbf::block_index(*h, group.blocks as usize) as u64));
+                }
+            }
+        }
+        ask.encoded.insert(t, e);
+    }
+    ask
+}
+
+/// What one read of the index brought for some asks: the files, each ask's column (when the
+/// index has it) and its stripes, checked.
+struct Fetched {
+    directory: Directory,
+    /// Per ask: position in `directory.columns`.
+    columns: Vec<Option<usize>>,
+    /// Per ask: its stripes.
+    stripes: Vec<HashMap<(usize, u64), Bytes>>,
+}
+
+/// Reads, in one wave, the file table, the columns of `asks` and their stripes.
+async fn fetch(
+    root: &Root,
+    loaded: &Loaded,
+    asks: &[Ask<'_>],
+    st: &mut ReadStats,
+) -> Result<Fetched, Error> {
+    let head = &loaded.head;
+    let mut cols: Vec<usize> = asks.iter().filter_map(|a| a.at).collect();
+    cols.sort_unstable();
+    cols.dedup();
+    let mut ranges = vec![head.files.range()];
+    ranges.extend(cols.iter().map(|&c| head.columns[c].section.range()));
+    let mut wanted: Vec<(usize, usize, u64)> = Vec::new();
+    for (k, a) in asks.iter().enumerate() {
+        if let Some(c) = a.at {
+            for &(g, j) in &a.need {
+                wanted.push((k, g, j));
+                ranges.push(head.columns[c].groups[g].stripe(j));
+            }
+        }
+    }
+    if cols.is_empty() {
+        // No column asked about is indexed: nothing to read.
+        return Ok(Fetched {
+            directory: Directory::of(head, Vec::new(), Vec::new()),
+            columns: vec![None; asks.len()],
+            stripes: vec![HashMap::new(); asks.len()],
+        });
+    }
+    let got = loaded.read(root, &ranges, st).await?;
+    let check = |b: &Bytes, s: &crate::format::Section| -> Result<(), IndexError> {
+        format::section_bytes(b, s.offset, s).map(|_| ())
+    };
+    check(&got[0], &head.files)?;
+    let files = format::parse_files(&got[0], head.n_files)?;
+    let mut columns = Vec::with_capacity(cols.len());
+    for (k, &c) in cols.iter().enumerate() {
+        let ch = &head.columns[c];
+        check(&got[1 + k], &ch.section)?;
+        columns.push(format::parse_column(&got[1 + k], ch, &files)?);
+    }
+    let mut stripes = vec![HashMap::new(); asks.len()];
+    for (&(k, g, j), b) in wanted.iter().zip(&got[1 + cols.len()..]) {
+        check_stripe(b)?;
+        stripes[k].insert((g, j), b.clone());
+    }
+    Ok(Fetched {
+        columns: asks
+            .iter()
+            .map(|a| a.at.and_then(|c| cols.binary_search(&c).ok()))
+            .collect(),
+        directory: Directory::of(head, files, columns),
+        stripes,
+    })
+}
+
 /// Per listed file, the index's answer, or why the file must be probed directly; and the
-/// stripe reads it took. An error means the index is unusable (a stripe failed its checksum,
-/// a read failed): then probe every file directly.
+/// reads it took. An error means the index is unusable (a section or stripe failed its
+/// checksum, a read failed): then probe every file directly.
 pub async fn answer<F>(
     root: &Root,
     loaded: &Loaded,
@@ -232,11 +353,25 @@ pub async fn answer<F>(
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
-    let d: &Directory = &loaded.directory;
     let mut st = ReadStats::default();
-    let Some(col) = d.columns.iter().find(|c| c.path == column) else {
-        return Ok((listing.iter().map(|_| Err(Why::NotCovered)).collect(), st));
+    let asks = [prepare(&loaded.head, column, encode)];
+    let f = fetch(root, loaded, &asks, &mut st).await?;
+    let out = decide(&f, 0, &asks[0], listing)?;
+    Ok((out, st))
+}
+
+/// The answers for ask `k` of what `f` holds.
+fn decide(
+    f: &Fetched,
+    k: usize,
+    ask: &Ask<'_>,
+    listing: &[Listed],
+) -> Result<Vec<Result<Ruled, Why>>, IndexError> {
+    let d = &f.directory;
+    let Some(col) = f.columns[k].map(|c| &d.columns[c]) else {
+        return Ok(listing.iter().map(|_| Err(Why::NotCovered)).collect());
     };
+    let stripes = &f.stripes[k];
     let by_path = d.by_path();
     // Where each (file, row group) of the column is: (group, entry).
     let mut at: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
@@ -245,9 +380,6 @@ where
             at.insert((entry.file, entry.row_group), (g, e));
         }
     }
-    // Values per type, encoded once per type; their candidate hashes.
-    type Enc = Option<(Vec<Encoded>, Vec<Vec<u64>>)>;
-    let mut encoded: HashMap<u32, Enc> = HashMap::new();
     // Per listed file: the index file and type, or why not.
     let mut status: Vec<Result<(usize, u32), Why>> = Vec::with_capacity(listing.len());
     // Fresh files without the column, and whether a fresh file has it.
@@ -267,79 +399,19 @@ where
             Some(&fi) if !is_fresh(&d.files[fi], l) => Err(Why::Stale),
             Some(&fi) => match (&d.files[fi].row_counts, col.file_types[fi]) {
                 (Some(rows), Some(t))
-                    if (0..rows.len() as u32).all(|rg| at.contains_key(&(fi as u32, rg))) =>
+                    if (0..rows.len() as u32).all(|rg| at.contains_key(&(fi as u32, rg)))
+                        && matches!(ask.encoded.get(&t), Some(Some(_))) =>
                 {
-                    let e = encoded.entry(t).or_insert_with(|| {
-                        let ty = d.types.get(t as usize)?;
-                        let enc = encode(ty).ok()?;
-                        let hashes = enc
-                            .iter()
-                            .map(|v| match v {
-                                Encoded::Candidates(c) => c.iter().map(|b| sbbf::hash(b)).collect(),
-                                _ => Vec::new(),
-                            })
-                            .collect();
-                        Some((enc, hashes))
-                    });
-                    if e.is_some() {
-                        Ok((fi, t))
-                    } else {
-                        Err(Why::NotCovered)
-                    }
+                    Ok((fi, t))
                 }
                 _ => Err(Why::NotCovered),
             },
         };
         status.push(s);
     }
-    // The stripes the values need: for each group and type of the files asked about, the
-    // block each hash picks at the group's size.
-    let mut pairs: BTreeSet<(usize, u32)> = BTreeSet::new();
-    for (fi, t) in status.iter().flatten() {
-        let rows = d.files[*fi].row_counts.as_ref().map_or(0, Vec::len);
-        for rg in 0..rows as u32 {
-            if let Some(&(g, _)) = at.get(&(*fi as u32, rg)) {
-                pairs.insert((g, *t));
-            }
-        }
-    }
-    let mut need: BTreeSet<(usize, u64)> = BTreeSet::new();
-    for &(g, t) in &pairs {
-        let blocks = col.groups[g].blocks as usize;
-        if let Some(Some((_, hashes))) = encoded.get(&t) {
-            for h in hashes.iter().flatten() {
-                need.insert((g, sbbf::block_index(*h, blocks) as u64));
-            }
-        }
-    }
-    // One wave: stripes next to each other (or with small holes remotely) read as one range.
-    let gap = match root {
-        Root::Local { .. } => 0,
-        Root::Store { .. } => 64 * 1024,
-    };
-    let wanted: Vec<std::ops::Range<u64>> =
-        need.iter().map(|&(g, j)| col.groups[g].stripe(j)).collect();
-    let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
-    let mut sorted = wanted.clone();
-    sorted.sort_by_key(|r| r.start);
-    for r in sorted {
-        match merged.last_mut() {
-            Some(m) if r.start <= m.end + gap => m.end = m.end.max(r.end),
-            _ => merged.push(r),
-        }
-    }
-    let got = root.read_ranges(&merged, &mut st).await?;
-    let mut stripes: HashMap<(usize, u64), Bytes> = HashMap::with_capacity(need.len());
-    for (&(g, j), r) in need.iter().zip(&wanted) {
-        let i = merged.partition_point(|m| m.start <= r.start) - 1;
-        let (m, b) = (&merged[i], &got[i]);
-        let s = b.slice((r.start - m.start) as usize..(r.end - m.start) as usize);
-        check_stripe(&s)?;
-        stripes.insert((g, j), s);
-    }
     // The answers.
     let mut out = Vec::with_capacity(listing.len());
-    let simple = !column.contains(['.', '\\']);
+    let simple = !ask.column.contains(['.', '\\']);
     for (li, s) in status.into_iter().enumerate() {
         let (fi, t) = match s {
             Ok(x) => x,
@@ -352,7 +424,7 @@ where
                 continue;
             }
         };
-        let Some(Some((enc, hashes))) = encoded.get(&t) else {
+        let Some(Some((enc, hashes))) = ask.encoded.get(&t) else {
             out.push(Err(Why::NotCovered));
             continue;
         };
@@ -412,15 +484,16 @@ where
             Err(Why::Maybe(maybe))
         });
     }
-    Ok((out, st))
+    Ok(out)
 }
 
 /// For each listed file, whether the index proves `predicate` false in every row group of it
-/// (so a reader may leave the file out unread): `=` and `IN` leaves are asked of the index,
-/// `AND` is false where any part is, `OR` where every part is. A file the index does not know
-/// as it is now (new, changed), a column or row group it does not cover, values that do not
-/// encode: not proven. A file without the column at all holds no row where the column equals
-/// a value. An error means the index is unusable: leave nothing out.
+/// (so a reader may leave the file out unread): `Some(row groups of the file)` when it does.
+/// `=` and `IN` leaves are asked of the index, `AND` is false where any part is, `OR` where
+/// every part is. A file the index does not know as it is now (new, changed), a column or row
+/// group it does not cover, values that do not encode: not proven. A file without the column
+/// at all holds no row where the column equals a value. An error means the index is
+/// unusable: leave nothing out.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), sbbf_index::Error> {
@@ -431,7 +504,7 @@ where
 /// if let Some((loaded, _)) = loaded {
 ///     let pred = Predicate::Eq("user_id".into(), Literal::Int(42));
 ///     let out = ruled_out(&root, &loaded, &listing, &pred).await?;
-///     let read: Vec<_> = listing.iter().zip(&out).filter(|(_, o)| !**o).collect();
+///     let read: Vec<_> = listing.iter().zip(&out).filter(|(_, o)| o.is_none()).collect();
 ///     println!("{} of {} files to read", read.len(), listing.len());
 /// }
 /// # Ok(()) }
@@ -441,19 +514,8 @@ pub async fn ruled_out(
     loaded: &Loaded,
     listing: &[Listed],
     predicate: &sbbf_parquet::prune::Predicate,
-) -> Result<Vec<bool>, Error> {
+) -> Result<Vec<Option<usize>>, Error> {
     use sbbf_parquet::prune::Predicate;
-    let d: &Directory = &loaded.directory;
-    let by_path = d.by_path();
-    // Row groups of each listed file the index knows as it is now.
-    let groups: Vec<Option<usize>> = listing
-        .iter()
-        .map(|l| {
-            let f = &d.files[*by_path.get(l.rel.as_str())?];
-            is_fresh(f, l).then_some(())?;
-            f.row_counts.as_ref().map(Vec::len)
-        })
-        .collect();
     fn leaves<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, Vec<sbbf_parquet::Literal>)>) {
         match p {
             Predicate::Eq(c, v) => out.push((c, vec![v.clone()])),
@@ -463,21 +525,37 @@ pub async fn ruled_out(
     }
     let mut asked = Vec::new();
     leaves(predicate, &mut asked);
+    // Every leaf's sections and stripes in one read: an OR over k columns costs the index's
+    // waves of one.
+    let asks: Vec<Ask<'_>> = asked
+        .iter()
+        .map(|(column, literals)| {
+            let encode = |ty: &ColumnType| {
+                Ok(literals
+                    .iter()
+                    .map(|l| sbbf_parquet::stored::coerce(ty, l))
+                    .collect())
+            };
+            prepare(&loaded.head, column, encode)
+        })
+        .collect();
+    let mut st = ReadStats::default();
+    let f = fetch(root, loaded, &asks, &mut st).await?;
+    let d = &f.directory;
+    let by_path = d.by_path();
+    // Row groups of each listed file the index knows as it is now.
+    let groups: Vec<Option<usize>> = listing
+        .iter()
+        .map(|l| {
+            let file = &d.files[*by_path.get(l.rel.as_str())?];
+            is_fresh(file, l).then_some(())?;
+            file.row_counts.as_ref().map(Vec::len)
+        })
+        .collect();
     // Per leaf, per listed file, per row group: definitely holds none of the leaf's values.
-    // Every leaf's stripes at once: an OR over k columns costs the index's waves of one.
-    let decisions = futures::future::join_all(asked.iter().map(|(column, literals)| {
-        let encode = move |ty: &ColumnType| {
-            Ok(literals
-                .iter()
-                .map(|l| sbbf_parquet::stored::coerce(ty, l))
-                .collect())
-        };
-        answer(root, loaded, listing, column, encode)
-    }))
-    .await;
-    let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asked.len());
-    for decided in decisions {
-        let (decided, _) = decided?;
+    let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asks.len());
+    for (k, ask) in asks.iter().enumerate() {
+        let decided = decide(&f, k, ask, listing)?;
         absent.push(
             decided
                 .iter()
@@ -527,8 +605,10 @@ pub async fn ruled_out(
         .iter()
         .enumerate()
         .map(|(f, n)| match n {
-            Some(n) if *n > 0 => (0..*n).all(|rg| proven(predicate, &absent, f, rg, &mut 0)),
-            _ => false,
+            Some(n) if *n > 0 && (0..*n).all(|rg| proven(predicate, &absent, f, rg, &mut 0)) => {
+                Some(*n)
+            }
+            _ => None,
         })
         .collect())
 }

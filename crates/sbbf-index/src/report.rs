@@ -3,7 +3,7 @@
 //! in sorted order.
 
 use crate::format::Directory;
-use crate::table::{is_fresh, Listed, Loaded};
+use crate::table::{is_fresh, Listed, WholeIndex};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -65,7 +65,7 @@ pub struct GroupCoverage {
 
 impl Coverage {
     /// The coverage of `loaded` (the index at `index`) over the table as `listing` lists it.
-    pub fn of(index: String, loaded: &Loaded, listing: &[Listed]) -> Coverage {
+    pub fn of(index: String, loaded: &WholeIndex, listing: &[Listed]) -> Coverage {
         let d: &Directory = &loaded.directory;
         let by_path = d.by_path();
         let (mut covered, mut stale, mut missing) = (0, Vec::new(), Vec::new());

@@ -1,7 +1,7 @@
 //! A table root (a local directory or an object-store prefix): its listing, and the index
 //! object under it.
 
-use crate::format::{self, Directory, Stamp, Trailer};
+use crate::format::{self, Directory, Head, Stamp, Trailer};
 use crate::{Error, IndexError};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
@@ -19,11 +19,10 @@ use std::sync::Arc;
 pub const INDEX_DIR: &str = "_sbbf_index";
 /// The index object's name inside [`INDEX_DIR`].
 pub const INDEX_FILE: &str = "index.sbbfi";
-/// Bytes a probe reads from the end of a remote index in its first request: the directory of
-/// about 10,000 files fits, so trailer and directory cost one round trip.
-pub const INDEX_SUFFIX: u64 = 1 << 20;
-/// The same for a local index.
-const LOCAL_SUFFIX: u64 = 64 << 10;
+/// Bytes a probe reads from the end of an index in its first request: the trailer and the head
+/// (a few hundred bytes for a few columns, whatever the number of files), and for a table of a
+/// few hundred files its file table and columns as well.
+pub const INDEX_SUFFIX: u64 = 16 << 10;
 
 /// A table root.
 #[derive(Debug, Clone)]
@@ -207,7 +206,7 @@ impl Root {
                         size: m.size,
                         stamp: Stamp::Object {
                             last_modified_ms: m.last_modified.timestamp_millis(),
-                            etag: m.e_tag.clone(),
+                            etag: m.e_tag.as_deref().map(etag_hash),
                         },
                         at: At::Object(m),
                     }
@@ -249,41 +248,37 @@ impl Root {
         }
     }
 
-    /// Reads the trailer and the directory (remote: one suffix read of [`INDEX_SUFFIX`] bytes,
-    /// a second only for a larger directory). `Ok(None)`: there is no index.
+    /// Reads the trailer and the head: one read of the last [`INDEX_SUFFIX`] bytes, a second
+    /// only for a larger head. `Ok(None)`: there is no index.
     pub async fn load(&self) -> Result<Option<(Loaded, ReadStats)>, Error> {
         let mut st = ReadStats::default();
-        let (len, tail) = match self.read_suffix(INDEX_SUFFIX, &mut st).await? {
+        let (len, mut tail) = match self.read_suffix(INDEX_SUFFIX, &mut st).await? {
             None => return Ok(None),
             Some(x) => x,
         };
         let t = format::parse_trailer(&tail, len)?;
-        let tail_start = len - tail.len() as u64;
-        let dir = if t.dir_offset >= tail_start {
-            let from = (t.dir_offset - tail_start) as usize;
-            tail.slice(from..from + t.dir_len as usize)
-        } else {
-            let mut got = self
-                .read_ranges(
-                    std::slice::from_ref(&(t.dir_offset..t.dir_offset + t.dir_len)),
-                    &mut st,
-                )
-                .await?;
-            got.pop().unwrap_or_default()
-        };
-        let directory = check_directory(&dir, &t)?;
+        if t.dir_offset < len - tail.len() as u64 {
+            // A head of many columns: read from it to the end.
+            match self.read_suffix(len - t.dir_offset, &mut st).await? {
+                Some((again, bytes)) if again == len => tail = bytes,
+                _ => return Err(IndexError::Damaged("the index changed while read".into()).into()),
+            }
+        }
+        let from = (t.dir_offset - (len - tail.len() as u64)) as usize;
+        let head = check_head(&tail[from..from + t.dir_len as usize], &t)?;
         Ok(Some((
             Loaded {
-                directory,
+                head,
                 len,
                 trailer: t,
+                tail,
             },
             st,
         )))
     }
 
     /// The whole index, every section's checksum verified. `Ok(None)`: there is no index.
-    pub async fn load_whole(&self) -> Result<Option<(Loaded, Bytes)>, Error> {
+    pub async fn load_whole(&self) -> Result<Option<(WholeIndex, Bytes)>, Error> {
         let mut st = ReadStats::default();
         let Some((len, all)) = self.read_suffix(u64::MAX, &mut st).await? else {
             return Ok(None);
@@ -318,13 +313,7 @@ impl Root {
                         source,
                     })?
                     .len();
-                // A local read costs no round trip: the trailer and a directory of a few
-                // hundred files in one read, a larger directory in a second.
-                let take = if n == u64::MAX {
-                    len
-                } else {
-                    n.min(LOCAL_SUFFIX).min(len)
-                };
+                let take = n.min(len);
                 let mut buf = vec![0u8; take as usize];
                 read_at(&file, &mut buf, len - take).map_err(|source| Error::Io {
                     what: what(),
@@ -495,24 +484,98 @@ impl Root {
     }
 }
 
-/// A directory read and checked, with where it lies.
+/// An index's head read and checked, with the bytes of its end that came with it.
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    /// The directory.
-    pub directory: Directory,
+    /// The head.
+    pub head: Head,
     /// The index's length in bytes.
     pub len: u64,
     /// Its trailer.
     pub trailer: Trailer,
+    /// The end of the index as the first read brought it (later reads take from it).
+    tail: Bytes,
 }
 
-/// Checks a whole index's bytes: header, trailer, directory and every group's CRC.
-pub(crate) fn check_whole(all: &Bytes) -> Result<Loaded, IndexError> {
+impl Loaded {
+    /// Reads `ranges` of the index, all in one wave: from the bytes at hand where they hold a
+    /// range, the others in as few requests as near neighbours allow.
+    pub(crate) async fn read(
+        &self,
+        root: &Root,
+        ranges: &[std::ops::Range<u64>],
+        st: &mut ReadStats,
+    ) -> Result<Vec<Bytes>, Error> {
+        let tail_start = self.len - self.tail.len() as u64;
+        // Requests for ranges close to each other are one request remotely (what lies between
+        // costs less than a round trip).
+        let gap = match root {
+            Root::Local { .. } => 0,
+            Root::Store { .. } => 64 * 1024,
+        };
+        let mut far: Vec<std::ops::Range<u64>> = ranges
+            .iter()
+            .filter(|r| r.start < tail_start)
+            .map(|r| r.start..r.end.min(tail_start))
+            .collect();
+        far.sort_by_key(|r| r.start);
+        let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
+        for r in far {
+            match merged.last_mut() {
+                Some(m) if r.start <= m.end + gap => m.end = m.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        let got = root.read_ranges(&merged, st).await?;
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            if r.end > self.len || r.start > r.end {
+                return Err(IndexError::Damaged("a range outside the index".into()).into());
+            }
+            if r.start >= tail_start {
+                out.push(
+                    self.tail
+                        .slice((r.start - tail_start) as usize..(r.end - tail_start) as usize),
+                );
+                continue;
+            }
+            let i = merged.partition_point(|m| m.start <= r.start) - 1;
+            let (m, b) = (&merged[i], &got[i]);
+            let near =
+                b.slice((r.start - m.start) as usize..(r.end.min(tail_start) - m.start) as usize);
+            if r.end > tail_start {
+                // Straddles the bytes at hand: the part before them, then theirs.
+                let mut v = near.to_vec();
+                v.extend_from_slice(&self.tail[..(r.end - tail_start) as usize]);
+                out.push(Bytes::from(v));
+            } else {
+                out.push(near);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A whole index read and checked: every section's checksum verified.
+#[derive(Debug, Clone)]
+pub struct WholeIndex {
+    /// Its directory, every column.
+    pub directory: Directory,
+    /// The index's length in bytes.
+    pub len: u64,
+}
+
+/// Checks a whole index's bytes: header, trailer, head, file table, column sections and
+/// every group's CRC.
+pub(crate) fn check_whole(all: &Bytes) -> Result<WholeIndex, IndexError> {
     let len = all.len() as u64;
     format::check_header(all)?;
     let t = format::parse_trailer(all, len)?;
-    let dir = all.slice(t.dir_offset as usize..(t.dir_offset + t.dir_len) as usize);
-    let directory = check_directory(&dir, &t)?;
+    let head = check_head(
+        &all[t.dir_offset as usize..(t.dir_offset + t.dir_len) as usize],
+        &t,
+    )?;
+    let directory = format::parse_directory(all, 0, &head)?;
     for c in &directory.columns {
         for g in &c.groups {
             let s = &all[g.offset as usize..(g.offset + g.len) as usize];
@@ -524,23 +587,24 @@ pub(crate) fn check_whole(all: &Bytes) -> Result<Loaded, IndexError> {
             }
         }
     }
-    Ok(Loaded {
-        directory,
-        len,
-        trailer: t,
-    })
+    Ok(WholeIndex { directory, len })
 }
 
-fn check_directory(dir: &[u8], t: &Trailer) -> Result<Directory, IndexError> {
-    if dir.len() as u64 != t.dir_len {
-        return Err(IndexError::Damaged("short directory".into()));
+fn check_head(head: &[u8], t: &Trailer) -> Result<Head, IndexError> {
+    if head.len() as u64 != t.dir_len {
+        return Err(IndexError::Damaged("short head".into()));
     }
-    if crc32fast::hash(dir) != t.dir_crc {
+    if crc32fast::hash(head) != t.dir_crc {
         return Err(IndexError::Damaged(
-            "the directory's checksum does not match".into(),
+            "the head's checksum does not match".into(),
         ));
     }
-    format::parse_directory(dir, t.dir_offset)
+    format::parse_head(head, t.dir_offset)
+}
+
+/// How an ETag is kept: its XXH64 (what a listing shows is hashed the same way to compare).
+pub fn etag_hash(etag: &str) -> u64 {
+    sbbf::hash(etag.as_bytes())
 }
 
 /// Whether a listed file is the file the index recorded: same size, same modification time

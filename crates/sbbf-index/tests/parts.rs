@@ -107,9 +107,11 @@ async fn merged_parts_answer_as_one_build() {
                 (0, 0, 0)
             );
             let (merged, merged_bytes) = root.load_whole().await.unwrap().unwrap();
-            // Byte for byte the one-process index: the same groups, and the same directory
-            // but for the time it was written.
-            let at = one.trailer.dir_offset as usize;
+            // Byte for byte the one-process index: the same groups, file table and column
+            // sections, and the same head but for the time it was written.
+            let at = sbbf_index::format::parse_trailer(&one_bytes, one.len)
+                .unwrap()
+                .dir_offset as usize;
             assert_eq!(one_bytes[..at], merged_bytes[..at], "{tasks} tasks");
             let mut same_time = merged.directory.clone();
             same_time.created_ms = one.directory.created_ms;

@@ -604,12 +604,12 @@ async fn index_rules_out(
             let order: Vec<(String, bool)> = listing
                 .iter()
                 .zip(&out)
-                .map(|(l, o)| (l.name.clone(), *o))
+                .map(|(l, o)| (l.name.clone(), o.is_some()))
                 .collect();
             let rest = listing
                 .iter()
                 .zip(&out)
-                .filter(|(_, o)| !**o)
+                .filter(|(_, o)| o.is_none())
                 .map(|(l, _)| l);
             let src = root.source(rest, sbbf_parquet::source::SourceOptions::default());
             (Some((order, src)), None)
