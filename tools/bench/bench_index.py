@@ -13,6 +13,9 @@ Two parts, each printed as a Markdown table:
    1000; each request held for the latency): the table uploaded, `sbbf index build s3://...`
    (wall, requests the proxy saw, index size), then 1, 100 and 1,000 values with and without
    the index: requests the proxy saw, waves, wall.
+4. `sbbf query` (built with `--features query`) on a selective key, `SELECT count(*) FROM t
+   WHERE k = K` for a K one file holds, with and without the index: on the local tables of part
+   2 and on the objects of part 3 (wall, row groups the index pruned, requests the proxy saw).
 
 Files: one row group of 1,000 rows, an int64 key `k` and a string `s`, both with filters at 1 %
 FPP. Values: half present (each in one file), half absent.
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -71,10 +75,18 @@ def main():
     ap.add_argument("--latency-ms", default="20")
     ap.add_argument("--s3-files", default="1000", help="table sizes for part 3 ('' to skip)")
     ap.add_argument("--debug", action="store_true", help="debug builds (quicker to build)")
+    ap.add_argument("--query-debug", action="store_true",
+                    help="part 4 with a debug `sbbf query` (DataFusion's release build is long)")
     a = ap.parse_args()
     files = [int(f) for f in a.files.split(",")]
     OUT.mkdir(parents=True, exist_ok=True)
     cargo(["build", "-p", "sbbf-index", "--example", "index_bench"], a.debug)
+    # The query build first (a `sbbf` with DataFusion), copied aside: the probe build below
+    # writes the same path.
+    qdebug = a.debug or a.query_debug
+    cargo(["build", "-p", "sbbf-cli", "--features", "query"], qdebug)
+    query_sbbf = OUT / "sbbf-query"
+    shutil.copy2(exe("sbbf", qdebug), query_sbbf)
     cargo(["build", "-p", "sbbf-cli", "--no-default-features", "--features", "object_store"], a.debug)
     bench = exe("index_bench", a.debug, example=True)
     sbbf = exe("sbbf", a.debug)
@@ -111,11 +123,40 @@ def main():
     print("| ---: | ---: | ---: | ---: |")
     for n, nv, ((w1, q1, f1), (w0, q0, _)) in rows:
         print(f"| {n} | {nv} | {w1:.2f} s / {q1} / {f1} | {w0:.2f} s / {q0} |")
+    print("\n## `sbbf query` on a selective key, local disk\n")
+    query_table([(f"{n} files", str(OUT / f"t{n}"), n) for n in files], query_sbbf, None, None)
     if a.s3_files:
-        s3_part(sbbf, bench, [int(f) for f in a.s3_files.split(",")], int(a.latency_ms))
+        s3_part(sbbf, query_sbbf, bench, [int(f) for f in a.s3_files.split(",")],
+                int(a.latency_ms))
 
 
-def s3_part(sbbf, bench, files, latency_ms):
+def query_table(tables, query_sbbf, env, proxy):
+    """Part 4: `SELECT count(*) FROM t WHERE k = K` (K in one file) with and without the index."""
+    print("| table | with index: wall / row groups pruned by the index / requests | "
+          "without: wall / requests | count |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, loc, n in tables:
+        k = (n // 2) * 1000 + 7  # a key of the file in the middle
+        sql = f"SELECT count(*) AS n FROM t WHERE k = {k}"
+        r = []
+        for extra in ([], ["--no-index"]):
+            before = proxy.requests if proxy else 0
+            t = time.perf_counter()
+            p = subprocess.run([str(query_sbbf), "query", loc, sql, "--stats", "--format", "json",
+                                *extra], env=env, capture_output=True, text=True)
+            w = time.perf_counter() - t
+            if p.returncode != 0:
+                sys.exit(f"query {loc}: {p.stderr}")
+            stats = json.loads(p.stderr.strip().splitlines()[-1]) if p.stderr.strip() else {}
+            count = json.loads(p.stdout.strip().splitlines()[0])["n"]
+            r.append((w, stats.get("row_groups_pruned_index", 0),
+                      (proxy.requests - before) if proxy else "-", count))
+        (w1, i1, q1, c1), (w0, _, q0, c0) = r
+        assert c1 == c0 == 1, (c1, c0)
+        print(f"| {label} | {w1:.2f} s / {i1} / {q1} | {w0:.2f} s / {q0} | {c1} |", flush=True)
+
+
+def s3_part(sbbf, query_sbbf, bench, files, latency_ms):
     """Part 3: the index on the S3 test server, every request through the latency proxy."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_query import Proxy, s3_env, start_moto  # noqa: E402
@@ -165,13 +206,16 @@ def s3_part(sbbf, bench, files, latency_ms):
                         waves = re.search(r"(\d+) wave\(s\)", p.stdout)
                     r.append((w, proxy.requests - before, int(waves.group(1)) if waves else -1))
                 rows.append((n, nv, r))
+        print()
+        print("| files | values | with index: wall / requests / waves | without: wall / requests / waves (summed over files) |")
+        print("| ---: | ---: | ---: | ---: |")
+        for n, nv, ((w1, q1, v1), (w0, q0, v0)) in rows:
+            print(f"| {n} | {nv} | {w1:.2f} s / {q1} / {v1} | {w0:.2f} s / {q0} / {v0} |")
+        print("\n## `sbbf query` on a selective key, S3 test server behind the latency proxy\n")
+        query_table([(f"{n} objects", f"s3://bench/t{n}/", n) for n in files], query_sbbf, env,
+                    proxy)
     finally:
         moto.terminate()
-    print()
-    print("| files | values | with index: wall / requests / waves | without: wall / requests / waves (summed over files) |")
-    print("| ---: | ---: | ---: | ---: |")
-    for n, nv, ((w1, q1, v1), (w0, q0, v0)) in rows:
-        print(f"| {n} | {nv} | {w1:.2f} s / {q1} / {v1} | {w0:.2f} s / {q0} / {v0} |")
 
 
 if __name__ == "__main__":

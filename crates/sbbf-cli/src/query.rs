@@ -125,10 +125,9 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut registered = Vec::new();
     for (name, path) in &tables {
         let path = table_path(&ctx, path)?;
-        let table = SbbfTable::with_pruning(&ctx.state(), &path, !a.no_sbbf)
+        let table = SbbfTable::with_options(&ctx.state(), &path, !a.no_sbbf, !a.no_index)
             .await
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
-            .with_index(!a.no_index)
             .with_name(name.as_str());
         if let Some(w) = table.listing_warning() {
             err!("sbbf query: warning: {w}");

@@ -151,6 +151,28 @@ impl SbbfTable {
     /// The same table, with our pruning on (`enabled`) or off. Off means DataFusion's
     /// defaults, its own Bloom-filter reads included: to compare.
     pub async fn with_pruning(state: &dyn Session, path: &str, enabled: bool) -> Result<SbbfTable> {
+        SbbfTable::with_options(state, path, enabled, enabled).await
+    }
+
+    /// The same table, with our pruning on or off and with or without the table index
+    /// (`PATH/_sbbf_index/`, used only with our pruning). With the index the table's schema
+    /// is learnt from one footer per schema the index records (and every file it does not
+    /// know as it is now), not from every footer; without it, as DataFusion does.
+    ///
+    /// ```no_run
+    /// # async fn run() -> datafusion::common::Result<()> {
+    /// use datafusion::prelude::SessionContext;
+    /// let ctx = SessionContext::new();
+    /// // Every footer read to learn the schema, and the index not asked at all.
+    /// let t = sbbf_datafusion::SbbfTable::with_options(&ctx.state(), "events/", true, false).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn with_options(
+        state: &dyn Session,
+        path: &str,
+        enabled: bool,
+        use_index: bool,
+    ) -> Result<SbbfTable> {
         let url = ListingTableUrl::parse(path)?;
         let mut format =
             ParquetFormat::default().with_options(state.table_options().parquet.clone());
@@ -173,7 +195,7 @@ impl SbbfTable {
             Some(files) => (ListingTableConfig::new_with_multi_paths(files), Vec::new()),
             None if url.is_collection() => {
                 match hive_partitions(state, &url, &options.file_extension).await {
-                    Ok(partitions) => (ListingTableConfig::new(url), partitions),
+                    Ok(partitions) => (ListingTableConfig::new(url.clone()), partitions),
                     // DataFusion's walk of a local directory stops at a symbolic link loop:
                     // the files are then found as every other command finds them (a loop is
                     // not entered), and the table says so once.
@@ -188,12 +210,24 @@ impl SbbfTable {
                     Err(e) => return Err(e),
                 }
             }
-            None => (ListingTableConfig::new(url), Vec::new()),
+            None => (ListingTableConfig::new(url.clone()), Vec::new()),
         };
-        let mut config = config
-            .with_listing_options(options)
-            .infer_schema(state)
-            .await?;
+        // A directory or prefix may have an index; anything else has none.
+        let root = match sbbf_index::Root::open(path) {
+            Ok(Some(root)) if enabled && use_index && url.is_collection() => Some(root),
+            _ => None,
+        };
+        let known = match &root {
+            Some(root) if config.table_paths.len() == 1 => {
+                schema_from_index(state, &url, &options, root).await
+            }
+            _ => None,
+        };
+        let config = config.with_listing_options(options);
+        let mut config = match known {
+            Some(schema) => config.with_schema(schema),
+            None => config.infer_schema(state).await?,
+        };
         // Partition columns are columns, unless the files have a column of the name (then
         // the files' values are the column, as DataFusion would refuse the clash).
         let clash = |name: &str| {
@@ -207,9 +241,8 @@ impl SbbfTable {
                 config.options = Some(options.with_table_partition_cols(partitions));
             }
         }
-        // A directory or prefix may have an index; anything else has none.
-        let index = match (enabled, sbbf_index::Root::open(path)) {
-            (true, Ok(Some(root))) => config.file_schema.clone().map(|file_schema| TableIndex {
+        let index = match root {
+            Some(root) => config.file_schema.clone().map(|file_schema| TableIndex {
                 root,
                 file_schema,
                 warning: Default::default(),
@@ -848,6 +881,70 @@ async fn count_listed(
 }
 
 /// The store of `url` and the files DataFusion lists under it.
+/// The schema DataFusion infers for the table at `url` from every footer, from as few
+/// footers as the index at `root` allows: one per schema fingerprint among the files it knows
+/// as they are now, every other file's (`sbbf_index::probe::schema_files`). `None` without a
+/// usable index (then every footer is read).
+async fn schema_from_index(
+    state: &dyn Session,
+    url: &ListingTableUrl,
+    options: &ListingOptions,
+    root: &sbbf_index::Root,
+) -> Option<SchemaRef> {
+    let (listed, loaded) =
+        futures::future::join(list_files(state, url, &options.file_extension), root.load()).await;
+    let (store, files) = listed.ok()?;
+    let (loaded, _) = loaded.ok()??;
+    // Empty files tell no schema (DataFusion leaves them out too); its order, by location.
+    let mut files: Vec<object_store::ObjectMeta> =
+        files.into_iter().filter(|m| m.size > 0).collect();
+    files.sort_by(|a, b| a.location.cmp(&b.location));
+    if files.is_empty() {
+        return None;
+    }
+    let rel = |m: &object_store::ObjectMeta| -> Option<String> {
+        Some(url.strip_prefix(&m.location)?.collect::<Vec<_>>().join("/"))
+    };
+    // The index's view of the same files: an object's listing as DataFusion's gave it, a
+    // local file as the index lists it (its modification time in nanoseconds).
+    let listing: Vec<sbbf_index::Listed> = match root {
+        sbbf_index::Root::Store { .. } => root.listed_objects(files.clone()),
+        sbbf_index::Root::Local { .. } => {
+            let mut by_rel: std::collections::HashMap<String, sbbf_index::Listed> = root
+                .list()
+                .await
+                .ok()?
+                .into_iter()
+                .map(|l| (l.rel.clone(), l))
+                .collect();
+            files
+                .iter()
+                .filter_map(|m| by_rel.remove(&rel(m)?))
+                .collect()
+        }
+    };
+    let read = sbbf_index::probe::schema_files(root, &loaded, &listing)
+        .await
+        .ok()?;
+    let told: std::collections::HashSet<&str> =
+        read.iter().map(|&i| listing[i].rel.as_str()).collect();
+    let listed: std::collections::HashSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
+    // A file DataFusion lists and the index's listing does not (or whose name does not map)
+    // is read as well.
+    let chosen: Vec<object_store::ObjectMeta> = files
+        .into_iter()
+        .filter(|m| match rel(m) {
+            Some(r) => told.contains(r.as_str()) || !listed.contains(r.as_str()),
+            None => true,
+        })
+        .collect();
+    options
+        .format
+        .infer_schema(state, &store, &chosen)
+        .await
+        .ok()
+}
+
 async fn list_files(
     state: &dyn Session,
     url: &ListingTableUrl,

@@ -140,8 +140,8 @@ async fn run(dir: &std::path::Path, sql: &str, index: bool) -> (Vec<i64>, Arc<Re
         .unwrap()
         .with_index(index);
     ctx.register_table("t", Arc::new(t)).unwrap();
-    // Registering the table infers its schema from every file's footer (DataFusion's listing
-    // table merges them): count the query's reads only.
+    // Registering the table reads footers for its schema (one with the index, every one
+    // without): count the query's reads only.
     reads.by_object.lock().unwrap().clear();
     let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
     let mut ids: Vec<i64> = batches
@@ -171,4 +171,97 @@ async fn files_the_index_rules_out_are_never_read() {
         assert_eq!(reads.of(&name), 0, "{name}: {:?}", reads.by_object);
     }
     assert!(reads.of("f3.parquet") > 0 && reads.of("f5.parquet") > 0);
+}
+
+/// The schema of the table at `dir` registered with the index (or not), and the files whose
+/// footers registering it read.
+async fn registered(
+    dir: &std::path::Path,
+    index: bool,
+) -> (datafusion::arrow::datatypes::SchemaRef, Arc<Reads>) {
+    use datafusion::datasource::TableProvider;
+    let ctx = SessionContext::new();
+    let reads = Arc::new(Reads::default());
+    let url = url::Url::parse("file://").unwrap();
+    ctx.register_object_store(&url, reads.clone());
+    let t = SbbfTable::with_options(&ctx.state(), dir.to_str().unwrap(), true, index)
+        .await
+        .unwrap();
+    (t.schema(), reads)
+}
+
+fn files_read(r: &Reads) -> usize {
+    r.by_object.lock().unwrap().len()
+}
+
+/// Writes `name` under `dir` with int64 columns `cols` (ids 0..10), aged by a minute.
+async fn write_cols(dir: &std::path::Path, name: &str, cols: &[&str]) {
+    let ctx = SessionContext::new();
+    let schema = Arc::new(Schema::new(
+        cols.iter()
+            .map(|c| Field::new(*c, DataType::Int64, false))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays = cols
+        .iter()
+        .map(|_| Arc::new(Int64Array::from_iter_values(0..10)) as _)
+        .collect();
+    let batch = RecordBatch::try_new(schema, arrays).unwrap();
+    let path = dir.join(name);
+    ctx.read_batch(batch)
+        .unwrap()
+        .write_parquet(
+            path.to_str().unwrap(),
+            DataFrameWriteOptions::new().with_single_file_output(true),
+            None,
+        )
+        .await
+        .unwrap();
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let f = std::fs::File::options().append(true).open(&path).unwrap();
+    f.set_modified(then).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registering_reads_one_footer_per_schema_the_index_knows() {
+    let dir = table().await;
+    let (with, reads) = registered(dir.path(), true).await;
+    let (without, plain) = registered(dir.path(), false).await;
+    assert_eq!(with, without);
+    // Eight files of one schema: one footer with the index, all eight without.
+    assert_eq!(files_read(&reads), 1, "{:?}", reads.by_object);
+    assert_eq!(files_read(&plain), 8, "{:?}", plain.by_object);
+
+    // Another schema among the indexed files: one footer of it too, and its column is in the
+    // table's schema as DataFusion's own inference has it.
+    write_cols(dir.path(), "g0.parquet", &["id", "extra"]).await;
+    write_cols(dir.path(), "g1.parquet", &["id", "extra"]).await;
+    let root = sbbf_index::Root::open(dir.path().to_str().unwrap())
+        .unwrap()
+        .unwrap();
+    sbbf_index::build::update(&root, 16).await.unwrap();
+    let (with, reads) = registered(dir.path(), true).await;
+    let (without, _) = registered(dir.path(), false).await;
+    assert_eq!(with, without);
+    assert!(with.field_with_name("extra").is_ok());
+    assert_eq!(files_read(&reads), 2, "{:?}", reads.by_object);
+
+    // A file added after the index (and one changed since) is read whatever its schema.
+    write_cols(dir.path(), "h.parquet", &["id", "late"]).await;
+    write_cols(dir.path(), "f7.parquet", &["id", "changed"]).await;
+    let (with, reads) = registered(dir.path(), true).await;
+    let (without, _) = registered(dir.path(), false).await;
+    assert_eq!(with, without);
+    assert!(with.field_with_name("late").is_ok() && with.field_with_name("changed").is_ok());
+    assert_eq!(files_read(&reads), 4, "{:?}", reads.by_object);
+
+    // A damaged index: every footer, the same schema.
+    let ix = dir.path().join("_sbbf_index/index.sbbfi");
+    let mut b = std::fs::read(&ix).unwrap();
+    let n = b.len();
+    b[n - 50] ^= 0xff;
+    std::fs::write(&ix, b).unwrap();
+    let (with, reads) = registered(dir.path(), true).await;
+    assert_eq!(with, without);
+    assert_eq!(files_read(&reads), 11, "{:?}", reads.by_object);
 }

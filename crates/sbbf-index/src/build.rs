@@ -124,6 +124,9 @@ type RowGroupFilters<B> = Vec<Option<(B, u8)>>;
 /// if any.
 struct Gathered<B> {
     row_counts: Vec<i64>,
+    /// [`schema_fingerprint`] of the file (`None`: not known, e.g. kept from an index that
+    /// did not record it).
+    schema: Option<u64>,
     columns: Vec<(ColumnType, RowGroupFilters<B>)>,
     /// What building missing filters from data did.
     built: Built,
@@ -155,6 +158,7 @@ impl Gathered<Vec<u8>> {
         }
         Ok(Gathered {
             row_counts: self.row_counts,
+            schema: self.schema,
             columns,
             built: self.built,
         })
@@ -430,6 +434,7 @@ impl Prepared {
                 fi,
                 Gathered {
                     row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
+                    schema: d.files[fi].schema,
                     columns: Vec::new(),
                     built: Built::default(),
                 },
@@ -602,20 +607,21 @@ pub(crate) async fn assemble(
         if racy && matches!(g, Some(Ok(_))) {
             report.racy += 1;
         }
-        let row_counts = match &g {
-            Some(Ok(_)) if racy => None,
-            Some(Ok(g)) => Some(g.row_counts.clone()),
+        let (row_counts, schema) = match &g {
+            Some(Ok(_)) if racy => (None, None),
+            Some(Ok(g)) => (Some(g.row_counts.clone()), g.schema),
             Some(Err(e)) => {
                 report.failed.push((l.name.clone(), e.clone()));
-                None
+                (None, None)
             }
-            None => None,
+            None => (None, None),
         };
         files.push(FileEntry {
             path: l.rel.clone(),
             size: l.size,
             stamp: l.stamp.clone(),
             row_counts,
+            schema,
         });
         let Some(Ok(g)) = g else { continue };
         if racy {
@@ -798,6 +804,27 @@ fn extract(all: &[u8], g: &Group, e: usize) -> Vec<u8> {
     out
 }
 
+/// A fingerprint of what a file's footer says of its schema: the schema tree (names,
+/// repetitions, physical, logical and converted types, field ids) and the key-value metadata
+/// (where the Arrow schema a writer stored lives). Files of one fingerprint give a query
+/// engine the same table schema, so one footer of them tells it; files of different ones may
+/// differ. A later crate version may fingerprint the same footer differently: then more
+/// footers are read, never fewer.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let data = std::fs::read("../../testdata/pa_ints.parquet")?;
+/// let md = parquet::file::metadata::ParquetMetaDataReader::new()
+///     .parse_and_finish(&bytes::Bytes::from(data))?;
+/// let a = sbbf_index::build::schema_fingerprint(&md);
+/// assert_eq!(a, sbbf_index::build::schema_fingerprint(&md));
+/// # Ok(()) }
+/// ```
+pub fn schema_fingerprint(md: &parquet::file::metadata::ParquetMetaData) -> u64 {
+    let f = md.file_metadata();
+    sbbf::hash(format!("{:?}\n{:?}", f.schema(), f.key_value_metadata()).as_bytes())
+}
+
 /// Types are shared between files when every field agrees.
 #[derive(Hash, PartialEq, Eq)]
 struct ColumnTypeKey(String);
@@ -898,6 +925,7 @@ async fn gather(
     (
         Gathered {
             row_counts,
+            schema: Some(schema_fingerprint(pq.metadata())),
             columns: columns.into_iter().map(|(_, t, r)| (t, r)).collect(),
             built,
         },

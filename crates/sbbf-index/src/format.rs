@@ -45,6 +45,10 @@ pub struct FileEntry {
     /// Rows per row group; `None` when the file could not be read at build time (it is then
     /// covered by nothing and always probed directly).
     pub row_counts: Option<Vec<i64>>,
+    /// The file's schema fingerprint ([`crate::build::schema_fingerprint`]), when it was read:
+    /// files of one fingerprint give a query engine one schema, so it need read one footer of
+    /// them to learn the table's.
+    pub schema: Option<u64>,
 }
 
 /// One (file, row group) filter inside a group.
@@ -212,6 +216,8 @@ pub struct Head {
     pub n_files: usize,
     /// The file table.
     pub files: Section,
+    /// The distinct schema fingerprints of the files (the file table numbers them).
+    pub schemas: Vec<u64>,
     /// Column types, shared by files.
     pub types: Vec<ColumnType>,
     /// The columns.
@@ -279,6 +285,8 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
     };
     // The file table: paths front-coded (sorted paths share long prefixes: folders, the
     // writer's name pattern), an object's ETag as its XXH64.
+    let mut schemas: Vec<u64> = Vec::new();
+    let mut schema_no: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     let mut prev: &[u8] = b"";
     for f in &d.files {
         let p = f.path.as_bytes();
@@ -318,6 +326,16 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
             }
             None => o.u8(0),
         }
+        match f.schema {
+            Some(h) => {
+                let n = *schema_no.entry(h).or_insert_with(|| {
+                    schemas.push(h);
+                    schemas.len() - 1
+                });
+                o.var(n as u64 + 1);
+            }
+            None => o.u8(0),
+        }
     }
     let files = section(&o, 0);
     // One section per column: per file 0 (no such leaf) or type + 1, then every group's
@@ -354,6 +372,10 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
     o.u8(u8::from(d.explicit_columns));
     o.var(d.files.len() as u64);
     put_section(&mut o, &files);
+    o.var(schemas.len() as u64);
+    for h in &schemas {
+        o.u64(*h);
+    }
     o.var(d.types.len() as u64);
     for t in &d.types {
         encode_type(&mut o, t);
@@ -658,6 +680,11 @@ pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
         )));
     }
     let n_files = n_files as usize;
+    let n_schemas = i.count(8)?;
+    let mut schemas = Vec::with_capacity(n_schemas);
+    for _ in 0..n_schemas {
+        schemas.push(i.u64()?);
+    }
     let n_types = i.count(5)?;
     let mut types = Vec::with_capacity(n_types);
     for _ in 0..n_types {
@@ -751,6 +778,7 @@ pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
         explicit_columns,
         n_files,
         files,
+        schemas,
         types,
         columns,
     })
@@ -772,7 +800,8 @@ pub fn section_bytes<'a>(bytes: &'a [u8], from: u64, s: &Section) -> Result<&'a 
 }
 
 /// Decodes the file table (its CRC checked by the caller) of `n_files` files.
-pub fn parse_files(bytes: &[u8], n_files: usize) -> Result<Vec<FileEntry>, IndexError> {
+pub fn parse_files(bytes: &[u8], head: &Head) -> Result<Vec<FileEntry>, IndexError> {
+    let n_files = head.n_files;
     let mut i = In::new(bytes);
     let mut files: Vec<FileEntry> = Vec::with_capacity(n_files);
     let mut path: Vec<u8> = Vec::new();
@@ -810,6 +839,10 @@ pub fn parse_files(bytes: &[u8], n_files: usize) -> Result<Vec<FileEntry>, Index
         } else {
             None
         };
+        let schema = match i.small(head.schemas.len() as u64, "schema number")? {
+            0 => None,
+            n => Some(head.schemas[n as usize - 1]),
+        };
         if files.last().is_some_and(|f| f.path >= p) {
             return Err(damaged("the files are not sorted by path, or repeat"));
         }
@@ -818,6 +851,7 @@ pub fn parse_files(bytes: &[u8], n_files: usize) -> Result<Vec<FileEntry>, Index
             size,
             stamp,
             row_counts,
+            schema,
         });
     }
     if i.left() != 0 {
@@ -923,7 +957,7 @@ impl Directory {
 /// Decodes everything after the group sections: `bytes` hold the index from offset `from` up
 /// to the trailer (or all of it), `head` is the head read from them.
 pub fn parse_directory(bytes: &[u8], from: u64, head: &Head) -> Result<Directory, IndexError> {
-    let files = parse_files(section_bytes(bytes, from, &head.files)?, head.n_files)?;
+    let files = parse_files(section_bytes(bytes, from, &head.files)?, head)?;
     let columns = head
         .columns
         .iter()
@@ -1017,6 +1051,7 @@ mod tests {
                     size: 100,
                     stamp: Stamp::Mtime(-3),
                     row_counts: Some(vec![10, 20]),
+                    schema: Some(77),
                 },
                 FileEntry {
                     path: "b.parquet".into(),
@@ -1026,6 +1061,7 @@ mod tests {
                         etag: Some(sbbf::hash(b"\"x\"")),
                     },
                     row_counts: None,
+                    schema: None,
                 },
             ],
             types: vec![ColumnType {
@@ -1113,6 +1149,7 @@ mod tests {
                 size: 1,
                 stamp: Stamp::Mtime(0),
                 row_counts: Some(vec![1, 2]),
+                schema: Some(p.len() as u64 % 2),
             })
             .collect();
         d.columns[0].file_types = vec![Some(0); names.len()];
@@ -1145,7 +1182,7 @@ mod tests {
             let n = (next() % 200) as usize;
             let bytes: Vec<u8> = (0..n).map(|_| next() as u8).collect();
             let _ = parse_head(&bytes, 1 << 40);
-            let _ = parse_files(&bytes, (next() % 50) as usize);
+            let _ = parse_files(&bytes, &head);
             let _ = parse_column(&bytes, &head.columns[0], &files);
             for (k, g) in good.iter().enumerate() {
                 let mut b = g.clone();
@@ -1155,7 +1192,7 @@ mod tests {
                 }
                 let _ = match k {
                     0 => parse_head(&b, 1 << 40).map(|_| ()),
-                    1 => parse_files(&b, files.len()).map(|_| ()),
+                    1 => parse_files(&b, &head).map(|_| ()),
                     _ => parse_column(&b, &head.columns[0], &files).map(|_| ()),
                 };
             }

@@ -318,7 +318,7 @@ async fn fetch(
         format::section_bytes(b, s.offset, s).map(|_| ())
     };
     check(&got[0], &head.files)?;
-    let files = format::parse_files(&got[0], head.n_files)?;
+    let files = format::parse_files(&got[0], head)?;
     let mut columns = Vec::with_capacity(cols.len());
     for (k, &c) in cols.iter().enumerate() {
         let ch = &head.columns[c];
@@ -610,5 +610,57 @@ pub async fn ruled_out(
             }
             _ => None,
         })
+        .collect())
+}
+
+/// Of the files a query engine listed (`listing`, in its order), the ones whose footers tell
+/// the table's schema: the first file of each schema fingerprint among those the index knows
+/// as they are now, and every file it does not know so (new, changed, unread at build time).
+/// Merging the schemas of these gives what merging all of them would, since a schema merged a
+/// second time adds nothing. One read of the index's file table. An error means the index
+/// is unusable: read every footer.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), sbbf_index::Error> {
+/// use sbbf_index::{probe::schema_files, Root};
+/// let root = Root::open("events/")?.expect("a directory is a table root");
+/// let (listing, loaded) = (root.list().await?, root.load().await?);
+/// if let Some((loaded, _)) = loaded {
+///     let read = schema_files(&root, &loaded, &listing).await?;
+///     println!("{} footers of {} tell the schema", read.len(), listing.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn schema_files(
+    root: &Root,
+    loaded: &Loaded,
+    listing: &[Listed],
+) -> Result<Vec<usize>, Error> {
+    let head = &loaded.head;
+    let mut st = ReadStats::default();
+    let got = loaded.read(root, &[head.files.range()], &mut st).await?;
+    let bytes = got
+        .first()
+        .ok_or_else(|| IndexError::Damaged("the file table was not read".into()))?;
+    format::section_bytes(bytes, head.files.offset, &head.files)?;
+    let files = format::parse_files(bytes, head)?;
+    let d = Directory::of(head, files, Vec::new());
+    let by_path = d.by_path();
+    let mut seen = std::collections::HashSet::new();
+    Ok(listing
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            let known = by_path
+                .get(l.rel.as_str())
+                .map(|&i| &d.files[i])
+                .filter(|f| is_fresh(f, l) && f.row_counts.is_some())
+                .and_then(|f| f.schema);
+            match known {
+                Some(h) => seen.insert(h),
+                None => true,
+            }
+        })
+        .map(|(i, _)| i)
         .collect())
 }
