@@ -191,11 +191,17 @@ impl SbbfTable {
         // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
         // folder (DataFusion's own glob matching lets it cross folders).
         let mut listing_warning = None;
+        // A directory's or prefix's listing, once: for its partition keys and its schema.
+        let mut listed = None;
         let (config, partitions) = match local_glob_files(path)? {
             Some(files) => (ListingTableConfig::new_with_multi_paths(files), Vec::new()),
             None if url.is_collection() => {
-                match hive_partitions(state, &url, &options.file_extension).await {
-                    Ok(partitions) => (ListingTableConfig::new(url.clone()), partitions),
+                match list_files(state, &url, &options.file_extension).await {
+                    Ok((store, files)) => {
+                        let partitions = hive_partitions(&url, &files);
+                        listed = Some((store, files));
+                        (ListingTableConfig::new(url.clone()), partitions)
+                    }
                     // DataFusion's walk of a local directory stops at a symbolic link loop:
                     // the files are then found as every other command finds them (a loop is
                     // not entered), and the table says so once.
@@ -217,9 +223,9 @@ impl SbbfTable {
             Ok(Some(root)) if enabled && use_index && url.is_collection() => Some(root),
             _ => None,
         };
-        let known = match &root {
-            Some(root) if config.table_paths.len() == 1 => {
-                schema_from_index(state, &url, &options, root).await
+        let known = match (&root, listed) {
+            (Some(root), Some(listed)) => {
+                schema_from_index(state, &url, &options, root, listed).await
             }
             _ => None,
         };
@@ -881,8 +887,8 @@ async fn count_listed(
 }
 
 /// The store of `url` and the files DataFusion lists under it.
-/// The schema DataFusion infers for the table at `url` from every footer, from as few
-/// footers as the index at `root` allows: one per schema fingerprint among the files it knows
+/// The schema DataFusion infers for the table at `url` (listed as `files` in `store`) from
+/// every footer, from as few footers as the index at `root` allows: one per schema fingerprint among the files it knows
 /// as they are now, every other file's (`sbbf_index::probe::schema_files`). `None` without a
 /// usable index (then every footer is read).
 async fn schema_from_index(
@@ -890,11 +896,9 @@ async fn schema_from_index(
     url: &ListingTableUrl,
     options: &ListingOptions,
     root: &sbbf_index::Root,
+    (store, files): (Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>),
 ) -> Option<SchemaRef> {
-    let (listed, loaded) =
-        futures::future::join(list_files(state, url, &options.file_extension), root.load()).await;
-    let (store, files) = listed.ok()?;
-    let (loaded, _) = loaded.ok()??;
+    let (loaded, _) = root.load().await.ok()??;
     // Empty files tell no schema (DataFusion leaves them out too); its order, by location.
     let mut files: Vec<object_store::ObjectMeta> =
         files.into_iter().filter(|m| m.size > 0).collect();
@@ -965,17 +969,15 @@ async fn list_files(
 /// (`BIGINT` when every value is an integer written as one, `01` is not; else a string).
 /// None when some file's folders do not name the same keys in the same order: DataFusion
 /// would leave such files out of the table, and no file may go missing.
-async fn hive_partitions(
-    state: &dyn Session,
+fn hive_partitions(
     url: &ListingTableUrl,
-    ext: &str,
-) -> Result<Vec<(String, DataType)>> {
-    let (_, files) = list_files(state, url, ext).await?;
+    files: &[object_store::ObjectMeta],
+) -> Vec<(String, DataType)> {
     let mut keys: Option<Vec<String>> = None;
     let mut integer: Vec<bool> = Vec::new();
-    for f in &files {
+    for f in files {
         let Some(parts) = url.strip_prefix(&f.location) else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let mut parts: Vec<&str> = parts.collect();
         parts.pop(); // the file's own name
@@ -988,7 +990,7 @@ async fn hive_partitions(
                     values.push(v);
                 }
                 // A folder that is no partition: no partitioning (DataFusion's too).
-                _ => return Ok(Vec::new()),
+                _ => return Vec::new(),
             }
         }
         match &keys {
@@ -996,7 +998,7 @@ async fn hive_partitions(
                 integer = vec![true; these.len()];
                 keys = Some(these);
             }
-            Some(k) if *k != these => return Ok(Vec::new()),
+            Some(k) if *k != these => return Vec::new(),
             Some(_) => {}
         }
         for (i, v) in values.iter().enumerate() {
@@ -1004,12 +1006,11 @@ async fn hive_partitions(
             integer[i] &= v.parse::<i64>().is_ok_and(|n| n.to_string() == *v);
         }
     }
-    Ok(keys
-        .unwrap_or_default()
+    keys.unwrap_or_default()
         .into_iter()
         .zip(integer)
         .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
-        .collect())
+        .collect()
 }
 
 /// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so
