@@ -702,10 +702,12 @@ def cases():
 
     # valid extremes -----------------------------------------------------------------------
     case("bitset_all_zero", P, "row group 1's bitset all zero: every value absent there",
-         {"forced": {"1": "absent"}}, filters={(1, 0): "zero"})
+         {"forced": {"1": "absent"}, "problems": [[1, 0, "no bit is set"]]},
+         filters={(1, 0): "zero"})
     case("bitset_all_ones", P, "row group 1's bitset all ones: every value maybe there",
          {"forced": {"1": "maybe"}}, filters={(1, 0): "ones"})
-    case("bitset_all_zero_nolength", N, "all-zero bitset", {"forced": {"1": "absent"}},
+    case("bitset_all_zero_nolength", N, "all-zero bitset",
+         {"forced": {"1": "absent"}, "problems": [[1, 0, "no bit is set"]]},
          filters={(1, 0): "zero"})
     case("bitset_96_bytes_all_ones", P,
          "a 3-block (96-byte) all-ones filter: legal, not a power of two",

@@ -113,6 +113,11 @@ impl<R: ChunkReader> ParquetFile<R> {
                         layout.regions.push(me);
                     }
                 }
+                if rep.bits_set == Some(0) && non_null_values(col) > 0 {
+                    let boolean = col.column_type() == parquet::basic::Type::BOOLEAN;
+                    rep.problems
+                        .push(empty_filter(non_null_values(col), boolean));
+                }
                 index.insert((r, c), reports.len());
                 reports.push(rep);
             }
@@ -278,4 +283,29 @@ impl<R: ChunkReader> ParquetFile<R> {
         }
         Some(bits.end)
     }
+}
+
+/// Values a chunk holds that are not null, as far as its metadata tells: 0 when it cannot
+/// tell (a nullable column without a null count).
+fn non_null_values(col: &parquet::file::metadata::ColumnChunkMetaData) -> i64 {
+    let nulls = col.statistics().and_then(|s| s.null_count_opt());
+    match nulls {
+        Some(n) => col.num_values() - n as i64,
+        None if col.column_descr().max_def_level() == 0 => col.num_values(),
+        None => 0,
+    }
+}
+
+/// The problem of a filter without one bit set in a chunk of `values` non-null values.
+fn empty_filter(values: i64, boolean: bool) -> String {
+    let why = if boolean {
+        "parquet-java writes BOOLEAN filters so; sbbf probes answer unknown for BOOLEAN filters \
+         of writers other than ClickHouse and arrow-rs, other readers (arrow-rs) drop rows"
+    } else {
+        "a broken filter: rebuild it with `sbbf add --replace`"
+    };
+    format!(
+        "no bit is set, yet the chunk holds {values} non-null value(s): read as written, the \
+         filter says every value is absent ({why})"
+    )
 }
