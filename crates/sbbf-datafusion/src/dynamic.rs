@@ -61,7 +61,7 @@ use datafusion_datasource::file_stream::FileOpener;
 use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 use futures::FutureExt;
 use object_store::ObjectStore;
-use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::prune::{Predicate, PreparedPredicate};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -70,13 +70,20 @@ use std::sync::{Arc, Mutex};
 pub struct SbbfSource {
     inner: Arc<dyn FileSource>,
     cache: Arc<FileMetadataCache>,
+    /// The join filters translated and their key sets hashed, shared by every partition of
+    /// the scan: a million keys are hashed once per update, not once per partition or file.
+    translated: Arc<Mutex<Option<Translated>>>,
 }
 
 impl SbbfSource {
     /// Wraps `inner` (a `ParquetSource`); footers are looked up in `cache` (DataFusion's
     /// file metadata cache, so the scan reads each footer once).
     pub fn new(inner: Arc<dyn FileSource>, cache: Arc<FileMetadataCache>) -> SbbfSource {
-        SbbfSource { inner, cache }
+        SbbfSource {
+            inner,
+            cache,
+            translated: Arc::default(),
+        }
     }
 
     /// The wrapped source.
@@ -85,9 +92,13 @@ impl SbbfSource {
     }
 
     fn wrap(&self, inner: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
+        // The translation is shared with the new source: DataFusion derives one per partition
+        // (`with_batch_size`) and after each pushdown, and a translation is only reused for
+        // the very same join filters (held, compared by identity) at the same generations.
         Arc::new(SbbfSource {
             inner,
             cache: Arc::clone(&self.cache),
+            translated: Arc::clone(&self.translated),
         })
     }
 }
@@ -154,7 +165,7 @@ impl FileSource for SbbfSource {
                 cache: Arc::clone(&self.cache),
                 metrics: Metrics::new_in(set),
                 join: JoinMetrics::new(set),
-                translated: Mutex::new(None),
+                translated: Arc::clone(&self.translated),
             }),
         }))
     }
@@ -346,6 +357,8 @@ struct JoinMetrics {
     incomplete: Count,
     /// The most keys one join leaf tested (the K of `1 - (1 - p)^K`).
     keys: Gauge,
+    /// Key sets coerced and hashed ([`metric::KEY_SETS_HASHED`]).
+    hashed: Count,
 }
 
 impl JoinMetrics {
@@ -356,13 +369,31 @@ impl JoinMetrics {
             pruned: counter(metric::PRUNED_DYNAMIC),
             incomplete: counter(metric::DYNAMIC_INCOMPLETE),
             keys: MetricBuilder::new(set).global_gauge(metric::JOIN_KEYS),
+            hashed: counter(metric::KEY_SETS_HASHED),
         }
     }
 }
 
-/// A translated predicate (`None`: nothing to test) and the generations of the dynamic
-/// filters it was made from.
-type Translated = (Vec<u64>, Option<Arc<Predicate>>);
+/// A translated predicate (`None`: nothing to test) and what it was made from: the dynamic
+/// filters (held, so no other filter can take their address) and their generations.
+type Translated = (Vec<(Arc<dyn PhysicalExpr>, u64)>, Option<Arc<Prepared>>);
+
+/// A prepared join predicate and how many of its hashings are already counted.
+struct Prepared {
+    predicate: PreparedPredicate,
+    counted: std::sync::atomic::AtomicUsize,
+}
+
+impl Prepared {
+    /// Hashings not counted yet (exact when files of several partitions finish together).
+    fn newly_hashed(&self) -> usize {
+        let now = self.predicate.key_sets_hashed();
+        let before = self
+            .counted
+            .fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+        now.saturating_sub(before)
+    }
+}
 
 /// What every file planner of one scan partition shares.
 struct Shared {
@@ -373,21 +404,29 @@ struct Shared {
     metrics: Metrics,
     join: JoinMetrics,
     /// The translated predicate for the dynamic filters' generations it was made from: the
-    /// key set is translated once per update, not once per file.
-    translated: Mutex<Option<Translated>>,
+    /// key set is translated and hashed once per update, not once per file (shared by the
+    /// scan's partitions, [`SbbfSource::translated`]).
+    translated: Arc<Mutex<Option<Translated>>>,
 }
 
 impl Shared {
     /// The predicate of the join filters as they stand now.
-    fn predicate(&self) -> Option<Arc<Predicate>> {
-        let generations: Vec<u64> = self
+    fn predicate(&self) -> Option<Arc<Prepared>> {
+        let generations: Vec<(Arc<dyn PhysicalExpr>, u64)> = self
             .dynamic
             .iter()
-            .map(|d| d.snapshot_generation())
+            .map(|d| (Arc::clone(d), d.snapshot_generation()))
             .collect();
+        let same = |made: &[(Arc<dyn PhysicalExpr>, u64)]| {
+            made.len() == generations.len()
+                && made
+                    .iter()
+                    .zip(&generations)
+                    .all(|((a, g), (b, h))| Arc::ptr_eq(a, b) && g == h)
+        };
         let mut slot = self.translated.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((g, p)) = slot.as_ref() {
-            if *g == generations {
+        if let Some((made, p)) = slot.as_ref() {
+            if same(made) {
                 return p.clone();
             }
         }
@@ -399,12 +438,18 @@ impl Shared {
         let parts: Vec<Predicate> = p.into_iter().flatten().collect();
         let p = match parts.len() {
             0 => None,
-            1 => parts.into_iter().next().map(Arc::new),
-            _ => Some(Arc::new(Predicate::And(parts))),
+            1 => parts.into_iter().next(),
+            _ => Some(Predicate::And(parts)),
         };
         if let Some(p) = &p {
             self.join.keys.set_max(most_keys(p));
         }
+        let p = p.map(|p| {
+            Arc::new(Prepared {
+                predicate: PreparedPredicate::new(p),
+                counted: Default::default(),
+            })
+        });
         *slot = Some((generations, p.clone()));
         p
     }
@@ -426,12 +471,21 @@ impl Shared {
         };
         self.join.files.add(1);
         let before = self.metrics.pruned.value();
-        if let Some(plan) = file_plan(&self.store, &self.cache, &file, &pred, &self.metrics).await {
+        let plan = file_plan(
+            &self.store,
+            &self.cache,
+            &file,
+            &pred.predicate,
+            &self.metrics,
+        )
+        .await;
+        if let Some(plan) = plan {
             file.extensions.insert::<ParquetAccessPlan>(plan);
         }
         self.join
             .pruned
             .add(self.metrics.pruned.value().saturating_sub(before));
+        self.join.hashed.add(pred.newly_hashed());
         file
     }
 }

@@ -15,6 +15,9 @@ pub struct ScanStats {
     pub pruned_sbbf_join: usize,
     /// The most keys a join brought to one column's filters (0 without a join filter).
     pub join_keys: usize,
+    /// How many times a join's key set was coerced and hashed: once per update of the join
+    /// filter and column type, not once per file or partition.
+    pub key_sets_hashed: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
     /// Row groups skipped by DataFusion's min/max statistics in its scan.
@@ -125,6 +128,7 @@ impl ScanStats {
                             metric::BYTES => self.sbbf_bytes += n,
                             metric::FILE_ERRORS => self.sbbf_file_errors += n,
                             metric::PRUNED_DYNAMIC => self.pruned_sbbf_join += n,
+                            metric::KEY_SETS_HASHED => self.key_sets_hashed += n,
                             metric::PRUNED_STATISTICS => self.pruned_statistics_sbbf += n,
                             metric::ROW_GROUPS => self.in_scan += n,
                             metric::FILES_PRUNED => self.files_pruned += n,

@@ -31,7 +31,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use object_store::ObjectStore;
 use sbbf_parquet::asyncio::REMOTE_POLICY;
-use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::prune::PreparedPredicate;
 use sbbf_parquet::remote::ObjectReader;
 use sbbf_parquet::ParquetFile;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,6 +65,10 @@ pub mod metric {
     /// The most keys a join filter brought to one column's filters (a gauge: the K of the
     /// survival bound `1 - (1 - p)^K`).
     pub const JOIN_KEYS: &str = "sbbf_join_keys";
+    /// How many times a join's key set was coerced to a column type and hashed: once per
+    /// update of the join filter and column type, whatever the number of files and
+    /// partitions of the scan.
+    pub const KEY_SETS_HASHED: &str = "sbbf_key_sets_hashed";
     /// A marker (always 0) on the scans of a named table ([`super::SbbfTable::with_name`]),
     /// labelled [`TABLE_LABEL`]`=name`.
     pub const TABLE: &str = "sbbf_table";
@@ -452,7 +456,8 @@ impl SbbfTable {
         ));
         // The files' own columns: a filter on a partition column (`year=2024/`) is not in
         // any file, and leaves the rest of an AND to be tested.
-        let bloom = predicate(filters, config.file_schema());
+        // Prepared: its key sets are hashed once for all the scan's files.
+        let bloom = predicate(filters, config.file_schema()).map(PreparedPredicate::new);
         // Statistics first: the row groups min/max rule out cost no filter read.
         let stats = if state.config_options().execution.parquet.pruning {
             StatsStep::new(state, filters, config.file_schema())
@@ -648,7 +653,7 @@ fn without_long_lists(e: &Expr, max: usize) -> Expr {
 pub(crate) struct Step<'a> {
     pub(crate) store: &'a Arc<dyn ObjectStore>,
     pub(crate) cache: &'a Arc<FileMetadataCache>,
-    pub(crate) bloom: Option<&'a Predicate>,
+    pub(crate) bloom: Option<&'a PreparedPredicate>,
     pub(crate) stats: Option<&'a StatsStep>,
     pub(crate) metrics: &'a Metrics,
 }
@@ -718,7 +723,7 @@ async fn bloom_narrow(
     store: &Arc<dyn ObjectStore>,
     file: &PartitionedFile,
     metadata: Arc<ParquetMetaData>,
-    pred: &Predicate,
+    pred: &PreparedPredicate,
     metrics: &Metrics,
     plan: &mut ParquetAccessPlan,
 ) {
@@ -727,7 +732,7 @@ async fn bloom_narrow(
     let wanted: Vec<bool> = (0..n).map(|rg| plan.should_scan(rg)).collect();
     let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
     let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
-    let pruned = pq.prune_async_among(pred, REMOTE_POLICY, &wanted).await;
+    let pruned = pq.prune_prepared_among(pred, REMOTE_POLICY, &wanted).await;
     let io = pq.io_stats();
     metrics.requests.add(io.requests as usize);
     metrics.bytes.add(io.bytes as usize);
@@ -784,7 +789,7 @@ pub(crate) async fn file_plan(
     store: &Arc<dyn ObjectStore>,
     cache: &Arc<FileMetadataCache>,
     file: &PartitionedFile,
-    pred: &Predicate,
+    pred: &PreparedPredicate,
     metrics: &Metrics,
 ) -> Option<ParquetAccessPlan> {
     let Ok(metadata) = footer(store, cache, file).await else {

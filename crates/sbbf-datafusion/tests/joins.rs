@@ -648,3 +648,83 @@ async fn thousands_of_keys_reach_the_filters() {
     }
     check(&s, "SELECT t.date, t.ts_ms FROM t JOIN d ON t.date = d.k0").await;
 }
+
+/// A join's key set is coerced and hashed once for the whole scan: a directory of eight files
+/// read by four partitions, 5,000 keys, one hashing (`sbbf_key_sets_hashed`). The files get
+/// filters of FPP 1e-6 first, so 5,000 absent keys still prune (a row group without them
+/// survives with probability 0.5 %); DataFusion's defaults read every row group (above 150
+/// keys its join pushes a hash-table lookup).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_set_is_hashed_once_per_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let tight = dir.path().join("tight.parquet");
+    let opts = sbbf_parquet::write::AddOptions {
+        columns: vec!["i64".into()],
+        fpp: 1e-6,
+        ndv: None,
+        replace: true,
+    };
+    sbbf_parquet::write::add_filters(&testdata("pa_ints.parquet"), &tight, &opts, &mut |_, _| {})
+        .unwrap();
+    let table = dir.path().join("table");
+    std::fs::create_dir(&table).unwrap();
+    for i in 0..8 {
+        std::fs::copy(&tight, table.join(format!("part-{i}.parquet"))).unwrap();
+    }
+    let path = format!("{}/", table.display());
+    let f = fixture(tight.to_str().unwrap()).await;
+    let leaf = leaves(&f.file, &f.schema)
+        .into_iter()
+        .find(|l| l.path == ["i64"])
+        .unwrap();
+    let everywhere: HashSet<ScalarValue> = distinct(&f.all, &leaf).into_iter().collect();
+    let mut keys = only_in_first(&f, &leaf, 3);
+    assert_eq!(keys.len(), 3);
+    let mut k = 7_000_000_000_i64;
+    while keys.len() < 5_000 {
+        let v = ScalarValue::Int64(Some(k));
+        if !everywhere.contains(&v) {
+            keys.push(v);
+        }
+        k += 7;
+    }
+    let dim_rows: Vec<Vec<ScalarValue>> = keys.iter().map(|k| vec![k.clone()]).collect();
+    let d = dimension(&[DataType::Int64], &dim_rows);
+    let sql = "SELECT count(*) FROM t JOIN d ON t.i64 = d.k0";
+    let mut counts = Vec::new();
+    let mut stats = Vec::new();
+    for pruning in [true, false] {
+        let config = SessionConfig::new().with_target_partitions(4);
+        let config = if pruning {
+            with_join_key_sets(config)
+        } else {
+            config
+        };
+        let ctx = SessionContext::new_with_config(config);
+        let t = SbbfTable::with_pruning(&ctx.state(), &path, pruning)
+            .await
+            .unwrap()
+            .with_name("t");
+        ctx.register_table("t", Arc::new(t)).unwrap();
+        ctx.register_table("d", d.clone()).unwrap();
+        let plan = ctx
+            .sql(sql)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        let batches = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+        counts.push(rows(&batches));
+        stats.push(ScanStats::of_table(&plan, "t"));
+    }
+    assert_eq!(counts[0], counts[1], "{stats:?}");
+    let (ours, theirs) = (stats[0], stats[1]);
+    assert_eq!(ours.join_keys, 5_000, "{ours:?}");
+    assert_eq!(ours.key_sets_hashed, 1, "{ours:?}");
+    assert!(ours.pruned_sbbf_join > 0, "{ours:?}");
+    assert!(
+        ours.read < theirs.read,
+        "ours {ours:?}, DataFusion {theirs:?}"
+    );
+}

@@ -8,12 +8,15 @@
 use crate::format::column::ColumnType;
 use crate::io::IoPolicy;
 use crate::read::answer::{Answer, FilterState, RowGroupAnswer};
+use crate::read::plan::AnyOf;
 use crate::values::stored::{coerce, Encoded, Literal};
 use crate::{Error, NoFilter, ParquetFile};
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A predicate over leaf columns (dotted paths).
 #[derive(Debug, Clone, PartialEq)]
@@ -200,16 +203,129 @@ impl<R> ParquetFile<R> {
         predicate: &Predicate,
         policy: IoPolicy,
     ) -> Result<Vec<crate::read::plan::ProbeJob>, Error> {
-        leaves(predicate)
+        self.jobs_for(leaves(predicate), policy, |_, ty, literals| {
+            let (hashes, any) = AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
+            (hashes.into(), any)
+        })
+    }
+
+    /// [`ParquetFile::leaf_jobs`] with the key sets hashed by `hashed(leaf, column type,
+    /// literals)`.
+    fn jobs_for(
+        &self,
+        leaves: Vec<(&str, &[Literal])>,
+        policy: IoPolicy,
+        hashed: impl Fn(usize, &ColumnType, &[Literal]) -> (Arc<[u64]>, AnyOf),
+    ) -> Result<Vec<crate::read::plan::ProbeJob>, Error> {
+        leaves
             .into_iter()
-            .map(|(column, literals)| {
+            .enumerate()
+            .map(|(i, (column, literals))| {
                 let col = self.column_index(column)?;
-                let ty = &self.columns()[col];
-                let (hashes, any) =
-                    crate::read::plan::AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
+                let (hashes, any) = hashed(i, &self.columns()[col], literals);
                 Ok(self.any_job(col, hashes, any, policy))
             })
             .collect()
+    }
+
+    /// [`ParquetFile::leaf_jobs`] for a prepared predicate: its key sets hashed once per
+    /// column type, for every file that shares it.
+    fn prepared_jobs(
+        &self,
+        prepared: &PreparedPredicate,
+        policy: IoPolicy,
+    ) -> Result<Vec<crate::read::plan::ProbeJob>, Error> {
+        self.jobs_for(leaves(&prepared.predicate), policy, |i, ty, literals| {
+            prepared.hashed(i, ty, literals)
+        })
+    }
+}
+
+/// Key sets of a leaf kept at most this many bytes of hashes in all ([`PreparedPredicate`]):
+/// one million keys are 8 MB per column type, so a scan whose files disagree on a column's
+/// type keeps a few; past the budget a key set is hashed for each file again.
+const PREPARED_BUDGET: usize = 128 << 20;
+
+/// A predicate whose key sets are coerced to each column type and hashed once, then shared by
+/// every file pruned with it: a join's million keys over a directory of 10,000 files are
+/// hashed once per column type, not once per file. Thread-safe; the cache is bounded
+/// (128 MiB of hashes), so a predicate over files of many column types costs time, not memory.
+///
+/// ```
+/// use sbbf_parquet::{ParquetFile, prune::{Predicate, PreparedPredicate}, stored::Literal};
+/// # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance/");
+/// let keys = (0..1000).map(Literal::Int).collect();
+/// let prepared = PreparedPredicate::new(Predicate::In("i64".into(), keys));
+/// for _file in 0..2 {
+///     # let path = format!("{dir}pyarrow_int_types.parquet");
+///     let pq = ParquetFile::open(std::fs::File::open(&path)?)?;
+///     let pruned = pq.prune_prepared(&prepared)?;
+///     assert_eq!(pruned.reasons.len(), pq.metadata().num_row_groups());
+/// }
+/// assert_eq!(prepared.key_sets_hashed(), 1); // the second file reused the hashes
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct PreparedPredicate {
+    predicate: Predicate,
+    /// Per leaf (in [`leaves`] order): the column types its key set was hashed for.
+    hashed: Vec<Mutex<Vec<(ColumnType, Arc<[u64]>, AnyOf)>>>,
+    kept: AtomicUsize,
+    count: AtomicUsize,
+}
+
+impl PreparedPredicate {
+    /// Prepares `predicate`; nothing is hashed until a file asks.
+    pub fn new(predicate: Predicate) -> PreparedPredicate {
+        let n = leaves(&predicate).len();
+        PreparedPredicate {
+            predicate,
+            hashed: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
+            kept: AtomicUsize::new(0),
+            count: AtomicUsize::new(0),
+        }
+    }
+
+    /// The predicate.
+    pub fn predicate(&self) -> &Predicate {
+        &self.predicate
+    }
+
+    /// How many times a leaf's key set was coerced and hashed (once per leaf and column type
+    /// while the cache has room).
+    pub fn key_sets_hashed(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    fn hashed(&self, leaf: usize, ty: &ColumnType, literals: &[Literal]) -> (Arc<[u64]>, AnyOf) {
+        let encode = || {
+            self.count.fetch_add(1, Ordering::Relaxed);
+            let (hashes, any) = AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
+            (Arc::<[u64]>::from(hashes), any)
+        };
+        let Some(slot) = self.hashed.get(leaf) else {
+            return encode();
+        };
+        // Held while hashing: files of one scan opened together wait for one hashing instead
+        // of each doing it.
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, h, a)) = slot.iter().find(|(t, _, _)| t == ty) {
+            return (Arc::clone(h), *a);
+        }
+        let (hashes, any) = encode();
+        let bytes = hashes.len() * std::mem::size_of::<u64>();
+        if self.kept.fetch_add(bytes, Ordering::Relaxed) + bytes <= PREPARED_BUDGET {
+            slot.push((ty.clone(), Arc::clone(&hashes), any));
+        } else {
+            self.kept.fetch_sub(bytes, Ordering::Relaxed);
+        }
+        (hashes, any)
+    }
+}
+
+impl From<Predicate> for PreparedPredicate {
+    fn from(p: Predicate) -> PreparedPredicate {
+        PreparedPredicate::new(p)
     }
 }
 
@@ -236,6 +352,22 @@ impl<R: ChunkReader> ParquetFile<R> {
             .map(crate::read::plan::ProbeJob::finish)
             .collect();
         Ok(decide(predicate, self.metadata().num_row_groups(), answers))
+    }
+
+    /// [`ParquetFile::prune`] with a [`PreparedPredicate`]: its key sets hashed once for
+    /// every file pruned with it.
+    pub fn prune_prepared(&self, prepared: &PreparedPredicate) -> Result<Pruned, Error> {
+        let mut jobs = self.prepared_jobs(prepared, IoPolicy::default())?;
+        crate::read::plan::run(self.reader(), &self.io, &mut jobs);
+        let answers = jobs
+            .into_iter()
+            .map(crate::read::plan::ProbeJob::finish)
+            .collect();
+        Ok(decide(
+            &prepared.predicate,
+            self.metadata().num_row_groups(),
+            answers,
+        ))
     }
 
     /// Reads the whole filters of the columns `predicate` mentions, once, to prune many
@@ -364,8 +496,29 @@ impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
         policy: IoPolicy,
         wanted: &[bool],
     ) -> Result<Pruned, Error> {
+        let jobs = self.leaf_jobs(predicate, policy)?;
+        Ok(self.drive_among(predicate, jobs, wanted).await)
+    }
+
+    /// [`ParquetFile::prune_async_among`] with a [`PreparedPredicate`]: its key sets hashed
+    /// once for every file pruned with it (a scan's files, opened concurrently, share it).
+    pub async fn prune_prepared_among(
+        &mut self,
+        prepared: &PreparedPredicate,
+        policy: IoPolicy,
+        wanted: &[bool],
+    ) -> Result<Pruned, Error> {
+        let jobs = self.prepared_jobs(prepared, policy)?;
+        Ok(self.drive_among(&prepared.predicate, jobs, wanted).await)
+    }
+
+    async fn drive_among(
+        &mut self,
+        predicate: &Predicate,
+        mut jobs: Vec<crate::read::plan::ProbeJob>,
+        wanted: &[bool],
+    ) -> Pruned {
         let n = self.metadata().num_row_groups();
-        let mut jobs = self.leaf_jobs(predicate, policy)?;
         for job in &mut jobs {
             for rg in (0..n).filter(|&rg| !wanted.get(rg).copied().unwrap_or(false)) {
                 job.invalidate(rg, "not probed: ruled out before the filters".into());
@@ -376,6 +529,6 @@ impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
             .into_iter()
             .map(crate::read::plan::ProbeJob::finish)
             .collect();
-        Ok(decide(predicate, n, answers))
+        decide(predicate, n, answers)
     }
 }

@@ -13,6 +13,7 @@ use crate::values::stored::Encoded;
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use sbbf::SbbfRef;
+use std::sync::Arc;
 
 /// Bytes read for a header whose length is unknown: a standard header is 15 to 19 bytes.
 const HEADER_GUESS: usize = 32;
@@ -84,7 +85,8 @@ pub(crate) struct ProbeJob {
     lengths: Vec<Option<u64>>,
     num_rows: Vec<i64>,
     values: Vec<Encoded>,
-    hashes: Vec<u64>,
+    /// Shared: a key set hashed once serves every file of a scan ([`crate::prune::PreparedPredicate`]).
+    hashes: Arc<[u64]>,
     /// Set when the job answers one thing per row group, whether any of its values may be
     /// present (a pruning leaf), instead of one answer per value: `values` is then empty.
     any: Option<AnyOf>,
@@ -139,7 +141,7 @@ impl ProbeJob {
         locations: &[FilterLocation],
         num_rows: Vec<i64>,
         footer_start: u64,
-        hashes: Vec<u64>,
+        hashes: Arc<[u64]>,
         any: AnyOf,
         policy: IoPolicy,
     ) -> ProbeJob {
@@ -164,7 +166,7 @@ impl ProbeJob {
         policy: IoPolicy,
         want: Want,
     ) -> ProbeJob {
-        let hashes = candidate_hashes(&values);
+        let hashes = candidate_hashes(&values).into();
         let plans = locations
             .iter()
             .map(|l| initial_plan(*l, footer_start))
@@ -405,7 +407,7 @@ impl ProbeJob {
         let mut distinct = 0u64;
         let mut whole = self.want == Want::Whole;
         if !whole {
-            for h in &self.hashes {
+            for h in self.hashes.iter() {
                 let i = sbbf::block_index(*h, blocks);
                 let (w, b) = (i / 64, 1u64 << (i % 64));
                 if seen[w] & b == 0 {
@@ -987,7 +989,8 @@ mod tests {
                     keys.push(candidates(b"gamma"));
                 }
                 let (hashes, any) = AnyOf::encode(keys.into_iter());
-                let mut job = ProbeJob::any_of(&[loc], vec![10], footer, hashes, any, policy);
+                let mut job =
+                    ProbeJob::any_of(&[loc], vec![10], footer, hashes.into(), any, policy);
                 drive(&mut job, &bytes, |_| false);
                 let want = if with_present {
                     Answer::Maybe

@@ -143,7 +143,7 @@ impl<R> ParquetFile<R> {
     pub(crate) fn any_job(
         &self,
         column: usize,
-        hashes: Vec<u64>,
+        hashes: std::sync::Arc<[u64]>,
         any: crate::read::plan::AnyOf,
         policy: IoPolicy,
     ) -> ProbeJob {
