@@ -2,6 +2,7 @@
 
     tools/.venv/bin/python tools/bench/bench_join.py [--rows-per-rg N] [--files N]
                                                      [--keys 3,30,300,3000] [--profile release|debug]
+                                                     [--kernel 100000,1000000]
 
 Tables (generated once into target/bench-join/):
 
@@ -21,11 +22,20 @@ run four ways: `sbbf query F --table d=D` (our filters, join key sets raised), `
 table's row groups read, the bytes DataFusion scanned, wall time (median of 3) and, for our
 table, the expected survivors `1 - (1 - p)^K` of a row group holding none of the keys at the
 filters' FPP p = 1 %. Prints Markdown tables (the ones in crates/sbbf-datafusion/README.md).
+
+The default class is the issue's: 64 row groups of 320,000 rows (2.7 GB, made once).
+
+Last, the key-set kernel (`--kernel`, "" to skip): the release example
+`sbbf-parquet/examples/prune_in_list` prunes the one file with `key IN (N random absent
+keys)` twice and reports the second run (filter bytes in memory: each key hashed once, each row
+group's filter tested with the batch kernel): CPU, wall, and memory above the key set, against
+the issue's targets (100,000 keys in 60 ms of CPU; 1,000,000 in 600 ms and 64 MiB).
 """
 
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -116,10 +126,11 @@ def duckdb_run(fact, dim):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows-per-rg", type=int, default=20000)
+    ap.add_argument("--rows-per-rg", type=int, default=320000)
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--keys", default="3,30,300,3000")
     ap.add_argument("--profile", default="release", choices=["release", "debug"])
+    ap.add_argument("--kernel", default="100000,1000000")
     a = ap.parse_args()
     sbbf = ROOT / "target" / a.profile / "sbbf"
     if not sbbf.exists():
@@ -154,6 +165,39 @@ def main():
                 pass
             if len(set(counts)) != 1:
                 sys.exit(f"counts differ for {label}, K={k}: {counts}")
+    if a.kernel:
+        kernel(big, [int(x) for x in a.kernel.split(",")])
+
+
+# The issue's targets for the key-set kernel: CPU ms, and MiB above the key set (None: no bound).
+TARGETS = {100_000: (60, None), 1_000_000: (600, 64)}
+
+
+def kernel(big, sizes):
+    """The key-set kernel on the one file (release example, second of two prunes)."""
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sbbf-parquet", "--example",
+                    "prune_in_list"], cwd=ROOT, check=True)
+    exe = ROOT / "target" / "release" / "examples" / "prune_in_list"
+    print("\nKey-set kernel: `key IN (N random absent keys)` on the one file, second of two prunes "
+          "(filter bytes in memory), release.\n")
+    print("| keys | row groups | CPU | wall | above the key set | target |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for n in sizes:
+        out = subprocess.run([str(exe), str(big), "key", str(n)], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"prune_in_list failed:\n{out.stderr}")
+        line = next(x for x in out.stdout.splitlines() if x.startswith("kernel:"))
+        m = re.match(r"kernel: \d+ keys x (\d+) row groups: ([\d.]+) ms wall, ([\d.]+) ms CPU"
+                     r".*?, ([-\d.]+) MiB above", line)
+        if not m:
+            sys.exit(f"prune_in_list printed an unexpected line: {line}")
+        rgs, wall, cpu, mib = int(m[1]), float(m[2]), float(m[3]), float(m[4])
+        cpu_max, mib_max = TARGETS.get(n, (None, None))
+        target = ", ".join(x for x in [f"<= {cpu_max} ms CPU" if cpu_max else "",
+                                       f"<= {mib_max} MiB" if mib_max else ""] if x)
+        met = (cpu_max is None or cpu <= cpu_max) and (mib_max is None or mib <= mib_max)
+        print(f"| {n:,} | {rgs} | {cpu:.0f} ms | {wall:.1f} ms | {mib:.1f} MiB | "
+              f"{target or '-'}{' (met)' if target and met else ' (MISSED)' if target else ''} |")
 
 
 if __name__ == "__main__":

@@ -345,29 +345,28 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn prune(&self, predicate: &Predicate) -> Result<Pruned, Error> {
-        let mut jobs = self.leaf_jobs(predicate, IoPolicy::default())?;
-        crate::read::plan::run(self.reader(), &self.io, &mut jobs);
-        let answers = jobs
-            .into_iter()
-            .map(crate::read::plan::ProbeJob::finish)
-            .collect();
-        Ok(decide(predicate, self.metadata().num_row_groups(), answers))
+        let jobs = self.leaf_jobs(predicate, IoPolicy::default())?;
+        Ok(self.prune_jobs(predicate, jobs))
     }
 
     /// [`ParquetFile::prune`] with a [`PreparedPredicate`]: its key sets hashed once for
     /// every file pruned with it.
     pub fn prune_prepared(&self, prepared: &PreparedPredicate) -> Result<Pruned, Error> {
-        let mut jobs = self.prepared_jobs(prepared, IoPolicy::default())?;
+        let jobs = self.prepared_jobs(prepared, IoPolicy::default())?;
+        Ok(self.prune_jobs(&prepared.predicate, jobs))
+    }
+
+    fn prune_jobs(
+        &self,
+        predicate: &Predicate,
+        mut jobs: Vec<crate::read::plan::ProbeJob>,
+    ) -> Pruned {
         crate::read::plan::run(self.reader(), &self.io, &mut jobs);
         let answers = jobs
             .into_iter()
             .map(crate::read::plan::ProbeJob::finish)
             .collect();
-        Ok(decide(
-            &prepared.predicate,
-            self.metadata().num_row_groups(),
-            answers,
-        ))
+        decide(predicate, self.metadata().num_row_groups(), answers)
     }
 
     /// Reads the whole filters of the columns `predicate` mentions, once, to prune many
