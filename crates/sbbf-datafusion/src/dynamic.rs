@@ -33,6 +33,7 @@
 //! leaves out sets of more than 150 keys (DataFusion's own default), which our filters test.
 
 use crate::expr::{dynamic_filters, dynamic_predicate};
+use crate::index::{ask, Asked, Dropped};
 use crate::table::{file_plan, metric, Metrics};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::datatypes::{DataType, Schema};
@@ -41,7 +42,7 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::Result;
-use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::listing::{ListingTableUrl, PartitionedFile};
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::datasource::physical_plan::ParquetSource;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
@@ -70,6 +71,8 @@ use std::sync::{Arc, Mutex};
 pub struct SbbfSource {
     inner: Arc<dyn FileSource>,
     cache: Arc<FileMetadataCache>,
+    /// The table's index, asked once per join-filter update for the files the keys rule out.
+    index: Option<Arc<JoinIndex>>,
     /// The join filters translated and their key sets hashed, shared by every partition of
     /// the scan: a million keys are hashed once per update, not once per partition or file.
     translated: Arc<Mutex<Option<Translated>>>,
@@ -82,8 +85,16 @@ impl SbbfSource {
         SbbfSource {
             inner,
             cache,
+            index: None,
             translated: Arc::default(),
         }
+    }
+
+    /// The same source, asking the table's index (`root`, the table at `table`) which files a
+    /// join's keys rule out: those are dropped before their footers or filters are read.
+    pub(crate) fn with_index(mut self, root: sbbf_index::Root, table: ListingTableUrl) -> Self {
+        self.index = Some(Arc::new(JoinIndex { root, table }));
+        self
     }
 
     /// The wrapped source.
@@ -98,6 +109,7 @@ impl SbbfSource {
         Arc::new(SbbfSource {
             inner,
             cache: Arc::clone(&self.cache),
+            index: self.index.clone(),
             translated: Arc::clone(&self.translated),
         })
     }
@@ -165,6 +177,7 @@ impl FileSource for SbbfSource {
                 cache: Arc::clone(&self.cache),
                 metrics: Metrics::new_in(set),
                 join: JoinMetrics::new(set),
+                index: self.index.clone(),
                 translated: Arc::clone(&self.translated),
             }),
         }))
@@ -359,6 +372,8 @@ struct JoinMetrics {
     keys: Gauge,
     /// Key sets coerced and hashed ([`metric::KEY_SETS_HASHED`]).
     hashed: Count,
+    /// Files the table's index ruled out for the keys ([`metric::JOIN_FILES_PRUNED_INDEX`]).
+    files_index: Count,
 }
 
 impl JoinMetrics {
@@ -370,6 +385,7 @@ impl JoinMetrics {
             incomplete: counter(metric::DYNAMIC_INCOMPLETE),
             keys: MetricBuilder::new(set).global_gauge(metric::JOIN_KEYS),
             hashed: counter(metric::KEY_SETS_HASHED),
+            files_index: counter(metric::JOIN_FILES_PRUNED_INDEX),
         }
     }
 }
@@ -382,6 +398,16 @@ type Translated = (Vec<(Arc<dyn PhysicalExpr>, u64)>, Option<Arc<Prepared>>);
 struct Prepared {
     predicate: PreparedPredicate,
     counted: std::sync::atomic::AtomicUsize,
+    /// The files the table's index rules out for it: asked once, by the first file opened
+    /// (the others wait for that answer rather than ask again); `Some(None)`: nothing.
+    dropped: futures::lock::Mutex<Option<Option<Arc<Dropped>>>>,
+}
+
+/// A table's index, for the join filters.
+#[derive(Debug)]
+pub(crate) struct JoinIndex {
+    root: sbbf_index::Root,
+    table: ListingTableUrl,
 }
 
 impl Prepared {
@@ -403,6 +429,7 @@ struct Shared {
     cache: Arc<FileMetadataCache>,
     metrics: Metrics,
     join: JoinMetrics,
+    index: Option<Arc<JoinIndex>>,
     /// The translated predicate for the dynamic filters' generations it was made from: the
     /// key set is translated and hashed once per update, not once per file (shared by the
     /// scan's partitions, [`SbbfSource::translated`]).
@@ -448,6 +475,7 @@ impl Shared {
             Arc::new(Prepared {
                 predicate: PreparedPredicate::new(p),
                 counted: Default::default(),
+                dropped: Default::default(),
             })
         });
         *slot = Some((generations, p.clone()));
@@ -461,15 +489,51 @@ impl Shared {
         })
     }
 
-    /// `file` with the row groups the join filters rule out skipped in its access plan.
-    async fn prune(&self, mut file: PartitionedFile) -> PartitionedFile {
+    /// The row groups of `file` when the table's index rules all of them out for `pred` (the
+    /// file as the index recorded it: same path and size, and unchanged since, see
+    /// `crate::index::ask`); `None` on any doubt.
+    async fn ruled_out_by_index(&self, pred: &Prepared, file: &PartitionedFile) -> Option<usize> {
+        let ix = self.index.as_ref()?;
+        let dropped = {
+            let mut slot = pred.dropped.lock().await;
+            if slot.is_none() {
+                *slot = Some(
+                    match ask(&ix.root, &ix.table, pred.predicate.predicate()).await {
+                        Asked::Drop(d) => Some(Arc::new(d)),
+                        // A damaged index is reported by the table's own scans; here it is
+                        // only not used.
+                        Asked::Nothing | Asked::Ignored(_) => None,
+                    },
+                );
+            }
+            slot.clone().flatten()?
+        };
+        let meta = &file.object_meta;
+        match dropped.get(meta.location.as_ref()) {
+            Some(&(size, n)) if size == meta.size => Some(n),
+            _ => None,
+        }
+    }
+
+    /// `file` with the row groups the join filters rule out skipped in its access plan, or
+    /// `None` when the table's index rules the whole file out (nothing of it is read).
+    async fn prune(&self, mut file: PartitionedFile) -> Option<PartitionedFile> {
         if self.any_incomplete() {
             self.join.incomplete.add(1);
         }
         let Some(pred) = self.predicate() else {
-            return file;
+            return Some(file);
         };
         self.join.files.add(1);
+        if let Some(n) = self.ruled_out_by_index(&pred, &file).await {
+            // Every row group of it, counted once for a file DataFusion split into ranges.
+            if file.range.as_ref().is_none_or(|r| r.start == 0) {
+                self.metrics.pruned.add(n);
+                self.join.pruned.add(n);
+                self.join.files_index.add(1);
+            }
+            return None;
+        }
         let before = self.metrics.pruned.value();
         let plan = file_plan(
             &self.store,
@@ -486,7 +550,7 @@ impl Shared {
             .pruned
             .add(self.metrics.pruned.value().saturating_sub(before));
         self.join.hashed.add(pred.newly_hashed());
-        file
+        Some(file)
     }
 }
 
@@ -538,6 +602,16 @@ impl fmt::Debug for SbbfPlanner {
     }
 }
 
+/// The plan of a file the table's index ruled out: no morsel, nothing read.
+#[derive(Debug)]
+struct NothingToRead;
+
+impl MorselPlanner for NothingToRead {
+    fn plan(self: Box<Self>) -> Result<Option<MorselPlan>> {
+        Ok(None)
+    }
+}
+
 impl MorselPlanner for SbbfPlanner {
     fn plan(self: Box<Self>) -> Result<Option<MorselPlan>> {
         let SbbfPlanner {
@@ -546,8 +620,10 @@ impl MorselPlanner for SbbfPlanner {
             file,
         } = *self;
         Ok(Some(MorselPlan::new().with_pending_planner(async move {
-            let file = shared.prune(file).await;
-            inner.plan_file(file)
+            match shared.prune(file).await {
+                Some(file) => inner.plan_file(file),
+                None => Ok(Box::new(NothingToRead) as Box<dyn MorselPlanner>),
+            }
         })))
     }
 }

@@ -18,6 +18,9 @@ pub struct ScanStats {
     /// How many times a join's key set was coerced and hashed: once per update of the join
     /// filter and column type, not once per file or partition.
     pub key_sets_hashed: usize,
+    /// Files the table's index ruled out for a join's keys (dropped unread; their row groups
+    /// count in `pruned_sbbf` and `pruned_sbbf_join`).
+    pub join_files_pruned_index: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
     /// Row groups skipped by DataFusion's min/max statistics in its scan.
@@ -129,6 +132,7 @@ impl ScanStats {
                             metric::FILE_ERRORS => self.sbbf_file_errors += n,
                             metric::PRUNED_DYNAMIC => self.pruned_sbbf_join += n,
                             metric::KEY_SETS_HASHED => self.key_sets_hashed += n,
+                            metric::JOIN_FILES_PRUNED_INDEX => self.join_files_pruned_index += n,
                             metric::PRUNED_STATISTICS => self.pruned_statistics_sbbf += n,
                             metric::ROW_GROUPS => self.in_scan += n,
                             metric::FILES_PRUNED => self.files_pruned += n,
@@ -176,6 +180,10 @@ pub struct QueryStats {
     pub row_groups_pruned_bloom: usize,
     /// Of ours, those skipped by a join's keys.
     pub row_groups_pruned_bloom_join: usize,
+    /// Files the table's index ruled out for a join's keys, dropped unread (their row groups
+    /// count in `row_groups_pruned_bloom_join`; only when there were some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_pruned_index_join: Option<usize>,
     /// Row groups of files the table's index ruled out (never listed, footers not read).
     pub row_groups_pruned_index: usize,
     /// Row groups a LIMIT skipped.
@@ -245,6 +253,8 @@ impl QueryStats {
             row_groups,
             row_groups_pruned_bloom: bloom,
             row_groups_pruned_bloom_join: s.pruned_sbbf_join,
+            files_pruned_index_join: (s.join_files_pruned_index > 0)
+                .then_some(s.join_files_pruned_index),
             row_groups_pruned_limit: s.pruned_limit,
             row_groups_pruned_index: s.pruned_index,
             row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan + s.pruned_index),

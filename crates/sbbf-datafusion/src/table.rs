@@ -69,6 +69,10 @@ pub mod metric {
     /// update of the join filter and column type, whatever the number of files and
     /// partitions of the scan.
     pub const KEY_SETS_HASHED: &str = "sbbf_key_sets_hashed";
+    /// Files the table's index ruled out for a join's keys: dropped when the scan came to
+    /// them, before their footers or filters were read (their row groups count in
+    /// [`PRUNED`] and [`PRUNED_DYNAMIC`]).
+    pub const JOIN_FILES_PRUNED_INDEX: &str = "sbbf_join_files_pruned_index";
     /// A marker (always 0) on the scans of a named table ([`super::SbbfTable::with_name`]),
     /// labelled [`TABLE_LABEL`]`=name`.
     pub const TABLE: &str = "sbbf_table";
@@ -450,10 +454,13 @@ impl SbbfTable {
         }
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
-        let source: Arc<dyn FileSource> = Arc::new(SbbfSource::new(
-            Arc::clone(config.file_source()),
-            Arc::clone(&cache),
-        ));
+        let mut source = SbbfSource::new(Arc::clone(config.file_source()), Arc::clone(&cache));
+        // With an index, the join's keys are asked of it first: files it rules out are
+        // dropped unread.
+        if let (Some(ix), [table_url]) = (&self.index, self.inner.table_paths().as_slice()) {
+            source = source.with_index(ix.root.clone(), table_url.clone());
+        }
+        let source: Arc<dyn FileSource> = Arc::new(source);
         // The files' own columns: a filter on a partition column (`year=2024/`) is not in
         // any file, and leaves the rest of an AND to be tested.
         // Prepared: its key sets are hashed once for all the scan's files.

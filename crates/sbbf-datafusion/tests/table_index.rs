@@ -265,3 +265,79 @@ async fn registering_reads_one_footer_per_schema_the_index_knows() {
     assert_eq!(with, without);
     assert_eq!(files_read(&reads), 11, "{:?}", reads.by_object);
 }
+
+/// The ids of a join of the table at `dir` (index on or off) with a dimension of `keys`, the
+/// reads per file during the query, and the scan's figures.
+async fn join(
+    dir: &std::path::Path,
+    keys: &[i64],
+    index: bool,
+) -> (Vec<i64>, Arc<Reads>, sbbf_datafusion::ScanStats) {
+    use datafusion::datasource::MemTable;
+    let ctx = SessionContext::new();
+    let reads = Arc::new(Reads::default());
+    let url = url::Url::parse("file://").unwrap();
+    ctx.register_object_store(&url, reads.clone());
+    let t = SbbfTable::try_new(&ctx.state(), dir.to_str().unwrap())
+        .await
+        .unwrap()
+        .with_index(index)
+        .with_name("t");
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, false)]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Int64Array::from(keys.to_vec()))],
+    )
+    .unwrap();
+    let d = MemTable::try_new(schema, vec![vec![batch]]).unwrap();
+    ctx.register_table("d", Arc::new(d)).unwrap();
+    reads.by_object.lock().unwrap().clear();
+    let plan = ctx
+        .sql("SELECT t.id FROM t JOIN d ON t.id = d.k")
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            a.values().to_vec()
+        })
+        .collect();
+    ids.sort();
+    (ids, reads, sbbf_datafusion::ScanStats::of_table(&plan, "t"))
+}
+
+/// A join's keys are asked of the index too, once, when the scan opens its first file: the
+/// files it rules out are dropped there, their filters never read (DataFusion read their
+/// footers already, for its statistics, while planning); the rows are those without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joins_keys_drop_the_files_the_index_rules_out() {
+    let dir = table().await;
+    // 3003 is in f3, 5005 in f5; 7_777_777 is nowhere.
+    let keys = [3003, 5005, 7_777_777];
+    let (with, reads, stats) = join(dir.path(), &keys, true).await;
+    let (without, plain, plain_stats) = join(dir.path(), &keys, false).await;
+    assert_eq!(with, vec![3003, 5005]);
+    assert_eq!(with, without);
+    assert_eq!(stats.join_files_pruned_index, 6, "{stats:?}");
+    assert_eq!(plain_stats.join_files_pruned_index, 0, "{plain_stats:?}");
+    assert!(stats.read <= 2, "{stats:?}");
+    for i in [0, 1, 2, 4, 6, 7] {
+        let name = format!("f{i}.parquet");
+        // Without the index our scan reads each file's filters when it opens it; with it,
+        // nothing more than what DataFusion's planning read.
+        assert!(
+            reads.of(&name) < plain.of(&name),
+            "{name}: with {:?}, without {:?}",
+            reads.by_object,
+            plain.by_object
+        );
+    }
+}
