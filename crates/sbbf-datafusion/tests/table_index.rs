@@ -129,6 +129,19 @@ async fn table() -> tempfile::TempDir {
     dir
 }
 
+/// The first column's ids, sorted.
+fn sorted_ids(batches: &[RecordBatch]) -> Vec<i64> {
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            a.values().to_vec()
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// The rows of `sql` over the table at `dir` (index on or off), and the reads per file.
 async fn run(dir: &std::path::Path, sql: &str, index: bool) -> (Vec<i64>, Arc<Reads>) {
     let ctx = SessionContext::new();
@@ -144,14 +157,7 @@ async fn run(dir: &std::path::Path, sql: &str, index: bool) -> (Vec<i64>, Arc<Re
     // without): count the query's reads only.
     reads.by_object.lock().unwrap().clear();
     let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    let mut ids: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            a.values().to_vec()
-        })
-        .collect();
-    ids.sort();
+    let ids = sorted_ids(&batches);
     (ids, reads)
 }
 
@@ -303,14 +309,7 @@ async fn join(
     let batches = datafusion::physical_plan::collect(plan.clone(), ctx.task_ctx())
         .await
         .unwrap();
-    let mut ids: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            a.values().to_vec()
-        })
-        .collect();
-    ids.sort();
+    let ids = sorted_ids(&batches);
     (ids, reads, sbbf_datafusion::ScanStats::of_table(&plan, "t"))
 }
 
