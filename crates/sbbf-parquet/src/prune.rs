@@ -246,6 +246,9 @@ impl<R> ParquetFile<R> {
 /// type keeps a few; past the budget a key set is hashed for each file again.
 const PREPARED_BUDGET: usize = 128 << 20;
 
+/// A leaf's key set as hashed for one column type: the sorted hashes and their summary.
+type HashedKeys = (ColumnType, Arc<[u64]>, AnyOf);
+
 /// A predicate whose key sets are coerced to each column type and hashed once, then shared by
 /// every file pruned with it: a join's million keys over a directory of 10,000 files are
 /// hashed once per column type, not once per file. Thread-safe; the cache is bounded
@@ -269,7 +272,7 @@ const PREPARED_BUDGET: usize = 128 << 20;
 pub struct PreparedPredicate {
     predicate: Predicate,
     /// Per leaf (in [`leaves`] order): the column types its key set was hashed for.
-    hashed: Vec<Mutex<Vec<(ColumnType, Arc<[u64]>, AnyOf)>>>,
+    hashed: Vec<Mutex<Vec<HashedKeys>>>,
     kept: AtomicUsize,
     count: AtomicUsize,
 }
