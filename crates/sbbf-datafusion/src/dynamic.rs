@@ -152,7 +152,7 @@ impl FileSource for SbbfSource {
             (Some(parquet), Some(filter)) => {
                 let trimmed = conjunction(split_conjunction(filter).into_iter().map(|c| {
                     if dynamic.iter().any(|d| Arc::ptr_eq(d, c)) {
-                        Arc::new(SmallSets(Arc::clone(c))) as Arc<dyn PhysicalExpr>
+                        Arc::new(SmallSets::new(Arc::clone(c))) as Arc<dyn PhysicalExpr>
                     } else {
                         Arc::clone(c)
                     }
@@ -290,8 +290,40 @@ const SMALL_SET: usize = 150;
 /// Weaker, so sound; and the planner no longer rewrites a set of a million literals for every
 /// file, which costs more than its statistics pruning can gain from it (it skips such lists)
 /// while our filters test the whole set.
+///
+/// The trimmed snapshot is made once per generation of the join filter and form of its
+/// children (DataFusion derives a copy of the predicate for every file, with its columns
+/// mapped to the file's schema, and a snapshot of a derived join filter rewrites its whole key
+/// set: 100,000 keys over 200 files cost seconds), and shared by every copy.
 #[derive(Debug)]
-struct SmallSets(Arc<dyn PhysicalExpr>);
+struct SmallSets(Arc<dyn PhysicalExpr>, Arc<Trimmed>);
+
+/// Trimmed snapshots already made: (generation, children, snapshot); the newest few.
+#[derive(Debug, Default)]
+struct Trimmed(Mutex<Vec<TrimmedSnapshot>>);
+
+type TrimmedSnapshot = (u64, Vec<Arc<dyn PhysicalExpr>>, Arc<dyn PhysicalExpr>);
+
+/// Trimmed snapshots kept per join filter: one per form of its children a scan uses (files of
+/// one schema share one).
+const TRIMMED_KEPT: usize = 8;
+
+impl SmallSets {
+    fn new(filter: Arc<dyn PhysicalExpr>) -> SmallSets {
+        SmallSets(filter, Arc::default())
+    }
+
+    fn trimmed(&self) -> Result<Arc<dyn PhysicalExpr>> {
+        let now = snapshot_physical_expr(Arc::clone(&self.0))?;
+        let trimmed = now.transform_up(|e| {
+            Ok(match e.downcast_ref::<InListExpr>() {
+                Some(list) if list.len() > SMALL_SET => Transformed::yes(lit(true)),
+                _ => Transformed::no(e),
+            })
+        })?;
+        Ok(trimmed.data)
+    }
+}
 
 impl PartialEq for SmallSets {
     fn eq(&self, other: &SmallSets) -> bool {
@@ -326,18 +358,19 @@ impl PhysicalExpr for SmallSets {
         self.0.evaluate(batch)
     }
 
+    // The join filter's own children (its columns), not the filter: a traversal that
+    // snapshots every node bottom-up (`snapshot_physical_expr`) would otherwise replace the
+    // filter by its whole key set before this node is asked for its trimmed snapshot.
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
-        vec![&self.0]
+        self.0.children()
     }
 
     fn with_new_children(
         self: Arc<Self>,
         children: Vec<Arc<dyn PhysicalExpr>>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
-        match <[_; 1]>::try_from(children) {
-            Ok([child]) => Ok(Arc::new(SmallSets(child))),
-            Err(_) => datafusion::common::internal_err!("SmallSets takes one child"),
-        }
+        let filter = Arc::clone(&self.0).with_new_children(children)?;
+        Ok(Arc::new(SmallSets(filter, Arc::clone(&self.1))))
     }
 
     fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -345,14 +378,38 @@ impl PhysicalExpr for SmallSets {
     }
 
     fn snapshot(&self) -> Result<Option<Arc<dyn PhysicalExpr>>> {
-        let now = snapshot_physical_expr(Arc::clone(&self.0))?;
-        let trimmed = now.transform_up(|e| {
-            Ok(match e.downcast_ref::<InListExpr>() {
-                Some(list) if list.len() > SMALL_SET => Transformed::yes(lit(true)),
-                _ => Transformed::no(e),
-            })
-        })?;
-        Ok(Some(trimmed.data))
+        if self.0.downcast_ref::<DynamicFilterPhysicalExpr>().is_none() {
+            // Only a join filter's state is told by its generation.
+            return Ok(Some(self.trimmed()?));
+        }
+        let generation = self.0.snapshot_generation();
+        let children: Vec<Arc<dyn PhysicalExpr>> = self.0.children().into_iter().cloned().collect();
+        // Same generation and children, same snapshot: the filter's state is what the
+        // generation counts, the children are all a derived copy changes.
+        let same = |(g, c, _): &&TrimmedSnapshot| {
+            *g == generation
+                && c.len() == children.len()
+                && c.iter()
+                    .zip(&children)
+                    .all(|(a, b)| a.as_ref() == b.as_ref())
+        };
+        if let Some((_, _, t)) = self
+            .1
+             .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(same)
+        {
+            return Ok(Some(Arc::clone(t)));
+        }
+        let trimmed = self.trimmed()?;
+        let mut kept = self.1 .0.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() >= TRIMMED_KEPT {
+            kept.remove(0);
+        }
+        kept.push((generation, children, Arc::clone(&trimmed)));
+        Ok(Some(trimmed))
     }
 
     fn snapshot_generation(&self) -> u64 {
@@ -625,5 +682,42 @@ impl MorselPlanner for SbbfPlanner {
                 None => Ok(Box::new(NothingToRead) as Box<dyn MorselPlanner>),
             }
         })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::Field;
+    use datafusion::physical_expr::expressions::{col, in_list};
+
+    /// DataFusion snapshots a predicate bottom-up for every file, on copies derived for the
+    /// file's schema: the join filter's trimmed snapshot is made once and shared, and its big
+    /// key set is left out of it.
+    #[test]
+    fn a_trimmed_snapshot_is_made_once_for_every_copy() {
+        let schema = Schema::new(vec![Field::new("k", DataType::Int64, false)]);
+        let k = col("k", &schema).unwrap();
+        let keys = (0..1000).map(|i| lit(i as i64)).collect();
+        let big = in_list(Arc::clone(&k), keys, &false, &schema).unwrap();
+        let filter = Arc::new(DynamicFilterPhysicalExpr::new(
+            vec![Arc::clone(&k)],
+            lit(true),
+        ));
+        filter.update(big).unwrap();
+        let small = Arc::new(SmallSets::new(filter)) as Arc<dyn PhysicalExpr>;
+        for _ in 0..5 {
+            // A copy for another file of the same schema, as DataFusion's planner makes.
+            let copy = Arc::clone(&small)
+                .with_new_children(vec![Arc::clone(&k)])
+                .unwrap();
+            let snap = snapshot_physical_expr(copy).unwrap();
+            assert!(
+                snap.downcast_ref::<InListExpr>().is_none(),
+                "the key set was left in: {snap}"
+            );
+        }
+        let SmallSets(_, trimmed) = small.downcast_ref::<SmallSets>().unwrap();
+        assert_eq!(trimmed.0.lock().unwrap().len(), 1);
     }
 }
