@@ -244,7 +244,7 @@ fn physical(e: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<Predicate> {
             .map(|v| v.downcast_ref::<PhysicalLiteral>().map(|l| l.value()))
             .collect::<Option<Vec<&ScalarValue>>>()?;
         if let Some(path) = physical_leaf(list.expr(), schema) {
-            return in_scalars(path, scalars.into_iter().cloned());
+            return in_scalars(path, scalars.into_iter());
         }
         // `struct(a, b) IN (SET)`: a join on several columns.
         let f = list.expr().downcast_ref::<ScalarFunctionExpr>()?;
@@ -266,7 +266,7 @@ fn physical(e: &Arc<dyn PhysicalExpr>, schema: &Schema) -> Option<Predicate> {
                         _ => None,
                     })
                     .collect::<Option<Vec<ScalarValue>>>()?;
-                in_scalars(path, column.into_iter())
+                in_scalars(path, column.iter())
             })
             .collect();
         return all_of(parts);
@@ -300,10 +300,15 @@ fn is_false(e: &Arc<dyn PhysicalExpr>) -> bool {
 
 /// `path IN (scalars)`, nulls left out (they never compare equal) and each value once (a
 /// join's build side pushes every build row's key); `None` for no value.
-fn in_scalars(path: String, scalars: impl Iterator<Item = ScalarValue>) -> Option<Predicate> {
+fn in_scalars<'a>(
+    path: String,
+    scalars: impl Iterator<Item = &'a ScalarValue>,
+) -> Option<Predicate> {
+    // Each value compared in place and cloned once (a million keys: no second copy).
     let mut seen = std::collections::HashSet::new();
     let scalars: Vec<ScalarValue> = scalars
-        .filter(|s| !s.is_null() && seen.insert(s.clone()))
+        .filter(|s| !s.is_null() && seen.insert(*s))
+        .cloned()
         .collect();
     if scalars.is_empty() {
         return None;
