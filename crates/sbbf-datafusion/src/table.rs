@@ -736,7 +736,12 @@ async fn bloom_narrow(
 ) {
     let meta = &file.object_meta;
     let n = metadata.num_row_groups();
-    let wanted: Vec<bool> = (0..n).map(|rg| plan.should_scan(rg)).collect();
+    // A file DataFusion split into byte ranges is opened once per range, and reads in each
+    // only the row groups whose first page lies in it (its own rule): each range probes and
+    // counts only those, so no filter is read twice and no row group counted twice.
+    let wanted: Vec<bool> = (0..n)
+        .map(|rg| plan.should_scan(rg) && in_range(file, &metadata, rg))
+        .collect();
     let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
     let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
     let pruned = pq.prune_prepared_among(pred, REMOTE_POLICY, &wanted).await;
@@ -754,6 +759,26 @@ async fn bloom_narrow(
             plan.skip(rg);
         }
     }
+}
+
+/// Whether row group `rg` is read by the scan of `file`'s byte range (all of them without
+/// one): DataFusion's rule, the first column's first page (dictionary or data) in the range.
+fn in_range(file: &PartitionedFile, metadata: &ParquetMetaData, rg: usize) -> bool {
+    let Some(range) = &file.range else {
+        return true;
+    };
+    let Some(col) = metadata
+        .row_groups()
+        .get(rg)
+        .and_then(|g| g.columns().first())
+    else {
+        // Nothing to place: probed, as without a range (never skips on doubt).
+        return true;
+    };
+    let offset = col
+        .dictionary_page_offset()
+        .unwrap_or_else(|| col.data_page_offset());
+    range.contains(offset)
 }
 
 /// Our counters, registered in the scan's own metrics set so `EXPLAIN ANALYZE` shows them on

@@ -728,3 +728,72 @@ async fn a_key_set_is_hashed_once_per_scan() {
         "ours {ours:?}, DataFusion {theirs:?}"
     );
 }
+
+/// A file DataFusion splits into byte ranges (one per partition) is opened once per range:
+/// each range probes only the row groups it reads, so the filters are read once and every
+/// row group is counted once (pruned + read = the file's row groups).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_split_into_ranges_is_probed_and_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let tight = dir.path().join("tight.parquet");
+    let opts = sbbf_parquet::write::AddOptions {
+        columns: vec!["i64".into()],
+        fpp: 1e-6,
+        ndv: None,
+        replace: true,
+    };
+    sbbf_parquet::write::add_filters(&testdata("pa_ints.parquet"), &tight, &opts, &mut |_, _| {})
+        .unwrap();
+    let f = fixture(tight.to_str().unwrap()).await;
+    let leaf = leaves(&f.file, &f.schema)
+        .into_iter()
+        .find(|l| l.path == ["i64"])
+        .unwrap();
+    let mut keys = only_in_first(&f, &leaf, 3);
+    keys.extend((0..200).map(|i| ScalarValue::Int64(Some(9_000_000_000 + i))));
+    let dim_rows: Vec<Vec<ScalarValue>> = keys.iter().map(|k| vec![k.clone()]).collect();
+    let d = dimension(&[DataType::Int64], &dim_rows);
+    let sql = "SELECT count(*) FROM t JOIN d ON t.i64 = d.k0";
+    let mut counts = Vec::new();
+    let mut stats = Vec::new();
+    for (pruning, split) in [(true, true), (true, false), (false, false)] {
+        let mut config = with_join_key_sets(
+            SessionConfig::new()
+                .with_target_partitions(4)
+                .with_batch_size(64),
+        );
+        // Every file split into ranges, however small (small batches: DataFusion splits a
+        // scan only when it has more rows than a batch).
+        config.options_mut().optimizer.repartition_file_min_size = if split { 0 } else { 1 << 40 };
+        let ctx = SessionContext::new_with_config(config);
+        let t = SbbfTable::with_pruning(&ctx.state(), tight.to_str().unwrap(), pruning)
+            .await
+            .unwrap()
+            .with_name("t");
+        ctx.register_table("t", Arc::new(t)).unwrap();
+        ctx.register_table("d", d.clone()).unwrap();
+        let plan = ctx
+            .sql(sql)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        let batches = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+        counts.push(rows(&batches));
+        stats.push(ScanStats::of_table(&plan, "t"));
+    }
+    assert_eq!(counts[0], counts[2], "{stats:?}");
+    assert_eq!(counts[1], counts[2], "{stats:?}");
+    let (split, whole) = (stats[0], stats[1]);
+    let n = whole.in_scan;
+    assert_eq!(split.in_scan, n, "{split:?}");
+    assert!(split.pruned_sbbf_join > 0, "{split:?}");
+    assert_eq!(split.pruned_sbbf_join + split.read, n, "{split:?}");
+    // The same filters read, in the same requests, as when the file is read whole.
+    assert_eq!(
+        split.pruned_sbbf_join, whole.pruned_sbbf_join,
+        "{split:?} {whole:?}"
+    );
+    assert_eq!(split.sbbf_bytes, whole.sbbf_bytes, "{split:?} {whole:?}");
+}
