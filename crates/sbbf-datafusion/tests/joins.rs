@@ -649,6 +649,47 @@ async fn thousands_of_keys_reach_the_filters() {
     check(&s, "SELECT t.date, t.ts_ms FROM t JOIN d ON t.date = d.k0").await;
 }
 
+/// A copy of `testdata/NAME` in `dir` with filters of FPP 1e-6 on `column` (replacing the
+/// file's own), so that thousands of absent keys still prune.
+fn tight_copy(dir: &Path, name: &str, column: &str) -> PathBuf {
+    let tight = dir.join(format!("tight-{name}"));
+    let opts = sbbf_parquet::write::AddOptions {
+        columns: vec![column.into()],
+        fpp: 1e-6,
+        ndv: None,
+        replace: true,
+    };
+    sbbf_parquet::write::add_filters(&testdata(name), &tight, &opts, &mut |_, _| {}).unwrap();
+    tight
+}
+
+/// `sql` over the table at `path` as `t` (our pruning on or off) and `d`: its rows and `t`'s
+/// figures.
+async fn joined(
+    config: SessionConfig,
+    path: &str,
+    pruning: bool,
+    d: &Arc<MemTable>,
+    sql: &str,
+) -> (Vec<String>, ScanStats) {
+    let ctx = SessionContext::new_with_config(config);
+    let t = SbbfTable::with_pruning(&ctx.state(), path, pruning)
+        .await
+        .unwrap()
+        .with_name("t");
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    ctx.register_table("d", d.clone()).unwrap();
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let batches = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+    (rows(&batches), ScanStats::of_table(&plan, "t"))
+}
+
 /// A join's key set is coerced and hashed once for the whole scan: a directory of eight files
 /// read by four partitions, 5,000 keys, one hashing (`sbbf_key_sets_hashed`). The files get
 /// filters of FPP 1e-6 first, so 5,000 absent keys still prune (a row group without them
@@ -657,15 +698,7 @@ async fn thousands_of_keys_reach_the_filters() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_set_is_hashed_once_per_scan() {
     let dir = tempfile::tempdir().unwrap();
-    let tight = dir.path().join("tight.parquet");
-    let opts = sbbf_parquet::write::AddOptions {
-        columns: vec!["i64".into()],
-        fpp: 1e-6,
-        ndv: None,
-        replace: true,
-    };
-    sbbf_parquet::write::add_filters(&testdata("pa_ints.parquet"), &tight, &opts, &mut |_, _| {})
-        .unwrap();
+    let tight = tight_copy(dir.path(), "pa_ints.parquet", "i64");
     let table = dir.path().join("table");
     std::fs::create_dir(&table).unwrap();
     for i in 0..8 {
@@ -700,23 +733,9 @@ async fn a_key_set_is_hashed_once_per_scan() {
         } else {
             config
         };
-        let ctx = SessionContext::new_with_config(config);
-        let t = SbbfTable::with_pruning(&ctx.state(), &path, pruning)
-            .await
-            .unwrap()
-            .with_name("t");
-        ctx.register_table("t", Arc::new(t)).unwrap();
-        ctx.register_table("d", d.clone()).unwrap();
-        let plan = ctx
-            .sql(sql)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        let batches = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
-        counts.push(rows(&batches));
-        stats.push(ScanStats::of_table(&plan, "t"));
+        let (rows, stats_t) = joined(config, &path, pruning, &d, sql).await;
+        counts.push(rows);
+        stats.push(stats_t);
     }
     assert_eq!(counts[0], counts[1], "{stats:?}");
     let (ours, theirs) = (stats[0], stats[1]);
@@ -735,15 +754,7 @@ async fn a_key_set_is_hashed_once_per_scan() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_split_into_ranges_is_probed_and_counted_once() {
     let dir = tempfile::tempdir().unwrap();
-    let tight = dir.path().join("tight.parquet");
-    let opts = sbbf_parquet::write::AddOptions {
-        columns: vec!["i64".into()],
-        fpp: 1e-6,
-        ndv: None,
-        replace: true,
-    };
-    sbbf_parquet::write::add_filters(&testdata("pa_ints.parquet"), &tight, &opts, &mut |_, _| {})
-        .unwrap();
+    let tight = tight_copy(dir.path(), "pa_ints.parquet", "i64");
     let f = fixture(tight.to_str().unwrap()).await;
     let leaf = leaves(&f.file, &f.schema)
         .into_iter()
@@ -765,23 +776,9 @@ async fn a_file_split_into_ranges_is_probed_and_counted_once() {
         // Every file split into ranges, however small (small batches: DataFusion splits a
         // scan only when it has more rows than a batch).
         config.options_mut().optimizer.repartition_file_min_size = if split { 0 } else { 1 << 40 };
-        let ctx = SessionContext::new_with_config(config);
-        let t = SbbfTable::with_pruning(&ctx.state(), tight.to_str().unwrap(), pruning)
-            .await
-            .unwrap()
-            .with_name("t");
-        ctx.register_table("t", Arc::new(t)).unwrap();
-        ctx.register_table("d", d.clone()).unwrap();
-        let plan = ctx
-            .sql(sql)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        let batches = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
-        counts.push(rows(&batches));
-        stats.push(ScanStats::of_table(&plan, "t"));
+        let (rows, stats_t) = joined(config, tight.to_str().unwrap(), pruning, &d, sql).await;
+        counts.push(rows);
+        stats.push(stats_t);
     }
     assert_eq!(counts[0], counts[2], "{stats:?}");
     assert_eq!(counts[1], counts[2], "{stats:?}");
