@@ -34,7 +34,7 @@
 
 use crate::expr::{dynamic_filters, dynamic_predicate};
 use crate::index::{ask, Asked, Dropped};
-use crate::table::{file_plan, metric, Metrics};
+use crate::table::{file_plan, metric, policy_for, Metrics};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -174,6 +174,7 @@ impl FileSource for SbbfSource {
                 dynamic,
                 schema: Arc::clone(self.inner.table_schema().file_schema()),
                 store: object_store,
+                policy: policy_for(&base_config.object_store_url),
                 cache: Arc::clone(&self.cache),
                 metrics: Metrics::new_in(set),
                 join: JoinMetrics::new(set),
@@ -483,6 +484,8 @@ struct Shared {
     dynamic: Vec<Arc<dyn PhysicalExpr>>,
     schema: SchemaRef,
     store: Arc<dyn ObjectStore>,
+    /// How the store's filter bytes are read ([`policy_for`]).
+    policy: sbbf_parquet::IoPolicy,
     cache: Arc<FileMetadataCache>,
     metrics: Metrics,
     join: JoinMetrics,
@@ -594,6 +597,7 @@ impl Shared {
         let before = self.metrics.pruned.value();
         let plan = file_plan(
             &self.store,
+            self.policy,
             &self.cache,
             &file,
             &pred.predicate,

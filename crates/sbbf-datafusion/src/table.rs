@@ -33,6 +33,7 @@ use object_store::ObjectStore;
 use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::prune::PreparedPredicate;
 use sbbf_parquet::remote::ObjectReader;
+use sbbf_parquet::IoPolicy;
 use sbbf_parquet::ParquetFile;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -473,6 +474,7 @@ impl SbbfTable {
         };
         let step = Step {
             store: &store,
+            policy: policy_for(&config.object_store_url),
             cache: &cache,
             bloom: bloom.as_ref(),
             stats: stats.as_ref(),
@@ -659,6 +661,7 @@ fn without_long_lists(e: &Expr, max: usize) -> Expr {
 /// What planning one file needs.
 pub(crate) struct Step<'a> {
     pub(crate) store: &'a Arc<dyn ObjectStore>,
+    pub(crate) policy: IoPolicy,
     pub(crate) cache: &'a Arc<FileMetadataCache>,
     pub(crate) bloom: Option<&'a PreparedPredicate>,
     pub(crate) stats: Option<&'a StatsStep>,
@@ -687,7 +690,16 @@ impl Step<'_> {
         }
         if let Some(pred) = self.bloom {
             if plan.row_group_index_iter().next().is_some() {
-                bloom_narrow(self.store, file, metadata, pred, self.metrics, &mut plan).await;
+                bloom_narrow(
+                    self.store,
+                    self.policy,
+                    file,
+                    metadata,
+                    pred,
+                    self.metrics,
+                    &mut plan,
+                )
+                .await;
             }
         }
         if plan.row_group_index_iter().next().is_none() {
@@ -728,6 +740,7 @@ fn attached_plan(file: &PartitionedFile, n: usize) -> ParquetAccessPlan {
 /// filters of row groups already skipped are not read.
 async fn bloom_narrow(
     store: &Arc<dyn ObjectStore>,
+    policy: IoPolicy,
     file: &PartitionedFile,
     metadata: Arc<ParquetMetaData>,
     pred: &PreparedPredicate,
@@ -744,7 +757,7 @@ async fn bloom_narrow(
         .collect();
     let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
     let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
-    let pruned = pq.prune_prepared_among(pred, REMOTE_POLICY, &wanted).await;
+    let pruned = pq.prune_prepared_among(pred, policy, &wanted).await;
     let io = pq.io_stats();
     metrics.requests.add(io.requests as usize);
     metrics.bytes.add(io.bytes as usize);
@@ -758,6 +771,17 @@ async fn bloom_narrow(
             metrics.pruned.add(1);
             plan.skip(rg);
         }
+    }
+}
+
+/// How filter bytes are read from the store at `url`: a local file's blocks one by one (a
+/// read costs little), an object store's coalesced, whole filters once a few blocks are
+/// wanted (a request costs as much as 256 KiB).
+pub(crate) fn policy_for(url: &datafusion::execution::object_store::ObjectStoreUrl) -> IoPolicy {
+    if url.as_str().starts_with("file://") {
+        IoPolicy::default()
+    } else {
+        REMOTE_POLICY
     }
 }
 
@@ -819,6 +843,7 @@ impl Metrics {
 /// groups were counted when the scan was planned.
 pub(crate) async fn file_plan(
     store: &Arc<dyn ObjectStore>,
+    policy: IoPolicy,
     cache: &Arc<FileMetadataCache>,
     file: &PartitionedFile,
     pred: &PreparedPredicate,
@@ -831,7 +856,7 @@ pub(crate) async fn file_plan(
     let n = metadata.num_row_groups();
     let mut plan = attached_plan(file, n);
     let before = plan.row_group_index_iter().count();
-    bloom_narrow(store, file, metadata, pred, metrics, &mut plan).await;
+    bloom_narrow(store, policy, file, metadata, pred, metrics, &mut plan).await;
     (plan.row_group_index_iter().count() < before).then_some(plan)
 }
 
