@@ -774,16 +774,24 @@ async fn bloom_narrow(
     }
 }
 
-/// How filter bytes are read from the store at `url`: a local file's blocks one by one (a
-/// read costs little), an object store's coalesced, whole filters once a few blocks are
-/// wanted (a request costs as much as 256 KiB).
+/// How filter bytes are read from the store at `url`: an object store's coalesced, whole
+/// filters once a few blocks are wanted (a request costs as much as 256 KiB); a local file's
+/// blocks where few are wanted ([`LOCAL_STORE_POLICY`]).
 pub(crate) fn policy_for(url: &datafusion::execution::object_store::ObjectStoreUrl) -> IoPolicy {
     if url.as_str().starts_with("file://") {
-        IoPolicy::default()
+        LOCAL_STORE_POLICY
     } else {
         REMOTE_POLICY
     }
 }
+
+/// A local file through DataFusion's object store: each read is a task of its own (measured
+/// on the 64-row-group file: 100 join keys read block by block, 6,400 reads, took 0.2 s more
+/// than whole filters), so a request is worth 64 KiB here, not the 4 KiB of a direct read.
+const LOCAL_STORE_POLICY: IoPolicy = IoPolicy {
+    request_cost: 64 * 1024,
+    max_gap: 4 * 1024,
+};
 
 /// Whether row group `rg` is read by the scan of `file`'s byte range (all of them without
 /// one): DataFusion's rule, the first column's first page (dictionary or data) in the range.
