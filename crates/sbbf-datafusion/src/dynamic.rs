@@ -34,7 +34,7 @@
 
 use crate::expr::{dynamic_filters, dynamic_predicate};
 use crate::index::{ask, Asked, Dropped};
-use crate::table::{file_plan, metric, policy_for, Metrics};
+use crate::table::{file_plan, footer, metric, policy_for, Metrics};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -581,6 +581,13 @@ impl Shared {
         if self.any_incomplete() {
             self.join.incomplete.add(1);
         }
+        // A file without one Bloom filter (a dimension table, say, probed with a fact
+        // table's keys) has nothing to test: the key set is not even translated. Its footer
+        // comes from the metadata cache DataFusion's planning filled. With an index, the
+        // index is asked first (it may drop the file unread).
+        if self.index.is_none() && !has_filters(&self.store, &self.cache, &file).await {
+            return Some(file);
+        }
         let Some(pred) = self.predicate() else {
             return Some(file);
         };
@@ -612,6 +619,23 @@ impl Shared {
             .add(self.metrics.pruned.value().saturating_sub(before));
         self.join.hashed.add(pred.newly_hashed());
         Some(file)
+    }
+}
+
+/// Whether `file` has a Bloom filter in any column chunk (true when its footer cannot be read:
+/// the probe then says what is wrong).
+async fn has_filters(
+    store: &Arc<dyn ObjectStore>,
+    cache: &Arc<FileMetadataCache>,
+    file: &PartitionedFile,
+) -> bool {
+    match footer(store, cache, file).await {
+        Ok(m) => m.row_groups().iter().any(|g| {
+            g.columns()
+                .iter()
+                .any(|c| c.bloom_filter_offset().is_some())
+        }),
+        Err(_) => true,
     }
 }
 

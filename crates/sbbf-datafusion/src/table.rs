@@ -714,7 +714,7 @@ impl Step<'_> {
 }
 
 /// The file's footer, through DataFusion's metadata cache (the scan reuses it).
-async fn footer(
+pub(crate) async fn footer(
     store: &Arc<dyn ObjectStore>,
     cache: &Arc<FileMetadataCache>,
     file: &PartitionedFile,
