@@ -91,7 +91,7 @@ impl SbbfSource {
     }
 
     /// The same source, asking the table's index (`root`, the table at `table`) which files a
-    /// join's keys rule out: those are dropped before their footers or filters are read.
+    /// join's keys rule out: those are dropped before their filters are read.
     pub(crate) fn with_index(mut self, root: sbbf_index::Root, table: ListingTableUrl) -> Self {
         self.index = Some(Arc::new(JoinIndex { root, table }));
         self

@@ -71,8 +71,8 @@ pub mod metric {
     /// partitions of the scan.
     pub const KEY_SETS_HASHED: &str = "sbbf_key_sets_hashed";
     /// Files the table's index ruled out for a join's keys: dropped when the scan came to
-    /// them, before their footers or filters were read (their row groups count in
-    /// [`PRUNED`] and [`PRUNED_DYNAMIC`]).
+    /// them, before their filters were read (DataFusion read their footers while planning;
+    /// their row groups count in [`PRUNED`] and [`PRUNED_DYNAMIC`]).
     pub const JOIN_FILES_PRUNED_INDEX: &str = "sbbf_join_files_pruned_index";
     /// A marker (always 0) on the scans of a named table ([`super::SbbfTable::with_name`]),
     /// labelled [`TABLE_LABEL`]`=name`.
