@@ -581,31 +581,46 @@ impl Shared {
         if self.any_incomplete() {
             self.join.incomplete.add(1);
         }
+        // With an index, the index is asked first: it may drop the file, its filters unread.
+        if self.index.is_some() {
+            let Some(pred) = self.predicate() else {
+                return Some(file);
+            };
+            if let Some(n) = self.ruled_out_by_index(&pred, &file).await {
+                self.join.files.add(1);
+                // Every row group of it, counted once for a file DataFusion split into ranges.
+                if file.range.as_ref().is_none_or(|r| r.start == 0) {
+                    self.metrics.pruned.add(n);
+                    self.join.pruned.add(n);
+                    self.join.files_index.add(1);
+                }
+                return None;
+            }
+        }
+        // The footer comes from the metadata cache DataFusion's planning filled.
+        let Ok(metadata) = footer(&self.store, &self.cache, &file).await else {
+            self.metrics.file_errors.add(1);
+            return Some(file);
+        };
         // A file without one Bloom filter (a dimension table, say, probed with a fact
-        // table's keys) has nothing to test: the key set is not even translated. Its footer
-        // comes from the metadata cache DataFusion's planning filled. With an index, the
-        // index is asked first (it may drop the file unread).
-        if self.index.is_none() && !has_filters(&self.store, &self.cache, &file).await {
+        // table's keys) has nothing to test: the key set is not even translated for it.
+        let any_filter = metadata.row_groups().iter().any(|g| {
+            g.columns()
+                .iter()
+                .any(|c| c.bloom_filter_offset().is_some())
+        });
+        if !any_filter {
             return Some(file);
         }
         let Some(pred) = self.predicate() else {
             return Some(file);
         };
         self.join.files.add(1);
-        if let Some(n) = self.ruled_out_by_index(&pred, &file).await {
-            // Every row group of it, counted once for a file DataFusion split into ranges.
-            if file.range.as_ref().is_none_or(|r| r.start == 0) {
-                self.metrics.pruned.add(n);
-                self.join.pruned.add(n);
-                self.join.files_index.add(1);
-            }
-            return None;
-        }
         let before = self.metrics.pruned.value();
         let plan = file_plan(
             &self.store,
             self.policy,
-            &self.cache,
+            metadata,
             &file,
             &pred.predicate,
             &self.metrics,
@@ -619,23 +634,6 @@ impl Shared {
             .add(self.metrics.pruned.value().saturating_sub(before));
         self.join.hashed.add(pred.newly_hashed());
         Some(file)
-    }
-}
-
-/// Whether `file` has a Bloom filter in any column chunk (true when its footer cannot be read:
-/// the probe then says what is wrong).
-async fn has_filters(
-    store: &Arc<dyn ObjectStore>,
-    cache: &Arc<FileMetadataCache>,
-    file: &PartitionedFile,
-) -> bool {
-    match footer(store, cache, file).await {
-        Ok(m) => m.row_groups().iter().any(|g| {
-            g.columns()
-                .iter()
-                .any(|c| c.bloom_filter_offset().is_some())
-        }),
-        Err(_) => true,
     }
 }
 

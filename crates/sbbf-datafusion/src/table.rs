@@ -820,7 +820,7 @@ pub(crate) struct Metrics {
     tested: Count,
     requests: Count,
     bytes: Count,
-    file_errors: Count,
+    pub(crate) file_errors: Count,
     row_groups: Count,
     pruned_statistics: Count,
     files_pruned: Count,
@@ -852,15 +852,11 @@ impl Metrics {
 pub(crate) async fn file_plan(
     store: &Arc<dyn ObjectStore>,
     policy: IoPolicy,
-    cache: &Arc<FileMetadataCache>,
+    metadata: Arc<ParquetMetaData>,
     file: &PartitionedFile,
     pred: &PreparedPredicate,
     metrics: &Metrics,
 ) -> Option<ParquetAccessPlan> {
-    let Ok(metadata) = footer(store, cache, file).await else {
-        metrics.file_errors.add(1);
-        return None;
-    };
     let n = metadata.num_row_groups();
     let mut plan = attached_plan(file, n);
     let before = plan.row_group_index_iter().count();
