@@ -500,34 +500,44 @@ fn row_groups_source(
                 None => (None, Source::open(&source, SourceOptions::default()).await?),
             };
             let policy = src.policy();
-            // Files with the same columns get the same predicate: its key sets are hashed
-            // once for all of them (a list of 100,000 values over 1,000 files: once, not
-            // 1,000 times).
-            let prepared: std::sync::Arc<std::sync::Mutex<Vec<std::sync::Arc<PreparedPredicate>>>> =
+            // Files that lack the same filter columns get the same predicate, prepared once:
+            // its key sets are hashed once for all of them, and the literals neither copied
+            // nor compared per file (a list of 100,000 values over 1,000 files: once).
+            type Prepared = Option<std::sync::Arc<PreparedPredicate>>;
+            let prepared: std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, Prepared)>>> =
                 Default::default();
             let mut results = src.run(move |mut pq| {
                 let filters = std::sync::Arc::clone(&filters);
                 let prepared = std::sync::Arc::clone(&prepared);
                 async move {
-                    let mut missing = Vec::new();
-                    let predicate = predicate_for(&filters, |c| pq.column_index(c), &mut missing);
-                    let missing: Vec<_> = missing
-                        .into_iter()
-                        .map(|(c, e)| (c, e.to_string()))
+                    // As `predicate_for` finds them: every leaf naming a column this file lacks.
+                    let missing: Vec<(String, String)> = filters
+                        .iter()
+                        .flatten()
+                        .filter_map(|l| l.path.as_ref())
+                        .filter_map(|c| {
+                            pq.column_index(c).err().map(|e| (c.clone(), e.to_string()))
+                        })
                         .collect();
-                    let kept = match predicate {
+                    let key: Vec<String> = missing.iter().map(|(c, _)| c.clone()).collect();
+                    let p = {
+                        let mut seen = prepared.lock().unwrap_or_else(|e| e.into_inner());
+                        match seen.iter().find(|(k, _)| *k == key) {
+                            Some((_, q)) => q.clone(),
+                            None => {
+                                let q = predicate_for(
+                                    &filters,
+                                    |c| pq.column_index(c),
+                                    &mut Vec::new(),
+                                )
+                                .map(|p| std::sync::Arc::new(PreparedPredicate::new(p)));
+                                seen.push((key, q.clone()));
+                                q
+                            }
+                        }
+                    };
+                    let kept = match p {
                         Some(p) => {
-                            let p = {
-                                let mut seen = prepared.lock().unwrap_or_else(|e| e.into_inner());
-                                match seen.iter().find(|q| *q.predicate() == p) {
-                                    Some(q) => std::sync::Arc::clone(q),
-                                    None => {
-                                        let q = std::sync::Arc::new(PreparedPredicate::new(p));
-                                        seen.push(std::sync::Arc::clone(&q));
-                                        q
-                                    }
-                                }
-                            };
                             let all = vec![true; pq.metadata().num_row_groups()];
                             pq.prune_prepared_among(&p, policy, &all).await?.row_groups
                         }
