@@ -204,8 +204,7 @@ impl<R> ParquetFile<R> {
         policy: IoPolicy,
     ) -> Result<Vec<crate::read::plan::ProbeJob>, Error> {
         self.jobs_for(leaves(predicate), policy, |_, ty, literals| {
-            let (hashes, any) = AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
-            (hashes.into(), any)
+            hash_leaf(ty, literals)
         })
     }
 
@@ -239,6 +238,13 @@ impl<R> ParquetFile<R> {
             prepared.hashed(i, ty, literals)
         })
     }
+}
+
+/// A leaf's literals coerced to column type `ty` and hashed: the sorted distinct hashes and
+/// their summary.
+fn hash_leaf(ty: &ColumnType, literals: &[Literal]) -> (Arc<[u64]>, AnyOf) {
+    let (hashes, any) = AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
+    (hashes.into(), any)
 }
 
 /// Key sets of a leaf kept at most this many bytes of hashes in all ([`PreparedPredicate`]):
@@ -303,8 +309,7 @@ impl PreparedPredicate {
     fn hashed(&self, leaf: usize, ty: &ColumnType, literals: &[Literal]) -> (Arc<[u64]>, AnyOf) {
         let encode = || {
             self.count.fetch_add(1, Ordering::Relaxed);
-            let (hashes, any) = AnyOf::encode(literals.iter().map(|l| coerce(ty, l)));
-            (Arc::<[u64]>::from(hashes), any)
+            hash_leaf(ty, literals)
         };
         let Some(slot) = self.hashed.get(leaf) else {
             return encode();
@@ -478,14 +483,9 @@ impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
     ) -> Result<Pruned, Error> {
         // Every leaf's reads go out in the same waves: an AND/OR over k columns costs the round
         // trips of one column.
-        let mut jobs = self.leaf_jobs(predicate, policy)?;
-        self.drive(&mut jobs).await;
-        let answers = jobs
-            .into_iter()
-            .map(crate::read::plan::ProbeJob::finish)
-            .collect();
-        let n = self.metadata().num_row_groups();
-        Ok(decide(predicate, n, answers))
+        let jobs = self.leaf_jobs(predicate, policy)?;
+        let all = vec![true; self.metadata().num_row_groups()];
+        Ok(self.drive_among(predicate, jobs, &all).await)
     }
 
     /// [`ParquetFile::prune_async`] for the row groups `wanted` marks (`wanted[rg]`) only:
