@@ -503,9 +503,9 @@ fn row_groups_source(
             // Files that lack the same filter columns get the same predicate, prepared once:
             // its key sets are hashed once for all of them, and the literals neither copied
             // nor compared per file (a list of 100,000 values over 1,000 files: once).
-            type Prepared = Option<std::sync::Arc<PreparedPredicate>>;
-            let prepared: std::sync::Arc<std::sync::Mutex<Vec<(Vec<String>, Prepared)>>> =
-                Default::default();
+            // (the filter columns a file lacks, the predicate prepared for such files)
+            type Prepared = (Vec<String>, Option<std::sync::Arc<PreparedPredicate>>);
+            let prepared: std::sync::Arc<std::sync::Mutex<Vec<Prepared>>> = Default::default();
             let mut results = src.run(move |mut pq| {
                 let filters = std::sync::Arc::clone(&filters);
                 let prepared = std::sync::Arc::clone(&prepared);
