@@ -94,8 +94,8 @@ struct BuildArgs {
     /// Index only the files LIST names (one per line, relative to PATH as
     /// `sbbf index inspect` shows them; `-` reads standard input) and write a part to OUT
     /// instead of the index: one worker's share of a build that `sbbf index merge` completes.
-    /// The worker lists PATH once (the sizes and modification times or ETags a probe compares
-    /// are the listing's) and reads only the files named.
+    /// The worker lists PATH once (the sizes, inodes and times or ETags a probe compares are
+    /// the listing's) and reads only the files named.
     #[arg(long, value_name = "LIST", requires = "part")]
     files_from: Option<String>,
     /// Build the filters row groups lack for the -c columns from their data (as `sbbf add`
@@ -222,7 +222,14 @@ async fn build(a: BuildArgs) -> u8 {
             0
         }
         Err(e) => {
-            err!("sbbf index build: {}: {e}", a.path);
+            let hint = match &e {
+                sbbf_index::Error::NoFilters { .. } => {
+                    " (`--build-missing` indexes filters built from the data without changing the files; `sbbf add` adds them to the files)"
+                }
+                sbbf_index::Error::UnknownColumn { .. } => " (`sbbf inspect` lists the columns with filters)",
+                _ => "",
+            };
+            err!("sbbf index build: {}: {e}{hint}", a.path);
             2
         }
     }
@@ -366,7 +373,7 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
     );
     if r.racy > 0 {
         out!(
-            "  {} file(s) modified less than 2 s before the build are not covered (run `sbbf index update` later)",
+            "  {} file(s) changed less than 2 s before the build are not covered (run `sbbf index update` later)",
             r.racy
         );
     }

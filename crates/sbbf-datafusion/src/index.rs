@@ -3,7 +3,7 @@
 //! never read.
 //!
 //! The index is never trusted blindly: a file is left out only when the index knows it, its
-//! size and modification time (or ETag) are those the index recorded, and the index says
+//! size, inode and times (or ETag) are those the index recorded, and the index says
 //! every row group of it definitely fails the predicate. A new or changed file, a column the
 //! index does not cover, values it cannot encode: the file is listed and pruned as without
 //! an index. A damaged or foreign index is ignored, with one warning

@@ -976,7 +976,7 @@ async fn schema_from_index(
         Some(url.strip_prefix(&m.location)?.collect::<Vec<_>>().join("/"))
     };
     // The index's view of the same files: an object's listing as DataFusion's gave it, a
-    // local file as the index lists it (its modification time in nanoseconds).
+    // local file as the index lists it (inode and times).
     let listing: Vec<sbbf_index::Listed> = match root {
         sbbf_index::Root::Store { .. } => root.listed_objects(files.clone()),
         sbbf_index::Root::Local { .. } => {

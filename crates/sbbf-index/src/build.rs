@@ -82,7 +82,7 @@ pub struct BuildReport {
     pub index: String,
     /// Bytes of the index written.
     pub index_bytes: u64,
-    /// Local files (and objects without an ETag) modified less than 2 s before the listing:
+    /// Local files changed less than 2 s before the listing, and objects listed without an ETag:
     /// not covered, since a change within the clock's tick would not show (`update` reads
     /// them again).
     pub racy: usize,
@@ -130,6 +130,9 @@ struct Gathered<B> {
     columns: Vec<(ColumnType, RowGroupFilters<B>)>,
     /// What building missing filters from data did.
     built: Built,
+    /// Per column asked for (`-c`, in order): the leaf it names in this file and whether a
+    /// row group has a filter (or got one built), or why the file has no such column.
+    asked: Vec<Result<(String, bool), sbbf_parquet::Error>>,
 }
 
 /// Filters built from data for one file, what it read, and what failed (row group, column,
@@ -161,6 +164,7 @@ impl Gathered<Vec<u8>> {
             schema: self.schema,
             columns,
             built: self.built,
+            asked: self.asked,
         })
     }
 }
@@ -255,7 +259,8 @@ pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, E
     check_options(options)?;
     let listed_at = now_ns();
     let listing = root.list().await?;
-    let pre = Prepared::new().map_err(io_err)?;
+    let mut pre = Prepared::new().map_err(io_err)?;
+    pre.check_asked = true;
     assemble(root, listing, listed_at, pre, options, Sink::Root).await
 }
 
@@ -408,6 +413,10 @@ pub(crate) struct Prepared {
     /// Whether listed files that are not kept are read (build, update) or left out of the
     /// index (merge: a file no part covers stays "new", for `update` to read).
     pub(crate) read_others: bool,
+    /// Whether a column asked for that no file has, or that no file has a filter for, refuses
+    /// the build (a new build: it would replace the index with one that answers nothing for
+    /// it, the mark of a misspelt `-c`).
+    pub(crate) check_asked: bool,
 }
 
 impl Prepared {
@@ -417,6 +426,7 @@ impl Prepared {
             kept: HashMap::new(),
             gone: 0,
             read_others: true,
+            check_asked: false,
         })
     }
 
@@ -437,6 +447,7 @@ impl Prepared {
                     schema: d.files[fi].schema,
                     columns: Vec::new(),
                     built: Built::default(),
+                    asked: Vec::new(),
                 },
             );
         }
@@ -505,6 +516,7 @@ pub(crate) async fn assemble(
         kept,
         gone,
         read_others,
+        check_asked,
     } = pre;
     let mut report = BuildReport {
         index: match &sink {
@@ -586,21 +598,40 @@ pub(crate) async fn assemble(
     if !read_others {
         order.retain(|li| gathered[*li].is_some());
     }
+    // Per column asked for: whether some readable file has it (and a filter for it), and why
+    // the first file without it has none.
+    let mut asked: Vec<(bool, bool, Option<sbbf_parquet::Error>)> = options
+        .columns
+        .iter()
+        .map(|_| (false, false, None))
+        .collect();
     for &li in &order {
         let l = &listing[li];
         let fi = files.len();
-        let g = gathered[li].take();
-        // A local file modified shortly before the listing may be modified again within the
-        // same tick of the file system's clock (coarse: milliseconds, FAT 2 s) without its
-        // time changing: such a change would be invisible, so the file is not covered (the
-        // next update reads it again).
-        // The same holds for objects of a store that gives no ETag.
+        let mut g = gathered[li].take();
+        if let Some(Ok(g)) = g.as_mut() {
+            for (k, a) in std::mem::take(&mut g.asked).into_iter().enumerate() {
+                let Some(slot) = asked.get_mut(k) else { break };
+                match a {
+                    Ok((_, filtered)) => {
+                        slot.0 = true;
+                        slot.1 |= filtered;
+                    }
+                    Err(e) => {
+                        slot.2.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        // A local file changed shortly before the listing may change again within the same
+        // tick of the file system's clock (coarse: milliseconds, FAT 2 s) without its times
+        // changing: such a change would be invisible, so the file is not covered (the next
+        // update reads it again). The change time is the one to ask: a restore (`cp -p`,
+        // `rsync -a`) sets the modification time back but not it.
+        // Objects of a store that gives no ETag are never covered: nothing tells a rewrite.
         let recent = match &l.stamp {
-            Stamp::Mtime(t) => *t > listed_at.saturating_sub(RACY_NS),
-            Stamp::Object {
-                last_modified_ms,
-                etag: None,
-            } => last_modified_ms.saturating_mul(1_000_000) > listed_at.saturating_sub(RACY_NS),
+            Stamp::Local { ctime_ns, .. } => *ctime_ns > listed_at.saturating_sub(RACY_NS),
+            Stamp::Object { etag: None, .. } => true,
             Stamp::Object { .. } => false,
         };
         let racy = !kept_listed.contains(&li) && recent;
@@ -640,6 +671,22 @@ pub(crate) async fn assemble(
                 if let Some((bits, folds)) = f {
                     col.1.push((fi, rg, folds, bits));
                 }
+            }
+        }
+    }
+    // A new build asked for a column no readable file has, or none has a filter for: refuse
+    // before anything is written, so a good index is not replaced by one that answers
+    // nothing for it. (Files that could not be read tell nothing either way.)
+    if check_asked && report.files_read > report.failed.len() {
+        for (w, (found, filtered, why)) in options.columns.iter().zip(asked) {
+            if !found {
+                return Err(Error::UnknownColumn {
+                    column: w.clone(),
+                    source: why.map(Box::new),
+                });
+            }
+            if !filtered {
+                return Err(Error::NoFilters { column: w.clone() });
             }
         }
     }
@@ -781,7 +828,7 @@ pub(crate) async fn assemble(
     Ok(report)
 }
 
-/// How recent a modification time must be (before the listing) for the file not to be
+/// How recent a change time must be (before the listing) for the file not to be
 /// covered: 2 s, the coarsest clock of a common file system.
 const RACY_NS: i64 = 2_000_000_000;
 
@@ -922,12 +969,23 @@ async fn gather(
             }
         }
     }
+    let asked = wanted
+        .iter()
+        .map(|w| {
+            let c = pq.column_index(w)?;
+            let filtered = columns
+                .iter()
+                .any(|(k, _, rgs)| *k == c && rgs.iter().any(Option::is_some));
+            Ok((pq.columns()[c].path.clone(), filtered))
+        })
+        .collect();
     (
         Gathered {
             row_counts,
             schema: Some(schema_fingerprint(pq.metadata())),
             columns: columns.into_iter().map(|(_, t, r)| (t, r)).collect(),
             built,
+            asked,
         },
         io,
     )
@@ -1008,13 +1066,6 @@ mod tests {
         let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
-        let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_modified(ago)
-            .unwrap();
     }
 
     /// Written in chunks of a few blocks, every entry is still its file's filter, byte for
@@ -1026,6 +1077,7 @@ mod tests {
             let p = td.path().join(format!("f{k}.parquet"));
             write(&p, k * 1000, 120 + k * 10, [40, 300, 3000][k as usize % 3]);
         }
+        sbbf_testkit::settle(td.path());
         let root = Root::open(td.path().to_str().unwrap()).unwrap().unwrap();
         let r = build(&root, &BuildOptions::default()).await.unwrap();
         assert_eq!(r.files_read, 7);

@@ -9,7 +9,7 @@ use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
 /// The first and last eight bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"SBBFIDX\0";
 /// The format version this crate writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Bytes of the header: magic, version, reserved.
 pub const HEADER_LEN: u64 = 16;
 /// Bytes of the trailer: head offset, length, index length, version, the head's CRC, magic.
@@ -18,19 +18,45 @@ pub const TRAILER_LEN: u64 = 40;
 pub const MAX_DIRECTORY: u64 = 1 << 30;
 
 /// How a file looked when it was indexed: what a listing shows of it.
+///
+/// A stamp must change whenever the file's content may have. Size and modification time alone
+/// do not: `cp -p`, `rsync -a`, `tar x` and `touch -r` set the time back, and `mv` keeps it.
+/// Locally the inode and the status-change time (ctime, which no user tool can set) are kept
+/// too: rewriting, restoring, renaming or swapping a file changes one of them. On a store the
+/// ETag is what changes with content; an object listed without one is never trusted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stamp {
-    /// A local file's modification time, nanoseconds since 1970.
-    Mtime(i64),
+    /// A local file's identity and times.
+    Local {
+        /// Its inode number.
+        ino: u64,
+        /// Modification time, nanoseconds since 1970.
+        mtime_ns: i64,
+        /// Status-change time, nanoseconds since 1970: set by the kernel on every write,
+        /// rename, link or `touch`, and never settable to another value by a user.
+        ctime_ns: i64,
+    },
     /// An object's last-modified time (milliseconds since 1970) and ETag, as the store lists
     /// them.
     Object {
         /// Last-modified, milliseconds since 1970.
         last_modified_ms: i64,
-        /// The XXH64 of the ETag, when the store gives one (an S3 ETag is 34 characters; its
-        /// hash tells a changed object as well in 8 bytes).
+        /// The XXH64 of the ETag (and the version id, where the store gives one), as
+        /// [`crate::table::content_tag`] makes it; `None` when the store gives neither (such an
+        /// object is never covered). An S3 ETag is 34 characters; its hash tells a changed
+        /// object as well in 8 bytes.
         etag: Option<u64>,
     },
+}
+
+impl Stamp {
+    /// The stamp of a local file whose metadata could not be read: never fresh (a file is
+    /// trusted only when its change time is known).
+    pub const UNKNOWN_LOCAL: Stamp = Stamp::Local {
+        ino: 0,
+        mtime_ns: i64::MIN,
+        ctime_ns: i64::MIN,
+    };
 }
 
 /// One data file of the table, as indexed.
@@ -297,9 +323,17 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
         prev = p;
         o.var(f.size);
         match &f.stamp {
-            Stamp::Mtime(ns) => {
-                o.u8(0);
-                o.zig(*ns);
+            Stamp::Local {
+                ino,
+                mtime_ns,
+                ctime_ns,
+            } => {
+                o.u8(2);
+                o.var(*ino);
+                o.zig(*mtime_ns);
+                // As the distance from mtime: mostly a few bytes (a written file's times are
+                // one instant), where a whole time takes nine.
+                o.zig(ctime_ns.wrapping_sub(*mtime_ns));
             }
             Stamp::Object {
                 last_modified_ms,
@@ -818,7 +852,16 @@ pub fn parse_files(bytes: &[u8], head: &Head) -> Result<Vec<FileEntry>, IndexErr
             .to_string();
         let size = i.var()?;
         let stamp = match i.u8()? {
-            0 => Stamp::Mtime(i.zig()?),
+            2 => {
+                let ino = i.var()?;
+                let mtime_ns = i.zig()?;
+                let ctime_ns = mtime_ns.wrapping_add(i.zig()?);
+                Stamp::Local {
+                    ino,
+                    mtime_ns,
+                    ctime_ns,
+                }
+            }
             1 => {
                 let last_modified_ms = i.zig()?;
                 let etag = if i.flag()? { Some(i.u64()?) } else { None };
@@ -1049,7 +1092,11 @@ mod tests {
                 FileEntry {
                     path: "a.parquet".into(),
                     size: 100,
-                    stamp: Stamp::Mtime(-3),
+                    stamp: Stamp::Local {
+                        ino: 1 << 40,
+                        mtime_ns: -3,
+                        ctime_ns: 1_700_000_000_123_456_789,
+                    },
                     row_counts: Some(vec![10, 20]),
                     schema: Some(77),
                 },
@@ -1147,7 +1194,11 @@ mod tests {
             .map(|p| FileEntry {
                 path: p.to_string(),
                 size: 1,
-                stamp: Stamp::Mtime(0),
+                stamp: Stamp::Local {
+                    ino: 0,
+                    mtime_ns: 0,
+                    ctime_ns: 0,
+                },
                 row_counts: Some(vec![1, 2]),
                 schema: Some(p.len() as u64 % 2),
             })

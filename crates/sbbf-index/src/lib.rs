@@ -7,7 +7,7 @@
 //!   every entry side by side, so a value's bits for the whole group are one stripe. An entry
 //!   keeps its file's filter bit for bit unless `--fpp` lets it be folded (exactly: block `j`
 //!   becomes `j / 2`) to a smaller shared size whose estimated FPP still honours the target.
-//! - The index records each file's relative path, size and modification time or ETag, and
+//! - The index records each file's relative path, size, inode and times or ETag, and
 //!   its row groups: a listing alone says which files are stale (changed, new); those are never
 //!   answered from the index. A damaged or foreign index is ignored (with a warning), never
 //!   trusted.
@@ -84,4 +84,20 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Invalid(String),
+    /// A column asked for is in no readable file of the table (nothing was written).
+    #[error("no file of the table has column `{column}`; nothing was written{}", .source.as_ref().map(|e| format!("; in the first: {e}")).unwrap_or_default())]
+    UnknownColumn {
+        /// The column as asked.
+        column: String,
+        /// Why the first file has no such column (its near misses).
+        #[source]
+        source: Option<Box<sbbf_parquet::Error>>,
+    },
+    /// A column asked for has no Bloom filter in any readable file of the table (nothing was
+    /// written): its index would answer nothing.
+    #[error("no file of the table has a Bloom filter for column `{column}`; nothing was written")]
+    NoFilters {
+        /// The column as asked.
+        column: String,
+    },
 }

@@ -204,8 +204,8 @@ pub fn parse_part(all: bytes::Bytes) -> Result<Part, IndexError> {
 /// `/`-separated, as `sbbf index build` records them) and writes it to `out` (atomically:
 /// a temporary name beside it, then a rename).
 ///
-/// The root is listed (as a build lists it) to learn each file's size and modification time
-/// or ETag as a listing shows them: those are what a probe compares. A named file the
+/// The root is listed (as a build lists it) to learn each file's size, inode and times or
+/// ETag as a listing shows them: those are what a probe compares. A named file the
 /// listing does not show is an error.
 pub async fn build_part(
     root: &Root,

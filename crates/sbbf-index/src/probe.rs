@@ -22,7 +22,7 @@ pub enum Why {
     NoIndex,
     /// The index does not know the file (added after the build).
     New,
-    /// The file changed since the build (size, modification time or ETag differ).
+    /// The file changed since the build (size, inode, times or ETag differ).
     Stale,
     /// The index has no filter for some row group of it for this column (no filter, an
     /// unreadable one, no such column, values that do not encode for its type).

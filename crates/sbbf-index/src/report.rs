@@ -27,7 +27,7 @@ pub struct Coverage {
     pub index: String,
     /// Listed files the index does not hold (new since the build).
     pub missing: Vec<String>,
-    /// Listed files changed since the build (size, ETag or modification time).
+    /// Listed files changed since the build (size, ETag, inode or times).
     pub stale: Vec<String>,
     /// The FPP the build folded to, if any.
     pub target_fpp: Option<f64>,

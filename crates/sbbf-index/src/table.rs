@@ -149,10 +149,14 @@ impl Root {
                     let paths = local_files(&arg).map_err(sbbf_parquet::Error::from)?;
                     let mut out = Vec::with_capacity(paths.len());
                     for p in paths {
-                        let meta = std::fs::metadata(&p).map_err(|source| Error::Io {
-                            what: format!("{}", p.display()),
-                            source,
-                        })?;
+                        // A file that cannot be looked at (a link to nothing, a file removed
+                        // since the walk) is listed all the same, with a stamp that is never
+                        // fresh: opening it fails as that one file's error (reported by the
+                        // probe or build) while the rest of the table is answered.
+                        let (size, stamp) = match std::fs::metadata(&p) {
+                            Ok(meta) => (meta.len(), local_stamp(&meta)),
+                            Err(_) => (0, Stamp::UNKNOWN_LOCAL),
+                        };
                         let rel = p
                             .strip_prefix(&dir)
                             .unwrap_or(&p)
@@ -163,8 +167,8 @@ impl Root {
                         out.push(Listed {
                             name: p.display().to_string(),
                             rel,
-                            size: meta.len(),
-                            stamp: Stamp::Mtime(mtime_ns(&meta)),
+                            size,
+                            stamp,
                             at: At::Local(p),
                         });
                     }
@@ -206,7 +210,7 @@ impl Root {
                         size: m.size,
                         stamp: Stamp::Object {
                             last_modified_ms: m.last_modified.timestamp_millis(),
-                            etag: m.e_tag.as_deref().map(etag_hash),
+                            etag: content_tag(&m),
                         },
                         at: At::Object(m),
                     }
@@ -602,27 +606,62 @@ fn check_head(head: &[u8], t: &Trailer) -> Result<Head, IndexError> {
     format::parse_head(head, t.dir_offset)
 }
 
-/// How an ETag is kept: its XXH64 (what a listing shows is hashed the same way to compare).
-pub fn etag_hash(etag: &str) -> u64 {
-    sbbf::hash(etag.as_bytes())
+/// What an object's listing says of its content, as kept: the XXH64 of its ETag and, where the
+/// store versions objects, its version id (either changes when the content may have). `None`
+/// when the store gives neither: such an object is never answered from the index.
+pub fn content_tag(meta: &ObjectMeta) -> Option<u64> {
+    match (meta.e_tag.as_deref(), meta.version.as_deref()) {
+        (None, None) => None,
+        (Some(e), None) => Some(sbbf::hash(e.as_bytes())),
+        (e, Some(v)) => {
+            let mut b = e.unwrap_or("").as_bytes().to_vec();
+            b.push(0);
+            b.extend_from_slice(v.as_bytes());
+            Some(sbbf::hash(&b))
+        }
+    }
 }
 
-/// Whether a listed file is the file the index recorded: same size, same modification time
-/// (locally) or same last-modified and ETag (on a store). Anything else is stale.
+/// Whether a listed file is the file the index recorded: same size and same stamp (locally
+/// inode, modification and change times; on a store last-modified and ETag). Anything
+/// else is stale, and so is an object listed without an ETag or a local file whose times
+/// could not be read: nothing then tells a rewrite of the same size from the file indexed.
 pub fn is_fresh(entry: &format::FileEntry, listed: &Listed) -> bool {
-    entry.size == listed.size && entry.stamp == listed.stamp
+    let trusted = match &listed.stamp {
+        Stamp::Local { ctime_ns, .. } => *ctime_ns != i64::MIN,
+        Stamp::Object { etag, .. } => etag.is_some(),
+    };
+    trusted && entry.size == listed.size && entry.stamp == listed.stamp
 }
 
-fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    match meta.modified() {
+/// What a listing keeps of a local file: see [`Stamp`].
+#[cfg(unix)]
+fn local_stamp(meta: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+    Stamp::Local {
+        ino: meta.ino(),
+        mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+        ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+    }
+}
+
+/// What a listing keeps of a local file. Without a change time and an inode to tell a
+/// restored or swapped file from the one indexed, the stamp is marked untrusted
+/// (`ctime_ns == i64::MIN`): such files are always read directly.
+#[cfg(not(unix))]
+fn local_stamp(meta: &std::fs::Metadata) -> Stamp {
+    let mtime_ns = match meta.modified() {
         Ok(t) => match t.duration_since(std::time::UNIX_EPOCH) {
             Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
             Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
         },
-        // No modification time: a value no file has twice is not available, so one that
-        // makes every comparison with a later listing equal only by chance is avoided by
-        // using the minimum (such files are rare and then re-read by `update`).
         Err(_) => i64::MIN,
+    };
+    Stamp::Local {
+        ino: 0,
+        mtime_ns,
+        ctime_ns: i64::MIN,
     }
 }
 

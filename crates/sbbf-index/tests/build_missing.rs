@@ -31,6 +31,7 @@ fn mixed_table(dir: &Path) -> Vec<String> {
             without.push(name);
         }
     }
+    sbbf_testkit::settle(dir);
     without
 }
 

@@ -25,6 +25,7 @@ fn value_sets() -> Vec<Vec<String>> {
 fn table_with_a_file_without_filters(dir: &Path) {
     table(dir);
     write_file(&dir.join("p40.parquet"), 40, 90, 2, 0);
+    sbbf_testkit::settle(dir);
 }
 
 /// Builds one part per slice of `files` into `out`, with `options`.

@@ -39,6 +39,7 @@ async fn one_value_reads_at_most_32_bytes_an_entry_and_100_a_file() {
             16,
         );
     }
+    sbbf_testkit::settle(&dir);
     let d = dir.to_str().unwrap();
     let root = Root::open(d).unwrap().unwrap();
     let r = build(&root, &BuildOptions::default()).await.unwrap();

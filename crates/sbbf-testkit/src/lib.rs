@@ -65,3 +65,37 @@ pub fn read_jsonl_gz(path: &Path) -> Vec<Json> {
         })
         .collect()
 }
+
+/// Waits until every file below `dir` last changed (its status-change time, ctime) more than
+/// the index's 2 s racy window ago, so that a build covers them all. A test cannot set a
+/// change time back, as it can a modification time: it can only wait, and this waits no
+/// longer than the newest file needs (nothing when the files are older).
+pub fn settle(dir: &Path) {
+    let newest = newest_change(dir);
+    let ready = newest + std::time::Duration::from_millis(2_100);
+    if let Ok(left) = ready.duration_since(std::time::SystemTime::now()) {
+        std::thread::sleep(left);
+    }
+}
+
+fn newest_change(p: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::UNIX_EPOCH;
+    let Ok(meta) = std::fs::symlink_metadata(p) else {
+        return newest;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let t = std::time::Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec() as u32);
+        newest = newest.max(std::time::UNIX_EPOCH + t);
+    }
+    if let Ok(m) = meta.modified() {
+        newest = newest.max(m);
+    }
+    if meta.is_dir() {
+        for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+            newest = newest.max(newest_change(&e.path()));
+        }
+    }
+    newest
+}

@@ -54,14 +54,6 @@ fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, na
     .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    // Written a minute ago: a file modified in the last 2 s is not covered by a build.
-    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(ago)
-        .unwrap();
 }
 
 /// A table of `n` files in `dir` (some in a subfolder, some of two row groups, one without a
@@ -120,7 +112,10 @@ fn answered(stats: &str) -> usize {
         .unwrap_or_else(|| panic!("no index figures in {stats:?}"))
 }
 
+/// Builds the index of `dir` once every file is older than the racy window (so all are
+/// covered).
 fn build(dir: &str, extra: &[&str]) -> serde_json::Value {
+    sbbf_testkit::settle(Path::new(dir));
     let mut args = vec!["index", "build", dir, "--format", "json"];
     args.extend_from_slice(extra);
     let o = sbbf(&args);
@@ -287,6 +282,144 @@ fn stale_files_and_damaged_indexes_answer_as_direct_probes() {
     }
 }
 
+/// Runs a system command (coreutils, tar) as a user would, failing the test on error.
+fn run_tool(tool: &str, args: &[&str], cwd: &Path) {
+    let o = Command::new(tool)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool} is needed by this test: {e}"));
+    assert!(o.status.success(), "{tool} {args:?}: {}", text(&o.stderr));
+}
+
+fn mtime(p: &Path) -> std::time::SystemTime {
+    std::fs::metadata(p).unwrap().modified().unwrap()
+}
+
+/// One value the new content of `file` holds: the probe with the index must say "maybe" for
+/// that file (as the direct probe does), and `sbbf query` must count its row.
+fn holds(dir: &str, file: &str, value: &str) {
+    same_as_direct(dir, "id", &[value], &[]);
+    let o = sbbf(&["probe", dir, "id", value, "-l"]);
+    assert!(
+        text(&o.stdout).lines().any(|l| l.ends_with(file)),
+        "{file} holds {value}, the probe with the index lists: {}; stderr: {}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    #[cfg(feature = "query")]
+    {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE id = {value}");
+        let o = sbbf(&["query", dir, &sql, "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let j: serde_json::Value =
+            serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+        assert_eq!(j["n"], 1, "query of {value} beside the index: {j}");
+    }
+}
+
+/// A file's content changed while its size and modification time stayed (restored with its
+/// old time by `cp -p`, `touch -r` or `tar x`, or two same-size files swapped with `mv`, or
+/// another table's index copied in beside files of the same names, sizes and times): never
+/// answered with the old file's filters (the index once said "absent" for values the files
+/// hold, and `sbbf query` returned 0 rows).
+#[test]
+fn restored_swapped_and_foreign_files_are_never_answered_from_the_index() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    let spare = td.path().join("spare");
+    std::fs::create_dir_all(&spare).unwrap();
+    // Ids of one width and one count: files of the same size, different values.
+    let file = |name: &str, first: i64| {
+        let p = dir.join(name);
+        write_file(&p, first, 50, 50, 64, true);
+        p
+    };
+    let a = file("a.parquet", 100_000);
+    let b = file("b.parquet", 200_000);
+    file("c.parquet", 300_000);
+    let x = spare.join("x.parquet");
+    write_file(&x, 400_000, 50, 50, 64, true);
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    assert!(size(&a) == size(&b) && size(&a) == size(&x), "same sizes");
+    let d = dir.to_str().unwrap();
+    let (ap, xp) = (a.to_str().unwrap(), x.to_str().unwrap());
+    let rebuild = || {
+        build(d, &[]);
+        let o = sbbf(&["index", "inspect", d, "--format", "json"]);
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["covered"], 3, "{j}");
+    };
+    rebuild();
+
+    // `cp -p`: another file's bytes written over a.parquet (same inode), its time restored.
+    let before = mtime(&a);
+    run_tool("touch", &["-r", ap, xp], td.path());
+    run_tool("cp", &["-p", xp, ap], td.path());
+    assert_eq!((mtime(&a), size(&a)), (before, size(&b)));
+    holds(d, "a.parquet", "400005");
+
+    // `touch -r`: rewritten in place, then its old time set back.
+    rebuild();
+    let keep = spare.join("times");
+    run_tool("touch", &["-r", ap, keep.to_str().unwrap()], td.path());
+    let before = mtime(&a);
+    write_file(&a, 500_000, 50, 50, 64, true);
+    run_tool("touch", &["-r", keep.to_str().unwrap(), ap], td.path());
+    assert_eq!(mtime(&a), before);
+    holds(d, "a.parquet", "500005");
+
+    // `tar x`: a.parquet restored from an archive of other content with the same time.
+    rebuild();
+    let stage = spare.join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    let staged = stage.join("a.parquet");
+    write_file(&staged, 600_000, 50, 50, 64, true);
+    run_tool("touch", &["-r", ap, staged.to_str().unwrap()], td.path());
+    run_tool("tar", &["cf", "../a.tar", "a.parquet"], &stage);
+    let before = mtime(&a);
+    run_tool("tar", &["xf", spare.join("a.tar").to_str().unwrap()], &dir);
+    assert_eq!(mtime(&a), before);
+    holds(d, "a.parquet", "600005");
+
+    // `mv`: a.parquet and b.parquet swapped; each keeps its size and time.
+    rebuild();
+    run_tool("mv", &["a.parquet", "swap.tmp"], &dir);
+    run_tool("mv", &["b.parquet", "a.parquet"], &dir);
+    run_tool("mv", &["swap.tmp", "b.parquet"], &dir);
+    holds(d, "a.parquet", "200005");
+    holds(d, "b.parquet", "600005");
+
+    // Another table's index beside files of the same names, sizes and times.
+    rebuild();
+    let other = td.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    for (name, first) in [
+        ("a.parquet", 700_000),
+        ("b.parquet", 800_000),
+        ("c.parquet", 900_000),
+    ] {
+        let p = other.join(name);
+        write_file(&p, first, 50, 50, 64, true);
+        run_tool(
+            "touch",
+            &["-r", dir.join(name).to_str().unwrap(), p.to_str().unwrap()],
+            td.path(),
+        );
+        assert_eq!(size(&p), size(&dir.join(name)));
+    }
+    let o = other.to_str().unwrap();
+    std::fs::create_dir_all(other.join("_sbbf_index")).unwrap();
+    std::fs::copy(
+        dir.join("_sbbf_index/index.sbbfi"),
+        other.join("_sbbf_index/index.sbbfi"),
+    )
+    .unwrap();
+    holds(o, "a.parquet", "700005");
+    holds(o, "c.parquet", "900005");
+}
+
 #[test]
 fn update_reads_only_new_and_changed_files() {
     let td = tempfile::tempdir().unwrap();
@@ -306,6 +439,7 @@ fn update_reads_only_new_and_changed_files() {
     }
     write_file(&dir.join("f003.parquet"), 444_000, 40, 40, 300, true);
     std::fs::remove_file(dir.join("part=1/f004.parquet")).unwrap();
+    sbbf_testkit::settle(&dir);
     let o = sbbf(&["index", "update", d, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -459,13 +593,14 @@ fn s3_index_answers_equal_direct_probes() {
     same(&["5", "99999999"]);
 }
 
-/// A file modified just before the build is not covered (a second change in the same clock
+/// A file changed just before the build is not covered (a second change in the same clock
 /// tick would not show): it is probed directly, and the next update reads it.
 #[test]
 fn files_modified_just_before_the_build_are_not_covered() {
     let td = tempfile::tempdir().unwrap();
     let dir = td.path().join("t");
     make_table(&dir, 6);
+    sbbf_testkit::settle(&dir);
     let fresh = dir.join("f001.parquet");
     std::fs::File::options()
         .write(true)
@@ -474,7 +609,10 @@ fn files_modified_just_before_the_build_are_not_covered() {
         .set_modified(std::time::SystemTime::now())
         .unwrap();
     let d = dir.to_str().unwrap();
-    let r = build(d, &[]);
+    // Built at once (not through `build`, which would wait the change out).
+    let o = sbbf(&["index", "build", d, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["racy"], 1, "{r}");
     let stats = same_as_direct(d, "id", &["99999999"], &[]);
     assert_eq!(answered(&stats), 5, "{stats}");
@@ -558,13 +696,6 @@ fn files_without_the_column_are_answered_from_the_index() {
         let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
-        let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(ago)
-            .unwrap();
     }
     let d = dir.to_str().unwrap();
     build(d, &[]);

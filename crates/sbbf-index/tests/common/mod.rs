@@ -16,8 +16,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// File `k`: ids `k * 1000 .. + rows`, row groups of `rows / rgs` rows, filters sized for
-/// `ndv` values (0: no filter on `id`, only on `name`); modified a minute ago (recent files
-/// are not covered).
+/// `ndv` values (0: no filter on `id`, only on `name`). A build covers it only once its change
+/// time is 2 s old: [`sbbf_testkit::settle`] waits for that.
 pub fn write_file(path: &Path, k: i64, rows: usize, rgs: usize, ndv: u64) {
     let ids: Vec<i64> = (0..rows as i64).map(|i| k * 1000 + i).collect();
     let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
@@ -47,13 +47,6 @@ pub fn write_file(path: &Path, k: i64, rows: usize, rgs: usize, ndv: u64) {
     let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    let ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(ago)
-        .unwrap();
 }
 
 pub fn table(dir: &Path) {
@@ -68,6 +61,7 @@ pub fn table(dir: &Path) {
             ndv,
         );
     }
+    sbbf_testkit::settle(dir);
 }
 
 pub type Encode =
