@@ -4,7 +4,7 @@
 use crate::dynamic::SbbfSource;
 use crate::expr::predicate;
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{DFSchema, Result, ScalarValue, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -25,6 +25,11 @@ use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_expr::simplifier::PhysicalExprSimplifier;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr_adapter::{
+    DefaultPhysicalExprAdapterFactory, PhysicalExprAdapterFactory,
+};
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
@@ -35,6 +40,7 @@ use sbbf_parquet::prune::PreparedPredicate;
 use sbbf_parquet::remote::ObjectReader;
 use sbbf_parquet::IoPolicy;
 use sbbf_parquet::ParquetFile;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -552,11 +558,22 @@ enum Planned {
 
 /// DataFusion's min/max pruning of row groups, run before our filters so that the row groups
 /// it rules out cost no filter read (DataFusion's scan would run it after ours).
+///
+/// The files of a table need not share its schema (columns added, dropped, reordered, a
+/// struct's fields changed, other types): the predicate is written against the table's
+/// schema, and each file is pruned with it rewritten to that file's own schema, as
+/// DataFusion's scan rewrites it when it opens the file (a column the file lacks is null,
+/// a type that differs is cast). A pruning predicate built for one schema and used with
+/// another looks its columns up by the other's positions: a panic, or another column's
+/// statistics.
 pub(crate) struct StatsStep {
-    predicate: Arc<PruningPredicate>,
+    /// The scan's filters on the files' own columns, over the table's file schema.
+    expr: Arc<dyn PhysicalExpr>,
     schema: SchemaRef,
-    /// The top-level columns the predicate names.
-    columns: Vec<String>,
+    max_in: usize,
+    /// The pruning predicate of each file schema met so far (`None`: nothing to prune with
+    /// in files of that schema). Most tables have one or a few schemas.
+    by_schema: Mutex<HashMap<Schema, Option<Arc<PruningPredicate>>>>,
 }
 
 impl StatsStep {
@@ -575,29 +592,47 @@ impl StatsStep {
             .map(|f| without_long_lists(f, max_in))
             .filter(|f| !matches!(f, Expr::Literal(ScalarValue::Boolean(Some(true)), _)))
             .collect();
-        let mut columns: Vec<String> = own
-            .iter()
-            .flat_map(|f| f.column_refs().into_iter().map(|c| c.name().to_string()))
-            .collect();
-        columns.sort();
-        columns.dedup();
         let expr = datafusion::logical_expr::utils::conjunction(own)?;
         let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
-        let physical = state.create_physical_expr(expr, &df_schema).ok()?;
-        let predicate = PruningPredicateBuilder::new()
-            .with_file_schema(Arc::clone(schema))
-            .with_max_in_list_size(max_in)
-            .build(physical)?;
-        Some(StatsStep {
-            predicate,
+        let expr = state.create_physical_expr(expr, &df_schema).ok()?;
+        let step = StatsStep {
+            expr,
             schema: Arc::clone(schema),
-            columns,
-        })
+            max_in,
+            by_schema: Mutex::default(),
+        };
+        // Nothing to prune with in the table's own schema: none in any file's either.
+        step.predicate_for(schema)?;
+        Some(step)
+    }
+
+    /// The pruning predicate for files whose schema (as the scan reads them) is `file`.
+    fn predicate_for(&self, file: &Schema) -> Option<Arc<PruningPredicate>> {
+        let mut cache = self.by_schema.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = cache.get(file) {
+            return p.clone();
+        }
+        let file_ref = Arc::new(file.clone());
+        let built = (|| {
+            // DataFusion's own steps at file open: adapt to the file's schema, simplify
+            // (casts moved to the literals where they can be), build.
+            let adapter = DefaultPhysicalExprAdapterFactory
+                .create(Arc::clone(&self.schema), Arc::clone(&file_ref))
+                .ok()?;
+            let expr = adapter.rewrite(Arc::clone(&self.expr)).ok()?;
+            let expr = PhysicalExprSimplifier::new(file).simplify(expr).ok()?;
+            PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(&file_ref))
+                .with_max_in_list_size(self.max_in)
+                .build(expr)
+        })();
+        cache.insert(file.clone(), built.clone());
+        built
     }
 
     /// Narrows `plan` to the row groups whose statistics may match; returns how many it
-    /// skipped. A file whose columns the predicate names differ in type from the table's is
-    /// left alone (DataFusion's scan adapts its schema; here it stays "maybe").
+    /// skipped. A file whose schema cannot be read or whose predicate cannot be built is left
+    /// alone (its row groups stay "maybe").
     fn narrow(&self, metadata: &ParquetMetaData, plan: &mut ParquetAccessPlan) -> usize {
         let file_meta = metadata.file_metadata();
         let Ok(file_schema) =
@@ -608,18 +643,11 @@ impl StatsStep {
         // As DataFusion's scan reads the file: strings and binaries as the table's view types.
         let file_schema =
             apply_file_schema_type_coercions(&self.schema, &file_schema).unwrap_or(file_schema);
-        let same_types = self.columns.iter().all(|c| {
-            match (
-                file_schema.field_with_name(c),
-                self.schema.field_with_name(c),
-            ) {
-                (Ok(a), Ok(b)) => a.data_type() == b.data_type(),
-                _ => false,
-            }
-        });
-        if !same_types {
+        // Metadata plays no part in pruning: files differing only there share a predicate.
+        let file_schema = Schema::new(file_schema.fields().clone());
+        let Some(predicate) = self.predicate_for(&file_schema) else {
             return 0;
-        }
+        };
         let before = plan.row_group_index_iter().count();
         let mut filter = RowGroupAccessPlanFilter::new(plan.clone());
         // DataFusion's per-file counters want a metrics set; ours counts what matters.
@@ -629,7 +657,7 @@ impl StatsStep {
             &file_schema,
             file_meta.schema_descr(),
             metadata.row_groups(),
-            &self.predicate,
+            &predicate,
             &file_metrics,
         );
         let narrowed = filter.build();
