@@ -129,7 +129,7 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             .await
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
             .with_name(name.as_str());
-        if let Some(w) = table.listing_warning() {
+        for w in table.listing_warnings() {
             err!("sbbf query: warning: {w}");
         }
         let table = Arc::new(table);

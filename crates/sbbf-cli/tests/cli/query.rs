@@ -1026,7 +1026,7 @@ fn a_folder_whose_files_schemas_differ_is_pruned_file_by_file() {
             .collect();
         json_file(
             &dir.path().join(format!("{name}.parquet")),
-            schema_of(vec![Field::new("id", DataType::Int64, true)]),
+            schema_of(vec![Field::new("id", DataType::Int64, false)]),
             &rows,
             5,
         );
@@ -1219,4 +1219,149 @@ fn mixed_schema_folders_answer_as_datafusion_alone() {
     // The filters and statistics did skip row groups (of 24): the answers above are not
     // those of a scan that read everything.
     assert!(pruned > 20, "{pruned}");
+}
+
+#[test]
+fn a_folder_of_string_and_string_view_files_is_one_table() {
+    use arrow::datatypes::{DataType, Field, Fields};
+    // The same columns written as plain, view and large types (delta-rs rewrites files with
+    // views on DELETE): each file holds v0..v9 once, so each value is in 3 rows.
+    let dir = tempfile::tempdir().unwrap();
+    let kinds = [
+        (
+            "a.parquet",
+            DataType::Utf8,
+            DataType::Binary,
+            DataType::LargeUtf8,
+        ),
+        (
+            "b.parquet",
+            DataType::Utf8View,
+            DataType::BinaryView,
+            DataType::Utf8,
+        ),
+        (
+            "c.parquet",
+            DataType::LargeUtf8,
+            DataType::LargeBinary,
+            DataType::Utf8View,
+        ),
+    ];
+    for (name, s, b, other) in kinds {
+        let fields = vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", s.clone(), true),
+            Field::new("bin", b, true),
+            Field::new("big", other, true),
+            Field::new(
+                "st",
+                DataType::Struct(Fields::from(vec![Field::new("t", s, true)])),
+                true,
+            ),
+        ];
+        let rows: String = (0..10)
+            .map(|k| {
+                format!(
+                    r#"{{"id": {k}, "name": "v{k}", "bin": "b{k}", "big": "g{k}", "st": {{"t": "w{k}"}}}}"#
+                ) + "\n"
+            })
+            .collect();
+        json_file(&dir.path().join(name), schema_of(fields), &rows, 5);
+    }
+    let root = dir.path().to_str().unwrap();
+    let glob = format!("{root}/*.parquet");
+    for (sql, n) in [
+        ("SELECT count(*) AS n FROM t", 30),
+        ("SELECT count(*) AS n FROM t WHERE name = 'v3'", 3),
+        ("SELECT count(*) AS n FROM t WHERE big = 'g4'", 3),
+        ("SELECT count(*) AS n FROM t WHERE st['t'] = 'w5'", 3),
+        (
+            "SELECT count(*) AS n FROM t WHERE name IN ('v1', 'v2') AND big = 'g2'",
+            3,
+        ),
+        ("SELECT count(*) AS n FROM t WHERE bin = X'6235'", 3),
+        ("SELECT count(*) AS n FROM t WHERE name = 'v11'", 0),
+    ] {
+        let (rows, _) = ours_as_datafusion(root, sql);
+        assert_eq!(rows, vec![serde_json::json!({ "n": n })], "{sql}");
+        assert_eq!(count(&glob, sql), n, "{sql}");
+    }
+    let (rows, _) = ours_as_datafusion(
+        root,
+        "SELECT name, big, st['t'] AS t FROM t WHERE id = 7 ORDER BY name",
+    );
+    assert_eq!(
+        rows,
+        vec![serde_json::json!({"name": "v7", "big": "g7", "t": "w7"}); 3]
+    );
+}
+
+#[test]
+fn a_file_that_is_no_parquet_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    ids_file(&dir.path().join("a.parquet"), 0, 10);
+    ids_file(&dir.path().join("whole.parquet"), 10, 20);
+    let whole = std::fs::read(dir.path().join("whole.parquet")).unwrap();
+    // Cut short (a copy that stopped), and text with a Parquet name.
+    std::fs::write(dir.path().join("cut.parquet"), &whole[..whole.len() / 2]).unwrap();
+    let root = dir.path().to_str().unwrap().to_string();
+    let cut = format!("{root}/cut.parquet");
+    let text_file = format!("{root}/notes/readme.parquet");
+    std::fs::create_dir_all(format!("{root}/notes")).unwrap();
+    std::fs::write(&text_file, "not parquet at all\n").unwrap();
+    for (path, names) in [
+        // Of the two, the first by path.
+        (root.as_str(), "cut.parquet"),
+        (cut.as_str(), "cut.parquet"),
+        (text_file.as_str(), "readme.parquet"),
+    ] {
+        for extra in [&[][..], &["--no-sbbf"][..]] {
+            let mut args = vec!["query", path, "SELECT count(*) AS n FROM t WHERE id = 3"];
+            args.extend_from_slice(extra);
+            let o = sbbf(&args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{path}: {err}");
+            assert!(err.contains(names), "{path} {extra:?}: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn hive_columns_of_a_partly_hive_folder_are_null_or_said() {
+    // year=2023/x.parquet and year=2024/x.parquet, and loose.parquet at the root: DuckDB
+    // reads `year` as a column, null for the loose file.
+    let dir = tempfile::tempdir().unwrap();
+    ids_file(&dir.path().join("year=2023/x.parquet"), 0, 10);
+    ids_file(&dir.path().join("year=2024/x.parquet"), 10, 20);
+    ids_file(&dir.path().join("loose.parquet"), 20, 30);
+    let root = dir.path().to_str().unwrap();
+    let o = sbbf(&[
+        "query",
+        root,
+        "SELECT count(*) AS n FROM t",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // No row goes missing.
+    assert_eq!(json_rows(&o.stdout)[0]["n"], 30);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning") && err.contains("year") && err.contains("loose.parquet"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Without the loose file, all in partitions: `year` is a column, and no warning.
+    std::fs::remove_file(dir.path().join("loose.parquet")).unwrap();
+    let o = sbbf(&[
+        "query",
+        root,
+        "SELECT count(*) AS n FROM t WHERE year = 2024",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(json_rows(&o.stdout)[0]["n"], 10);
+    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
 }
