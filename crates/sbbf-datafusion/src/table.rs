@@ -222,11 +222,29 @@ impl SbbfTable {
             ),
             None if url.is_collection() => match list_files(state, &url, &ext).await {
                 Ok((store, files)) => {
+                    // Names starting with `_` or `.` below the root are not the table's
+                    // (a Spark job's `_temporary/`, `.hidden` files): when there are any,
+                    // the table lists through a view of its store that leaves them out.
+                    let before = files.len();
+                    let files: Vec<object_store::ObjectMeta> = files
+                        .into_iter()
+                        .filter(|m| !crate::visible::hidden_below(url.prefix(), &m.location))
+                        .collect();
+                    let table_url = if files.len() < before {
+                        crate::visible::visible_url(state.runtime_env(), &url, Arc::clone(&store))
+                            .ok_or_else(|| {
+                            datafusion::common::DataFusionError::Plan(format!(
+                                "{path}: cannot list it without its hidden files"
+                            ))
+                        })?
+                    } else {
+                        url.clone()
+                    };
                     let (partitions, why) = hive_partitions(&url, &files);
                     warnings.extend(why.map(|w| format!("{path}: {w}")));
                     (
                         (store, files),
-                        ListingTableConfig::new(url.clone()),
+                        ListingTableConfig::new(table_url),
                         partitions,
                     )
                 }
@@ -835,7 +853,12 @@ async fn bloom_narrow(
 /// filters once a few blocks are wanted (a request costs as much as 256 KiB); a local file's
 /// blocks where few are wanted ([`LOCAL_STORE_POLICY`]).
 pub(crate) fn policy_for(url: &datafusion::execution::object_store::ObjectStoreUrl) -> IoPolicy {
-    if url.as_str().starts_with("file://") {
+    // A local table listed without its hidden files has a scheme of its own (`visible`).
+    if url.as_str().starts_with("file://")
+        || url
+            .as_str()
+            .starts_with(crate::visible::LOCAL_SCHEME_PREFIX)
+    {
         LOCAL_STORE_POLICY
     } else {
         REMOTE_POLICY

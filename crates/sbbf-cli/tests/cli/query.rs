@@ -1296,6 +1296,61 @@ fn a_folder_of_string_and_string_view_files_is_one_table() {
     );
 }
 
+/// `dir` as a Spark job leaves it while a task writes, with hidden files beside: `a` and
+/// `sub/b` are the table (ids 0..10 and 10..20); the rest repeat ids 0..10.
+fn table_with_hidden_files(dir: &std::path::Path) {
+    ids_file(&dir.join("a.parquet"), 0, 10);
+    ids_file(&dir.join("sub/b.parquet"), 10, 20);
+    for hidden in [
+        "_temporary/0/_temporary/attempt_0/part-0.parquet",
+        ".hidden.parquet",
+        "_partial.parquet",
+        "sub/.spark-staging-1/part-1.parquet",
+        ".cache/c.parquet",
+    ] {
+        ids_file(&dir.join(hidden), 0, 10);
+    }
+}
+
+#[test]
+fn names_starting_with_underscore_or_dot_are_not_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    table_with_hidden_files(dir.path());
+    let root = dir.path().to_str().unwrap();
+    assert_eq!(count(root, "SELECT count(*) AS n FROM t"), 20);
+    assert_eq!(count(root, "SELECT count(*) AS n FROM t WHERE id = 5"), 1);
+    let (_, s) = query_stats(root, "SELECT count(*) AS n FROM t", &[]);
+    assert_eq!(u(&s, "row_groups"), 2, "{s}");
+    let (rows, _) = ours_as_datafusion(root, "SELECT count(*) AS n FROM t WHERE id IN (5, 15)");
+    assert_eq!(rows, vec![serde_json::json!({ "n": 2 })]);
+    // probe names the same two files.
+    let o = sbbf(&["probe", root, "id", "5", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        !out.contains("_temporary") && !out.contains(".hidden"),
+        "{out}"
+    );
+    // A file or glob named explicitly is read.
+    let part = format!("{root}/_temporary/0/_temporary/attempt_0/part-0.parquet");
+    assert_eq!(count(&part, "SELECT count(*) AS n FROM t"), 10);
+    let glob = format!("{root}/_temporary/*/*/*/*.parquet");
+    assert_eq!(count(&glob, "SELECT count(*) AS n FROM t"), 10);
+    let hidden = format!("{root}/.hidden.parquet");
+    assert_eq!(
+        count(&hidden, "SELECT count(*) AS n FROM t WHERE id = 5"),
+        1
+    );
+    // Every command that takes a directory says so.
+    for cmd in ["query", "probe", "inspect", "verify", "index"] {
+        let o = sbbf(&[cmd, "--help"]);
+        let help = text(&o.stdout);
+        let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("start with `_` or `.`"), "{cmd}: {help}");
+    }
+}
+
 #[test]
 fn a_file_that_is_no_parquet_is_named_in_the_error() {
     let dir = tempfile::tempdir().unwrap();
