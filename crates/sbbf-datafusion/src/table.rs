@@ -161,6 +161,12 @@ impl SbbfTable {
     /// files give. Below a directory or prefix laid out in hive partitions
     /// (`year=2024/month=01/x.parquet`), the partition keys are columns too, typed as DuckDB
     /// types them, and filters on them leave files out of the listing.
+    ///
+    /// A directory or prefix is its `*.parquet` files except those under a name starting
+    /// with `_` or `.` below it (`_temporary/`, `.hidden`: Spark's, Hive's and pyarrow's
+    /// rule); its schema merges all its files' (strings and binaries of different kinds
+    /// read as the view type), a glob's is its first file's (as DataFusion's). A footer that
+    /// cannot be read is an error naming its file.
     pub async fn try_new(state: &dyn Session, path: &str) -> Result<SbbfTable> {
         SbbfTable::with_pruning(state, path, true).await
     }
@@ -205,11 +211,11 @@ impl SbbfTable {
         } else {
             options.with_file_extension("")
         };
-        // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
-        // folder (DataFusion's own glob matching lets it cross folders).
         let mut warnings = Vec::new();
         // The table's files, listed once: for its partition keys and its schema.
         let ext = options.file_extension.clone();
+        // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
+        // folder (DataFusion's own glob matching lets it cross folders).
         let local_glob = local_glob_files(path)?;
         // A local glob's schema is its first file's, as DataFusion takes the schema of a list
         // of files; any other table's merges those of all its files.

@@ -1364,9 +1364,12 @@ fn a_file_that_is_no_parquet_is_named_in_the_error() {
     let text_file = format!("{root}/notes/readme.parquet");
     std::fs::create_dir_all(format!("{root}/notes")).unwrap();
     std::fs::write(&text_file, "not parquet at all\n").unwrap();
+    // A glob's schema is its first file's (a.parquet), yet every footer it names is read.
+    let glob = format!("{root}/*.parquet");
     for (path, names) in [
         // Of the two, the first by path.
         (root.as_str(), "cut.parquet"),
+        (glob.as_str(), "cut.parquet"),
         (cut.as_str(), "cut.parquet"),
         (text_file.as_str(), "readme.parquet"),
     ] {
