@@ -1216,9 +1216,9 @@ fn mixed_schema_folders_answer_as_datafusion_alone() {
         assert!(!rows.is_empty(), "{sql}");
         pruned += p;
     }
-    // The filters and statistics did skip row groups (of 24): the answers above are not
-    // those of a scan that read everything.
-    assert!(pruned > 20, "{pruned}");
+    // The filters and statistics did skip row groups (233 of the 24 queries' 576 when this
+    // was written): the answers above are not those of scans that read everything.
+    assert!(pruned > 100, "{pruned}");
 }
 
 #[test]
