@@ -1386,6 +1386,36 @@ fn a_file_that_is_no_parquet_is_named_in_the_error() {
 }
 
 #[test]
+fn files_whose_column_types_differ_are_an_error_naming_the_file() {
+    use arrow::datatypes::{DataType, Field};
+    // `id` as int32 in a.parquet and int64 in b.parquet: no one type (DataFusion refuses to
+    // merge them too); the error says which file and how.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, t) in [
+        ("a.parquet", DataType::Int32),
+        ("b.parquet", DataType::Int64),
+    ] {
+        json_file(
+            &dir.path().join(name),
+            schema_of(vec![Field::new("id", t, true)]),
+            "{\"id\": 1}\n",
+            5,
+        );
+    }
+    let o = sbbf(&[
+        "query",
+        dir.path().to_str().unwrap(),
+        "SELECT count(*) FROM t",
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("b.parquet") && err.contains("Int64") && err.contains("Int32"),
+        "{err}"
+    );
+}
+
+#[test]
 fn hive_columns_of_a_partly_hive_folder_are_null_or_said() {
     // year=2023/x.parquet and year=2024/x.parquet, and loose.parquet at the root: DuckDB
     // reads `year` as a column, null for the loose file.
