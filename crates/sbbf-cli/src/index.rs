@@ -24,7 +24,10 @@ use sbbf_parquet::{Encoded, IoStats};
 /// changed or removed after the build are never answered from the index: they are probed
 /// directly (`sbbf index update` brings it up to date, reading only those files).
 /// `sbbf probe` uses the index when its PATH is the table root itself: the directory, or the
-/// object-store prefix ending in / (`--no-index` reads every file).
+/// object-store prefix ending in / (`--no-index` reads every file). The table is every
+/// *.parquet file below its root except those under names that start with `_` or `.`
+/// (a job's `_temporary/` output, `.hidden` files, the index's own folder), as Spark, Hive
+/// and pyarrow read a folder, and as `sbbf probe` and `sbbf query` read it.
 ///
 /// Examples:
 ///   sbbf index build data/

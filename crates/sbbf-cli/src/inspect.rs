@@ -27,7 +27,10 @@ use sbbf_parquet::report::{inspect_each, ErrorLine, FileReport, InspectReport};
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct InspectArgs {
-    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob.
+    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob. Below a
+    /// directory, files and folders whose names start with `_` or `.` are skipped (a job's
+    /// `_temporary/` output, `.hidden` files), as Spark, Hive and pyarrow skip them; a file
+    /// or glob named explicitly is read.
     pub file: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -54,7 +54,10 @@ pub struct ProbeArgs {
     /// also gs://, az://, http(s)://. Credentials and endpoint come from the AWS_*, GOOGLE_* and
     /// AZURE_* environment variables (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, ...); an
     /// http:// endpoint (a local S3 server) also needs AWS_ALLOW_HTTP=true. An http(s):// URL
-    /// names one file (one ending in / is listed with WebDAV).
+    /// names one file (one ending in / is listed with WebDAV). Below a directory or prefix,
+    /// files and folders whose names start with `_` or `.` are skipped (a job's `_temporary/`
+    /// output, `.hidden` files), as Spark, Hive and pyarrow skip them; a file or glob named
+    /// explicitly is read.
     pub file: String,
     /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`; `a\.b` for a column
     /// whose name contains a dot.

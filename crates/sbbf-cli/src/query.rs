@@ -40,7 +40,13 @@ pub struct QueryArgs {
     /// A Parquet file, a directory (every `*.parquet` below it), a glob, or an object-store
     /// URL (s3://, gs://, az://, http(s)://; a URL ending in `/` is a prefix). Below a
     /// directory or prefix in hive partitions (`year=2024/month=01/x.parquet`) the keys are
-    /// columns (`WHERE year = 2024` reads only those folders' files).
+    /// columns (`WHERE year = 2024` reads only those folders' files; when only some files
+    /// are in such folders, the keys are not columns, and a warning says so). Below a
+    /// directory or prefix, files and folders whose names start with `_` or `.` are skipped
+    /// (a job's `_temporary/` output, `.hidden` files), as Spark, Hive and pyarrow skip them;
+    /// a file or glob named explicitly is read. The files of a directory or prefix may
+    /// differ in schema (columns added, dropped or reordered, struct fields, `string` in one
+    /// and `string_view` or `large_string` in another); a glob's schema is its first file's.
     path: String,
     /// The query; the files are table `t`.
     sql: String,
@@ -129,7 +135,7 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             .await
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
             .with_name(name.as_str());
-        if let Some(w) = table.listing_warning() {
+        for w in table.listing_warnings() {
             err!("sbbf query: warning: {w}");
         }
         let table = Arc::new(table);

@@ -28,7 +28,10 @@ use sbbf_parquet::report::{verify_each, ErrorLine, FileReport, VerifyReport};
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct VerifyArgs {
-    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob.
+    /// A Parquet file, a directory (every *.parquet below it) or a quoted glob. Below a
+    /// directory, files and folders whose names start with `_` or `.` are skipped (a job's
+    /// `_temporary/` output, `.hidden` files), as Spark, Hive and pyarrow skip them; a file
+    /// or glob named explicitly is read.
     pub file: String,
     /// Only these columns (dotted paths); repeatable. Default: every column with a filter.
     #[arg(long = "column", short = 'c')]

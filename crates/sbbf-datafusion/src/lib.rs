@@ -37,6 +37,7 @@ mod expr;
 mod index;
 mod stats;
 mod table;
+mod visible;
 
 pub use dynamic::SbbfSource;
 pub use expr::{dynamic_predicate, predicate};

@@ -4,7 +4,7 @@
 use crate::dynamic::SbbfSource;
 use crate::expr::predicate;
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{DFSchema, Result, ScalarValue, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -22,9 +22,15 @@ use datafusion::datasource::physical_plan::{
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::TableProvider;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_expr::simplifier::PhysicalExprSimplifier;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr_adapter::{
+    DefaultPhysicalExprAdapterFactory, PhysicalExprAdapterFactory,
+};
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
@@ -35,6 +41,7 @@ use sbbf_parquet::prune::PreparedPredicate;
 use sbbf_parquet::remote::ObjectReader;
 use sbbf_parquet::IoPolicy;
 use sbbf_parquet::ParquetFile;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -128,8 +135,9 @@ pub struct SbbfTable {
     file_concurrency: usize,
     name: Option<String>,
     index: Option<TableIndex>,
-    /// What listing the files met and went around (a symbolic link loop), to show once.
-    listing_warning: Option<String>,
+    /// What listing the files met and went around (a symbolic link loop, hive folders that
+    /// are not columns), to show once.
+    warnings: Vec<String>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -153,6 +161,12 @@ impl SbbfTable {
     /// files give. Below a directory or prefix laid out in hive partitions
     /// (`year=2024/month=01/x.parquet`), the partition keys are columns too, typed as DuckDB
     /// types them, and filters on them leave files out of the listing.
+    ///
+    /// A directory or prefix is its `*.parquet` files except those under a name starting
+    /// with `_` or `.` below it (`_temporary/`, `.hidden`: Spark's, Hive's and pyarrow's
+    /// rule); its schema merges all its files' (strings and binaries of different kinds
+    /// read as the view type), a glob's is its first file's (as DataFusion's). A footer that
+    /// cannot be read is an error naming its file.
     pub async fn try_new(state: &dyn Session, path: &str) -> Result<SbbfTable> {
         SbbfTable::with_pruning(state, path, true).await
     }
@@ -197,50 +211,94 @@ impl SbbfTable {
         } else {
             options.with_file_extension("")
         };
+        let mut warnings = Vec::new();
+        // The table's files, listed once: for its partition keys and its schema.
+        let ext = options.file_extension.clone();
         // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
         // folder (DataFusion's own glob matching lets it cross folders).
-        let mut listing_warning = None;
-        // A directory's or prefix's listing, once: for its partition keys and its schema.
-        let mut listed = None;
-        let (config, partitions) = match local_glob_files(path)? {
-            Some(files) => (ListingTableConfig::new_with_multi_paths(files), Vec::new()),
-            None if url.is_collection() => {
-                match list_files(state, &url, &options.file_extension).await {
-                    Ok((store, files)) => {
-                        let partitions = hive_partitions(&url, &files);
-                        listed = Some((store, files));
-                        (ListingTableConfig::new(url.clone()), partitions)
-                    }
-                    // DataFusion's walk of a local directory stops at a symbolic link loop:
-                    // the files are then found as every other command finds them (a loop is
-                    // not entered), and the table says so once.
-                    Err(e) if !sbbf_parquet::remote::is_remote_url(path) && is_loop(&e) => {
-                        listing_warning = Some(format!(
-                            "{path}: {e}; the loop is not followed (each file below {path} \
-                             is read once)"
-                        ));
-                        let files = local_listing(path)?;
-                        (ListingTableConfig::new_with_multi_paths(files), Vec::new())
-                    }
-                    Err(e) => return Err(e),
+        let local_glob = local_glob_files(path)?;
+        // A local glob's schema is its first file's, as DataFusion takes the schema of a list
+        // of files; any other table's merges those of all its files.
+        let merge = local_glob.is_none();
+        let ((store, files), config, partitions) = match local_glob {
+            Some(urls) => (
+                objects_of(state, &urls).await?,
+                ListingTableConfig::new_with_multi_paths(urls),
+                Vec::new(),
+            ),
+            None if url.is_collection() => match list_files(state, &url, &ext).await {
+                Ok((store, files)) => {
+                    // Names starting with `_` or `.` below the root are not the table's
+                    // (a Spark job's `_temporary/`, `.hidden` files): when there are any,
+                    // the table lists through a view of its store that leaves them out.
+                    let before = files.len();
+                    let files: Vec<object_store::ObjectMeta> = files
+                        .into_iter()
+                        .filter(|m| !crate::visible::hidden_below(url.prefix(), &m.location))
+                        .collect();
+                    let table_url = if files.len() < before {
+                        crate::visible::visible_url(state.runtime_env(), &url, Arc::clone(&store))
+                            .ok_or_else(|| {
+                            datafusion::common::DataFusionError::Plan(format!(
+                                "{path}: cannot list it without its hidden files"
+                            ))
+                        })?
+                    } else {
+                        url.clone()
+                    };
+                    let (partitions, why) = hive_partitions(&url, &files);
+                    warnings.extend(why.map(|w| format!("{path}: {w}")));
+                    (
+                        (store, files),
+                        ListingTableConfig::new(table_url),
+                        partitions,
+                    )
                 }
-            }
-            None => (ListingTableConfig::new(url.clone()), Vec::new()),
+                // DataFusion's walk of a local directory stops at a symbolic link loop:
+                // the files are then found as every other command finds them (a loop is
+                // not entered), and the table says so once.
+                Err(e) if !sbbf_parquet::remote::is_remote_url(path) && is_loop(&e) => {
+                    warnings.push(format!(
+                        "{path}: {e}; the loop is not followed (each file below {path} \
+                         is read once)"
+                    ));
+                    let urls = local_listing(path)?;
+                    (
+                        objects_of(state, &urls).await?,
+                        ListingTableConfig::new_with_multi_paths(urls),
+                        Vec::new(),
+                    )
+                }
+                Err(e) => return Err(e),
+            },
+            None => (
+                list_files(state, &url, &ext).await?,
+                ListingTableConfig::new(url.clone()),
+                Vec::new(),
+            ),
         };
         // A directory or prefix may have an index; anything else has none.
         let root = match sbbf_index::Root::open(path) {
             Ok(Some(root)) if enabled && use_index && url.is_collection() => Some(root),
             _ => None,
         };
-        let known = match (&root, listed) {
-            (Some(root), Some(listed)) => {
-                schema_from_index(state, &url, &options, root, listed).await
+        let known = match &root {
+            Some(root) if url.is_collection() => {
+                schema_from_index(state, &url, &options, root, (&store, &files)).await
             }
             _ => None,
         };
+        let schema = match known {
+            Some(schema) => Some(schema),
+            None if files.iter().any(|m| m.size > 0) => {
+                Some(infer_schema(state, &options, &url, &store, &files, merge).await?)
+            }
+            None => None,
+        };
         let config = config.with_listing_options(options);
-        let mut config = match known {
+        let mut config = match schema {
             Some(schema) => config.with_schema(schema),
+            // No file to learn from: DataFusion says what it makes of that.
             None => config.infer_schema(state).await?,
         };
         // Partition columns are columns, unless the files have a column of the name (then
@@ -273,7 +331,7 @@ impl SbbfTable {
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
             index,
-            listing_warning,
+            warnings,
         })
     }
 
@@ -297,10 +355,11 @@ impl SbbfTable {
             .map(String::as_str)
     }
 
-    /// What listing the table's files met and went around (a symbolic link loop below a
-    /// directory: not entered, as every other command does), to show once.
-    pub fn listing_warning(&self) -> Option<&str> {
-        self.listing_warning.as_deref()
+    /// What listing the table's files met and went around, to show once each: a symbolic
+    /// link loop below a directory (not entered, as every other command does); hive folders
+    /// (`year=2024/`) that are not columns because other files are not in such folders.
+    pub fn listing_warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Files and row groups the index left out of this table's scans so far.
@@ -399,7 +458,7 @@ impl SbbfTable {
             file_concurrency: DEFAULT_FILE_CONCURRENCY,
             name: None,
             index: None,
-            listing_warning: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -552,11 +611,22 @@ enum Planned {
 
 /// DataFusion's min/max pruning of row groups, run before our filters so that the row groups
 /// it rules out cost no filter read (DataFusion's scan would run it after ours).
+///
+/// The files of a table need not share its schema (columns added, dropped, reordered, a
+/// struct's fields changed, other types): the predicate is written against the table's
+/// schema, and each file is pruned with it rewritten to that file's own schema, as
+/// DataFusion's scan rewrites it when it opens the file (a column the file lacks is null,
+/// a type that differs is cast). A pruning predicate built for one schema and used with
+/// another looks its columns up by the other's positions: a panic, or another column's
+/// statistics.
 pub(crate) struct StatsStep {
-    predicate: Arc<PruningPredicate>,
+    /// The scan's filters on the files' own columns, over the table's file schema.
+    expr: Arc<dyn PhysicalExpr>,
     schema: SchemaRef,
-    /// The top-level columns the predicate names.
-    columns: Vec<String>,
+    max_in: usize,
+    /// The pruning predicate of each file schema met so far (`None`: nothing to prune with
+    /// in files of that schema). Most tables have one or a few schemas.
+    by_schema: Mutex<HashMap<Schema, Option<Arc<PruningPredicate>>>>,
 }
 
 impl StatsStep {
@@ -575,29 +645,47 @@ impl StatsStep {
             .map(|f| without_long_lists(f, max_in))
             .filter(|f| !matches!(f, Expr::Literal(ScalarValue::Boolean(Some(true)), _)))
             .collect();
-        let mut columns: Vec<String> = own
-            .iter()
-            .flat_map(|f| f.column_refs().into_iter().map(|c| c.name().to_string()))
-            .collect();
-        columns.sort();
-        columns.dedup();
         let expr = datafusion::logical_expr::utils::conjunction(own)?;
         let df_schema = DFSchema::try_from(Arc::clone(schema)).ok()?;
-        let physical = state.create_physical_expr(expr, &df_schema).ok()?;
-        let predicate = PruningPredicateBuilder::new()
-            .with_file_schema(Arc::clone(schema))
-            .with_max_in_list_size(max_in)
-            .build(physical)?;
-        Some(StatsStep {
-            predicate,
+        let expr = state.create_physical_expr(expr, &df_schema).ok()?;
+        let step = StatsStep {
+            expr,
             schema: Arc::clone(schema),
-            columns,
-        })
+            max_in,
+            by_schema: Mutex::default(),
+        };
+        // Nothing to prune with in the table's own schema: none in any file's either.
+        step.predicate_for(schema)?;
+        Some(step)
+    }
+
+    /// The pruning predicate for files whose schema (as the scan reads them) is `file`.
+    fn predicate_for(&self, file: &Schema) -> Option<Arc<PruningPredicate>> {
+        let mut cache = self.by_schema.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = cache.get(file) {
+            return p.clone();
+        }
+        let file_ref = Arc::new(file.clone());
+        let built = (|| {
+            // DataFusion's own steps at file open: adapt to the file's schema, simplify
+            // (casts moved to the literals where they can be), build.
+            let adapter = DefaultPhysicalExprAdapterFactory
+                .create(Arc::clone(&self.schema), Arc::clone(&file_ref))
+                .ok()?;
+            let expr = adapter.rewrite(Arc::clone(&self.expr)).ok()?;
+            let expr = PhysicalExprSimplifier::new(file).simplify(expr).ok()?;
+            PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(&file_ref))
+                .with_max_in_list_size(self.max_in)
+                .build(expr)
+        })();
+        cache.insert(file.clone(), built.clone());
+        built
     }
 
     /// Narrows `plan` to the row groups whose statistics may match; returns how many it
-    /// skipped. A file whose columns the predicate names differ in type from the table's is
-    /// left alone (DataFusion's scan adapts its schema; here it stays "maybe").
+    /// skipped. A file whose schema cannot be read or whose predicate cannot be built is left
+    /// alone (its row groups stay "maybe").
     fn narrow(&self, metadata: &ParquetMetaData, plan: &mut ParquetAccessPlan) -> usize {
         let file_meta = metadata.file_metadata();
         let Ok(file_schema) =
@@ -608,18 +696,11 @@ impl StatsStep {
         // As DataFusion's scan reads the file: strings and binaries as the table's view types.
         let file_schema =
             apply_file_schema_type_coercions(&self.schema, &file_schema).unwrap_or(file_schema);
-        let same_types = self.columns.iter().all(|c| {
-            match (
-                file_schema.field_with_name(c),
-                self.schema.field_with_name(c),
-            ) {
-                (Ok(a), Ok(b)) => a.data_type() == b.data_type(),
-                _ => false,
-            }
-        });
-        if !same_types {
+        // Metadata plays no part in pruning: files differing only there share a predicate.
+        let file_schema = Schema::new(file_schema.fields().clone());
+        let Some(predicate) = self.predicate_for(&file_schema) else {
             return 0;
-        }
+        };
         let before = plan.row_group_index_iter().count();
         let mut filter = RowGroupAccessPlanFilter::new(plan.clone());
         // DataFusion's per-file counters want a metrics set; ours counts what matters.
@@ -629,7 +710,7 @@ impl StatsStep {
             &file_schema,
             file_meta.schema_descr(),
             metadata.row_groups(),
-            &self.predicate,
+            &predicate,
             &file_metrics,
         );
         let narrowed = filter.build();
@@ -778,7 +859,12 @@ async fn bloom_narrow(
 /// filters once a few blocks are wanted (a request costs as much as 256 KiB); a local file's
 /// blocks where few are wanted ([`LOCAL_STORE_POLICY`]).
 pub(crate) fn policy_for(url: &datafusion::execution::object_store::ObjectStoreUrl) -> IoPolicy {
-    if url.as_str().starts_with("file://") {
+    // A local table listed without its hidden files has a scheme of its own (`visible`).
+    if url.as_str().starts_with("file://")
+        || url
+            .as_str()
+            .starts_with(crate::visible::LOCAL_SCHEME_PREFIX)
+    {
         LOCAL_STORE_POLICY
     } else {
         REMOTE_POLICY
@@ -962,12 +1048,12 @@ async fn schema_from_index(
     url: &ListingTableUrl,
     options: &ListingOptions,
     root: &sbbf_index::Root,
-    (store, files): (Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>),
+    (store, files): (&Arc<dyn ObjectStore>, &[object_store::ObjectMeta]),
 ) -> Option<SchemaRef> {
     let (loaded, _) = root.load().await.ok()??;
     // Empty files tell no schema (DataFusion leaves them out too); its order, by location.
     let mut files: Vec<object_store::ObjectMeta> =
-        files.into_iter().filter(|m| m.size > 0).collect();
+        files.iter().filter(|m| m.size > 0).cloned().collect();
     files.sort_by(|a, b| a.location.cmp(&b.location));
     if files.is_empty() {
         return None;
@@ -1008,9 +1094,7 @@ async fn schema_from_index(
             None => true,
         })
         .collect();
-    options
-        .format
-        .infer_schema(state, &store, &chosen)
+    infer_schema(state, options, url, store, &chosen, true)
         .await
         .ok()
 }
@@ -1034,37 +1118,48 @@ async fn list_files(
 /// the `key=value` folders every file sits in, in order, typed as DuckDB infers them
 /// (`BIGINT` when every value is an integer written as one, `01` is not; else a string).
 /// None when some file's folders do not name the same keys in the same order: DataFusion
-/// would leave such files out of the table, and no file may go missing.
+/// would leave such files out of the table, and no file may go missing. Then, when some
+/// file is in `key=value` folders, why those keys are no columns (DuckDB would read them,
+/// null for the other files): to say.
 fn hive_partitions(
     url: &ListingTableUrl,
     files: &[object_store::ObjectMeta],
-) -> Vec<(String, DataType)> {
-    let mut keys: Option<Vec<String>> = None;
-    let mut integer: Vec<bool> = Vec::new();
-    for f in files {
-        let Some(parts) = url.strip_prefix(&f.location) else {
-            return Vec::new();
-        };
-        let mut parts: Vec<&str> = parts.collect();
+) -> (Vec<(String, DataType)>, Option<String>) {
+    // Each file's keys, or None when a folder on its way is no `key=value` one.
+    let layout = |f: &object_store::ObjectMeta| -> Option<(Vec<String>, Vec<String>)> {
+        let mut parts: Vec<&str> = url.strip_prefix(&f.location)?.collect();
         parts.pop(); // the file's own name
-        let mut these = Vec::with_capacity(parts.len());
+        let mut keys = Vec::with_capacity(parts.len());
         let mut values = Vec::with_capacity(parts.len());
         for part in parts {
             match part.split_once('=') {
                 Some((k, v)) if !k.is_empty() => {
-                    these.push(k.to_string());
-                    values.push(v);
+                    keys.push(k.to_string());
+                    values.push(v.to_string());
                 }
-                // A folder that is no partition: no partitioning (DataFusion's too).
-                _ => return Vec::new(),
+                _ => return None,
             }
         }
+        Some((keys, values))
+    };
+    let mut keys: Option<Vec<String>> = None;
+    let mut integer: Vec<bool> = Vec::new();
+    // The first file in `key=value` folders and the first whose layout differs from it.
+    let mut odd: Option<&object_store::ObjectMeta> = None;
+    for f in files {
+        let Some((these, values)) = layout(f) else {
+            odd = Some(f);
+            break;
+        };
         match &keys {
             None => {
                 integer = vec![true; these.len()];
                 keys = Some(these);
             }
-            Some(k) if *k != these => return Vec::new(),
+            Some(k) if *k != these => {
+                odd = Some(f);
+                break;
+            }
             Some(_) => {}
         }
         for (i, v) in values.iter().enumerate() {
@@ -1072,11 +1167,261 @@ fn hive_partitions(
             integer[i] &= v.parse::<i64>().is_ok_and(|n| n.to_string() == *v);
         }
     }
-    keys.unwrap_or_default()
-        .into_iter()
-        .zip(integer)
-        .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
-        .collect()
+    let Some(odd) = odd else {
+        let partitions = keys
+            .unwrap_or_default()
+            .into_iter()
+            .zip(integer)
+            .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
+            .collect();
+        return (partitions, None);
+    };
+    // Keys named by the folders of some file: those a reader might expect as columns.
+    let hive = files.iter().find_map(|f| {
+        let parts: Vec<&str> = url.strip_prefix(&f.location)?.collect();
+        let keys: Vec<&str> = parts[..parts.len().saturating_sub(1)]
+            .iter()
+            .filter_map(|p| p.split_once('=').map(|(k, _)| k).filter(|k| !k.is_empty()))
+            .collect();
+        (!keys.is_empty()).then(|| (f, keys.join(", ")))
+    });
+    let why = hive.map(|(f, keys)| {
+        let other = if std::ptr::eq(f, odd) {
+            files.first().unwrap_or(f)
+        } else {
+            odd
+        };
+        format!(
+            "the hive partition folders ({keys}) are not read as columns: {} is in them and \
+             {} is not in the same key=value folders (every file is read)",
+            object_name(url, &f.location),
+            object_name(url, &other.location)
+        )
+    });
+    (Vec::new(), why)
+}
+
+/// Every object the file URLs `urls` name (a glob's files), in one store.
+async fn objects_of(
+    state: &dyn Session,
+    urls: &[ListingTableUrl],
+) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
+    let mut store = None;
+    let mut out = Vec::with_capacity(urls.len());
+    for u in urls {
+        let (s, files) = list_files(state, u, "").await?;
+        store.get_or_insert(s);
+        out.extend(files);
+    }
+    let store = match store {
+        Some(s) => s,
+        None => state
+            .runtime_env()
+            .object_store(ObjectStoreUrl::local_filesystem())?,
+    };
+    Ok((store, out))
+}
+
+/// Where an object of the table at `url` is, as a user names it: a local path, or a URL.
+fn object_name(url: &ListingTableUrl, location: &object_store::path::Path) -> String {
+    if url.scheme() == "file" {
+        format!("/{location}")
+    } else {
+        format!("{}{location}", url.object_store().as_str())
+    }
+}
+
+/// The schema of the table at `url` whose files are `files` (of `store`): each file's as
+/// DataFusion reads it (its format options applied), merged in the order of their locations
+/// (`merge`), or the first's (a local glob's files, as DataFusion takes the schema of a list
+/// of files; the others' footers are still read, so that a damaged one is named now, and
+/// the scan finds them in the cache). A footer that cannot be read is an error naming its
+/// file.
+///
+/// Files may differ in the kind of a string or binary column (`string` in one, `string_view`
+/// in another: delta-rs rewrites files with views; large types), which DataFusion's merge
+/// refuses: such a column is read as the view type in every file, as DuckDB and pyarrow
+/// read those files as one table.
+async fn infer_schema(
+    state: &dyn Session,
+    options: &ListingOptions,
+    url: &ListingTableUrl,
+    store: &Arc<dyn ObjectStore>,
+    files: &[object_store::ObjectMeta],
+    merge: bool,
+) -> Result<SchemaRef> {
+    use datafusion::common::DataFusionError;
+    use futures::TryStreamExt;
+    let format = &options.format;
+    let concurrency = state
+        .config_options()
+        .execution
+        .meta_fetch_concurrency
+        .get();
+    // By location, as DataFusion orders them: columns in the order files bring them, and the
+    // first damaged file in that order is the one named, whatever the reads' timing.
+    let mut files: Vec<&object_store::ObjectMeta> = files.iter().filter(|m| m.size > 0).collect();
+    files.sort_by(|a, b| a.location.cmp(&b.location));
+    let schemas: Vec<(object_store::path::Path, SchemaRef)> = futures::stream::iter(files)
+        .map(|m| async move {
+            match format
+                .infer_schema(state, store, std::slice::from_ref(m))
+                .await
+            {
+                Ok(schema) => Ok((m.location.clone(), schema)),
+                Err(e) => Err(DataFusionError::Execution(format!(
+                    "{}: {e}",
+                    object_name(url, &m.location)
+                ))),
+            }
+        })
+        .buffered(concurrency)
+        .try_collect()
+        .await?;
+    if !merge {
+        return Ok(schemas
+            .into_iter()
+            .next()
+            .map(|(_, s)| s)
+            .unwrap_or_else(|| Arc::new(Schema::empty())));
+    }
+    let merged = match Schema::try_merge(schemas.iter().map(|(_, s)| s.as_ref().clone())) {
+        Ok(s) => s,
+        Err(_) => {
+            let mut merged = Schema::empty();
+            for (location, schema) in &schemas {
+                merged = merge_views(&merged, schema).map_err(|e| {
+                    DataFusionError::Plan(format!(
+                        "{}: its schema does not merge with that of the files before it: {e}",
+                        object_name(url, location)
+                    ))
+                })?;
+            }
+            merged
+        }
+    };
+    let all: Vec<&Schema> = schemas.iter().map(|(_, s)| s.as_ref()).collect();
+    Ok(Arc::new(nullable_where_missing(merged, &all)))
+}
+
+/// `merged` with every column (and struct field) that some file of `files` lacks made
+/// nullable: that file's rows hold nulls there. A column declared non-null in the files
+/// that have it would otherwise fail the scan of a file without it.
+fn nullable_where_missing(merged: Schema, files: &[&Schema]) -> Schema {
+    use datafusion::arrow::datatypes::{Field, Fields};
+    /// The field with every child some of `others` (the same field in each file that has
+    /// it) lacks made nullable, itself too when `missing`.
+    fn fix(field: &Field, others: &[&Field], missing: bool) -> Field {
+        let mut f = field.clone();
+        if missing {
+            f = f.with_nullable(true);
+        }
+        if let DataType::Struct(children) = field.data_type() {
+            let fixed: Fields = children
+                .iter()
+                .map(|c| {
+                    let theirs: Vec<&Field> = others
+                        .iter()
+                        .filter_map(|o| match o.data_type() {
+                            DataType::Struct(cs) => cs.find(c.name()).map(|(_, x)| x.as_ref()),
+                            _ => None,
+                        })
+                        .collect();
+                    Arc::new(fix(c, &theirs, theirs.len() < others.len()))
+                })
+                .collect();
+            f = f.with_data_type(DataType::Struct(fixed));
+        }
+        f
+    }
+    let fields: Vec<Field> = merged
+        .fields()
+        .iter()
+        .map(|f| {
+            let theirs: Vec<&Field> = files
+                .iter()
+                .filter_map(|s| s.field_with_name(f.name()).ok())
+                .collect();
+            fix(f, &theirs, theirs.len() < files.len())
+        })
+        .collect();
+    Schema::new_with_metadata(fields, merged.metadata().clone())
+}
+
+/// `a` and `b` merged as Arrow merges schemas (columns and struct fields added, each type
+/// the same in both), except that a string or binary column of two kinds is one column of
+/// the view type.
+fn merge_views(a: &Schema, b: &Schema) -> std::result::Result<Schema, String> {
+    use datafusion::arrow::datatypes::Field;
+    let mut fields: Vec<Field> = a.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for f in b.fields() {
+        match fields.iter_mut().find(|g| g.name() == f.name()) {
+            Some(g) => {
+                let t = reconcile(g.data_type(), f.data_type()).ok_or_else(|| {
+                    format!(
+                        "column {} is {} there and {} before",
+                        f.name(),
+                        f.data_type(),
+                        g.data_type()
+                    )
+                })?;
+                let nullable = g.is_nullable() || f.is_nullable();
+                *g = g.clone().with_data_type(t).with_nullable(nullable);
+            }
+            None => fields.push(f.as_ref().clone()),
+        }
+    }
+    let mut metadata = a.metadata().clone();
+    for (k, v) in b.metadata() {
+        metadata.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    Ok(Schema::new_with_metadata(fields, metadata))
+}
+
+/// One type for `a` and `b`: the same, one where the other is null, or, for strings (and
+/// for binaries) of different kinds, the view type; struct fields merged by name, list
+/// items and map entries reconciled. `None`: no one type.
+fn reconcile(a: &DataType, b: &DataType) -> Option<DataType> {
+    use datafusion::arrow::datatypes::FieldRef;
+    let string =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let binary = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        )
+    };
+    let field = |x: &FieldRef, y: &FieldRef| -> Option<FieldRef> {
+        (x.name() == y.name()).then_some(())?;
+        let t = reconcile(x.data_type(), y.data_type())?;
+        let nullable = x.is_nullable() || y.is_nullable();
+        Some(Arc::new(
+            x.as_ref().clone().with_data_type(t).with_nullable(nullable),
+        ))
+    };
+    Some(match (a, b) {
+        _ if a == b => a.clone(),
+        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
+        _ if string(a) && string(b) => DataType::Utf8View,
+        _ if binary(a) && binary(b) => DataType::BinaryView,
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            let mut fields: Vec<FieldRef> = x.iter().cloned().collect();
+            for f in y.iter() {
+                match fields.iter_mut().find(|g| g.name() == f.name()) {
+                    Some(g) => *g = field(g, f)?,
+                    None => fields.push(Arc::clone(f)),
+                }
+            }
+            DataType::Struct(fields.into())
+        }
+        (DataType::List(x), DataType::List(y)) => DataType::List(field(x, y)?),
+        (DataType::LargeList(x), DataType::LargeList(y)) => DataType::LargeList(field(x, y)?),
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) if n == m => {
+            DataType::FixedSizeList(field(x, y)?, *n)
+        }
+        (DataType::Map(x, s), DataType::Map(y, t)) if s == t => DataType::Map(field(x, y)?, *s),
+        _ => return None,
+    })
 }
 
 /// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so

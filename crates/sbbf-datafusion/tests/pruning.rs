@@ -444,3 +444,60 @@ async fn never_a_lost_row_and_never_more_reads_than_datafusion() {
     let total: usize = tally.values().map(|t| t.queries).sum();
     assert!(total >= 500, "only {total} queries");
 }
+
+/// An object-store prefix is read as a local directory: names starting with `_` or `.` below
+/// it are not the table (a Spark job's `_temporary/` output), its own name may start so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_leaves_out_hidden_names_below_it() {
+    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use object_store::{memory::InMemory, path::Path as ObjectPath, ObjectStoreExt, PutPayload};
+    let store = Arc::new(InMemory::new());
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let file = |ids: std::ops::Range<i64>| -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w =
+            datafusion::parquet::arrow::ArrowWriter::try_new(&mut out, schema.clone(), None)
+                .unwrap();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from_iter_values(ids))],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        out
+    };
+    for (name, ids) in [
+        ("_t/a.parquet", 0..10),
+        ("_t/year=2024/b.parquet", 10..20),
+        ("_t/_temporary/0/part-0.parquet", 0..10),
+        ("_t/.hidden.parquet", 0..10),
+        ("_t/year=2024/.staging/c.parquet", 0..10),
+    ] {
+        store
+            .put(&ObjectPath::from(name), PutPayload::from(file(ids)))
+            .await
+            .unwrap();
+    }
+    let ctx = SessionContext::new();
+    ctx.register_object_store(&url::Url::parse("s3://bucket").unwrap(), store);
+    for enabled in [true, false] {
+        let table = SbbfTable::with_pruning(&ctx.state(), "s3://bucket/_t/", enabled)
+            .await
+            .unwrap();
+        let name = format!("t{enabled}");
+        ctx.register_table(name.as_str(), Arc::new(table)).unwrap();
+        for (sql, n) in [
+            (format!("SELECT count(*) AS n FROM {name}"), 20),
+            (format!("SELECT count(*) AS n FROM {name} WHERE id = 5"), 1),
+        ] {
+            let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+            let got = batches[0]
+                .column(0)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .value(0);
+            assert_eq!(got, n, "{sql}");
+        }
+    }
+}

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 /// The files one local FILE argument names, sorted; an error names what could not be found.
 /// A directory is walked following symbolic links, but a link back to a directory being
 /// walked (a loop) is not entered, and a file reached by several paths is visited once (under
-/// its first path in sorted order).
+/// its first path in sorted order). Below a directory, files and folders whose names start
+/// with `_` or `.` are no part of it ([`is_hidden_name`]); a file or glob names what it names.
 ///
 /// ```
 /// # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance");
@@ -49,6 +50,20 @@ pub fn local_files(arg: &str) -> Result<Vec<PathBuf>, ReadError> {
     Err(fail(NoFilesReason::NotFound))
 }
 
+/// Whether a file or folder named `name`, below a table's root, is no part of the table: a
+/// name starting with `_` or `.`, as Spark, Hive and pyarrow's datasets read a folder (a
+/// job's output in flight under `_temporary/`, `_SUCCESS`, `_delta_log/`, `.hidden` files,
+/// the table index's `_sbbf_index/`).
+///
+/// ```
+/// use sbbf_parquet::source::is_hidden_name;
+/// assert!(is_hidden_name("_temporary") && is_hidden_name(".part-0.parquet.crc"));
+/// assert!(!is_hidden_name("part-0.parquet") && !is_hidden_name("year=2024"));
+/// ```
+pub fn is_hidden_name(name: &str) -> bool {
+    name.starts_with(['_', '.'])
+}
+
 fn is_parquet(p: &Path) -> bool {
     p.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
@@ -56,10 +71,14 @@ fn is_parquet(p: &Path) -> bool {
 
 fn walk(dir: &Path) -> Result<Vec<PathBuf>, walkdir::Error> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(dir)
+    let walk = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
-    {
+        .into_iter()
+        // The root is what the user named, whatever its name; below it, hidden names are
+        // left out with everything under them.
+        .filter_entry(|e| e.depth() == 0 || !is_hidden_name(&e.file_name().to_string_lossy()));
+    for entry in walk {
         match entry {
             Ok(e) => {
                 if e.file_type().is_file() && is_parquet(e.path()) {

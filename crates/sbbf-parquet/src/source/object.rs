@@ -298,7 +298,9 @@ pub async fn open_unsized_with_keys(
     .await
 }
 
-/// Every object under `prefix` whose name ends in `.parquet` (any case), sorted by path.
+/// Every object under `prefix` whose name ends in `.parquet` (any case), sorted by path,
+/// except those below a name starting with `_` or `.` under the prefix
+/// ([`crate::source::is_hidden_name`]).
 pub async fn list_parquet(
     store: &Arc<dyn ObjectStore>,
     prefix: &Path,
@@ -307,11 +309,17 @@ pub async fn list_parquet(
     let mut out: Vec<ObjectMeta> = store
         .list(prefix_opt)
         .try_filter(|m| {
-            let keep = m
+            let parquet = m
                 .location
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-            std::future::ready(keep)
+            // As below a local directory: `_` and `.` names below the prefix are not the
+            // table's.
+            let hidden = m
+                .location
+                .prefix_match(prefix)
+                .is_some_and(|mut parts| parts.any(|p| crate::source::is_hidden_name(p.as_ref())));
+            std::future::ready(parquet && !hidden)
         })
         .try_collect()
         .await
@@ -363,4 +371,46 @@ where
         io: pq.io_stats(),
         other_readings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::memory::InMemory;
+    use object_store::ObjectStoreExt;
+
+    #[test]
+    fn a_prefix_lists_no_hidden_names_below_it() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let names = [
+            "_t/a.parquet",
+            "_t/sub/b.PARQUET",
+            "_t/_temporary/0/part-0.parquet",
+            "_t/.hidden.parquet",
+            "_t/sub/.staging/c.parquet",
+            "_t/_SUCCESS",
+            "_t/notes.txt",
+            "other/d.parquet",
+        ];
+        let listed = crate::source::block_on(async {
+            for n in names {
+                store
+                    .put(&Path::from(n), object_store::PutPayload::from_static(b"x"))
+                    .await
+                    .unwrap();
+            }
+            (
+                list_parquet(&store, &Path::from("_t")).await.unwrap(),
+                list_parquet(&store, &Path::from("")).await.unwrap(),
+            )
+        })
+        .unwrap();
+        let paths = |l: &[ObjectMeta]| -> Vec<String> {
+            l.iter().map(|m| m.location.to_string()).collect()
+        };
+        // The prefix itself may start with `_`: only names below it count.
+        assert_eq!(paths(&listed.0), ["_t/a.parquet", "_t/sub/b.PARQUET"]);
+        // From the bucket's root, `_t` is below the prefix.
+        assert_eq!(paths(&listed.1), ["other/d.parquet"]);
+    }
 }
