@@ -752,13 +752,11 @@ fn http_404_is_one_line_without_retries() {
         }
     });
     let url = format!("http://127.0.0.1:{port}/missing.parquet");
-    let start = std::time::Instant::now();
     let o = sbbf(&["probe", &url, "i", "1"]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(e.contains("not found") && !e.contains("<html"), "{e}");
-    assert!(start.elapsed() < std::time::Duration::from_secs(2));
     assert_eq!(
         requests.load(Ordering::SeqCst),
         1,
