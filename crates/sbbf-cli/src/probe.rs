@@ -36,7 +36,9 @@ use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 /// the value; JSON: no row groups, types null).
 ///
 /// Exit status: 0 when some value may be present somewhere, 1 when every value is definitely
-/// absent everywhere, 2 when some file could not be probed (or no file has the column).
+/// absent everywhere, 2 when some file could not be probed (or no file has the column). A
+/// value that does not fit the column's type (sbbf probe DIR int_col abc) is an error said
+/// once, status 2, however many files have that column.
 ///
 /// Examples:
 ///   sbbf probe data.parquet user_id 42 43
@@ -91,8 +93,9 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub row_groups: bool,
     /// Print only the names of the files that may hold a value (maybe or unknown in some row
-    /// group), one per line, as `rg -l` does; nothing else goes to stdout. The exit status is
-    /// unchanged: 0 when some file is listed, 1 when none is.
+    /// group), one per line, as `rg -l` does; nothing else goes to stdout. A file that could
+    /// not be read may hold one too: it is listed as `PATH<tab>(unreadable: REASON)`, and the
+    /// exit status is 2. Otherwise 0 when some file is listed, 1 when none is.
     #[arg(
         short = 'l',
         long,
@@ -214,16 +217,27 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         }
     };
     let mut outcome = Outcome::new(a, source.is_many());
+    // Files done, on stderr when it is a terminal (a long run over many files otherwise shows
+    // nothing until its end, with -l or JSON to a pipe).
+    let bar = if source.is_many() {
+        crate::progress::counter("probing files", source.len())
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     let mut results = source.probe(&a.column, encode);
     while let Some((shown, result)) = results.next().await {
-        let result = result
-            .map(|p| {
-                outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
-                report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
-            })
-            .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
-        outcome.add(&shown, result, a);
+        bar.suspend(|| {
+            let result = result
+                .map(|p| {
+                    outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
+                    report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
+                })
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+            outcome.add(&shown, result, a);
+        });
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     outcome.finish(a)
 }
 
@@ -245,6 +259,11 @@ pub(crate) struct Outcome {
     /// Several files (a directory, a glob, a prefix): a file without the column is a result.
     many: bool,
     failed: bool,
+    /// Files that could not be probed (not counted in `files`).
+    unprobed: usize,
+    /// The value errors already shown: a value that does not fit the column's type fails
+    /// every file of that type alike, and is said once.
+    bad_values: Vec<String>,
     any_not_absent: bool,
     files: usize,
     without_column: usize,
@@ -262,6 +281,8 @@ impl Outcome {
         Outcome {
             many,
             failed: false,
+            unprobed: 0,
+            bad_values: Vec::new(),
             any_not_absent: false,
             files: 0,
             without_column: 0,
@@ -327,8 +348,19 @@ impl Outcome {
                     );
                 }
             }
-            Err(e) => {
-                err!("sbbf probe: {shown}: {e}");
+            Err(e) if is_bad_value(e.as_ref()) => {
+                // The value, not the file: said once (the message names value, column and
+                // type), not once per file. No row of this column can equal it, so -l does
+                // not list the file; the exit status says the run failed.
+                let msg = e.to_string();
+                if !self.bad_values.contains(&msg) {
+                    if self.many {
+                        err!("sbbf probe: {msg} (in {shown}, and alike in every file whose column has this type)");
+                    } else {
+                        err!("sbbf probe: {shown}: {msg}");
+                    }
+                    self.bad_values.push(msg);
+                }
                 if a.format == Format::Json {
                     let line = ErrorLine {
                         error: e.to_string(),
@@ -336,6 +368,29 @@ impl Outcome {
                     };
                     out!("{}", to_json(&line));
                 }
+                self.unprobed += 1;
+                self.failed = true;
+            }
+            Err(e) => {
+                err!("sbbf probe: {shown}: {e}");
+                if a.files_with_matches {
+                    // A file that could not be read may hold the value: a script reading the
+                    // list must see it, marked, not only the exit status.
+                    let why: String = e
+                        .to_string()
+                        .chars()
+                        .map(|c| if c.is_control() { ' ' } else { c })
+                        .collect();
+                    out!("{shown}\t(unreadable: {why})");
+                }
+                if a.format == Format::Json {
+                    let line = ErrorLine {
+                        error: e.to_string(),
+                        file: shown,
+                    };
+                    out!("{}", to_json(&line));
+                }
+                self.unprobed += 1;
                 self.failed = true;
             }
         }
@@ -353,7 +408,9 @@ impl Outcome {
             );
             return 2;
         }
-        if a.format == Format::Text && self.many && !a.files_with_matches {
+        // Totals of nothing (every file failed, e.g. a value no file's column type can hold)
+        // would read as "absent in all 0 row group(s)".
+        if a.format == Format::Text && self.many && !a.files_with_matches && self.files > 0 {
             let with = self.files - self.without_column;
             let rgs = self
                 .counts
@@ -365,6 +422,12 @@ impl Outcome {
             );
             if self.without_column > 0 {
                 head.push_str(&format!("; {} file(s) without it", self.without_column));
+            }
+            if self.unprobed > 0 {
+                head.push_str(&format!(
+                    "; {} file(s) could not be probed (not counted)",
+                    self.unprobed
+                ));
             }
             out!("{head}");
             for (i, v) in a.values.iter().enumerate() {
@@ -421,6 +484,15 @@ fn is_missing_column(e: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
         e.downcast_ref::<sbbf_parquet::Error>(),
         Some(sbbf_parquet::Error::UnknownColumn { .. })
+    )
+}
+
+/// Whether a file's error is a value that does not fit the column's type (the same for every
+/// file of that type), not something about the file.
+fn is_bad_value(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<sbbf_parquet::Error>(),
+        Some(sbbf_parquet::Error::Value(_))
     )
 }
 

@@ -23,3 +23,15 @@ pub fn bar(what: &'static str) -> impl FnMut(usize, usize) {
         }
     }
 }
+
+/// A bar over `total` items labelled `what`, for work that also prints results as it goes:
+/// print through [`ProgressBar::suspend`] so lines and bar do not mix. Hidden like [`bar`]
+/// when stderr is not a terminal.
+pub fn counter(what: &'static str, total: usize) -> ProgressBar {
+    let pb = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what);
+    pb
+}

@@ -949,3 +949,55 @@ fn files_with_matches_lists_only_the_files_that_may_hold_a_value() {
     let o = sbbf(&["probe", "-l", "--format", "json", d, "id", "1"]);
     assert_eq!(o.status.code(), Some(2), "-l and --format json conflict");
 }
+
+/// A file that cannot be read may hold the value: -l lists it, marked, so a script reading
+/// the list sees it (not only stderr and the exit status).
+#[test]
+fn files_with_matches_lists_an_unreadable_file_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_ids(&root.join("a.parquet"), 0..100, true);
+    std::fs::write(root.join("b.parquet"), "not parquet").unwrap();
+    let d = root.to_str().unwrap();
+    let o = sbbf(&["probe", "-l", d, "id", "-5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    let (path, mark) = lines[0].split_once('\t').expect("a tab after the path");
+    assert_eq!(path, format!("{d}/b.parquet"));
+    assert!(
+        mark.starts_with("(unreadable: ")
+            && mark.contains("not a Parquet file")
+            && mark.ends_with(')'),
+        "{mark}"
+    );
+    assert!(stderr(&o).contains("b.parquet"), "{}", stderr(&o));
+}
+
+/// A value the column's type cannot hold is one error, exit 2, however many files: not one
+/// line per file, and no totals of nothing ("absent in all 0 row group(s)").
+#[test]
+fn a_value_of_the_wrong_type_over_a_folder_is_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for i in 0..5 {
+        write_ids(&root.join(format!("f{i}.parquet")), 0..100, true);
+    }
+    let d = root.to_str().unwrap();
+    let o = sbbf(&["probe", d, "id", "notanumber"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("notanumber"), "{err}");
+    assert_eq!(stdout(&o), "", "no totals of nothing");
+    // The same with -l: nothing listed (no row of an integer column equals it).
+    let o = sbbf(&["probe", "-l", d, "id", "notanumber"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    // Beside a good value: still said once.
+    let o = sbbf(&["probe", d, "id", "5", "notanumber"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
