@@ -577,7 +577,13 @@ pub(crate) fn report(
             }
         }
     }
-    let shown_values: Vec<String> = a.values.iter().map(|v| show_value(v)).collect();
+    // Only text shows values (JSON writes them itself, -l not at all): with many values over
+    // many files, quoting each for every file would be most of the work.
+    let shown_values: Vec<String> = if text {
+        a.values.iter().map(|v| show_value(v)).collect()
+    } else {
+        Vec::new()
+    };
     let width = shown_values
         .iter()
         .map(|v| v.chars().count())
@@ -586,29 +592,33 @@ pub(crate) fn report(
     let mut any_not_absent = false;
     let mut skippable = 0;
     let mut counts = vec![Counts::default(); a.values.len()];
+    // Row groups by value, for the one-line-per-value text only.
+    let per_value = text && !a.row_groups;
     let mut by_value: Vec<(Vec<usize>, Vec<usize>, Vec<String>)> =
-        vec![Default::default(); a.values.len()];
+        vec![Default::default(); if per_value { a.values.len() } else { 0 }];
     for rg in answers {
         if rg.answers.iter().all(|x| *x == Answer::Absent) {
             skippable += 1;
         }
         for (i, ans) in rg.answers.iter().enumerate() {
             any_not_absent |= *ans != Answer::Absent;
-            let (maybe, unknown, why) = &mut by_value[i];
             match ans {
-                Answer::Maybe => {
-                    counts[i].maybe += 1;
-                    maybe.push(rg.row_group);
-                }
-                Answer::Unknown => {
-                    counts[i].unknown += 1;
-                    unknown.push(rg.row_group);
-                    let r = unknown_reason(&rg.filter);
-                    if !why.contains(&r) {
-                        why.push(r);
-                    }
-                }
+                Answer::Maybe => counts[i].maybe += 1,
+                Answer::Unknown => counts[i].unknown += 1,
                 Answer::Absent => counts[i].absent += 1,
+            }
+            if let Some((maybe, unknown, why)) = by_value.get_mut(i) {
+                match ans {
+                    Answer::Maybe => maybe.push(rg.row_group),
+                    Answer::Unknown => {
+                        unknown.push(rg.row_group);
+                        let r = unknown_reason(&rg.filter);
+                        if !why.contains(&r) {
+                            why.push(r);
+                        }
+                    }
+                    Answer::Absent => {}
+                }
             }
             if text && a.row_groups {
                 let detail = match ans {
@@ -628,7 +638,7 @@ pub(crate) fn report(
     for c in &mut counts {
         c.file_hit = c.maybe + c.unknown > 0;
     }
-    if text && !a.row_groups {
+    if per_value {
         for (i, (maybe, unknown, why)) in by_value.iter().enumerate() {
             let mut parts = Vec::new();
             if !maybe.is_empty() {
