@@ -53,8 +53,10 @@ fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, Stri
 }
 
 /// Add Bloom filters to a Parquet file without rewriting its data: the bytes before the
-/// footer stay exactly as they are; new filters and a new footer (in which only the chosen
-/// column chunks' bloom_filter_offset/bloom_filter_length differ) are appended. Filters are
+/// footer stay exactly as they are (with --replace, old filters of the chosen columns that end
+/// them, as a previous add leaves them, are overwritten instead); new filters and a new footer
+/// (in which only the chosen column chunks' bloom_filter_offset/bloom_filter_length differ)
+/// are appended. Filters are
 /// sized by each chunk's real contents: built for its value count, then folded as far as the
 /// false-positive rate of the actual bits allows (powers of two, which every reader accepts).
 ///
@@ -89,7 +91,9 @@ pub struct AddArgs {
     /// Size every filter for this many distinct values (default: by each chunk's contents).
     #[arg(long)]
     pub ndv: Option<u64>,
-    /// Rebuild filters the columns already have.
+    /// Rebuild filters the columns already have. Old filters at the end of the file's body
+    /// (where a previous `add` put them) are overwritten, so repeated runs do not grow the
+    /// file; others stay, unreferenced.
     #[arg(long)]
     pub replace: bool,
     #[command(flatten)]
