@@ -28,7 +28,8 @@ use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 /// value, and totals follow when several files were probed. Values that are empty, have spaces
 /// at either end or hold control characters are shown quoted and escaped ("", " x", "a\tb").
 /// With --format json, one object per file; a file that cannot be probed is
-/// {"file": ..., "error": ...} and the run goes on.
+/// {"file": ..., "error": ...} and the run goes on. Over several files, a bar of the files done
+/// shows on stderr when it is a terminal.
 ///
 /// Columns are named by their dotted path; a `.` inside a field name is written `\.` (a column
 /// named "a.b" is `a\.b`, field b of a struct a is `a.b`). In a directory or glob, a file
