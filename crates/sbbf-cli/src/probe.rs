@@ -218,27 +218,17 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         }
     };
     let mut outcome = Outcome::new(a, source.is_many());
-    // Files done, on stderr when it is a terminal (a long run over many files otherwise shows
-    // nothing until its end, with -l or JSON to a pipe).
-    let bar = if source.is_many() {
-        crate::progress::counter("probing files", source.len())
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    outcome.show_progress(source.len());
     let mut results = source.probe(&a.column, encode);
     while let Some((shown, result)) = results.next().await {
-        bar.suspend(|| {
-            let result = result
-                .map(|p| {
-                    outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
-                    report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
-                })
-                .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
-            outcome.add(&shown, result, a);
-        });
-        bar.inc(1);
+        let result = result
+            .map(|p| {
+                outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
+                report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
+            })
+            .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
+        outcome.add(&shown, result, a);
     }
-    bar.finish_and_clear();
     outcome.finish(a)
 }
 
@@ -275,6 +265,8 @@ pub(crate) struct Outcome {
     noted_readings: bool,
     io: IoStats,
     started: std::time::Instant,
+    /// Files done, over several files ([`Outcome::show_progress`]).
+    progress: Option<crate::progress::Counter>,
 }
 
 impl Outcome {
@@ -293,6 +285,15 @@ impl Outcome {
             noted_readings: false,
             io: IoStats::default(),
             started: std::time::Instant::now(),
+            progress: None,
+        }
+    }
+
+    /// Shows the files done out of `files` on stderr when it is a terminal (over several
+    /// files: a long run otherwise shows nothing until its end, with -l or JSON to a pipe).
+    pub(crate) fn show_progress(&mut self, files: usize) {
+        if self.many {
+            self.progress = Some(crate::progress::counter("probing files", files));
         }
     }
 
@@ -321,6 +322,9 @@ impl Outcome {
         result: Result<FileResult, Box<dyn std::error::Error>>,
         a: &ProbeArgs,
     ) {
+        if let Some(p) = &self.progress {
+            p.inc();
+        }
         match result {
             Ok(r) => {
                 self.files += 1;
@@ -400,7 +404,9 @@ impl Outcome {
     /// Prints the totals (text, several files) and returns the exit status: 2 when some file
     /// failed or no file has the column, else 0 when some value may be present somewhere,
     /// else 1.
-    pub(crate) fn finish(&self, a: &ProbeArgs) -> u8 {
+    pub(crate) fn finish(&mut self, a: &ProbeArgs) -> u8 {
+        // Cleared before the totals.
+        self.progress = None;
         if self.without_column > 0 && self.without_column == self.files {
             err!(
                 "sbbf probe: no file has column `{}`; in the first: {}",

@@ -1001,3 +1001,29 @@ fn a_value_of_the_wrong_type_over_a_folder_is_one_error() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
+
+/// Over several files, probe shows the files done on stderr when it is a terminal (here the
+/// pseudo-terminal of util-linux `script`), and nothing when it is not.
+#[cfg(target_os = "linux")]
+#[test]
+fn probe_shows_progress_on_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for i in 0..3 {
+        write_ids(&root.join(format!("f{i}.parquet")), 0..100, true);
+    }
+    let d = root.to_str().unwrap();
+    let o = sbbf(&["probe", "-l", d, "id", "5"]);
+    assert_eq!(stderr(&o), "", "no bar without a terminal");
+    let cmd = format!(
+        "'{}' probe -l '{d}' id 5 > /dev/null",
+        env!("CARGO_BIN_EXE_sbbf")
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("util-linux script");
+    let shown = stdout(&o);
+    assert!(shown.contains("probing files"), "{shown:?}");
+    assert!(shown.contains("/3"), "{shown:?}");
+}
