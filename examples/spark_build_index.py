@@ -36,8 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def find_sbbf(arg):
-    path = arg or os.environ.get("SBBF_BIN") or os.path.join(HERE, "..", "target", "debug",
-                                                              "sbbf")
+    target = os.path.join(HERE, "..", os.environ.get("CARGO_TARGET_DIR", "target"))
+    path = arg or os.environ.get("SBBF_BIN") or os.path.join(target, "debug", "sbbf")
     path = os.path.abspath(path)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         sys.exit(f"spark_build_index.py: ERROR: no sbbf command at {path} "

@@ -17,7 +17,7 @@ die() { echo "bench_add.sh: ERROR: $*" >&2; exit 3; }
 py="$root/tools/.venv/bin/python"
 "$py" -c 'import pyarrow, numpy' 2>/dev/null || bash tools/setup/setup-venv.sh || die "tools/setup/setup-venv.sh failed"
 cargo build --release -q -p sbbf-cli || die "cargo build failed"
-sbbf="$root/target/release/sbbf"
+sbbf="$(bash tools/target-dir.sh)/release/sbbf"
 
 dir="${BENCH_DIR:-$(mktemp -d /tmp/sbbf-bench-add.XXXXXX)}"
 mkdir -p "$dir"

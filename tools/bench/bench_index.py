@@ -41,7 +41,7 @@ def cargo(args, debug):
 
 
 def exe(name, debug, example=False):
-    d = ROOT / "target" / ("debug" if debug else "release")
+    d = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / ("debug" if debug else "release")
     return d / ("examples" if example else "") / name
 
 

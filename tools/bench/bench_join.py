@@ -133,7 +133,7 @@ def main():
     ap.add_argument("--profile", default="release", choices=["release", "debug"])
     ap.add_argument("--kernel", default="100000,1000000")
     a = ap.parse_args()
-    sbbf = ROOT / "target" / a.profile / "sbbf"
+    sbbf = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / a.profile / "sbbf"
     if not sbbf.exists():
         sys.exit(f"{sbbf} is missing: cargo build --{a.profile} -p sbbf-cli" if a.profile == "release"
                  else f"{sbbf} is missing: cargo build -p sbbf-cli")
@@ -180,7 +180,7 @@ def kernel(big, sizes):
     """The key-set kernel on the one file (release example, second of two prunes)."""
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "sbbf-parquet", "--example",
                     "prune_in_list"], cwd=ROOT, check=True)
-    exe = ROOT / "target" / "release" / "examples" / "prune_in_list"
+    exe = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "examples" / "prune_in_list"
     print("\nKey-set kernel: `key IN (N random absent keys)` on the one file, second of two prunes "
           "(filter bytes in memory), release.\n")
     print("| keys | row groups | CPU | wall | above the key set | target |")

@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_query import OUT, ROOT, Proxy, big_file, s3_env, start_moto  # noqa: E402
 
-SBBF = ROOT / "target" / "release" / "sbbf"
+SBBF = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "sbbf"
 CONCURRENCY = 64
 
 

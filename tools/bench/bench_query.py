@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "target" / "bench-query"
-SBBF = ROOT / "target" / "release" / "sbbf"  # --profile debug: target/debug/sbbf
+SBBF = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "sbbf"  # --profile debug: target/debug/sbbf
 RGS = 64
 
 
@@ -184,7 +184,7 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the sbbf binary as it is")
     args = ap.parse_args()
     global SBBF
-    SBBF = ROOT / "target" / args.profile / "sbbf"
+    SBBF = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / args.profile / "sbbf"
     path, picks = big_file(args.rows_per_rg)
     size = path.stat().st_size
     build = ["cargo", "build", "-p", "sbbf-cli"] + (["--release"] if args.profile == "release" else [])

@@ -108,7 +108,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--criterion-dir",
-        default=os.path.join(here, "..", "..", "target", "criterion"),
+        default=os.path.join(here, "..", "..", os.environ.get("CARGO_TARGET_DIR", "target"), "criterion"),
         help="criterion output directory (default: target/criterion of this checkout)",
     )
     parser.add_argument(

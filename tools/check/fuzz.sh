@@ -19,7 +19,8 @@ export RUSTC_BOOTSTRAP=1
 cargo fuzz build
 # Run the built binaries directly: `cargo fuzz run` would rebuild whenever a source changed.
 triple=$(rustc -vV | sed -n 's/^host: //p')
-bin="target/$triple/release"
+# cargo-fuzz builds into fuzz/target unless CARGO_TARGET_DIR says otherwise.
+bin="${CARGO_TARGET_DIR:-target}/$triple/release"
 status=0
 summary=""
 for t in $targets; do

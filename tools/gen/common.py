@@ -20,7 +20,26 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTDATA = ROOT / "testdata"
 EXPECTED = ROOT / "fixtures" / "expected"
 BUILD = Path(os.environ.get("SBBF_GEN_BUILD", "/tmp/sbbf-gen-build"))
-ORACLE_BIN = ROOT / "target" / "release" / "arrowrs-oracle"
+
+
+def target_dir() -> Path:
+    """Cargo's target directory, where the binaries it built are: $SBBF_TARGET_DIR when a
+    script already asked (tools/target-dir.sh), else cargo's own answer (CARGO_TARGET_DIR, a
+    config's build.target-dir, else ROOT/target)."""
+    known = os.environ.get("SBBF_TARGET_DIR")
+    if known:
+        return Path(known)
+    import json
+    import subprocess
+
+    meta = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--no-deps"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    return Path(json.loads(meta)["target_directory"])
+
+
+ORACLE_BIN = target_dir() / "release" / "arrowrs-oracle"
 
 EPOCH = _dt.date(1970, 1, 1)
 JULIAN_EPOCH = 2440588  # Julian day number of 1970-01-01

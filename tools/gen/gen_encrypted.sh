@@ -11,6 +11,8 @@ set -euo pipefail
 only="${1:-all}"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 py="$root/tools/.venv/bin/python"
+# Cargo's target directory (CARGO_TARGET_DIR when set, else target/).
+target=$(bash "$root/tools/target-dir.sh")
 [ -x "$py" ] || { echo "no $py: run tools/setup/setup-venv.sh" >&2; exit 1; }
 jars=$("$py" -c 'import pyspark, pathlib; print(pathlib.Path(pyspark.__file__).parent / "jars")')
 build="${SBBF_GEN_BUILD:-/tmp/sbbf-gen-build}/crypto"
@@ -42,8 +44,8 @@ wc -l "$out"/answers/*.tsv
 # arrow-rs 60.1 (tools/interop/arrowrs-oracle, `encryption` feature): `secret` encrypted with a
 # column key, filters on every column; arrow-rs writes the filters of encrypted columns in
 # plaintext (the leak `sbbf inspect` reports). Input table made by pyarrow.
-oracle="$root/target/release/arrowrs-oracle"
-cargo build --release --manifest-path "$root/tools/interop/arrowrs-oracle/Cargo.toml" --target-dir "$root/target"
+oracle="$target/release/arrowrs-oracle"
+cargo build --release --manifest-path "$root/tools/interop/arrowrs-oracle/Cargo.toml" --target-dir "$target"
 "$py" - "$build/arrowrs_in.parquet" <<'PY'
 import sys, pyarrow as pa, pyarrow.parquet as pq
 ids = list(range(4000))
@@ -65,7 +67,7 @@ done
 sbbf_build
 for footer in footer plain; do
   sealed="$out/sealed_arrowrs_${footer}.parquet.encrypted"
-  "$root/target/debug/sbbf" add "$out/arrowrs_${footer}_leak.parquet.encrypted" -c secret --replace \
+  "$target/debug/sbbf" add "$out/arrowrs_${footer}_leak.parquet.encrypted" -c secret --replace \
     --footer-key 0123456789012345 --column-key secret=1234567890123450 -o "$sealed" --force
   run answers "$sealed" 0123456789012345 secret=1234567890123450 \
     > "$out/answers/sealed_arrowrs_${footer}.tsv"
@@ -76,7 +78,7 @@ wc -l "$out"/answers/*.tsv
 # their keys); parquet-java decrypts the results and answers probes of the folded filters.
 for stem in pjava_footer_gcm pjava_plain_ctr; do
   resized="$out/resized_${stem}.parquet.encrypted"
-  "$root/target/debug/sbbf" resize "$out/${stem}.parquet.encrypted" --fpp 0.05 \
+  "$target/debug/sbbf" resize "$out/${stem}.parquet.encrypted" --fpp 0.05 \
     --footer-key 0123456789012345 --column-key secret=1234567890123450 \
     --column-key name=1234567890123451 -o "$resized" --force
   run answers "$resized" 0123456789012345 secret=1234567890123450 name=1234567890123451 \
@@ -102,7 +104,7 @@ done
 # (column keys, footer key) and plaintext ones. parquet-java decrypts the results, reads our
 # filters and answers probes (answers/added_<stem>.tsv), and counts the values again.
 sbbf_build
-sbbf="$root/target/debug/sbbf"
+sbbf="$target/debug/sbbf"
 for stem in encrypt_columns_and_footer encrypt_columns_and_footer_ctr encrypt_columns_plaintext_footer; do
   "$sbbf" add "$out/$stem.parquet.encrypted" -c double_field -c float_field -c int32_field -c ba_field \
     --footer-key 0123456789012345 --column-key double_field=1234567890123450 \

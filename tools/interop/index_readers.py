@@ -9,6 +9,7 @@ compares with the rows written. Exits non-zero on any difference or a missing re
 skipped. Run by tools/interop/interop.sh.
 """
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def main():
-    sbbf = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "target" / "release" / "sbbf")
+    # interop.sh passes the binary from cargo's target directory.
+    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
+    sbbf = sys.argv[1] if len(sys.argv) > 1 else str(target / "release" / "sbbf")
     with tempfile.TemporaryDirectory() as td:
         t = Path(td) / "t"
         # Hive-style folders (Spark reads a table either flat or partitioned, not both).

@@ -73,13 +73,13 @@ try:
 except Exception as e:  # pragma: no cover
     die_missing(f"pyspark ({e})")
 try:
-    from common import parse_logical
+    from common import parse_logical, target_dir
     from expected import finish_rows, plan_rows
 except Exception as e:  # pragma: no cover
     die_missing(f"tools/gen helpers ({e})")
 
-SBBF = ROOT / "target" / "release" / "sbbf"
-ORACLE = ROOT / "target" / "release" / "arrowrs-oracle"
+SBBF = target_dir() / "release" / "sbbf"
+ORACLE = target_dir() / "release" / "arrowrs-oracle"
 TESTDATA = ROOT / "testdata"
 
 # DuckDB probe samples per chunk (the other readers get every row)

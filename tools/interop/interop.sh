@@ -23,13 +23,16 @@ fi
 "$py" -c 'import pyarrow, duckdb, pyspark, numpy' || die "pyarrow/duckdb/pyspark/numpy missing from tools/.venv"
 
 echo "== interop: cargo build --release -p sbbf-cli (without \`query\`: DataFusion is not needed here and a release build of it costs CI ~10 minutes); the arrow-rs oracle (its own workspace)"
+# Cargo's target directory: CARGO_TARGET_DIR when set, else ./target.
+target=$(bash tools/target-dir.sh) || die "cargo metadata failed"
+export SBBF_TARGET_DIR="$target"
 cargo build --release -p sbbf-cli --no-default-features --features object_store
-cargo build --release --manifest-path tools/interop/arrowrs-oracle/Cargo.toml --target-dir target
-[ -x target/release/sbbf ] || die "target/release/sbbf was not built"
-[ -x target/release/arrowrs-oracle ] || die "target/release/arrowrs-oracle was not built"
+cargo build --release --manifest-path tools/interop/arrowrs-oracle/Cargo.toml --target-dir "$target"
+[ -x "$target/release/sbbf" ] || die "$target/release/sbbf was not built"
+[ -x "$target/release/arrowrs-oracle" ] || die "$target/release/arrowrs-oracle was not built"
 
 echo "== interop: readers ignore the table index (tools/interop/index_readers.py)"
-"$py" tools/interop/index_readers.py target/release/sbbf
+"$py" tools/interop/index_readers.py "$target/release/sbbf"
 
 echo "== interop: tools/interop/interop.py"
 exec "$py" tools/interop/interop.py "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package sbbf (crates/sbbf-python), as .ci/run checks it: builds the wheel (dev
 # profile, sharing target/ with cargo test), installs it into tools/.venv, runs its pytest
-# tests (against target/debug/sbbf) and the Spark examples in local mode. Loud on anything
+# tests (against the debug sbbf in cargo's target directory) and the Spark examples in local mode. Loud on anything
 # missing; nothing is skipped.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -17,19 +17,22 @@ command -v java >/dev/null || die "java not found: the Spark examples need a Jav
 t0=$SECONDS
 echo "== python: the sbbf command the tests compare with (cargo test --no-run: after .ci/run's cargo test, nothing to build; \`cargo build -p sbbf-cli\` would unify features differently and build DataFusion again)"
 cargo test --no-run --features sbbf-cli/query
+# Where cargo put it: CARGO_TARGET_DIR when set, else ./target.
+sbbf="$(bash tools/target-dir.sh)/debug/sbbf" || die "cargo metadata failed"
+[ -x "$sbbf" ] || die "$sbbf is missing (the cargo test --no-run above builds it)"
 echo "== python: wheel (maturin, dev profile) into tools/.venv"
 PROFILE=dev bash tools/python/install.sh
 t1=$SECONDS
 echo "== python: pytest crates/sbbf-python/tests"
 # Run from the tests' folder against the installed wheel (not the source tree).
-(cd crates/sbbf-python/tests && "$root/$py" -m pytest -q -p no:cacheprovider .)
+(cd crates/sbbf-python/tests && SBBF_CLI="$sbbf" "$root/$py" -m pytest -q -p no:cacheprovider .)
 t2=$SECONDS
 echo "== python: examples/spark_add_filters.py (Spark local mode)"
 "$py" examples/spark_add_filters.py
 echo "== python: examples/spark_prune_files.py (Spark local mode)"
 "$py" examples/spark_prune_files.py
 echo "== python: examples/spark_build_index.py (Spark local mode: the index built in parts, merged, probed)"
-[ -x target/debug/sbbf ] || die "target/debug/sbbf is missing (the cargo test --no-run above builds it)"
-SBBF_BIN=target/debug/sbbf "$py" examples/spark_build_index.py
+[ -x "$sbbf" ] || die "$sbbf is missing (the cargo test --no-run above builds it)"
+SBBF_BIN="$sbbf" "$py" examples/spark_build_index.py
 t3=$SECONDS
 echo "python: build+install $((t1 - t0)) s, pytest $((t2 - t1)) s, Spark examples $((t3 - t2)) s, total $((t3 - t0)) s"

@@ -521,6 +521,7 @@ where
     }
     let stats = p.stats;
     let mut outcome = Outcome::new(a, p.many);
+    outcome.show_progress(p.files.len());
     let mut direct = p.source.probe(&a.column, encode);
     let mut direct_io = IoStats::default();
     for f in p.files {

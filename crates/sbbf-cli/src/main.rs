@@ -10,7 +10,9 @@ macro_rules! out {
         // JSON line (one per file, megabytes with many values) into 1 KiB system calls.
         let mut line = format!($($arg)*);
         line.push('\n');
-        if let Err(e) = std::io::stdout().lock().write_all(line.as_bytes()) {
+        let written =
+            $crate::progress::around_output(|| std::io::stdout().lock().write_all(line.as_bytes()));
+        if let Err(e) = written {
             $crate::output_failed(e);
         }
     }};
@@ -23,7 +25,9 @@ macro_rules! err {
         use std::io::Write as _;
         let mut line = format!($($arg)*);
         line.push('\n');
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        $crate::progress::around_output(|| {
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        });
     }};
 }
 

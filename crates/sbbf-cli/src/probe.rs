@@ -28,7 +28,8 @@ use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 /// value, and totals follow when several files were probed. Values that are empty, have spaces
 /// at either end or hold control characters are shown quoted and escaped ("", " x", "a\tb").
 /// With --format json, one object per file; a file that cannot be probed is
-/// {"file": ..., "error": ...} and the run goes on.
+/// {"file": ..., "error": ...} and the run goes on. Over several files, a bar of the files done
+/// shows on stderr when it is a terminal.
 ///
 /// Columns are named by their dotted path; a `.` inside a field name is written `\.` (a column
 /// named "a.b" is `a\.b`, field b of a struct a is `a.b`). In a directory or glob, a file
@@ -36,7 +37,9 @@ use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 /// the value; JSON: no row groups, types null).
 ///
 /// Exit status: 0 when some value may be present somewhere, 1 when every value is definitely
-/// absent everywhere, 2 when some file could not be probed (or no file has the column).
+/// absent everywhere, 2 when some file could not be probed (or no file has the column). A
+/// value that does not fit the column's type (sbbf probe DIR int_col abc) is an error said
+/// once, status 2, however many files have that column.
 ///
 /// Examples:
 ///   sbbf probe data.parquet user_id 42 43
@@ -94,8 +97,9 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub row_groups: bool,
     /// Print only the names of the files that may hold a value (maybe or unknown in some row
-    /// group), one per line, as `rg -l` does; nothing else goes to stdout. The exit status is
-    /// unchanged: 0 when some file is listed, 1 when none is.
+    /// group), one per line, as `rg -l` does; nothing else goes to stdout. A file that could
+    /// not be read may hold one too: it is listed as `PATH<tab>(unreadable: REASON)`, and the
+    /// exit status is 2. Otherwise 0 when some file is listed, 1 when none is.
     #[arg(
         short = 'l',
         long,
@@ -217,6 +221,7 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         }
     };
     let mut outcome = Outcome::new(a, source.is_many());
+    outcome.show_progress(source.len());
     let mut results = source.probe(&a.column, encode);
     while let Some((shown, result)) = results.next().await {
         let result = result
@@ -248,6 +253,11 @@ pub(crate) struct Outcome {
     /// Several files (a directory, a glob, a prefix): a file without the column is a result.
     many: bool,
     failed: bool,
+    /// Files that could not be probed (not counted in `files`).
+    unprobed: usize,
+    /// The value errors already shown: a value that does not fit the column's type fails
+    /// every file of that type alike, and is said once.
+    bad_values: Vec<String>,
     any_not_absent: bool,
     files: usize,
     without_column: usize,
@@ -258,6 +268,8 @@ pub(crate) struct Outcome {
     noted_readings: bool,
     io: IoStats,
     started: std::time::Instant,
+    /// Files done, over several files ([`Outcome::show_progress`]).
+    progress: Option<crate::progress::Counter>,
 }
 
 impl Outcome {
@@ -265,6 +277,8 @@ impl Outcome {
         Outcome {
             many,
             failed: false,
+            unprobed: 0,
+            bad_values: Vec::new(),
             any_not_absent: false,
             files: 0,
             without_column: 0,
@@ -274,6 +288,15 @@ impl Outcome {
             noted_readings: false,
             io: IoStats::default(),
             started: std::time::Instant::now(),
+            progress: None,
+        }
+    }
+
+    /// Shows the files done out of `files` on stderr when it is a terminal (over several
+    /// files: a long run otherwise shows nothing until its end, with -l or JSON to a pipe).
+    pub(crate) fn show_progress(&mut self, files: usize) {
+        if self.many {
+            self.progress = Some(crate::progress::counter("probing files", files));
         }
     }
 
@@ -302,6 +325,9 @@ impl Outcome {
         result: Result<FileResult, Box<dyn std::error::Error>>,
         a: &ProbeArgs,
     ) {
+        if let Some(p) = &self.progress {
+            p.inc();
+        }
         match result {
             Ok(r) => {
                 self.files += 1;
@@ -330,8 +356,19 @@ impl Outcome {
                     );
                 }
             }
-            Err(e) => {
-                err!("sbbf probe: {shown}: {e}");
+            Err(e) if is_bad_value(e.as_ref()) => {
+                // The value, not the file: said once (the message names value, column and
+                // type), not once per file. No row of this column can equal it, so -l does
+                // not list the file; the exit status says the run failed.
+                let msg = e.to_string();
+                if !self.bad_values.contains(&msg) {
+                    if self.many {
+                        err!("sbbf probe: {msg} (in {shown}, and alike in every file whose column has this type)");
+                    } else {
+                        err!("sbbf probe: {shown}: {msg}");
+                    }
+                    self.bad_values.push(msg);
+                }
                 if a.format == Format::Json {
                     let line = ErrorLine {
                         error: e.to_string(),
@@ -339,6 +376,29 @@ impl Outcome {
                     };
                     out!("{}", to_json(&line));
                 }
+                self.unprobed += 1;
+                self.failed = true;
+            }
+            Err(e) => {
+                err!("sbbf probe: {shown}: {e}");
+                if a.files_with_matches {
+                    // A file that could not be read may hold the value: a script reading the
+                    // list must see it, marked, not only the exit status.
+                    let why: String = e
+                        .to_string()
+                        .chars()
+                        .map(|c| if c.is_control() { ' ' } else { c })
+                        .collect();
+                    out!("{shown}\t(unreadable: {why})");
+                }
+                if a.format == Format::Json {
+                    let line = ErrorLine {
+                        error: e.to_string(),
+                        file: shown,
+                    };
+                    out!("{}", to_json(&line));
+                }
+                self.unprobed += 1;
                 self.failed = true;
             }
         }
@@ -347,7 +407,9 @@ impl Outcome {
     /// Prints the totals (text, several files) and returns the exit status: 2 when some file
     /// failed or no file has the column, else 0 when some value may be present somewhere,
     /// else 1.
-    pub(crate) fn finish(&self, a: &ProbeArgs) -> u8 {
+    pub(crate) fn finish(&mut self, a: &ProbeArgs) -> u8 {
+        // Cleared before the totals.
+        self.progress = None;
         if self.without_column > 0 && self.without_column == self.files {
             err!(
                 "sbbf probe: no file has column `{}`; in the first: {}",
@@ -356,7 +418,9 @@ impl Outcome {
             );
             return 2;
         }
-        if a.format == Format::Text && self.many && !a.files_with_matches {
+        // Totals of nothing (every file failed, e.g. a value no file's column type can hold)
+        // would read as "absent in all 0 row group(s)".
+        if a.format == Format::Text && self.many && !a.files_with_matches && self.files > 0 {
             let with = self.files - self.without_column;
             let rgs = self
                 .counts
@@ -368,6 +432,12 @@ impl Outcome {
             );
             if self.without_column > 0 {
                 head.push_str(&format!("; {} file(s) without it", self.without_column));
+            }
+            if self.unprobed > 0 {
+                head.push_str(&format!(
+                    "; {} file(s) could not be probed (not counted)",
+                    self.unprobed
+                ));
             }
             out!("{head}");
             for (i, v) in a.values.iter().enumerate() {
@@ -424,6 +494,15 @@ fn is_missing_column(e: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
         e.downcast_ref::<sbbf_parquet::Error>(),
         Some(sbbf_parquet::Error::UnknownColumn { .. })
+    )
+}
+
+/// Whether a file's error is a value that does not fit the column's type (the same for every
+/// file of that type), not something about the file.
+fn is_bad_value(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<sbbf_parquet::Error>(),
+        Some(sbbf_parquet::Error::Value(_))
     )
 }
 
@@ -508,7 +587,13 @@ pub(crate) fn report(
             }
         }
     }
-    let shown_values: Vec<String> = a.values.iter().map(|v| show_value(v)).collect();
+    // Only text shows values (JSON writes them itself, -l not at all): with many values over
+    // many files, quoting each for every file would be most of the work.
+    let shown_values: Vec<String> = if text {
+        a.values.iter().map(|v| show_value(v)).collect()
+    } else {
+        Vec::new()
+    };
     let width = shown_values
         .iter()
         .map(|v| v.chars().count())
@@ -517,29 +602,33 @@ pub(crate) fn report(
     let mut any_not_absent = false;
     let mut skippable = 0;
     let mut counts = vec![Counts::default(); a.values.len()];
+    // Row groups by value, for the one-line-per-value text only.
+    let per_value = text && !a.row_groups;
     let mut by_value: Vec<(Vec<usize>, Vec<usize>, Vec<String>)> =
-        vec![Default::default(); a.values.len()];
+        vec![Default::default(); if per_value { a.values.len() } else { 0 }];
     for rg in answers {
         if rg.answers.iter().all(|x| *x == Answer::Absent) {
             skippable += 1;
         }
         for (i, ans) in rg.answers.iter().enumerate() {
             any_not_absent |= *ans != Answer::Absent;
-            let (maybe, unknown, why) = &mut by_value[i];
             match ans {
-                Answer::Maybe => {
-                    counts[i].maybe += 1;
-                    maybe.push(rg.row_group);
-                }
-                Answer::Unknown => {
-                    counts[i].unknown += 1;
-                    unknown.push(rg.row_group);
-                    let r = unknown_reason(&rg.filter);
-                    if !why.contains(&r) {
-                        why.push(r);
-                    }
-                }
+                Answer::Maybe => counts[i].maybe += 1,
+                Answer::Unknown => counts[i].unknown += 1,
                 Answer::Absent => counts[i].absent += 1,
+            }
+            if let Some((maybe, unknown, why)) = by_value.get_mut(i) {
+                match ans {
+                    Answer::Maybe => maybe.push(rg.row_group),
+                    Answer::Unknown => {
+                        unknown.push(rg.row_group);
+                        let r = unknown_reason(&rg.filter);
+                        if !why.contains(&r) {
+                            why.push(r);
+                        }
+                    }
+                    Answer::Absent => {}
+                }
             }
             if text && a.row_groups {
                 let detail = match ans {
@@ -559,7 +648,7 @@ pub(crate) fn report(
     for c in &mut counts {
         c.file_hit = c.maybe + c.unknown > 0;
     }
-    if text && !a.row_groups {
+    if per_value {
         for (i, (maybe, unknown, why)) in by_value.iter().enumerate() {
             let mut parts = Vec::new();
             if !maybe.is_empty() {

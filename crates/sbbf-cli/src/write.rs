@@ -53,8 +53,10 @@ fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, Stri
 }
 
 /// Add Bloom filters to a Parquet file without rewriting its data: the bytes before the
-/// footer stay exactly as they are; new filters and a new footer (in which only the chosen
-/// column chunks' bloom_filter_offset/bloom_filter_length differ) are appended. Filters are
+/// footer stay exactly as they are (with --replace, old filters of the chosen columns that end
+/// them, as a previous add leaves them, are overwritten instead); new filters and a new footer
+/// (in which only the chosen column chunks' bloom_filter_offset/bloom_filter_length differ)
+/// are appended. Filters are
 /// sized by each chunk's real contents: built for its value count, then folded as far as the
 /// false-positive rate of the actual bits allows (powers of two, which every reader accepts).
 ///
@@ -89,7 +91,9 @@ pub struct AddArgs {
     /// Size every filter for this many distinct values (default: by each chunk's contents).
     #[arg(long)]
     pub ndv: Option<u64>,
-    /// Rebuild filters the columns already have.
+    /// Rebuild filters the columns already have. Old filters at the end of the file's body
+    /// (where a previous `add` put them) are overwritten, so repeated runs do not grow the
+    /// file; others stay, unreferenced.
     #[arg(long)]
     pub replace: bool,
     #[command(flatten)]
@@ -194,14 +198,38 @@ fn flag_hint(e: &sbbf_parquet::Error) -> &'static str {
     }
 }
 
-/// On Ctrl-C or SIGTERM during a write: remove its unfinished temporary output, then exit
-/// (130, as a shell reports an interrupted command). The input is untouched until the rename.
+/// The file a run writes, for the interrupt handler's message.
+static TARGET: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// On Ctrl-C or SIGTERM: if the write is unfinished, stop it, remove its temporary output and
+/// exit 130 (as a shell reports an interrupted command): the input is untouched until the
+/// rename. If the output was already renamed into place, the work is done: say so and let the
+/// run print its report and exit 0 (a second signal ends it at once, still with 0).
 fn clean_up_on_interrupt() {
-    let _ = ctrlc::set_handler(|| {
-        for p in sbbf_parquet::output::remove_unfinished() {
-            err!("sbbf: interrupted; removed the unfinished {}", p.display());
+    let mut told = false;
+    let _ = ctrlc::set_handler(move || {
+        let stopped = sbbf_parquet::output::interrupt();
+        for p in &stopped.removed {
+            err!(
+                "sbbf: interrupted; removed the unfinished {}; nothing was replaced",
+                p.display()
+            );
         }
-        std::process::exit(130);
+        if !stopped.removed.is_empty() || stopped.finished == 0 {
+            if stopped.removed.is_empty() {
+                err!("sbbf: interrupted; nothing was written");
+            }
+            std::process::exit(130);
+        }
+        if told {
+            std::process::exit(0);
+        }
+        told = true;
+        let target = TARGET
+            .get()
+            .map(|t| format!(" {}", t.display()))
+            .unwrap_or_default();
+        err!("sbbf: interrupted after the write had finished: the output{target} is complete");
     });
 }
 
@@ -215,6 +243,7 @@ pub fn run_add(a: AddArgs) -> u8 {
         }
     };
     let target = plan.target().to_path_buf();
+    let _ = TARGET.set(target.clone());
     if a.keys.any() {
         return seal(&a, plan.input(), &target);
     }
@@ -296,6 +325,7 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
         }
     };
     let target = plan.target().to_path_buf();
+    let _ = TARGET.set(target.clone());
     if a.keys.any() {
         let result = a
             .keys

@@ -361,6 +361,10 @@ pub enum WriteError {
         #[source]
         source: std::io::Error,
     },
+    /// An interrupt ([`crate::output::interrupt`]) stopped the write before its output was
+    /// renamed into place: the target was not touched.
+    #[error("interrupted before the output was complete; nothing was replaced")]
+    Interrupted,
     /// The input got shorter while it was being copied.
     #[error("input shrank while copying ({copied} of {len} bytes)")]
     InputShrank {

@@ -268,7 +268,7 @@ async fn many_files_concurrently() {
                     let enc = encode(&local.columns()[col]).unwrap();
                     let r = r.as_ref().unwrap();
                     assert_eq!(r.answers, local.probe(col, &enc, IoPolicy::default()));
-                    assert_eq!(r.encoded, enc);
+                    assert_eq!(*r.encoded, enc[..]);
                     assert_eq!(p.as_ref().unwrap(), &local.prune(&pred).unwrap());
                 }
                 Err(_) => {

@@ -14,7 +14,12 @@ CORPORA = [
     (TESTDATA, EXPECTED),
     (TESTDATA / "conformance", REPO / "fixtures" / "conformance" / "expected"),
 ]
-CLI = pathlib.Path(os.environ.get("SBBF_CLI", REPO / "target" / "debug" / "sbbf"))
+# tools/python/test.sh sets SBBF_CLI; else cargo's target directory (CARGO_TARGET_DIR, relative
+# to the repository when not absolute, or target/).
+CLI = pathlib.Path(
+    os.environ.get("SBBF_CLI")
+    or REPO / os.environ.get("CARGO_TARGET_DIR", "target") / "debug" / "sbbf"
+)
 
 
 @pytest.fixture(scope="session")

@@ -159,6 +159,21 @@ impl<R: AsyncFileReader> ParquetFile<R> {
         job.finish()
     }
 
+    /// [`ParquetFile::probe_async`] for values encoded and hashed once and shared by many
+    /// files (no copy per file).
+    pub(crate) async fn probe_async_shared(
+        &mut self,
+        column: usize,
+        values: std::sync::Arc<[Encoded]>,
+        hashes: std::sync::Arc<[u64]>,
+        policy: IoPolicy,
+    ) -> Vec<RowGroupAnswer> {
+        let mut job = [self.shared_probe_job(column, values, hashes, policy)];
+        self.drive(&mut job).await;
+        let [job] = job;
+        job.finish()
+    }
+
     /// [`ParquetFile::read_filters`], asynchronously.
     pub async fn read_filters_async(
         &mut self,

@@ -84,7 +84,9 @@ pub(crate) struct ProbeJob {
     plans: Vec<Plan>,
     lengths: Vec<Option<u64>>,
     num_rows: Vec<i64>,
-    values: Vec<Encoded>,
+    /// Shared: the values of a run over many files are encoded once per column type and
+    /// probed by every file's job ([`crate::source::Source::probe`]).
+    values: Arc<[Encoded]>,
     /// Shared: a key set hashed once serves every file of a scan ([`crate::prune::PreparedPredicate`]).
     hashes: Arc<[u64]>,
     /// Set when the job answers one thing per row group, whether any of its values may be
@@ -114,6 +116,29 @@ impl ProbeJob {
             policy,
             Want::Blocks,
         )
+    }
+
+    /// [`ProbeJob::new`] for values already encoded and hashed ([`candidate_hashes`] order),
+    /// shared with other jobs instead of copied into each.
+    pub(crate) fn shared(
+        locations: &[FilterLocation],
+        num_rows: Vec<i64>,
+        footer_start: u64,
+        values: Arc<[Encoded]>,
+        hashes: Arc<[u64]>,
+        policy: IoPolicy,
+    ) -> ProbeJob {
+        let mut job = ProbeJob::build(
+            locations,
+            num_rows,
+            footer_start,
+            Vec::new(),
+            policy,
+            Want::Blocks,
+        );
+        job.values = values;
+        job.hashes = hashes;
+        job
     }
 
     /// A job that reads every filter whole, to keep them ([`ProbeJob::into_spans`]).
@@ -178,7 +203,7 @@ impl ProbeJob {
                 .map(|l| l.length.filter(|n| *n > 0).map(|n| n as u64))
                 .collect(),
             num_rows,
-            values,
+            values: values.into(),
             hashes,
             any: None,
             footer_start,

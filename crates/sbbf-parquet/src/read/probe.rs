@@ -175,6 +175,26 @@ impl<R> ParquetFile<R> {
         self.with_crypto(self.with_footer_conflicts(job, column), column)
     }
 
+    /// [`ParquetFile::probe_job`] for values encoded and hashed once and shared by many
+    /// files' jobs (`hashes` in [`crate::read::answer::candidate_hashes`] order).
+    pub(crate) fn shared_probe_job(
+        &self,
+        column: usize,
+        values: std::sync::Arc<[Encoded]>,
+        hashes: std::sync::Arc<[u64]>,
+        policy: IoPolicy,
+    ) -> ProbeJob {
+        let job = ProbeJob::shared(
+            &self.filter_locations(column),
+            self.row_counts(),
+            self.footer_start(),
+            values,
+            hashes,
+            policy,
+        );
+        self.with_crypto(self.with_footer_conflicts(job, column), column)
+    }
+
     /// Row groups whose filter of leaf `column` starts where the footer also puts another
     /// chunk's filter, or inside a chunk's data pages, with the reason. The bytes there are not
     /// (only) this chunk's filter: probing them could answer "absent" for a value the row group

@@ -419,12 +419,18 @@ impl Source {
         F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error> + Send + Sync + 'static,
     {
         let column: Arc<str> = Arc::from(column);
-        let encode = Arc::new(encode);
+        let encoded = Arc::new(EncodedByType {
+            encode,
+            done: std::sync::Mutex::new(Vec::new()),
+        });
         let policy = self.policy;
         self.run(move |mut pq| {
             let column = Arc::clone(&column);
-            let encode = Arc::clone(&encode);
-            async move { remote::probe_file(&mut pq, &column, &*encode, policy).await }.boxed()
+            let encoded = Arc::clone(&encoded);
+            async move {
+                remote::probe_file_shared(&mut pq, &column, |ty| encoded.get(ty), policy).await
+            }
+            .boxed()
         })
     }
 
@@ -511,6 +517,37 @@ impl Source {
     }
 }
 
+/// The caller's values encoded and hashed once per column type met: every file whose column
+/// has that type probes the same ones. (Encoded per file, a run held its values once per
+/// file in flight: 100,000 values over 64 files at once took gigabytes.)
+struct EncodedByType<F> {
+    encode: F,
+    /// A run meets one type, or a few: a list is enough. Only successes are kept: a value
+    /// that does not encode fails each file the same way, as `encode` says it.
+    done: std::sync::Mutex<Vec<(ColumnType, remote::SharedValues)>>,
+}
+
+impl<F> EncodedByType<F>
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error>,
+{
+    fn get(&self, ty: &ColumnType) -> Result<remote::SharedValues, Error> {
+        let mut done = match self.done.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if let Some((_, (v, h))) = done.iter().find(|(t, _)| t == ty) {
+            return Ok((Arc::clone(v), Arc::clone(h)));
+        }
+        // Encoded under the lock: files of the same type wait for the first instead of each
+        // encoding the values again.
+        let v: Arc<[Encoded]> = (self.encode)(ty)?.into();
+        let h: Arc<[u64]> = crate::read::answer::candidate_hashes(&v).into();
+        done.push((ty.clone(), (Arc::clone(&v), Arc::clone(&h))));
+        Ok((v, h))
+    }
+}
+
 /// Runs `task` on the current runtime's threads when there is one (so files use every core),
 /// else in place.
 async fn spawned<T: Send + 'static>(
@@ -563,6 +600,56 @@ pub fn object_name(url: &str, prefix: &str, location: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::object_name;
+
+    /// A run over many files encodes its values once per column type and every file probes
+    /// those same values: memory is the values once, not once per file in flight.
+    #[test]
+    fn values_are_encoded_once_per_type_and_shared() {
+        use super::{Source, SourceOptions};
+        use crate::value::{encode_text, EncodeOptions};
+        use futures::StreamExt as _;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let src = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/conformance/duckdb_five_rowgroups.parquet"
+        );
+        for i in 0..6 {
+            std::fs::copy(src, dir.path().join(format!("f{i}.parquet"))).unwrap();
+        }
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        let encode = move |ty: &crate::column::ColumnType| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            ["1", "2", "-7"]
+                .iter()
+                .map(|v| encode_text(ty, v, EncodeOptions::default()).map_err(crate::Error::from))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let options = SourceOptions {
+            concurrency: 3,
+            ..SourceOptions::default()
+        };
+        let got: Vec<_> = crate::source::block_on(async move {
+            let source = Source::open(dir.path().to_str().unwrap(), options)
+                .await
+                .unwrap();
+            source.probe("i32", encode).collect::<Vec<_>>().await
+        })
+        .unwrap();
+        assert_eq!(got.len(), 6);
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "encoded once");
+        let first = got[0].1.as_ref().unwrap();
+        let local = crate::ParquetFile::open(std::fs::File::open(src).unwrap()).unwrap();
+        let col = local.column_index("i32").unwrap();
+        let direct = local.probe(col, &first.encoded, crate::IoPolicy::default());
+        for (name, r) in &got {
+            let r = r.as_ref().unwrap();
+            assert!(Arc::ptr_eq(&r.encoded, &first.encoded), "{name}: a copy");
+            assert_eq!(r.answers, direct, "{name}");
+        }
+    }
 
     #[test]
     fn object_names() {

@@ -336,8 +336,9 @@ pub async fn list_parquet(
 pub struct FileProbe {
     /// The probed leaf column.
     pub column: ColumnType,
-    /// The values, encoded for the column (by the caller's `encode`).
-    pub encoded: Vec<Encoded>,
+    /// The values, encoded for the column (by the caller's `encode`); over many files, shared
+    /// by every file whose column has the same type.
+    pub encoded: Arc<[Encoded]>,
     /// One answer per row group.
     pub answers: Vec<RowGroupAnswer>,
     /// The reads the file took (footer included).
@@ -359,11 +360,42 @@ where
     R: AsyncFileReader,
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error>,
 {
+    probe_file_shared(
+        pq,
+        column,
+        |ty| {
+            let encoded: Arc<[Encoded]> = encode(ty)?.into();
+            let hashes = crate::read::answer::candidate_hashes(&encoded).into();
+            Ok((encoded, hashes))
+        },
+        policy,
+    )
+    .await
+}
+
+/// Values encoded for one column type and their candidate hashes, shared by many files.
+pub(crate) type SharedValues = (Arc<[Encoded]>, Arc<[u64]>);
+
+/// [`probe_file`] with the values encoded and hashed by `encoded`, which may hand every file
+/// of a run the same ones (shared, not copied: a run's memory is its values once, not once
+/// per file in flight).
+pub(crate) async fn probe_file_shared<R, F>(
+    pq: &mut ParquetFile<R>,
+    column: &str,
+    encoded: F,
+    policy: IoPolicy,
+) -> Result<FileProbe, Error>
+where
+    R: AsyncFileReader,
+    F: FnOnce(&ColumnType) -> Result<SharedValues, Error>,
+{
     let col = pq.column_index(column)?;
     let other_readings = pq.other_readings(column, col);
     let ty = pq.columns()[col].clone();
-    let encoded = encode(&ty)?;
-    let answers = pq.probe_async(col, &encoded, policy).await;
+    let (encoded, hashes) = encoded(&ty)?;
+    let answers = pq
+        .probe_async_shared(col, Arc::clone(&encoded), hashes, policy)
+        .await;
     Ok(FileProbe {
         column: ty,
         encoded,

@@ -35,7 +35,9 @@ pub struct AddOptions {
     /// Size every filter for this many distinct values instead of folding it to `fpp` by its
     /// real fill.
     pub ndv: Option<u64>,
-    /// Replace filters the columns already have (their old bytes stay, unreferenced).
+    /// Replace filters the columns already have. Old filters that end the file's body (as a
+    /// previous `add` leaves them, just before the footer) are overwritten by the new ones;
+    /// any others stay, unreferenced.
     pub replace: bool,
 }
 
@@ -199,12 +201,19 @@ pub fn add_filters(
     let items: Vec<(usize, usize)> = (0..pq.metadata().num_row_groups())
         .flat_map(|rg| cols.iter().map(move |&c| (rg, c)))
         .collect();
+    // Replacing: the old filters the run replaces that end the file's body are not copied
+    // (the new ones take their place), so repeated runs do not pile up dead filters.
+    let keep = if opts.replace {
+        reusable_tail(&pq, &cols)
+    } else {
+        pq.footer_start()
+    };
     let mut filters = Vec::new();
     let mut edits = FilterEdits::new();
     let mut bytes_written = 0u64;
     let output_len = atomic_write(output, input, |w| {
-        copy_prefix(input, output, pq.footer_start(), w)?;
-        let mut pos = pq.footer_start();
+        copy_prefix(input, output, keep, w)?;
+        let mut pos = keep;
         // Chunks are built in parallel and written in order as they arrive.
         for_each_built(input, &pq, &items, opts, |(rg, c), f, distinct| {
             let header = BloomFilterHeader {
@@ -238,8 +247,58 @@ pub fn add_filters(
         input_len: pq.file_len(),
         output_len,
         bytes_written,
-        compacted: false,
+        compacted: keep < pq.footer_start(),
     })
+}
+
+/// Where the copy of a file whose filters of `replaced` columns are rebuilt may stop: before
+/// the run of those old filters that ends the body (just before the footer), the way a
+/// previous `add` left them. Only bytes they alone own are left out: the cut stops at a gap,
+/// at a filter whose length the footer does not give, and is dropped altogether when
+/// anything else the footer names (data pages, page indexes, another chunk's filter) has a
+/// byte past it. Returns the footer's start when nothing can be reused.
+fn reusable_tail<R>(pq: &ParquetFile<R>, replaced: &[usize]) -> u64 {
+    let meta = pq.metadata();
+    let body_end = pq.footer_start();
+    let mut old = Vec::new();
+    let mut others: Vec<(u64, u64)> = Layout::of(meta)
+        .regions
+        .iter()
+        .map(|r| (r.start, r.end))
+        .collect();
+    for rg in meta.row_groups() {
+        for (c, chunk) in rg.columns().iter().enumerate() {
+            let Some(start) = chunk
+                .bloom_filter_offset()
+                .and_then(|o| u64::try_from(o).ok())
+            else {
+                continue;
+            };
+            let len = chunk
+                .bloom_filter_length()
+                .and_then(|l| u64::try_from(l).ok())
+                .filter(|l| *l > 0);
+            match len {
+                Some(len) if replaced.contains(&c) => old.push((start, start.saturating_add(len))),
+                Some(len) => others.push((start, start.saturating_add(len))),
+                // A filter of unknown length may reach the footer.
+                None => others.push((start, body_end)),
+            }
+        }
+    }
+    let mut cut = body_end;
+    while let Some(&(start, _)) = old.iter().find(|(s, e)| *e == cut && *s < cut) {
+        cut = start;
+    }
+    // Never into the leading magic, and never over bytes someone else owns.
+    if cut < 4
+        || others
+            .iter()
+            .any(|(s, e)| *s < body_end && cut < *e && s < e)
+    {
+        return body_end;
+    }
+    cut
 }
 
 /// Builds the filter of every `(row group, column)` of `items` on all cores and hands them to

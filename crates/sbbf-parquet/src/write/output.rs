@@ -298,34 +298,75 @@ fn lock(path: &Path) -> Result<File, Refusal> {
     Ok(f)
 }
 
-/// Temporary outputs being written now, so that an interrupted process can remove them
-/// ([`remove_unfinished`]).
-static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// This process's writes, for an interrupt handler: the temporary outputs being written now,
+/// how many writes have been renamed into place, and whether an interrupt stopped them. One
+/// lock covers creating a temporary file, renaming it and [`interrupt`], so a handler sees
+/// every write either before its rename (and removes its file) or after it (and counts it).
+struct Writes {
+    unfinished: Vec<PathBuf>,
+    finished: usize,
+    stopped: bool,
+}
 
-/// Removes the temporary files of writes still in progress. A program calls it from its
-/// SIGINT/SIGTERM handler before exiting, so an interrupted write leaves neither a changed
-/// input nor a stray `.sbbf-*.tmp` file. (A `kill -9` cannot be caught: it may leave such a
-/// file beside the target, which is safe to delete.) Returns the paths removed.
+static WRITES: Mutex<Writes> = Mutex::new(Writes {
+    unfinished: Vec::new(),
+    finished: 0,
+    stopped: false,
+});
+
+fn writes() -> std::sync::MutexGuard<'static, Writes> {
+    match WRITES.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// What [`interrupt`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interrupted {
+    /// The temporary outputs of unfinished writes, removed: their targets were not touched.
+    pub removed: Vec<PathBuf>,
+    /// Writes of this process that had already been renamed into place (complete).
+    pub finished: usize,
+}
+
+/// Stops this process's writes, for a SIGINT/SIGTERM handler: removes the temporary files of
+/// writes in progress, and makes any write that has not been renamed into place yet fail
+/// instead ([`WriteError::Interrupted`]). An interrupted write so leaves neither a changed
+/// input nor a stray `.sbbf-*.tmp` file (a `kill -9` cannot be caught: it may leave such a
+/// file beside the target, which is safe to delete). The answer tells the handler what to say:
+/// writes undone, or writes that had finished before the signal came.
+pub fn interrupt() -> Interrupted {
+    let mut w = writes();
+    w.stopped = true;
+    let removed = std::mem::take(&mut w.unfinished)
+        .into_iter()
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .collect();
+    Interrupted {
+        removed,
+        finished: w.finished,
+    }
+}
+
+/// Removes the temporary files of writes still in progress, without stopping later writes
+/// (an interrupt handler wants [`interrupt`], which also says whether a write had finished).
+/// Returns the paths removed.
 pub fn remove_unfinished() -> Vec<PathBuf> {
-    let paths = match UNFINISHED.lock() {
-        Ok(mut g) => std::mem::take(&mut *g),
-        Err(p) => std::mem::take(&mut *p.into_inner()),
-    };
+    let paths = std::mem::take(&mut writes().unfinished);
     paths
         .into_iter()
         .filter(|p| std::fs::remove_file(p).is_ok())
         .collect()
 }
 
+#[cfg(test)]
 fn track(path: &Path, on: bool) {
-    let mut g = match UNFINISHED.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
+    let mut w = writes();
     if on {
-        g.push(path.to_path_buf());
+        w.unfinished.push(path.to_path_buf());
     } else {
-        g.retain(|p| p != path);
+        w.unfinished.retain(|p| p != path);
     }
 }
 
@@ -349,19 +390,25 @@ pub(crate) fn atomic_write(
     fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
 ) -> Result<u64, Error> {
     let dir = dir_of(target);
-    let tmp = tempfile::Builder::new()
-        .prefix(".sbbf-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|source| WriteError::TempFile {
-            dir: dir.clone(),
-            source,
-        })?;
-    track(tmp.path(), true);
-    fill_and_persist(tmp, target, like, fill).map(|(len, path)| {
-        track(&path, false);
-        len
-    })
+    let tmp = {
+        // Created and recorded under the lock: an interrupt either comes first (and nothing
+        // is created) or finds the file.
+        let mut w = writes();
+        if w.stopped {
+            return Err(WriteError::Interrupted.into());
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix(".sbbf-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|source| WriteError::TempFile {
+                dir: dir.clone(),
+                source,
+            })?;
+        w.unfinished.push(tmp.path().to_path_buf());
+        tmp
+    };
+    fill_and_persist(tmp, target, like, fill)
 }
 
 fn fill_and_persist(
@@ -369,7 +416,7 @@ fn fill_and_persist(
     target: &Path,
     like: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,
-) -> Result<(u64, PathBuf), Error> {
+) -> Result<u64, Error> {
     let tmp_path = tmp.path().to_path_buf();
     let io_err = write_err(target);
     let out: Result<u64, Error> = (|| {
@@ -406,22 +453,29 @@ fn fill_and_persist(
         }
         tmp.as_file().sync_all().map_err(&io_err)?;
         let len = tmp.as_file().metadata().map_err(&io_err)?.len();
+        // Renamed under the lock, unless an interrupt came first (it removed the file).
+        let mut w = writes();
+        if w.stopped {
+            return Err(WriteError::Interrupted.into());
+        }
         tmp.persist(target).map_err(|e| WriteError::Rename {
             target: target.to_path_buf(),
             source: e.error,
         })?;
+        w.unfinished.retain(|p| *p != tmp_path);
+        w.finished += 1;
         Ok(len)
     })();
     if out.is_err() {
         // The temporary file was removed when it was dropped.
-        track(&tmp_path, false);
+        writes().unfinished.retain(|p| *p != tmp_path);
     }
     let len = out?;
     // Make the rename itself durable.
     if let Ok(d) = File::open(dir_of(target)) {
         let _ = d.sync_all();
     }
-    Ok((len, tmp_path))
+    Ok(len)
 }
 
 fn dir_of(target: &Path) -> PathBuf {
