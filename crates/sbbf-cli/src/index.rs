@@ -87,7 +87,7 @@ struct BuildArgs {
     /// or below P (default: keep every filter's own size).
     #[arg(long, value_name = "P")]
     fpp: Option<f64>,
-    /// Output format.
+    /// Output format: `json` prints the report as one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Files read at once.
@@ -120,7 +120,7 @@ struct MergeArgs {
     /// Part files, or directories of *.sbbfpart files.
     #[arg(required = true)]
     parts: Vec<std::path::PathBuf>,
-    /// Output format.
+    /// Output format: `json` prints the report as one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -133,7 +133,7 @@ struct UpdateArgs {
     /// groups still lack an entry are read again for those filters.
     #[arg(long)]
     build_missing: bool,
-    /// Output format.
+    /// Output format: `json` prints the report as one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Files read at once.
@@ -146,7 +146,7 @@ struct UpdateArgs {
 struct InspectArgs {
     /// A directory or an object-store prefix with an index.
     path: String,
-    /// Output format.
+    /// Output format: `json` prints the report as one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -199,6 +199,9 @@ async fn build(a: BuildArgs) -> u8 {
         fpp: a.fpp,
         concurrency: a.concurrency as usize,
         build_missing: a.build_missing,
+        progress: Some(sbbf_index::build::Progress(crate::progress::shared_bar(
+            "indexing files",
+        ))),
     };
     let started = std::time::Instant::now();
     let built = match (&a.files_from, &a.part) {
@@ -332,6 +335,9 @@ async fn update(a: UpdateArgs) -> u8 {
     let options = sbbf_index::build::UpdateOptions {
         concurrency: a.concurrency as usize,
         build_missing: a.build_missing,
+        progress: Some(sbbf_index::build::Progress(crate::progress::shared_bar(
+            "reading new and changed files",
+        ))),
     };
     match sbbf_index::build::update_with(&root, &options).await {
         Ok((r, rebuilt)) => {
@@ -460,7 +466,7 @@ async fn inspect(a: InspectArgs) -> u8 {
             .unwrap_or_default()
     );
     out!(
-        "  coverage: {} covered, {} stale (changed since the build), {} missing (new), {} gone, {} not readable at build",
+        "  coverage: {} covered, {} stale (changed since the build), {} missing (new), {} gone, {} not covered (unreadable at the build, or changed just before it: probed directly)",
         c.covered,
         c.stale.len(),
         c.missing.len(),

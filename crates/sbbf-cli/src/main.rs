@@ -94,7 +94,8 @@ pub enum Format {
     /// Lines for people.
     #[default]
     Text,
-    /// One JSON object per file and line, for scripts.
+    /// JSON for scripts, one object per line (per file, per row or one report: see the
+    /// command's help).
     Json,
 }
 

@@ -24,6 +24,16 @@ pub fn bar(what: &'static str) -> impl FnMut(usize, usize) {
     }
 }
 
+/// [`bar`] as a callback that may be called from any thread (a library's progress hook).
+pub fn shared_bar(what: &'static str) -> std::sync::Arc<dyn Fn(usize, usize) + Send + Sync> {
+    let bar = std::sync::Mutex::new(bar(what));
+    std::sync::Arc::new(move |done, total| {
+        if let Ok(mut b) = bar.lock() {
+            b(done, total);
+        }
+    })
+}
+
 /// The bar of work that prints results as it goes ([`counter`]): `out!` and `err!` print
 /// through it ([`around_output`]) so that lines and bar do not mix on a terminal.
 static SHOWN: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);

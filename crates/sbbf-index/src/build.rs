@@ -31,6 +31,18 @@ pub struct BuildOptions {
     /// column chunks' pages are read. Without, such row groups are not covered (probed
     /// directly).
     pub build_missing: bool,
+    /// Told `(files read, files to read)` as the build reads the table's files.
+    pub progress: Option<Progress>,
+}
+
+/// A callback told `(done, total)` as work goes on (a front end draws a bar with it).
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
 }
 
 /// The false-positive rate of filters built from data (`build_missing`) without `--fpp`:
@@ -48,6 +60,7 @@ impl Default for BuildOptions {
             fpp: None,
             concurrency: DEFAULT_CONCURRENCY,
             build_missing: false,
+            progress: None,
         }
     }
 }
@@ -257,6 +270,7 @@ const CHUNK_BYTES: usize = 96;
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
     check_options(options)?;
+    let _writer = root.lock_writer()?;
     let listed_at = now_ns();
     let listing = root.list().await?;
     let mut pre = Prepared::new().map_err(io_err)?;
@@ -276,6 +290,7 @@ pub async fn update(
         &UpdateOptions {
             concurrency,
             build_missing: false,
+            progress: None,
         },
     )
     .await
@@ -289,6 +304,8 @@ pub struct UpdateOptions {
     /// As [`BuildOptions::build_missing`], for the old index's columns (chosen with `-c`):
     /// files with row groups still lacking an entry are read again, and those filters built.
     pub build_missing: bool,
+    /// Told `(files read, files to read)` as the update reads new and changed files.
+    pub progress: Option<Progress>,
 }
 
 /// [`update`], with options.
@@ -297,6 +314,7 @@ pub async fn update_with(
     up: &UpdateOptions,
 ) -> Result<(BuildReport, Option<String>), Error> {
     let concurrency = up.concurrency;
+    let _writer = root.lock_writer()?;
     let listed_at = now_ns();
     let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
     let listing = listing?;
@@ -312,6 +330,7 @@ pub async fn update_with(
                 Prepared::new().map_err(io_err)?,
                 &BuildOptions {
                     concurrency,
+                    progress: up.progress.clone(),
                     ..BuildOptions::default()
                 },
                 Sink::Root,
@@ -331,6 +350,7 @@ pub async fn update_with(
             fpp: d.target_fpp,
             concurrency,
             build_missing: up.build_missing,
+            progress: up.progress.clone(),
         })
         .unwrap_or_default();
     check_options(&options)?;
@@ -556,9 +576,16 @@ pub(crate) async fn assemble(
     let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
         (0..listing.len()).map(|_| None).collect();
     let mut k = 0;
+    let tell = |done: usize| {
+        if let Some(p) = &options.progress {
+            (p.0)(done, to_read.len());
+        }
+    };
+    tell(0);
     while let Some((_, r)) = results.next().await {
         let li = to_read[k];
         k += 1;
+        tell(k);
         report.files_read += 1;
         gathered[li] = Some(match r {
             Ok((mut g, st)) => {

@@ -84,6 +84,9 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Invalid(String),
+    /// Another process is writing the index (it holds the writers' lock): nothing was done.
+    #[error("another process is writing the index {0}; nothing was done (try again when it has finished)")]
+    Busy(String),
     /// A column asked for is in no readable file of the table (nothing was written).
     #[error("no file of the table has column `{column}`; nothing was written{}", .source.as_ref().map(|e| format!("; in the first: {e}")).unwrap_or_default())]
     UnknownColumn {

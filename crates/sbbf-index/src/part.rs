@@ -282,6 +282,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
     if parts.is_empty() {
         return Err(Error::Invalid("no parts to merge".into()));
     }
+    let _writer = root.lock_writer()?;
     let listed_at = crate::build::now_ns();
     let listing = root.list();
     let mut read: Vec<Part> = Vec::with_capacity(parts.len());
@@ -437,13 +438,10 @@ pub(crate) fn temp_beside(out: &Path) -> Result<tempfile::NamedTempFile, Error> 
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    tempfile::Builder::new()
-        .prefix(".sbbfpart-")
-        .tempfile_in(&dir)
-        .map_err(|source| Error::Io {
-            what: format!("creating a temporary file in {}", dir.display()),
-            source,
-        })
+    crate::table::shared_temp(".sbbfpart-", &dir).map_err(|source| Error::Io {
+        what: format!("creating a temporary file in {}", dir.display()),
+        source,
+    })
 }
 
 /// Puts a finished part in place.
@@ -452,6 +450,7 @@ pub(crate) fn persist(tmp: tempfile::NamedTempFile, out: &Path) -> Result<(), Er
         what: format!("writing {}", out.display()),
         source,
     })?;
+    crate::table::keep_mode(&tmp, out);
     tmp.persist(out).map_err(|e| Error::Io {
         what: format!("renaming the part to {}", out.display()),
         source: e.error,

@@ -31,7 +31,8 @@ pub struct Coverage {
     pub stale: Vec<String>,
     /// The FPP the build folded to, if any.
     pub target_fpp: Option<f64>,
-    /// Indexed files whose footer could not be read at build time (always probed directly).
+    /// Indexed files the build did not cover: their footer could not be read, or they had
+    /// changed just before it (always probed directly; `update` reads them again).
     pub unreadable: usize,
 }
 

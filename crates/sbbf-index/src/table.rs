@@ -19,6 +19,8 @@ use std::sync::Arc;
 pub const INDEX_DIR: &str = "_sbbf_index";
 /// The index object's name inside [`INDEX_DIR`].
 pub const INDEX_FILE: &str = "index.sbbfi";
+/// The writers' lock file inside [`INDEX_DIR`] (local roots).
+pub const LOCK_FILE: &str = ".lock";
 /// Bytes a probe reads from the end of an index in its first request: the trailer and the head
 /// (a few hundred bytes for a few columns, whatever the number of files), and for a table of a
 /// few hundred files its file table and columns as well.
@@ -428,12 +430,39 @@ impl Root {
 
     /// A temporary file to write a new index into: locally inside [`INDEX_DIR`] (so the rename
     /// stays on one file system), else in the system's temporary folder.
+    /// Takes the writer's lock of a local root's index (an advisory lock on
+    /// `_sbbf_index/.lock`, held while the returned file lives), without waiting: two builds
+    /// at once would each replace the other's index, the last silently winning.
+    /// [`Error::Busy`] when another process holds it. A file system without advisory locks,
+    /// and an object store (which has none to offer), go on without one.
+    pub(crate) fn lock_writer(&self) -> Result<Option<std::fs::File>, Error> {
+        let Root::Local { dir, .. } = self else {
+            return Ok(None);
+        };
+        let d = dir.join(INDEX_DIR);
+        let io = |source| Error::Io {
+            what: format!("locking {}", d.display()),
+            source,
+        };
+        std::fs::create_dir_all(&d).map_err(io)?;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(d.join(LOCK_FILE))
+            .map_err(io)?;
+        match f.try_lock() {
+            Ok(()) => Ok(Some(f)),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy(self.index_location())),
+            Err(std::fs::TryLockError::Error(_)) => Ok(None),
+        }
+    }
+
     pub(crate) fn temp_file(&self) -> Result<tempfile::NamedTempFile, Error> {
         let made = match self {
             Root::Local { dir, .. } => {
                 let d = dir.join(INDEX_DIR);
-                std::fs::create_dir_all(&d)
-                    .and_then(|_| tempfile::Builder::new().prefix(".index-").tempfile_in(&d))
+                std::fs::create_dir_all(&d).and_then(|_| shared_temp(".index-", &d))
             }
             Root::Store { .. } => tempfile::NamedTempFile::new(),
         };
@@ -453,6 +482,7 @@ impl Root {
                     what: format!("writing {}", to.display()),
                     source,
                 })?;
+                keep_mode(&tmp, &to);
                 tmp.persist(&to).map_err(|e| Error::Io {
                     what: format!("renaming the index to {}", to.display()),
                     source: e.error,
@@ -632,6 +662,28 @@ pub fn is_fresh(entry: &format::FileEntry, listed: &Listed) -> bool {
         Stamp::Object { etag, .. } => etag.is_some(),
     };
     trusted && entry.size == listed.size && entry.stamp == listed.stamp
+}
+
+/// A temporary file in `dir` with the mode a new file gets from the umask (`0666` less it),
+/// not the owner-only `0600` temporary files have: an index is read by every account that
+/// reads the table, and one it cannot read sends them all to read every file.
+pub(crate) fn shared_temp(prefix: &str, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(dir)
+}
+
+/// Gives the finished temporary file the mode of the file it replaces, if there is one (an
+/// owner's chosen mode outlives an update). Best effort: the write goes on without it.
+pub(crate) fn keep_mode(tmp: &tempfile::NamedTempFile, target: &Path) {
+    if let Ok(old) = std::fs::metadata(target) {
+        let _ = tmp.as_file().set_permissions(old.permissions());
+    }
 }
 
 /// What a listing keeps of a local file: see [`Stamp`].

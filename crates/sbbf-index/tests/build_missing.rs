@@ -145,6 +145,7 @@ async fn update_builds_what_is_missing_and_reads_only_those_files() {
     let up = UpdateOptions {
         concurrency: 4,
         build_missing: true,
+        progress: None,
     };
     let (r, rebuilt) = update_with(&root, &up).await.unwrap();
     assert!(rebuilt.is_none());

@@ -817,7 +817,9 @@ fn verify_source(
 fn index_failure(e: sbbf_index::Error) -> Failure {
     match e {
         sbbf_index::Error::Parquet(e) => Failure::from(e),
-        e @ sbbf_index::Error::NotATable(_) => Failure::Input(e.to_string()),
+        e @ (sbbf_index::Error::NotATable(_)
+        | sbbf_index::Error::UnknownColumn { .. }
+        | sbbf_index::Error::NoFilters { .. }) => Failure::Input(e.to_string()),
         e => Failure::File(e.to_string()),
     }
 }
@@ -850,6 +852,7 @@ fn index_build(
             fpp,
             concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
             build_missing,
+            progress: None,
         };
         let built = sbbf_parquet::source::block_on(sbbf_index::build::build(&root, &options))?;
         built
@@ -872,6 +875,7 @@ fn index_update(
         let options = sbbf_index::build::UpdateOptions {
             concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
             build_missing,
+            progress: None,
         };
         let updated =
             sbbf_parquet::source::block_on(sbbf_index::build::update_with(&root, &options))?;

@@ -119,6 +119,13 @@ def test_index_errors(tmp_path):
     with pytest.raises(sbbf.InputError, match=r"^[^:]*/empty: no \*\.parquet"):
         (tmp_path / "empty").mkdir()
         sbbf.index_inspect(tmp_path / "empty")
+    # A misspelt column refuses the build and leaves the index as it was.
+    sbbf.index_build(tmp_path / "t")
+    index = tmp_path / "t" / "_sbbf_index" / "index.sbbfi"
+    good = index.read_bytes()
+    with pytest.raises(sbbf.InputError, match="did you mean `id`"):
+        sbbf.index_build(tmp_path / "t", ["idd"])
+    assert index.read_bytes() == good
 
 
 def test_row_groups_and_read_table_leave_out_what_the_index_rules_out(tmp_path):

@@ -370,7 +370,18 @@ fn restored_swapped_and_foreign_files_are_never_answered_from_the_index() {
     assert_eq!(mtime(&a), before);
     holds(d, "a.parquet", "500005");
 
-    // `tar x`: a.parquet restored from an archive of other content with the same time.
+    // `tar x`: a.parquet restored from an archive of other content with the same time (whole
+    // seconds, as a tar archive keeps them).
+    let whole = mtime(&a)
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(whole))
+        .unwrap();
     rebuild();
     let stage = spare.join("stage");
     std::fs::create_dir_all(&stage).unwrap();
@@ -395,20 +406,11 @@ fn restored_swapped_and_foreign_files_are_never_answered_from_the_index() {
     rebuild();
     let other = td.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
-    for (name, first) in [
-        ("a.parquet", 700_000),
-        ("b.parquet", 800_000),
-        ("c.parquet", 900_000),
-    ] {
-        let p = other.join(name);
-        write_file(&p, first, 50, 50, 64, true);
-        run_tool(
-            "touch",
-            &["-r", dir.join(name).to_str().unwrap(), p.to_str().unwrap()],
-            td.path(),
-        );
-        assert_eq!(size(&p), size(&dir.join(name)));
-    }
+    // Its a.parquet: the same name, size and time as this table's, other content.
+    let oa = other.join("a.parquet");
+    std::fs::copy(&x, &oa).unwrap();
+    run_tool("touch", &["-r", ap, oa.to_str().unwrap()], td.path());
+    assert_eq!((size(&oa), mtime(&oa)), (size(&a), mtime(&a)));
     let o = other.to_str().unwrap();
     std::fs::create_dir_all(other.join("_sbbf_index")).unwrap();
     std::fs::copy(
@@ -416,8 +418,7 @@ fn restored_swapped_and_foreign_files_are_never_answered_from_the_index() {
         other.join("_sbbf_index/index.sbbfi"),
     )
     .unwrap();
-    holds(o, "a.parquet", "700005");
-    holds(o, "c.parquet", "900005");
+    holds(o, "a.parquet", "400005");
 }
 
 #[test]
@@ -979,4 +980,159 @@ fn s3_parts_and_build_missing() {
         assert!(a.iter().any(|f| f.ends_with(&holder)), "{v}: {a:?}");
         assert!(a.iter().all(|f| b.contains(f)), "{v}: {a:?} vs {b:?}");
     }
+}
+
+/// `-c` a misspelt column, or one no file has a filter for: refused with the reason (and the
+/// near miss), the good index left as it was (it once exited 0 and wrote an empty index).
+#[test]
+fn a_misspelt_or_filterless_column_refuses_the_build_and_keeps_the_index() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 0..3 {
+        // `name` without a filter in every file.
+        write_file(
+            &dir.join(format!("f{k}.parquet")),
+            k * 1000,
+            40,
+            40,
+            64,
+            false,
+        );
+    }
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let index = dir.join("_sbbf_index/index.sbbfi");
+    let good = std::fs::read(&index).unwrap();
+    for (col, says) in [
+        ("idd", "did you mean `id`?"),
+        (
+            "name",
+            "no file of the table has a Bloom filter for column `name`",
+        ),
+    ] {
+        let o = sbbf(&["index", "build", d, "-c", col]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-c {col}: {err}");
+        assert!(
+            err.contains(says) && err.contains("nothing was written"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(&index).unwrap(),
+            good,
+            "-c {col} changed the index"
+        );
+    }
+    let o = sbbf(&["index", "build", d, "-c", "name"]);
+    assert!(
+        text(&o.stderr).contains("--build-missing"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A column some file has filters for is indexed as before; one that needs them built too.
+    let r = build(d, &["-c", "id"]);
+    assert_eq!(r["files_read"], 3, "{r}");
+    let r = build(d, &["-c", "name", "--build-missing"]);
+    assert_eq!(r["filters_built"], 3, "{r}");
+}
+
+/// A `*.parquet` link to nothing is one error line: the rest of the table is indexed,
+/// updated, inspected and answered from the index.
+#[cfg(unix)]
+#[test]
+fn a_link_to_nothing_is_one_error_and_the_rest_is_answered() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 6);
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    std::os::unix::fs::symlink(dir.join("nowhere.parquet"), dir.join("ghost.parquet")).unwrap();
+    // The index built before the link appeared still answers the other files.
+    let o = sbbf(&["probe", d, "id", "99999999", "--stats"]);
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("ghost.parquet").count(), 1, "{err}");
+    let stats = text(&o.stdout);
+    let line = stats.lines().find(|l| l.starts_with("index: ")).unwrap();
+    assert_eq!(answered(line), 6, "{stats}");
+    same_as_direct(d, "id", &["99999999", "1005"], &[]);
+    for cmd in ["build", "update"] {
+        let o = sbbf(&["index", cmd, d, "--format", "json"]);
+        let err = text(&o.stderr);
+        assert_eq!(err.matches("ghost.parquet").count(), 1, "{cmd}: {err}");
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["files"], 7, "{cmd}: {r}");
+    }
+    let o = sbbf(&["index", "inspect", d, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["covered"], 6, "{j}");
+}
+
+/// The index gets the mode the umask gives a new file (it was always 0600, so other accounts
+/// reading the table could not read it), and an update keeps the mode of the one it replaces.
+#[cfg(unix)]
+#[test]
+fn the_index_has_the_umask_mode_and_an_update_keeps_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 3);
+    sbbf_testkit::settle(&dir);
+    let d = dir.to_str().unwrap();
+    let index = dir.join("_sbbf_index/index.sbbfi");
+    let mode = || std::fs::metadata(&index).unwrap().permissions().mode() & 0o777;
+    let with_umask = |umask: &str, cmd: &str| {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" index {cmd} \"$1\""))
+            .arg(env!("CARGO_BIN_EXE_sbbf"))
+            .arg(d)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    };
+    with_umask("022", "build");
+    assert_eq!(mode(), 0o644);
+    with_umask("077", "build");
+    assert_eq!(
+        mode(),
+        0o644,
+        "a rebuild keeps the mode of the index it replaces"
+    );
+    std::fs::set_permissions(&index, std::fs::Permissions::from_mode(0o640)).unwrap();
+    with_umask("022", "update");
+    assert_eq!(mode(), 0o640);
+    std::fs::remove_file(&index).unwrap();
+    with_umask("027", "build");
+    assert_eq!(mode(), 0o640);
+}
+
+/// Two writers of one index at once: the second is refused with the reason (the last one
+/// used to win silently), and goes through once the first is done.
+#[test]
+fn a_second_writer_of_the_index_is_refused() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 3);
+    let d = dir.to_str().unwrap();
+    build(d, &[]);
+    let held = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("_sbbf_index/.lock"))
+        .unwrap();
+    held.try_lock().unwrap();
+    for cmd in ["build", "update"] {
+        let o = sbbf(&["index", cmd, d]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(
+            text(&o.stderr).contains("another process is writing the index"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    // Probes do not wait for writers.
+    same_as_direct(d, "id", &["1005"], &[]);
+    drop(held);
+    build(d, &[]);
 }
