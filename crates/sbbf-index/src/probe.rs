@@ -396,6 +396,15 @@ fn decide(
         }
         let s = match by_path.get(l.rel.as_str()) {
             None => Err(Why::New),
+            // A file recorded unreadable and listed as it was (a link to nothing): not
+            // covered, rather than changed.
+            Some(&fi)
+                if d.files[fi].row_counts.is_none()
+                    && d.files[fi].stamp == l.stamp
+                    && d.files[fi].size == l.size =>
+            {
+                Err(Why::NotCovered)
+            }
             Some(&fi) if !is_fresh(&d.files[fi], l) => Err(Why::Stale),
             Some(&fi) => match (&d.files[fi].row_counts, col.file_types[fi]) {
                 (Some(rows), Some(t))

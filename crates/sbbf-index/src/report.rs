@@ -73,6 +73,12 @@ impl Coverage {
         for l in listing {
             match by_path.get(l.rel.as_str()) {
                 Some(&i) if is_fresh(&d.files[i], l) => covered += 1,
+                // Recorded unreadable and listed as it was (a link to nothing): counted in
+                // `unreadable`, not as changed.
+                Some(&i)
+                    if d.files[i].row_counts.is_none()
+                        && d.files[i].stamp == l.stamp
+                        && d.files[i].size == l.size => {}
                 Some(_) => stale.push(l.rel.clone()),
                 None => missing.push(l.rel.clone()),
             }

@@ -17,7 +17,7 @@ pub struct Counts {
     pub gets: AtomicU64,
     /// HEAD requests.
     pub heads: AtomicU64,
-    /// Body bytes sent.
+    /// Body bytes sent (counted as each body starts).
     pub bytes: AtomicU64,
     /// Requests being answered now.
     in_flight: AtomicU64,
@@ -182,8 +182,10 @@ fn answer(
     msg.push_str("\r\n");
     out.write_all(msg.as_bytes())?;
     if !head {
-        out.write_all(&data[start as usize..end as usize])?;
+        // Counted before the body is written: a client that has read it all may exit (and
+        // its test read the counts) before this thread runs again.
         counts.bytes.fetch_add(end - start, Ordering::SeqCst);
+        out.write_all(&data[start as usize..end as usize])?;
     }
     out.flush()
 }

@@ -1067,6 +1067,13 @@ fn a_link_to_nothing_is_one_error_and_the_rest_is_answered() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["covered"], 6, "{j}");
+    assert_eq!(j["stale"], serde_json::json!([]), "{j}");
+    let o = sbbf(&["probe", d, "id", "99999999", "--stats"]);
+    assert!(
+        text(&o.stdout).contains("0 changed, 1 not covered"),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 /// The index gets the mode the umask gives a new file (it was always 0600, so other accounts
