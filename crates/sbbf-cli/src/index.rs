@@ -22,7 +22,12 @@ use sbbf_parquet::{Encoded, IoStats};
 /// its size (the index answers exactly as the files do) unless --fpp lets them be folded to a
 /// smaller size whose estimated false-positive rate stays at or below it. Files added,
 /// changed or removed after the build are never answered from the index: they are probed
-/// directly (`sbbf index update` brings it up to date, reading only those files).
+/// directly (`sbbf index update` brings it up to date, reading only those files). A local
+/// file counts as changed when its size, inode, modification or change time differ (a file
+/// restored with its old time by `cp -p`, `rsync -a` or `tar x` has a new change time); an
+/// object when its size or ETag differ. One writer at a time: build, update and merge of a
+/// local table take a lock and refuse to run beside another (exit 2). A `-c` column that no
+/// file has, or that no file has a filter for, is refused and the old index kept.
 /// `sbbf probe` uses the index when its PATH is the table root itself: the directory, or the
 /// object-store prefix ending in / (`--no-index` reads every file). The table is every
 /// *.parquet file below its root except those under names that start with `_` or `.`
