@@ -1,17 +1,12 @@
-//! `sbbf index build|update|inspect PATH`, and `sbbf probe` on a table root with an index.
+//! `sbbf index build|update|inspect|merge PATH`.
 
-use crate::probe::{report, Outcome, ProbeArgs};
 use crate::store_url::check_http_endpoint;
 use crate::Format;
 use clap::{Args, Subcommand};
-use futures::StreamExt as _;
 use sbbf_index::build::{BuildOptions, BuildReport};
-use sbbf_index::probe::{plan, Planned, Ruled};
-use sbbf_index::report::{BuildLine, Coverage, IndexStatsLine, MergeLine, ProbeStatsLine};
+use sbbf_index::report::{BuildLine, Coverage, MergeLine};
 use sbbf_index::Root;
-use sbbf_parquet::column::ColumnType;
-use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
-use sbbf_parquet::{Encoded, IoStats};
+use sbbf_parquet::source::DEFAULT_CONCURRENCY;
 
 /// Build, update or inspect a table's index: the Bloom filters its files already carry,
 /// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
@@ -507,110 +502,4 @@ async fn inspect(a: InspectArgs) -> u8 {
         }
     }
     0
-}
-
-/// `sbbf probe` on a table root: `None` when PATH is not a table root (a file, a glob, an
-/// object), so the caller probes as without an index. Files the index rules out are reported
-/// as a direct probe reports them; the others are probed directly, in the same order.
-pub(crate) async fn probe<E>(a: &ProbeArgs, options: SourceOptions, encode: E) -> Option<u8>
-where
-    E: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error> + Clone + Send + Sync + 'static,
-{
-    let root = match Root::open(&a.file) {
-        Ok(Some(r)) => r,
-        Ok(None) => return None,
-        Err(_) => return None,
-    };
-    let started = std::time::Instant::now();
-    let p = match plan(&root, &a.column, encode.clone(), options).await {
-        Ok(p) => p,
-        // Listing errors are the direct probe's to report, in its words.
-        Err(_) => return None,
-    };
-    if let Some(w) = &p.warning {
-        err!("sbbf probe: warning: {w}");
-    }
-    let stats = p.stats;
-    let mut outcome = Outcome::new(a, p.many);
-    outcome.show_progress(p.files.len());
-    let mut direct = p.source.probe(&a.column, encode);
-    let mut direct_io = IoStats::default();
-    for f in p.files {
-        match f {
-            Planned::Index {
-                name,
-                answer: Ruled::Absent(answer),
-            } => {
-                let r = report(
-                    &name,
-                    &answer.column,
-                    &answer.encoded,
-                    &answer.answers,
-                    IoStats::default(),
-                    a,
-                );
-                outcome.add(&name, Ok(r), a);
-            }
-            Planned::Index {
-                name,
-                answer: Ruled::NoColumn,
-            } => {
-                // As a direct probe of a table reports a file without the column.
-                let e = sbbf_parquet::Error::UnknownColumn {
-                    column: a.column.clone(),
-                    candidates: Vec::new(),
-                };
-                outcome.add(&name, Err(Box::new(e)), a);
-            }
-            Planned::Direct { name, .. } => {
-                let Some((shown, result)) = direct.next().await else {
-                    err!("sbbf probe: {name}: was not probed");
-                    return Some(2);
-                };
-                let result = result
-                    .map(|p| {
-                        outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
-                        direct_io.requests += p.io.requests;
-                        direct_io.bytes += p.io.bytes;
-                        direct_io.waves = direct_io.waves.max(p.io.waves);
-                        report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
-                    })
-                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
-                outcome.add(&shown, result, a);
-            }
-        }
-    }
-    let code = outcome.finish(a);
-    if a.stats {
-        let waves = stats.waves_before_direct + direct_io.waves;
-        if a.format == Format::Json {
-            let index = IndexStatsLine::new(&stats, &direct_io, started.elapsed());
-            err!("{}", crate::to_json(&ProbeStatsLine { index }));
-        } else {
-            let line = format!(
-                "index: {} of {} file(s) answered by the index, {} read directly ({} new, {} changed, {} not covered, {} maybe); listing {} request(s); index {} request(s), {} byte(s), {} wave(s); direct {} request(s), {} byte(s); {} wave(s) in all",
-                stats.from_index,
-                stats.files,
-                stats.direct,
-                stats.new,
-                stats.stale,
-                stats.not_covered,
-                stats.maybe,
-                stats.listing.requests,
-                stats.index.requests,
-                stats.index.bytes,
-                stats.index.waves,
-                direct_io.requests,
-                direct_io.bytes,
-                waves
-            );
-            // With -l, stdout holds file names only.
-            if a.files_with_matches {
-                err!("{line}");
-            } else {
-                out!("{line}");
-            }
-        }
-    }
-    Some(code)
 }

@@ -33,8 +33,9 @@
 //! leaves out sets of more than 150 keys (DataFusion's own default), which our filters test.
 
 use crate::expr::{dynamic_filters, dynamic_predicate};
+use crate::file_step::{file_plan, footer, policy_for, Metrics};
 use crate::index::{ask, Asked, Dropped};
-use crate::table::{file_plan, footer, metric, policy_for, Metrics};
+use crate::metric;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::arrow::record_batch::RecordBatch;

@@ -34,7 +34,9 @@
 
 mod dynamic;
 mod expr;
+mod file_step;
 mod index;
+pub mod metric;
 mod stats;
 mod table;
 mod visible;
@@ -42,7 +44,7 @@ mod visible;
 pub use dynamic::SbbfSource;
 pub use expr::{dynamic_predicate, predicate};
 pub use stats::{QueryStats, QueryStatsLine, ScanStats, Survivors};
-pub use table::{metric, table_row_groups, SbbfTable, DEFAULT_FILE_CONCURRENCY};
+pub use table::{table_row_groups, SbbfTable, DEFAULT_FILE_CONCURRENCY};
 
 use datafusion::common::Result;
 use datafusion::prelude::{SessionConfig, SessionContext};

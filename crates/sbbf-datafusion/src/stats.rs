@@ -1,6 +1,6 @@
 //! What a scan pruned and read, from the metrics of an executed plan.
 
-use crate::table::metric;
+use crate::metric;
 use datafusion::physical_plan::metrics::MetricValue;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;

@@ -417,8 +417,9 @@ pub(crate) enum Sink {
     Part {
         /// Where.
         out: std::path::PathBuf,
-        /// What the part says of itself.
-        manifest: crate::part::Manifest,
+        /// What the part says of itself (its manifest and part trailer, as encoded), written
+        /// after the index.
+        manifest: Vec<u8>,
     },
 }
 
@@ -727,7 +728,7 @@ pub(crate) async fn assemble(
     // Write: header, groups, directory, trailer.
     let tmp = match &sink {
         Sink::Root => root.temp_file()?,
-        Sink::Part { out, .. } => crate::part::temp_beside(out)?,
+        Sink::Part { out, .. } => crate::table::temp_beside(out)?,
     };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
     w.write_all(&format::header()).map_err(io)?;
@@ -846,10 +847,10 @@ pub(crate) async fn assemble(
             root.commit(tmp, len).await?;
         }
         Sink::Part { out, manifest } => {
-            w.write_all(&manifest.encode()).map_err(io)?;
+            w.write_all(&manifest).map_err(io)?;
             w.flush().map_err(io)?;
             drop(w);
-            crate::part::persist(tmp, &out)?;
+            crate::table::persist(tmp, &out)?;
         }
     }
     Ok(report)

@@ -253,7 +253,7 @@ pub async fn build_part(
     let pre = Prepared::new().map_err(crate::build::io_err)?;
     let sink = Sink::Part {
         out: out.to_path_buf(),
-        manifest,
+        manifest: manifest.encode(),
     };
     assemble(root, listing, listed_at, pre, options, sink).await
 }
@@ -430,30 +430,4 @@ fn read_local(p: &Path) -> Result<bytes::Bytes, Error> {
         )));
     }
     Ok(bytes::Bytes::from(std::fs::read(p).map_err(io)?))
-}
-
-/// A temporary file in the folder of `out`, so that the rename stays on one file system.
-pub(crate) fn temp_beside(out: &Path) -> Result<tempfile::NamedTempFile, Error> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    crate::table::shared_temp(".sbbfpart-", &dir).map_err(|source| Error::Io {
-        what: format!("creating a temporary file in {}", dir.display()),
-        source,
-    })
-}
-
-/// Puts a finished part in place.
-pub(crate) fn persist(tmp: tempfile::NamedTempFile, out: &Path) -> Result<(), Error> {
-    tmp.as_file().sync_all().map_err(|source| Error::Io {
-        what: format!("writing {}", out.display()),
-        source,
-    })?;
-    crate::table::keep_mode(&tmp, out);
-    tmp.persist(out).map_err(|e| Error::Io {
-        what: format!("renaming the part to {}", out.display()),
-        source: e.error,
-    })?;
-    Ok(())
 }

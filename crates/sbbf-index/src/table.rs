@@ -686,6 +686,32 @@ pub(crate) fn keep_mode(tmp: &tempfile::NamedTempFile, target: &Path) {
     }
 }
 
+/// A temporary file in the folder of `out`, so that the rename stays on one file system.
+pub(crate) fn temp_beside(out: &Path) -> Result<tempfile::NamedTempFile, Error> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    shared_temp(".sbbfpart-", &dir).map_err(|source| Error::Io {
+        what: format!("creating a temporary file in {}", dir.display()),
+        source,
+    })
+}
+
+/// Puts a finished part in place.
+pub(crate) fn persist(tmp: tempfile::NamedTempFile, out: &Path) -> Result<(), Error> {
+    tmp.as_file().sync_all().map_err(|source| Error::Io {
+        what: format!("writing {}", out.display()),
+        source,
+    })?;
+    keep_mode(&tmp, out);
+    tmp.persist(out).map_err(|e| Error::Io {
+        what: format!("renaming the part to {}", out.display()),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
 /// What a listing keeps of a local file: see [`Stamp`].
 #[cfg(unix)]
 fn local_stamp(meta: &std::fs::Metadata) -> Stamp {
