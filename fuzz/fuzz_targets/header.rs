@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sbbf_parquet::header::{BloomFilterHeader, MAX_HEADER_BYTES};
+use sbbf_parquet::format::header::{BloomFilterHeader, MAX_HEADER_BYTES};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok((h, used)) = BloomFilterHeader::parse(data) {

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use sbbf_parquet::crypto::{Key, KeySet};
-use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
 

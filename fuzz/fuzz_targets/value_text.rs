@@ -4,8 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use parquet::basic::Type as P;
-use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
-use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::format::column::{ColumnType, Unit, ValueKind};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 
 fn col(physical: P, type_length: i32, kind: ValueKind) -> ColumnType {

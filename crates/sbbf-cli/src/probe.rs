@@ -7,11 +7,11 @@ use futures::StreamExt as _;
 use sbbf_index::probe::{plan, Planned, Ruled};
 use sbbf_index::report::{IndexStatsLine, ProbeStatsLine};
 use sbbf_index::Root;
-use sbbf_parquet::column::ColumnType;
 use sbbf_parquet::crypto::KeySet;
+use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::report::{ErrorLine, ProbeLine};
 use sbbf_parquet::source::{Source, SourceOptions, DEFAULT_CONCURRENCY};
-use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
 

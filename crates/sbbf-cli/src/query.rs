@@ -121,7 +121,9 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let ctx = SessionContext::new_with_config(config);
     for (_, path) in &tables {
-        if let Some(format) = sbbf_parquet::output::table_format_at(std::path::Path::new(path)) {
+        if let Some(format) =
+            sbbf_parquet::write::output::table_format_at(std::path::Path::new(path))
+        {
             err!(
                 "sbbf query: warning: {path} is the root of a {format} table; every Parquet file \
                  below it is read, including files the table has removed or not yet committed"
@@ -207,11 +209,11 @@ fn table_args(a: &QueryArgs) -> Result<Vec<(String, String)>, String> {
 /// registered with the context first (credentials and endpoint from the environment, as for
 /// `sbbf probe`).
 fn table_path(ctx: &SessionContext, path: &str) -> Result<String, Box<dyn std::error::Error>> {
-    if !sbbf_parquet::remote::is_remote_url(path) {
+    if !sbbf_parquet::source::object::is_remote_url(path) {
         return Ok(path.to_string());
     }
     crate::store_url::check_http_endpoint(path)?;
-    let (store, _) = sbbf_parquet::remote::store_from_url(path)?;
+    let (store, _) = sbbf_parquet::source::object::store_from_url(path)?;
     let url = url::Url::parse(path)?;
     let root = url::Url::parse(&format!("{}://{}", url.scheme(), url.authority()))?;
     ctx.register_object_store(&root, store);

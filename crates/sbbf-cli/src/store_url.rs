@@ -30,7 +30,7 @@ pub(crate) fn path_error(arg: &str, e: &sbbf_parquet::Error) -> String {
     use sbbf_parquet::{Error, ReadError};
     match e {
         Error::Read(ReadError::Store {
-            source: sbbf_parquet::remote::object_store::Error::NotFound { .. },
+            source: sbbf_parquet::source::object::object_store::Error::NotFound { .. },
             ..
         }) if arg.starts_with("http://") || arg.starts_with("https://") => {
             format!("{arg}: not found (HTTP 404)")

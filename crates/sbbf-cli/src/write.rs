@@ -2,8 +2,8 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::output::{self, Refusal, WritePlan};
 use sbbf_parquet::report::{NothingToDo, WriteSummary};
+use sbbf_parquet::write::output::{self, Refusal, WritePlan};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use std::path::{Path, PathBuf};
 
@@ -208,7 +208,7 @@ static TARGET: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 fn clean_up_on_interrupt() {
     let mut told = false;
     let _ = ctrlc::set_handler(move || {
-        let stopped = sbbf_parquet::output::interrupt();
+        let stopped = sbbf_parquet::write::output::interrupt();
         for p in &stopped.removed {
             err!(
                 "sbbf: interrupted; removed the unfinished {}; nothing was replaced",

@@ -12,7 +12,7 @@ use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::{InList, ScalarFunction};
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
-use sbbf_parquet::column::escape_field;
+use sbbf_parquet::format::column::escape_field;
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::Literal;
 use std::sync::Arc;

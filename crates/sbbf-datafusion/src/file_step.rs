@@ -25,9 +25,9 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use object_store::ObjectStore;
-use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::prune::PreparedPredicate;
-use sbbf_parquet::remote::ObjectReader;
+use sbbf_parquet::read::async_driver::REMOTE_POLICY;
+use sbbf_parquet::source::object::ObjectReader;
 use sbbf_parquet::IoPolicy;
 use sbbf_parquet::ParquetFile;
 use std::collections::HashMap;

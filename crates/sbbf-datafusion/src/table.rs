@@ -189,7 +189,7 @@ impl SbbfTable {
                 // DataFusion's walk of a local directory stops at a symbolic link loop:
                 // the files are then found as every other command finds them (a loop is
                 // not entered), and the table says so once.
-                Err(e) if !sbbf_parquet::remote::is_remote_url(path) && is_loop(&e) => {
+                Err(e) if !sbbf_parquet::source::object::is_remote_url(path) && is_loop(&e) => {
                     warnings.push(format!(
                         "{path}: {e}; the loop is not followed (each file below {path} \
                          is read once)"
@@ -1008,7 +1008,7 @@ fn reconcile(a: &DataType, b: &DataType) -> Option<DataType> {
 /// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so
 /// every other command), or `None` for a path that is no local glob.
 fn local_glob_files(path: &str) -> Result<Option<Vec<ListingTableUrl>>> {
-    if sbbf_parquet::remote::is_remote_url(path) || !path.contains(['*', '?', '[']) {
+    if sbbf_parquet::source::object::is_remote_url(path) || !path.contains(['*', '?', '[']) {
         return Ok(None);
     }
     local_listing(path).map(Some)

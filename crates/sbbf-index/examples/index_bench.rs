@@ -23,9 +23,9 @@ use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use sbbf_index::build::{build, BuildOptions};
 use sbbf_index::Root;
-use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::source::{Source, SourceOptions};
-use sbbf_parquet::value::{encode_text, EncodeOptions};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -9,7 +9,7 @@ use crate::table::{is_fresh, write_all, Listed, Root};
 use crate::Error;
 use futures::{FutureExt, StreamExt};
 use sbbf::Sbbf;
-use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::source::{SourceFile, SourceOptions, DEFAULT_CONCURRENCY};
 use sbbf_parquet::IoPolicy;
 use std::collections::{BTreeMap, HashMap};
@@ -1034,7 +1034,7 @@ async fn build_from_data(
         // Parquet's writers define no filter for BOOLEAN: none is made up here.
         return Err("BOOLEAN columns get no filter built".into());
     }
-    let range = sbbf_parquet::build::chunk_range(pq.metadata(), (rg, c), pq.file_len())
+    let range = sbbf_parquet::write::build::chunk_range(pq.metadata(), (rg, c), pq.file_len())
         .map_err(|e| e.to_string())?;
     if range.end - range.start > MAX_BUILT_CHUNK {
         return Err(format!(
@@ -1053,7 +1053,7 @@ async fn build_from_data(
     let (metadata, ty, len) = (Arc::clone(pq.metadata()), ty.clone(), pq.file_len());
     let p = fpp.unwrap_or(BUILT_FPP);
     let work = move || {
-        sbbf_parquet::build::chunk_filter_from_bytes(
+        sbbf_parquet::write::build::chunk_filter_from_bytes(
             &metadata,
             &ty,
             (rg, c),

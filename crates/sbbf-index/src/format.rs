@@ -4,7 +4,7 @@
 
 use crate::IndexError;
 use parquet::basic::Type as PhysicalType;
-use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
+use sbbf_parquet::format::column::{ColumnType, Unit, ValueKind};
 
 /// The first and last eight bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"SBBFIDX\0";

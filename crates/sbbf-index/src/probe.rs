@@ -10,7 +10,7 @@ use crate::format::{self, check_stripe, Directory, Head};
 use crate::table::{is_fresh, Listed, Loaded, ReadStats, Root};
 use crate::{Error, IndexError};
 use bytes::Bytes;
-use sbbf_parquet::column::ColumnType;
+use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::source::{Source, SourceOptions};
 use sbbf_parquet::{Answer, Encoded, FilterState, ReadError, RowGroupAnswer};
 use std::collections::{BTreeSet, HashMap};
@@ -542,7 +542,7 @@ pub async fn ruled_out(
             let encode = |ty: &ColumnType| {
                 Ok(literals
                     .iter()
-                    .map(|l| sbbf_parquet::stored::coerce(ty, l))
+                    .map(|l| sbbf_parquet::values::stored::coerce(ty, l))
                     .collect())
             };
             prepare(&loaded.head, column, encode)

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
-use sbbf_parquet::remote;
+use sbbf_parquet::source::object;
 use sbbf_parquet::source::{local_files, object_name, Source, SourceOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,11 +91,11 @@ impl Root {
     /// ends in `/` (or names a bucket). A file, a glob, an object, or a web server URL is no
     /// table root (`None`).
     pub fn open(arg: &str) -> Result<Option<Root>, Error> {
-        if remote::is_remote_url(arg) {
+        if object::is_remote_url(arg) {
             if arg.starts_with("http://") || arg.starts_with("https://") {
                 return Ok(None);
             }
-            let (store, prefix) = remote::store_from_url(arg)?;
+            let (store, prefix) = object::store_from_url(arg)?;
             if !(arg.ends_with('/') || prefix.as_ref().is_empty()) {
                 return Ok(None);
             }
@@ -185,7 +185,7 @@ impl Root {
                 }
             }
             Root::Store { store, prefix, .. } => {
-                let objects = remote::list_parquet(store, prefix).await?;
+                let objects = object::list_parquet(store, prefix).await?;
                 Ok(self.listed_objects(objects))
             }
         }

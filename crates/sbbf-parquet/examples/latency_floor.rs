@@ -23,7 +23,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use sbbf_parquet::source::{Source, SourceOptions, DEFAULT_CONCURRENCY};
-use sbbf_parquet::value::encode_text;
+use sbbf_parquet::values::text::encode_text;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

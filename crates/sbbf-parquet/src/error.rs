@@ -361,7 +361,7 @@ pub enum WriteError {
         #[source]
         source: std::io::Error,
     },
-    /// An interrupt ([`crate::output::interrupt`]) stopped the write before its output was
+    /// An interrupt ([`crate::write::output::interrupt`]) stopped the write before its output was
     /// renamed into place: the target was not touched.
     #[error("interrupted before the output was complete; nothing was replaced")]
     Interrupted,

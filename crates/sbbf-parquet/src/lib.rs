@@ -7,28 +7,28 @@
 //! | module | what it holds |
 //! |---|---|
 //! | `error` | every error type ([`Error`] and its parts); uses nothing of the crate |
-//! | [`format`](mod@format) | bytes on disk: the filter [`header`], the [`footer`] and its edits, [`column`](mod@column) types and paths, which byte ranges belong to which chunk |
-//! | [`values`] | the stored-value layer: [`stored`]'s [`Literal`] vocabulary and rules (widths, units, scales, INT96, the float zero rule, "never stored", "always maybe"); its front ends only translate: command-line [`text`](values::text), [`arrow`](values::arrow) arrays |
+//! | [`format`](mod@format) | bytes on disk: the filter [`header`](format::header), the [`footer`](format::footer) and its edits, [`column`](format::column) types and paths, which byte ranges belong to which chunk |
+//! | [`values`] | the stored-value layer: [`stored`](values::stored)'s [`Literal`] vocabulary and rules (widths, units, scales, INT96, the float zero rule, "never stored", "always maybe"); its front ends only translate: command-line [`text`](values::text), [`arrow`](values::arrow) arrays |
 //! | [`io`] | read policy, merged ranges, fetched bytes, [`IoStats`] |
 //! | [`keys`] | keys for encrypted files and how each chunk is protected (plain data) |
 //! | `crypto` | (feature `encryption`, on by default) Parquet modular encryption: footers, column metadata, sealed filter modules, pages; without it no AES crate is built and an encrypted file is [`Error::EncryptionNotBuilt`] |
 //! | [`read`] | the [`answer`](read::answer)s, the one I/O-free plan of which filter bytes to read, and its drivers: [`ParquetFile`]'s synchronous probes, [`read::async_driver`] (feature `async`) over any arrow-rs `AsyncFileReader` |
 //! | [`prune`] | "which row groups can a predicate skip", for query engines (the leaves are probed in the same waves, then the answers decide) |
 //! | [`source`] | local FILE arguments ([`source::local_files`]), object stores (feature `object_store`: S3, GCS, Azure, HTTP) and many files at once |
-//! | [`write`](mod@write) | [`build`]ing filters, adding and resizing them in a file without touching its data, and where output goes ([`output`]: the in-place rules, the atomic rename) |
+//! | [`write`](mod@write) | [`build`](write::build)ing filters, adding and resizing them in a file without touching its data, and where output goes ([`output`](write::output): the in-place rules, the atomic rename) |
 //! | [`inspect`], [`verify`] | a report on every filter; filters checked against the data |
 //! | `report` | (feature `serde`) the probe report, the JSON object per file that every front end prints or returns |
 //!
 //! Encryption reaches the rest through two narrow hooks: the read plan hands an encrypted
 //! filter's byte ranges to the sealed-filter opener, and the footer code opens and seals
-//! encrypted column metadata through [`footer::ColumnMetaCipher`].
+//! encrypted column metadata through [`format::footer::ColumnMetaCipher`].
 //!
 //! The Bloom filter header is decoded with the `thrift` crate's compact protocol (the
 //! `parquet` crate keeps its own Thrift reader private), configured with tight size limits
 //! because its defaults allocate what a length prefix claims.
 //!
 //! ```no_run
-//! use sbbf_parquet::{ParquetFile, IoPolicy, Answer, value::{encode_text, EncodeOptions}};
+//! use sbbf_parquet::{ParquetFile, IoPolicy, Answer, values::text::{encode_text, EncodeOptions}};
 //!
 //! let pq = ParquetFile::open(std::fs::File::open("events.parquet")?)?;
 //! let col = pq.column_index("user_id")?;
@@ -62,15 +62,6 @@ pub mod source;
 pub mod values;
 pub mod verify;
 pub mod write;
-
-// The paths of earlier releases, kept for the crates built on them.
-pub use format::{column, footer, header};
-#[cfg(feature = "async")]
-pub use read::async_driver as asyncio;
-#[cfg(feature = "object_store")]
-pub use source::object as remote;
-pub use values::{arrow as arrow_values, stored, text as value};
-pub use write::{build, output};
 
 pub use error::{
     BuildError, CryptoError, Error, Fault, FooterError, NoFilesReason, NotParquet, ReadError,

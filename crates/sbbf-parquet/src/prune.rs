@@ -261,7 +261,7 @@ type HashedKeys = (ColumnType, Arc<[u64]>, AnyOf);
 /// (128 MiB of hashes), so a predicate over files of many column types costs time, not memory.
 ///
 /// ```
-/// use sbbf_parquet::{ParquetFile, prune::{Predicate, PreparedPredicate}, stored::Literal};
+/// use sbbf_parquet::{ParquetFile, prune::{Predicate, PreparedPredicate}, values::stored::Literal};
 /// # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance/");
 /// let keys = (0..1000).map(Literal::Int).collect();
 /// let prepared = PreparedPredicate::new(Predicate::In("i64".into(), keys));
@@ -341,7 +341,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// Which row groups `predicate` needs, reading only footer and filter bytes.
     ///
     /// ```
-    /// use sbbf_parquet::{ParquetFile, prune::Predicate, stored::Literal};
+    /// use sbbf_parquet::{ParquetFile, prune::Predicate, values::stored::Literal};
     /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance/pyarrow_int_types.parquet");
     /// let pq = ParquetFile::open(std::fs::File::open(path)?)?;
     /// let p = Predicate::Or(vec![

@@ -5,8 +5,8 @@
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::file::serialized_reader::SerializedFileReader;
-use sbbf_parquet::arrow_values::for_each_arrow_value;
-use sbbf_parquet::build::{chunk_hashes, for_each_chunk_hash};
+use sbbf_parquet::values::arrow::for_each_arrow_value;
+use sbbf_parquet::write::build::{chunk_hashes, for_each_chunk_hash};
 use sbbf_parquet::{IoPolicy, ParquetFile};
 use sbbf_testkit::corpus_files as files;
 
@@ -83,7 +83,7 @@ fn filters_built_from_stored_values_and_from_arrow_match_every_writer() {
 
 #[test]
 fn one_pass_filters_equal_filters_built_from_the_distinct_set() {
-    use sbbf_parquet::build::chunk_filter;
+    use sbbf_parquet::write::build::chunk_filter;
     let mut checked = 0;
     for name in [
         "pa_ints.parquet",

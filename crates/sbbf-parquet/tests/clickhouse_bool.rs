@@ -8,7 +8,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::properties::ReaderProperties;
 use parquet::file::reader::FileReader;
 use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
-use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -163,7 +163,7 @@ fn boolean_filters_are_still_not_written() {
     let pq = ParquetFile::open(std::fs::File::open(fixture()).unwrap()).unwrap();
     let col = &pq.columns()[pq.column_index("odd").unwrap()];
     let a = BooleanArray::from(vec![true, false]);
-    assert!(sbbf_parquet::build::arrow_hashes(&a, col).is_err());
+    assert!(sbbf_parquet::write::build::arrow_hashes(&a, col).is_err());
 }
 
 /// parquet-java writes a 32-byte filter on BOOLEAN columns with no bit set

@@ -14,7 +14,7 @@
 //! - chunks without a filter answer "unknown".
 
 use flate2::read::GzDecoder;
-use sbbf_parquet::value::{encode_text, EncodeOptions};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoPolicy, ParquetFile};
 use serde_json::Value as Json;
@@ -117,7 +117,7 @@ fn check_file(parquet: &Path, rows: &[&Row], tally: &mut Tally) -> Vec<String> {
             .map(|e| matches!(e, Encoded::Candidates(c) if c.len() > 1))
             .collect();
         let hex_mode = EncodeOptions {
-            input: sbbf_parquet::value::InputMode::Hex,
+            input: sbbf_parquet::values::text::InputMode::Hex,
             ..Default::default()
         };
         let values_hex: Vec<Encoded> = rows
@@ -183,7 +183,7 @@ fn check_file(parquet: &Path, rows: &[&Row], tally: &mut Tally) -> Vec<String> {
             }
             // The SQL rule for floats.
             let is_float = matches!(r.physical_type.as_str(), "FLOAT" | "DOUBLE")
-                || ty.kind == sbbf_parquet::column::ValueKind::Float16;
+                || ty.kind == sbbf_parquet::format::column::ValueKind::Float16;
             let v = r.value.to_ascii_lowercase();
             let want_sql = if !is_float {
                 got
@@ -218,13 +218,13 @@ fn check_file(parquet: &Path, rows: &[&Row], tally: &mut Tally) -> Vec<String> {
 /// A bare header + bitset blob (apache/parquet-testing): probe the plain bytes directly.
 fn check_bare_filter(path: &Path, rows: &[&Row], tally: &mut Tally) -> Vec<String> {
     let blob = std::fs::read(path).unwrap();
-    let (h, len) = sbbf_parquet::header::BloomFilterHeader::parse(&blob).unwrap();
+    let (h, len) = sbbf_parquet::format::header::BloomFilterHeader::parse(&blob).unwrap();
     let bits = &blob[len..len + h.num_bytes as usize];
     let view = sbbf::SbbfRef::new(bits).unwrap();
     let mut failures = Vec::new();
     for r in rows {
         tally.rows += 1;
-        let bytes = sbbf_parquet::value::parse_hex(&r.plain_hex).unwrap();
+        let bytes = sbbf_parquet::values::text::parse_hex(&r.plain_hex).unwrap();
         let got = view.contains(&bytes);
         if Some(got) != r.arrowrs {
             failures.push(format!(

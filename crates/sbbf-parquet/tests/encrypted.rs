@@ -349,7 +349,8 @@ fn arrowrs_plaintext_filters_on_encrypted_columns_are_flagged() {
         let locations = pq.filter_locations(secret);
         for (rg, loc) in locations.iter().enumerate() {
             let at = loc.offset.unwrap() as usize;
-            let (h, len) = sbbf_parquet::header::BloomFilterHeader::parse(&raw[at..]).unwrap();
+            let (h, len) =
+                sbbf_parquet::format::header::BloomFilterHeader::parse(&raw[at..]).unwrap();
             let bits = &raw[at + len..at + len + h.num_bytes as usize];
             let view = sbbf::SbbfRef::new(bits).unwrap();
             let found = (rg as i64 * 1000..rg as i64 * 1000 + 1000)
@@ -487,7 +488,7 @@ fn prune_with_keys_keeps_what_parquet_java_says_may_hold_the_value() {
             let got = pq.prune(&p).unwrap();
             assert_eq!(got.row_groups, want, "{stem} {v}");
             let got_async = rt
-                .block_on(asy.prune_async(&p, sbbf_parquet::asyncio::REMOTE_POLICY))
+                .block_on(asy.prune_async(&p, sbbf_parquet::read::async_driver::REMOTE_POLICY))
                 .unwrap();
             assert_eq!(got_async, got, "{stem} {v}");
             checked += 1;

@@ -2,7 +2,7 @@
 //! changes exactly the filter locations it is asked to.
 
 use parquet::file::metadata::ParquetMetaDataReader;
-use sbbf_parquet::footer::{edit_filter_locations, FilterEdits};
+use sbbf_parquet::format::footer::{edit_filter_locations, FilterEdits};
 use sbbf_testkit::corpus_files as parquet_files;
 
 fn footer(file: &[u8]) -> &[u8] {

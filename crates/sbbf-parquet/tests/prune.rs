@@ -9,9 +9,9 @@ use arrow_array::{
     Int64Array, Int8Array, StringArray, TimestampMicrosecondArray, UInt32Array,
 };
 use flate2::read::GzDecoder;
-use sbbf_parquet::column::{ColumnType, Unit, ValueKind};
+use sbbf_parquet::format::column::{ColumnType, Unit, ValueKind};
 use sbbf_parquet::prune::{predicate_columns, Predicate};
-use sbbf_parquet::stored::{coerce, Literal};
+use sbbf_parquet::values::stored::{coerce, Literal};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::ParquetFile;
 use serde_json::Value as Json;
@@ -72,7 +72,7 @@ fn typed_literal(ty: &ColumnType, row: &Json) -> Literal {
                 Literal::Float64(f)
             }
         }
-        ValueKind::Binary => Literal::Binary(sbbf_parquet::value::parse_hex(&text).unwrap()),
+        ValueKind::Binary => Literal::Binary(sbbf_parquet::values::text::parse_hex(&text).unwrap()),
         _ => Literal::Utf8(text),
     }
 }
@@ -603,7 +603,7 @@ fn async_pruning_matches_sync() {
             ]);
             let a = sync.prune(&p).unwrap();
             let b = rt
-                .block_on(asy.prune_async(&p, sbbf_parquet::asyncio::REMOTE_POLICY))
+                .block_on(asy.prune_async(&p, sbbf_parquet::read::async_driver::REMOTE_POLICY))
                 .unwrap();
             assert_eq!(a, b, "{name} {}", c.path);
         }

@@ -22,14 +22,14 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::{ArrowWriter, ParquetRecordBatchStreamBuilder};
 use parquet::file::properties::{BloomFilterPosition, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use sbbf_parquet::asyncio::REMOTE_POLICY;
 use sbbf_parquet::prune::Predicate;
-use sbbf_parquet::remote::object_store::path::Path;
-use sbbf_parquet::remote::object_store::{
+use sbbf_parquet::read::async_driver::REMOTE_POLICY;
+use sbbf_parquet::source::object::object_store::path::Path;
+use sbbf_parquet::source::object::object_store::{
     self, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
     PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
-use sbbf_parquet::remote::{self, ObjectReader};
+use sbbf_parquet::source::object::{self, ObjectReader};
 use sbbf_parquet::source::{Source, SourceOptions};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::Literal;
@@ -53,7 +53,7 @@ fn store(moto: &Moto, bucket: &str) -> Arc<dyn ObjectStore> {
         ("aws_allow_http", "true".to_string()),
     ]
     .map(|(k, v)| (k.to_string(), v));
-    remote::store_from_url_opts(&format!("s3://{bucket}/"), options)
+    object::store_from_url_opts(&format!("s3://{bucket}/"), options)
         .expect("store")
         .0
 }
@@ -116,7 +116,7 @@ async fn remote_answers_equal_local() {
         let names = moto.upload_dir(BUCKET, prefix, dir);
         assert!(!names.is_empty(), "no files in {}", dir.display());
         // Listing finds exactly the uploaded files, in order.
-        let listed = remote::list_parquet(&store, &Path::from(*prefix))
+        let listed = object::list_parquet(&store, &Path::from(*prefix))
             .await
             .unwrap();
         let listed_names: Vec<String> = listed
@@ -143,7 +143,7 @@ async fn remote_answers_equal_local() {
             let stem = name.trim_end_matches(".parquet");
             let samples = sample_values(&expected.join(format!("{stem}.jsonl.gz")), 8);
             let local = ParquetFile::open(std::fs::File::open(&local_path).unwrap()).unwrap();
-            let mut remote_pq = remote::open(&store, &meta.location, meta.size)
+            let mut remote_pq = object::open(&store, &meta.location, meta.size)
                 .await
                 .unwrap();
             assert_eq!(
@@ -208,16 +208,16 @@ async fn many_files_concurrently() {
     moto.upload_dir(BUCKET, "c", &dir);
     let counting = Arc::new(Counting::new(store(&moto, BUCKET)));
     let store: Arc<dyn ObjectStore> = counting.clone();
-    let files = remote::list_parquet(&store, &Path::from("c"))
+    let files = object::list_parquet(&store, &Path::from("c"))
         .await
         .unwrap();
     let column = "i64";
     let values = ["0", "1", "-1234567", "42", "9223372036854775807"];
-    let encode = move |ty: &sbbf_parquet::column::ColumnType| {
+    let encode = move |ty: &sbbf_parquet::format::column::ColumnType| {
         values
             .iter()
             .map(|v| {
-                sbbf_parquet::value::encode_text(ty, v, Default::default())
+                sbbf_parquet::values::text::encode_text(ty, v, Default::default())
                     .map_err(sbbf_parquet::Error::from)
             })
             .collect::<Result<Vec<_>, _>>()
@@ -458,7 +458,7 @@ async fn open_without_a_head() {
         moto.put(BUCKET, name, &data);
         let local = ParquetFile::open(Bytes::from(data.clone())).unwrap();
         counting.reset();
-        let pq = remote::open_unsized(&store, &Path::from(name))
+        let pq = object::open_unsized(&store, &Path::from(name))
             .await
             .unwrap();
         assert_eq!(
@@ -479,7 +479,7 @@ async fn open_without_a_head() {
         let s = pq.io_stats();
         assert_eq!((s.requests, s.waves), (1, 1), "{s:?}");
     }
-    let missing = remote::open_unsized(&store, &Path::from("nope.parquet")).await;
+    let missing = object::open_unsized(&store, &Path::from("nope.parquet")).await;
     let e = missing.err().expect("a missing object is an error");
     assert!(
         matches!(
@@ -559,7 +559,7 @@ async fn prune_64_row_groups_in_few_requests() {
         let value: i64 = 17 * 1_000_000 + 7 * 123; // in row group 17 only
         let pred = Predicate::eq("id", Literal::Int(value.into()));
         let path = Path::from(name);
-        let mut pq = remote::open(&store, &path, data.len() as u64)
+        let mut pq = object::open(&store, &path, data.len() as u64)
             .await
             .unwrap();
         let pruned = pq.prune_async(&pred, REMOTE_POLICY).await.unwrap();
@@ -578,7 +578,7 @@ async fn prune_64_row_groups_in_few_requests() {
         // No column data: the footer suffix and the filters (whole, by the cost rule).
         let read = counting.bytes.load(Ordering::SeqCst);
         assert!(
-            read <= sbbf_parquet::asyncio::FOOTER_SUFFIX + filters,
+            read <= sbbf_parquet::read::async_driver::FOOTER_SUFFIX + filters,
             "{}",
             counting.report()
         );
@@ -635,7 +635,7 @@ async fn prune_64_row_groups_in_few_requests() {
         .probe("id", |ty| {
             (0..50)
                 .map(|i| {
-                    sbbf_parquet::value::encode_text(
+                    sbbf_parquet::values::text::encode_text(
                         ty,
                         &(i * 1_000_000).to_string(),
                         Default::default(),

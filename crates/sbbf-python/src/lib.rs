@@ -12,10 +12,10 @@ use arrow::pyarrow::FromPyArrow;
 use parquet::arrow::ArrowSchemaConverter;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
-use sbbf_parquet::column::{escape_field, ColumnType};
+use sbbf_parquet::format::column::{escape_field, ColumnType};
 use sbbf_parquet::prune::{Predicate, PreparedPredicate};
 use sbbf_parquet::report::{ErrorLine, ProbeLine, WriteSummary};
-use sbbf_parquet::value::{encode_text, EncodeOptions, InputMode};
+use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::{Encoded, Literal, ParquetFile};
 use std::fs::File;
 
@@ -141,7 +141,7 @@ impl Value {
                     input: InputMode::Typed,
                 },
             )?),
-            Value::Typed(lit) => Ok(sbbf_parquet::stored::encode(ty, lit, exact_bits)),
+            Value::Typed(lit) => Ok(sbbf_parquet::values::stored::encode(ty, lit, exact_bits)),
         }
     }
 }
@@ -273,7 +273,7 @@ impl<'a> Lines<'a> {
     fn add(
         &mut self,
         shown: &str,
-        result: Result<sbbf_parquet::remote::FileProbe, sbbf_parquet::Error>,
+        result: Result<sbbf_parquet::source::object::FileProbe, sbbf_parquet::Error>,
     ) -> Result<(), Failure> {
         match result {
             Ok(p) => self.answered(shown, &p.column, &p.answers),
@@ -305,7 +305,7 @@ impl<'a> Lines<'a> {
 /// `http(s)://`, ...) rather than a local path.
 #[pyfunction]
 fn is_remote_url(arg: &str) -> bool {
-    sbbf_parquet::remote::is_remote_url(arg)
+    sbbf_parquet::source::object::is_remote_url(arg)
 }
 
 /// "No file has the column" is an error even among several files.
@@ -666,7 +666,7 @@ fn add_json(
     footer_key: Option<String>,
     column_keys: std::collections::BTreeMap<String, String>,
 ) -> PyResult<String> {
-    use sbbf_parquet::output::{Destination, Refusal, WritePlan};
+    use sbbf_parquet::write::output::{Destination, Refusal, WritePlan};
     let keys = key_set(footer_key, column_keys).map_err(Failure::into_py)?;
     let dest = match output {
         Some(path) => Destination::File {
@@ -937,7 +937,7 @@ fn raw_column(data_type: &DataType) -> Result<ColumnType, Failure> {
 fn hashes(array: &dyn Array) -> Result<Vec<u64>, Failure> {
     let col = raw_column(array.data_type())?;
     let mut out = Vec::with_capacity(array.len() - array.null_count());
-    sbbf_parquet::arrow_values::for_each_arrow_value(array, &col, |b| out.push(sbbf::hash(b)))?;
+    sbbf_parquet::values::arrow::for_each_arrow_value(array, &col, |b| out.push(sbbf::hash(b)))?;
     Ok(out)
 }
 

@@ -37,7 +37,7 @@ enum Ctx {
 /// let len = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into()?) as usize;
 /// let footer = &file[file.len() - 8 - len..file.len() - 8];
 /// // No edits: the same footer, byte for byte.
-/// let copy = sbbf_parquet::footer::edit_filter_locations(footer, &Default::default())?;
+/// let copy = sbbf_parquet::format::footer::edit_filter_locations(footer, &Default::default())?;
 /// assert_eq!(copy, footer);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

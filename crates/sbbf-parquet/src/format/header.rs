@@ -21,7 +21,7 @@ pub const MAX_HEADER_BYTES: usize = 1024;
 /// (`BLOCK`, `XXHASH`, `UNCOMPRESSED`, the only members `parquet.thrift` defines today).
 ///
 /// ```
-/// use sbbf_parquet::header::BloomFilterHeader;
+/// use sbbf_parquet::format::header::BloomFilterHeader;
 /// let h = BloomFilterHeader { num_bytes: 1024 };
 /// let bytes = h.to_bytes();
 /// assert_eq!(bytes.len(), 16);
@@ -83,7 +83,7 @@ impl BloomFilterHeader {
     /// the header.
     ///
     /// ```
-    /// use sbbf_parquet::header::{BloomFilterHeader, HeaderError};
+    /// use sbbf_parquet::format::header::{BloomFilterHeader, HeaderError};
     /// // parquet-mr's header for a 1024-byte filter
     /// let raw = [0x15, 0x80, 0x10, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0x1c, 0x1c, 0, 0, 0];
     /// assert_eq!(BloomFilterHeader::parse(&raw).unwrap().0.num_bytes, 1024);
@@ -119,8 +119,8 @@ impl BloomFilterHeader {
     /// The length of the standard encoding of a header announcing `num_bytes`.
     ///
     /// ```
-    /// assert_eq!(sbbf_parquet::header::BloomFilterHeader::encoded_len(1024), 16);
-    /// assert_eq!(sbbf_parquet::header::BloomFilterHeader::encoded_len(32), 15);
+    /// assert_eq!(sbbf_parquet::format::header::BloomFilterHeader::encoded_len(1024), 16);
+    /// assert_eq!(sbbf_parquet::format::header::BloomFilterHeader::encoded_len(32), 15);
     /// ```
     pub fn encoded_len(num_bytes: i32) -> usize {
         // field header + zigzag varint of num_bytes + three one-member unions (4 bytes each) + stop
@@ -133,7 +133,7 @@ impl BloomFilterHeader {
     /// header would announce, if exactly one fits.
     ///
     /// ```
-    /// use sbbf_parquet::header::BloomFilterHeader;
+    /// use sbbf_parquet::format::header::BloomFilterHeader;
     /// assert_eq!(BloomFilterHeader::num_bytes_for_total(1040), Some(1024));
     /// assert_eq!(BloomFilterHeader::num_bytes_for_total(47), Some(32));
     /// ```

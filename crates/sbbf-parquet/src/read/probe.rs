@@ -23,7 +23,7 @@ impl<R: ChunkReader> ParquetFile<R> {
     /// the other row groups are still answered.
     ///
     /// ```no_run
-    /// use sbbf_parquet::{ParquetFile, value::{encode_text, EncodeOptions}, IoPolicy};
+    /// use sbbf_parquet::{ParquetFile, values::text::{encode_text, EncodeOptions}, IoPolicy};
     /// let pq = ParquetFile::open(std::fs::File::open("data.parquet")?)?;
     /// let col = pq.column_index("user_id")?;
     /// let v = encode_text(&pq.columns()[col], "42", EncodeOptions::default())?;

@@ -94,7 +94,7 @@ pub fn inspect_each(
     )
 }
 
-/// Verifies every file `path` names ([`VerifyReport::of`]: decodes the chosen columns and
+/// Verifies every file `path` names (decodes the chosen columns and
 /// tests every stored value, plus `samples` absent ones per chunk), calling `each` with each
 /// file's report in order. `progress(file)` gives the `(done, total)` callback of a local
 /// file's chunks.

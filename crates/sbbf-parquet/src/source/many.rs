@@ -14,7 +14,7 @@
 //! # async fn main() -> Result<(), sbbf_parquet::Error> {
 //! use futures::StreamExt;
 //! use sbbf_parquet::source::{Source, SourceOptions};
-//! use sbbf_parquet::{prune::Predicate, stored::Literal};
+//! use sbbf_parquet::{prune::Predicate, values::stored::Literal};
 //! # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/conformance");
 //! // A directory here; "s3://bucket/events/" or "https://host/f.parquet" the same way.
 //! let source = Source::open(dir, SourceOptions::default()).await?;
@@ -36,7 +36,7 @@ use crate::keys::KeySet;
 use crate::prune::{Predicate, Pruned};
 use crate::read::async_driver::REMOTE_POLICY;
 use crate::source::local::local_files;
-use crate::source::object::{self as remote, FileProbe, ObjectReader};
+use crate::source::object::{self, FileProbe, ObjectReader};
 use crate::values::stored::Encoded;
 use crate::{Error, ParquetFile, ReadError};
 use bytes::Bytes;
@@ -233,7 +233,7 @@ enum At {
     Opened(Box<SourceFile>),
 }
 
-/// A set of Parquet files, local or on an object store (see the [module](self) docs).
+/// A set of Parquet files, local or on an object store (see the module docs of [`source`](crate::source)).
 pub struct Source {
     files: Vec<(String, At)>,
     many: bool,
@@ -252,12 +252,12 @@ impl std::fmt::Debug for Source {
 
 impl Source {
     /// What `arg` names: a local path (file, directory, glob) or an object-store URL (`s3://`,
-    /// `gs://`, `az://`, `http(s)://`; see [`remote::store_from_url`] for credentials). A URL
+    /// `gs://`, `az://`, `http(s)://`; see [`object::store_from_url`] for credentials). A URL
     /// that names an object is that object (its footer and size read in one request, no
     /// `HEAD`); otherwise, or when it ends in `/`, every `*.parquet` below it (one listing). An
     /// `http(s)://` URL not ending in `/` names one file: a 404 is the answer.
     pub async fn open(arg: &str, options: SourceOptions) -> Result<Source, Error> {
-        if remote::is_remote_url(arg) {
+        if object::is_remote_url(arg) {
             return Source::open_url(arg, options).await;
         }
         Ok(Source::from_paths(local_files(arg)?, options))
@@ -279,7 +279,7 @@ impl Source {
     }
 
     async fn open_url(url: &str, options: SourceOptions) -> Result<Source, Error> {
-        let (store, prefix) = remote::store_from_url(url)?;
+        let (store, prefix) = object::store_from_url(url)?;
         Source::open_store(url, store, prefix, options).await
     }
 
@@ -308,7 +308,7 @@ impl Source {
         if !as_dir {
             // One object: its footer and size in one suffix read (no HEAD first); a name that
             // is no object may still be a prefix (not on a web server, which does not list).
-            match remote::open_unsized_with_keys(&store, &prefix, &options.keys).await {
+            match object::open_unsized_with_keys(&store, &prefix, &options.keys).await {
                 Ok(pq) => return Ok(one(pq.map_reader(SourceReader::Object))),
                 Err(Error::Read(ReadError::Store {
                     source: object_store::Error::NotFound { .. },
@@ -317,7 +317,7 @@ impl Source {
                 Err(e) => return Err(e),
             }
         }
-        let objects = remote::list_parquet(&store, &prefix).await?;
+        let objects = object::list_parquet(&store, &prefix).await?;
         if objects.is_empty() {
             return Err(ReadError::NoObjects {
                 location: if prefix.as_ref().is_empty() {
@@ -428,7 +428,7 @@ impl Source {
             let column = Arc::clone(&column);
             let encoded = Arc::clone(&encoded);
             async move {
-                remote::probe_file_shared(&mut pq, &column, |ty| encoded.get(ty), policy).await
+                object::probe_file_shared(&mut pq, &column, |ty| encoded.get(ty), policy).await
             }
             .boxed()
         })
@@ -524,14 +524,14 @@ struct EncodedByType<F> {
     encode: F,
     /// A run meets one type, or a few: a list is enough. Only successes are kept: a value
     /// that does not encode fails each file the same way, as `encode` says it.
-    done: std::sync::Mutex<Vec<(ColumnType, remote::SharedValues)>>,
+    done: std::sync::Mutex<Vec<(ColumnType, object::SharedValues)>>,
 }
 
 impl<F> EncodedByType<F>
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error>,
 {
-    fn get(&self, ty: &ColumnType) -> Result<remote::SharedValues, Error> {
+    fn get(&self, ty: &ColumnType) -> Result<object::SharedValues, Error> {
         let mut done = match self.done.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -606,7 +606,7 @@ mod tests {
     #[test]
     fn values_are_encoded_once_per_type_and_shared() {
         use super::{Source, SourceOptions};
-        use crate::value::{encode_text, EncodeOptions};
+        use crate::values::text::{encode_text, EncodeOptions};
         use futures::StreamExt as _;
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::Arc;
@@ -620,7 +620,7 @@ mod tests {
         }
         let calls = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&calls);
-        let encode = move |ty: &crate::column::ColumnType| {
+        let encode = move |ty: &crate::format::column::ColumnType| {
             counted.fetch_add(1, Ordering::SeqCst);
             ["1", "2", "-7"]
                 .iter()

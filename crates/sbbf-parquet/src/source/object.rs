@@ -14,12 +14,12 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_parquet::remote;
-//! use sbbf_parquet::asyncio::REMOTE_POLICY;
-//! use sbbf_parquet::{prune::Predicate, stored::Literal};
+//! use sbbf_parquet::source::object;
+//! use sbbf_parquet::read::async_driver::REMOTE_POLICY;
+//! use sbbf_parquet::{prune::Predicate, values::stored::Literal};
 //!
 //! // Credentials and endpoint from AWS_* (GOOGLE_*, AZURE_*) environment variables.
-//! let mut pq = remote::open_url("s3://bucket/events/part-0.parquet").await?;
+//! let mut pq = object::open_url("s3://bucket/events/part-0.parquet").await?;
 //! let p = Predicate::eq("user_id", Literal::Int(12345));
 //! println!("read row groups {:?}", pq.prune_async(&p, REMOTE_POLICY).await?.row_groups);
 //! # Ok(()) }

@@ -182,8 +182,8 @@ impl Literal {
     ///
     /// ```
     /// use arrow_array::{Int8Array, TimestampMillisecondArray};
-    /// use sbbf_parquet::stored::Literal;
-    /// use sbbf_parquet::column::Unit;
+    /// use sbbf_parquet::values::stored::Literal;
+    /// use sbbf_parquet::format::column::Unit;
     /// assert_eq!(Literal::from_arrow(&Int8Array::from(vec![-3]), 0), Some(Literal::Int(-3)));
     /// let ts = TimestampMillisecondArray::from(vec![1_000]).with_timezone("UTC");
     /// assert_eq!(
@@ -207,7 +207,7 @@ impl Literal {
     ///
     /// ```
     /// use arrow_array::StringArray;
-    /// use sbbf_parquet::stored::Literal;
+    /// use sbbf_parquet::values::stored::Literal;
     /// let a = StringArray::from(vec![Some("a"), None, Some("b")]);
     /// assert_eq!(
     ///     Literal::all_from_arrow(&a),
@@ -271,11 +271,11 @@ impl<'a, F: FnMut(&[u8])> Sink<'a> for Store<'_, F> {
 ///
 /// ```
 /// use arrow_array::Int8Array;
-/// # use sbbf_parquet::column::{ColumnType, ValueKind};
+/// # use sbbf_parquet::format::column::{ColumnType, ValueKind};
 /// # let col = ColumnType { path: "x".into(), physical: parquet::basic::Type::INT32,
 /// #     type_length: 0, kind: ValueKind::Int { bits: 8, signed: true }, logical: None };
 /// let mut out = Vec::new();
-/// sbbf_parquet::arrow_values::for_each_arrow_value(&Int8Array::from(vec![Some(-1), None]), &col, |b| out.push(b.to_vec())).unwrap();
+/// sbbf_parquet::values::arrow::for_each_arrow_value(&Int8Array::from(vec![Some(-1), None]), &col, |b| out.push(b.to_vec())).unwrap();
 /// assert_eq!(out, vec![(-1i32).to_le_bytes().to_vec()]);
 /// ```
 pub fn for_each_arrow_value(

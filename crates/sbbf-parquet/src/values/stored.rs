@@ -96,8 +96,8 @@ pub enum Encoded {
 /// never ruled out).
 ///
 /// ```
-/// use sbbf_parquet::stored::{coerce, Encoded, Literal};
-/// # use sbbf_parquet::column::{ColumnType, ValueKind};
+/// use sbbf_parquet::values::stored::{coerce, Encoded, Literal};
+/// # use sbbf_parquet::format::column::{ColumnType, ValueKind};
 /// # let int8 = ColumnType { path: "x".into(), physical: parquet::basic::Type::INT32,
 /// #     type_length: 0, kind: ValueKind::Int { bits: 8, signed: true }, logical: None };
 /// // An i64 literal against an INT(8) column: stored as a 4-byte INT32.
@@ -115,8 +115,8 @@ pub fn coerce(col: &ColumnType, lit: &Literal) -> Encoded {
 /// included, `0.0` without `-0.0`).
 ///
 /// ```
-/// use sbbf_parquet::stored::{encode, Encoded, Literal};
-/// # use sbbf_parquet::column::{ColumnType, ValueKind};
+/// use sbbf_parquet::values::stored::{encode, Encoded, Literal};
+/// # use sbbf_parquet::format::column::{ColumnType, ValueKind};
 /// # let f64col = ColumnType { path: "x".into(), physical: parquet::basic::Type::DOUBLE,
 /// #     type_length: 0, kind: ValueKind::Double, logical: None };
 /// let zero = Literal::Float64(0.0);

@@ -59,9 +59,9 @@ fn fail(col: &ColumnType, text: &str, expected: impl Into<String>) -> ValueError
 /// Encodes user text for `col`.
 ///
 /// ```
-/// use sbbf_parquet::value::{encode_text, EncodeOptions};
+/// use sbbf_parquet::values::text::{encode_text, EncodeOptions};
 /// use sbbf_parquet::Encoded;
-/// use sbbf_parquet::column::{ColumnType, ValueKind};
+/// use sbbf_parquet::format::column::{ColumnType, ValueKind};
 /// let date = ColumnType { path: "d".into(), physical: parquet::basic::Type::INT32,
 ///     type_length: 0, kind: ValueKind::Date, logical: Some("DATE".into()) };
 /// let e = encode_text(&date, "1970-01-02", EncodeOptions::default()).unwrap();

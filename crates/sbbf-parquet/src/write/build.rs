@@ -154,7 +154,7 @@ pub fn chunk_filter<R: parquet::file::reader::ChunkReader + 'static>(
 ///
 /// ```
 /// let hashes: Vec<u64> = (0..1000u64).map(|i| sbbf::hash(&i.to_le_bytes())).collect();
-/// let f = sbbf_parquet::build::filter_for(&hashes, None, 0.01).unwrap();
+/// let f = sbbf_parquet::write::build::filter_for(&hashes, None, 0.01).unwrap();
 /// assert!(f.num_bytes().is_power_of_two());
 /// assert!(hashes.iter().all(|h| f.contains_hash(*h)));
 /// ```
@@ -278,10 +278,10 @@ impl FileReader for ChunkFile {
 /// # let mut w = parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
 /// # w.write(&batch).unwrap();
 /// let metadata = w.close().unwrap(); // the footer of a file of one int64 column
-/// let r = sbbf_parquet::build::chunk_range(&metadata, (0, 0), file.len() as u64).unwrap();
+/// let r = sbbf_parquet::write::build::chunk_range(&metadata, (0, 0), file.len() as u64).unwrap();
 /// assert!(r.start >= 4 && r.end <= file.len() as u64 - 8);
 /// // A footer naming bytes past the end of the file is an error, not a read.
-/// assert!(sbbf_parquet::build::chunk_range(&metadata, (0, 0), 16).is_err());
+/// assert!(sbbf_parquet::write::build::chunk_range(&metadata, (0, 0), 16).is_err());
 /// ```
 pub fn chunk_range(
     metadata: &parquet::file::metadata::ParquetMetaData,
@@ -316,7 +316,7 @@ pub fn chunk_range(
 ///
 /// ```
 /// # use std::sync::Arc;
-/// use sbbf_parquet::build::{chunk_filter_from_bytes, chunk_range};
+/// use sbbf_parquet::write::build::{chunk_filter_from_bytes, chunk_range};
 /// let batch = arrow_array::RecordBatch::try_from_iter([(
 ///     "id",
 ///     Arc::new(arrow_array::Int64Array::from_iter_values(0..1000)) as arrow_array::ArrayRef,

@@ -7,7 +7,7 @@
 //! rules and their wording exist once.
 //!
 //! ```
-//! use sbbf_parquet::output::{Destination, WritePlan};
+//! use sbbf_parquet::write::output::{Destination, WritePlan};
 //! # let dir = tempfile::tempdir()?;
 //! # let input = dir.path().join("in.parquet");
 //! # std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet"), &input)?;
@@ -112,8 +112,8 @@ pub fn table_format_at(dir: &Path) -> Option<TableFormat> {
 /// # let dir = tempfile::tempdir()?;
 /// std::fs::create_dir_all(dir.path().join("t/.hoodie"))?;
 /// std::fs::create_dir_all(dir.path().join("t/2024/01"))?;
-/// let (root, format) = sbbf_parquet::output::table_root_above(&dir.path().join("t/2024/01/f.parquet")).unwrap();
-/// assert_eq!(format, sbbf_parquet::output::TableFormat::Hudi);
+/// let (root, format) = sbbf_parquet::write::output::table_root_above(&dir.path().join("t/2024/01/f.parquet")).unwrap();
+/// assert_eq!(format, sbbf_parquet::write::output::TableFormat::Hudi);
 /// assert!(root.ends_with("t"));
 /// # Ok::<(), std::io::Error>(())
 /// ```
