@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Snapshot of what the front ends print, to compare a refactor's outputs before and after:
-# runs ~100 commands of `sbbf` (probe, inspect, verify, index build/update/inspect/merge and
+# runs ~130 commands of `sbbf` (probe, inspect, verify, index build/update/inspect/merge and
 # probes answered by an index, query, add, resize, encrypted files with keys) and calls of the
 # Python package (probe, row_groups, read_table, inspect, verify, index_*, add) over a copy
 # of testdata/, and writes each one's stdout, stderr and exit status to
@@ -18,10 +18,10 @@
 #
 # OUTDIR is emptied first. The commands run in OUTDIR/scratch (removed at the end unless
 # KEEP_SCRATCH=1, so that `diff -r` compares outputs only), whose path is printed as `$DIR`.
-# Normalised, as they differ between two runs of the same binary: the scratch path, and
-# timings (`"elapsed_ms"` in JSON, `in N ms` of --stats text). Files are left older than 2 s
-# (the index's racy window on change times) before every index build or update, so that the
-# index answers for them.
+# Normalised, as they differ between two runs of the same binary: the scratch path, timings
+# (`"elapsed_ms"` in JSON, `in N ms` of --stats text) and the index's `"created_ms"`. Files
+# are left older than 2 s (the index's racy window on change times) before every index
+# build or update, so that the index answers for them. The binary needs the `query` feature.
 set -u
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
@@ -95,10 +95,11 @@ sleep 2.2
 # ---------------------------------------------------------------------------------------
 n=0
 norm() {
-    # The scratch path, then timings.
+    # The scratch path, then timings and the index's creation time.
     sed -i -E \
         -e "s#$DIR#\$DIR#g" \
-        -e 's/"elapsed_ms":[-+0-9.eE]+/"elapsed_ms":T/g' \
+        -e 's/"elapsed_ms":( ?)[-+0-9.eE]+/"elapsed_ms":\1T/g' \
+        -e 's/"created_ms":( ?)[0-9]+/"created_ms":\1T/g' \
         -e 's/ in [0-9.]+ ?(ns|µs|us|ms|s)\b/ in T/g' \
         "$@"
 }
