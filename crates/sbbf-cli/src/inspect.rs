@@ -81,8 +81,8 @@ pub fn run(a: InspectArgs) -> u8 {
             return 2;
         }
     };
-    if let Some(c) = &tally.column_in_no_file {
-        err!("sbbf inspect: no file has column `{c}`");
+    if let Some(e) = tally.no_file_has_column() {
+        err!("sbbf inspect: {e}");
     }
     if tally.failed > 0 || tally.column_in_no_file.is_some() {
         2

@@ -3,14 +3,14 @@
 use crate::store_url::check_http_endpoint;
 use crate::Format;
 use clap::Args;
-use futures::StreamExt as _;
-use sbbf_index::probe::{plan, Planned, Ruled};
+use sbbf_index::each::ProbeEach;
+use sbbf_index::probe::IndexStats;
 use sbbf_index::report::{IndexStatsLine, ProbeStatsLine};
-use sbbf_index::Root;
 use sbbf_parquet::crypto::KeySet;
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::report::{ErrorLine, ProbeLine};
-use sbbf_parquet::source::{Source, SourceOptions, DEFAULT_CONCURRENCY};
+use sbbf_parquet::report::{Counted, ErrorLine, ProbeLine, ProbeTally};
+use sbbf_parquet::source::object::FileProbe;
+use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
 use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
@@ -133,24 +133,6 @@ pub struct ProbeArgs {
     pub keys: crate::keys::KeyArgs,
 }
 
-pub(crate) struct FileResult {
-    pub(crate) any_not_absent: bool,
-    /// Per value: row groups that may hold it, that cannot tell, that cannot.
-    pub(crate) counts: Vec<Counts>,
-    /// The reads the file took.
-    pub(crate) io: IoStats,
-}
-
-/// Row groups by answer, for one value.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Counts {
-    maybe: usize,
-    unknown: usize,
-    absent: usize,
-    /// Whether some row group of the file was not absent.
-    file_hit: bool,
-}
-
 pub fn run(mut a: ProbeArgs) -> u8 {
     if let Some(from) = &a.values_from {
         match read_values(from) {
@@ -191,7 +173,8 @@ pub fn run(mut a: ProbeArgs) -> u8 {
     })
 }
 
-/// Local files and object stores alike: one [`Source`], one read planner, one output.
+/// Local files, object stores and indexed tables alike: the library's one table-level loop
+/// ([`ProbeEach`]) and tally ([`ProbeTally`]); this only renders.
 async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
     let arg = a.file.as_str();
     if let Err(e) = check_http_endpoint(arg) {
@@ -210,32 +193,38 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
             .map(|v| encode_text(ty, v, opts).map_err(sbbf_parquet::Error::from))
             .collect::<Result<Vec<_>, _>>()
     };
-    // A table root with an index: the files it rules out are answered from it.
-    if !a.no_index {
-        if let Some(code) = probe_table_root(a, options.clone(), encode.clone()).await {
-            return code;
-        }
-    }
-    let source = match Source::open(arg, options).await {
-        Ok(s) => s,
+    let started = std::time::Instant::now();
+    let probe = match ProbeEach::open(arg, &a.column, encode, options, !a.no_index).await {
+        Ok(p) => p,
         Err(e) => {
             err!("sbbf probe: {}", crate::path_error(arg, &e));
             return 2;
         }
     };
-    let mut outcome = Outcome::new(a, source.is_many());
-    outcome.show_progress(source.len());
-    let mut results = source.probe(&a.column, encode);
-    while let Some((shown, result)) = results.next().await {
-        let result = result
-            .map(|p| {
-                outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
-                report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
-            })
-            .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
-        outcome.add(&shown, result, a);
+    if let Some(w) = probe.warning() {
+        err!("sbbf probe: warning: {w}");
     }
-    outcome.finish(a)
+    let mut outcome = Outcome::new(a, probe.is_many());
+    outcome.show_progress(probe.len());
+    let run = probe.run(|p| {
+        if let Ok(f) = &p.result {
+            outcome.note_other_readings(&a.column, &f.column.path, &f.other_readings);
+            report(&p.file, &f.column, &f.encoded, &f.answers, f.io, a);
+        }
+        outcome.add(&p.file, &p.result, a);
+    });
+    let summary = match run.await {
+        Ok(s) => s,
+        Err(e) => {
+            err!("sbbf probe: {e}");
+            return 2;
+        }
+    };
+    let code = outcome.finish(a);
+    if let (true, Some(stats)) = (a.stats, &summary.index) {
+        index_stats(a, stats, &summary.direct, started);
+    }
+    code
 }
 
 /// The lines of `path` (`-`: standard input) as values, line breaks removed, nothing trimmed.
@@ -251,25 +240,10 @@ fn read_values(path: &std::path::Path) -> std::io::Result<Vec<String>> {
     Ok(text.lines().map(str::to_string).collect())
 }
 
-/// What the files probed so far add up to: the totals and the exit status.
+/// The library's tally of the files probed so far, and what rendering it needs beside.
 pub(crate) struct Outcome {
-    /// Several files (a directory, a glob, a prefix): a file without the column is a result.
-    many: bool,
-    failed: bool,
-    /// Files that could not be probed (not counted in `files`).
-    unprobed: usize,
-    /// The value errors already shown: a value that does not fit the column's type fails
-    /// every file of that type alike, and is said once.
-    bad_values: Vec<String>,
-    any_not_absent: bool,
-    files: usize,
-    without_column: usize,
-    /// The first "no such column" error, shown when no file has the column.
-    first_missing: Option<String>,
-    counts: Vec<Counts>,
-    files_hit: Vec<usize>,
+    tally: ProbeTally,
     noted_readings: bool,
-    io: IoStats,
     started: std::time::Instant,
     /// Files done, over several files ([`Outcome::show_progress`]).
     progress: Option<crate::progress::Counter>,
@@ -278,18 +252,8 @@ pub(crate) struct Outcome {
 impl Outcome {
     pub(crate) fn new(a: &ProbeArgs, many: bool) -> Outcome {
         Outcome {
-            many,
-            failed: false,
-            unprobed: 0,
-            bad_values: Vec::new(),
-            any_not_absent: false,
-            files: 0,
-            without_column: 0,
-            first_missing: None,
-            counts: vec![Counts::default(); a.values.len()],
-            files_hit: vec![0; a.values.len()],
+            tally: ProbeTally::new(&a.column, a.values.len(), many),
             noted_readings: false,
-            io: IoStats::default(),
             started: std::time::Instant::now(),
             progress: None,
         }
@@ -298,7 +262,7 @@ impl Outcome {
     /// Shows the files done out of `files` on stderr when it is a terminal (over several
     /// files: a long run otherwise shows nothing until its end, with -l or JSON to a pipe).
     pub(crate) fn show_progress(&mut self, files: usize) {
-        if self.many {
+        if self.tally.many {
             self.progress = Some(crate::progress::counter("probing files", files));
         }
     }
@@ -325,31 +289,21 @@ impl Outcome {
     pub(crate) fn add(
         &mut self,
         shown: &str,
-        result: Result<FileResult, Box<dyn std::error::Error>>,
+        result: &Result<FileProbe, sbbf_parquet::Error>,
         a: &ProbeArgs,
     ) {
         if let Some(p) = &self.progress {
             p.inc();
         }
-        match result {
-            Ok(r) => {
-                self.files += 1;
-                self.any_not_absent |= r.any_not_absent;
-                self.io.requests += r.io.requests;
-                self.io.bytes += r.io.bytes;
-                self.io.waves += r.io.waves;
-                for (i, c) in r.counts.iter().enumerate() {
-                    let t = &mut self.counts[i];
-                    t.maybe += c.maybe;
-                    t.unknown += c.unknown;
-                    t.absent += c.absent;
-                    self.files_hit[i] += usize::from(c.file_hit);
-                }
+        let e = match result {
+            Ok(f) => {
+                self.tally.add_answers(&f.answers, f.io);
+                return;
             }
-            Err(e) if self.many && is_missing_column(e.as_ref()) => {
-                self.files += 1;
-                self.without_column += 1;
-                self.first_missing.get_or_insert_with(|| e.to_string());
+            Err(e) => e,
+        };
+        match self.tally.add_error(e) {
+            Counted::WithoutColumn => {
                 if a.format == Format::Json {
                     out!("{}", to_json(&ProbeLine::missing_column(shown, &a.column)));
                 } else if !a.files_with_matches {
@@ -359,18 +313,16 @@ impl Outcome {
                     );
                 }
             }
-            Err(e) if is_bad_value(e.as_ref()) => {
+            Counted::BadValue { first } => {
                 // The value, not the file: said once (the message names value, column and
                 // type), not once per file. No row of this column can equal it, so -l does
                 // not list the file; the exit status says the run failed.
-                let msg = e.to_string();
-                if !self.bad_values.contains(&msg) {
-                    if self.many {
-                        err!("sbbf probe: {msg} (in {shown}, and alike in every file whose column has this type)");
+                if first {
+                    if self.tally.many {
+                        err!("sbbf probe: {e} (in {shown}, and alike in every file whose column has this type)");
                     } else {
-                        err!("sbbf probe: {shown}: {msg}");
+                        err!("sbbf probe: {shown}: {e}");
                     }
-                    self.bad_values.push(msg);
                 }
                 if a.format == Format::Json {
                     let line = ErrorLine {
@@ -379,10 +331,8 @@ impl Outcome {
                     };
                     out!("{}", to_json(&line));
                 }
-                self.unprobed += 1;
-                self.failed = true;
             }
-            Err(e) => {
+            _ => {
                 err!("sbbf probe: {shown}: {e}");
                 if a.files_with_matches {
                     // A file that could not be read may hold the value: a script reading the
@@ -401,8 +351,6 @@ impl Outcome {
                     };
                     out!("{}", to_json(&line));
                 }
-                self.unprobed += 1;
-                self.failed = true;
             }
         }
     }
@@ -413,43 +361,36 @@ impl Outcome {
     pub(crate) fn finish(&mut self, a: &ProbeArgs) -> u8 {
         // Cleared before the totals.
         self.progress = None;
-        if self.without_column > 0 && self.without_column == self.files {
-            err!(
-                "sbbf probe: no file has column `{}`; in the first: {}",
-                a.column,
-                self.first_missing.as_deref().unwrap_or("")
-            );
-            return 2;
+        let t = &self.tally;
+        if let Some(e) = t.no_file_has_column() {
+            err!("sbbf probe: {e}");
+            return t.exit_status();
         }
         // Totals of nothing (every file failed, e.g. a value no file's column type can hold)
         // would read as "absent in all 0 row group(s)".
-        if a.format == Format::Text && self.many && !a.files_with_matches && self.files > 0 {
-            let with = self.files - self.without_column;
-            let rgs = self
-                .counts
-                .first()
-                .map_or(0, |c| c.maybe + c.unknown + c.absent);
+        if a.format == Format::Text && t.many && !a.files_with_matches && t.files > 0 {
+            let with = t.files - t.without_column;
+            let rgs = t.row_groups();
             let mut head = format!(
                 "total: {} file(s), {rgs} row group(s) with column `{}`",
-                self.files, a.column
+                t.files, a.column
             );
-            if self.without_column > 0 {
-                head.push_str(&format!("; {} file(s) without it", self.without_column));
+            if t.without_column > 0 {
+                head.push_str(&format!("; {} file(s) without it", t.without_column));
             }
-            if self.unprobed > 0 {
+            if t.unprobed > 0 {
                 head.push_str(&format!(
                     "; {} file(s) could not be probed (not counted)",
-                    self.unprobed
+                    t.unprobed
                 ));
             }
             out!("{head}");
-            for (i, v) in a.values.iter().enumerate() {
-                let c = &self.counts[i];
+            for (v, c) in a.values.iter().zip(&t.values) {
                 let mut parts = Vec::new();
                 if c.maybe > 0 || c.unknown > 0 {
                     parts.push(format!(
                         "maybe in {} row group(s), unknown in {}, in {} of {with} file(s)",
-                        c.maybe, c.unknown, self.files_hit[i]
+                        c.maybe, c.unknown, c.files_hit
                     ));
                 }
                 parts.push(if c.absent == rgs {
@@ -464,10 +405,10 @@ impl Outcome {
             // With -l, stdout holds file names only: the figures go to stderr.
             let line = format!(
                 "reads: {} request(s), {} byte(s), {} wave(s){} in {} ms",
-                self.io.requests,
-                self.io.bytes,
-                self.io.waves,
-                if self.files > 1 {
+                t.io.requests,
+                t.io.bytes,
+                t.io.waves,
+                if t.files > 1 {
                     " (summed over files)"
                 } else {
                     ""
@@ -480,34 +421,11 @@ impl Outcome {
                 out!("{line}");
             }
         }
-        if self.failed {
-            2
-        } else if self.any_not_absent {
-            0
-        } else {
-            1
-        }
+        t.exit_status()
     }
 }
 
 use crate::to_json;
-
-/// Whether a file's error is "no such column" (and not a broken file or a bad value).
-fn is_missing_column(e: &(dyn std::error::Error + 'static)) -> bool {
-    matches!(
-        e.downcast_ref::<sbbf_parquet::Error>(),
-        Some(sbbf_parquet::Error::UnknownColumn { .. })
-    )
-}
-
-/// Whether a file's error is a value that does not fit the column's type (the same for every
-/// file of that type), not something about the file.
-fn is_bad_value(e: &(dyn std::error::Error + 'static)) -> bool {
-    matches!(
-        e.downcast_ref::<sbbf_parquet::Error>(),
-        Some(sbbf_parquet::Error::Value(_))
-    )
-}
 
 /// A value as text output shows it: as it is when that is unambiguous, else quoted with
 /// escapes (empty, spaces at either end, control or invisible characters, quotes, backquotes).
@@ -566,7 +484,7 @@ pub(crate) fn report(
     answers: &[RowGroupAnswer],
     io: IoStats,
     a: &ProbeArgs,
-) -> FileResult {
+) {
     let text = a.format == Format::Text && !a.files_with_matches;
     let json = a.format == Format::Json;
     if text {
@@ -604,7 +522,8 @@ pub(crate) fn report(
         .unwrap_or(0);
     let mut any_not_absent = false;
     let mut skippable = 0;
-    let mut counts = vec![Counts::default(); a.values.len()];
+    // Per value, row groups that definitely lack it.
+    let mut absent = vec![0usize; a.values.len()];
     // Row groups by value, for the one-line-per-value text only.
     let per_value = text && !a.row_groups;
     let mut by_value: Vec<(Vec<usize>, Vec<usize>, Vec<String>)> =
@@ -615,10 +534,8 @@ pub(crate) fn report(
         }
         for (i, ans) in rg.answers.iter().enumerate() {
             any_not_absent |= *ans != Answer::Absent;
-            match ans {
-                Answer::Maybe => counts[i].maybe += 1,
-                Answer::Unknown => counts[i].unknown += 1,
-                Answer::Absent => counts[i].absent += 1,
+            if *ans == Answer::Absent {
+                absent[i] += 1;
             }
             if let Some((maybe, unknown, why)) = by_value.get_mut(i) {
                 match ans {
@@ -648,9 +565,6 @@ pub(crate) fn report(
             }
         }
     }
-    for c in &mut counts {
-        c.file_hit = c.maybe + c.unknown > 0;
-    }
     if per_value {
         for (i, (maybe, unknown, why)) in by_value.iter().enumerate() {
             let mut parts = Vec::new();
@@ -667,7 +581,7 @@ pub(crate) fn report(
                     ranges(unknown)
                 ));
             }
-            let absent = counts[i].absent;
+            let absent = absent[i];
             if absent == answers.len() {
                 parts.push(format!("absent in all {absent}"));
             } else if absent > 0 {
@@ -705,115 +619,43 @@ pub(crate) fn report(
             crate::output_failed(e);
         }
     }
-    FileResult {
-        any_not_absent,
-        counts,
-        io,
-    }
 }
 
-/// `sbbf probe` on a table root: `None` when PATH is not a table root (a file, a glob, an
-/// object), so the caller probes as without an index. Files the index rules out are reported
-/// as a direct probe reports them; the others are probed directly, in the same order.
-async fn probe_table_root<E>(a: &ProbeArgs, options: SourceOptions, encode: E) -> Option<u8>
-where
-    E: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error> + Clone + Send + Sync + 'static,
-{
-    let root = match Root::open(&a.file) {
-        Ok(Some(r)) => r,
-        Ok(None) => return None,
-        Err(_) => return None,
-    };
-    let started = std::time::Instant::now();
-    let p = match plan(&root, &a.column, encode.clone(), options).await {
-        Ok(p) => p,
-        // Listing errors are the direct probe's to report, in its words.
-        Err(_) => return None,
-    };
-    if let Some(w) = &p.warning {
-        err!("sbbf probe: warning: {w}");
-    }
-    let stats = p.stats;
-    let mut outcome = Outcome::new(a, p.many);
-    outcome.show_progress(p.files.len());
-    let mut direct = p.source.probe(&a.column, encode);
-    let mut direct_io = IoStats::default();
-    for f in p.files {
-        match f {
-            Planned::Index {
-                name,
-                answer: Ruled::Absent(answer),
-            } => {
-                let r = report(
-                    &name,
-                    &answer.column,
-                    &answer.encoded,
-                    &answer.answers,
-                    IoStats::default(),
-                    a,
-                );
-                outcome.add(&name, Ok(r), a);
-            }
-            Planned::Index {
-                name,
-                answer: Ruled::NoColumn,
-            } => {
-                // As a direct probe of a table reports a file without the column.
-                let e = sbbf_parquet::Error::UnknownColumn {
-                    column: a.column.clone(),
-                    candidates: Vec::new(),
-                };
-                outcome.add(&name, Err(Box::new(e)), a);
-            }
-            Planned::Direct { name, .. } => {
-                let Some((shown, result)) = direct.next().await else {
-                    err!("sbbf probe: {name}: was not probed");
-                    return Some(2);
-                };
-                let result = result
-                    .map(|p| {
-                        outcome.note_other_readings(&a.column, &p.column.path, &p.other_readings);
-                        direct_io.requests += p.io.requests;
-                        direct_io.bytes += p.io.bytes;
-                        direct_io.waves = direct_io.waves.max(p.io.waves);
-                        report(&shown, &p.column, &p.encoded, &p.answers, p.io, a)
-                    })
-                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error>);
-                outcome.add(&shown, result, a);
-            }
-        }
-    }
-    let code = outcome.finish(a);
-    if a.stats {
-        let waves = stats.waves_before_direct + direct_io.waves;
-        if a.format == Format::Json {
-            let index = IndexStatsLine::new(&stats, &direct_io, started.elapsed());
-            err!("{}", crate::to_json(&ProbeStatsLine { index }));
+/// The index's figures of a probe of a table root (`--stats`): JSON on stderr, text where the
+/// totals go.
+fn index_stats(
+    a: &ProbeArgs,
+    stats: &IndexStats,
+    direct_io: &IoStats,
+    started: std::time::Instant,
+) {
+    let waves = stats.waves_before_direct + direct_io.waves;
+    if a.format == Format::Json {
+        let index = IndexStatsLine::new(stats, direct_io, started.elapsed());
+        err!("{}", crate::to_json(&ProbeStatsLine { index }));
+    } else {
+        let line = format!(
+            "index: {} of {} file(s) answered by the index, {} read directly ({} new, {} changed, {} not covered, {} maybe); listing {} request(s); index {} request(s), {} byte(s), {} wave(s); direct {} request(s), {} byte(s); {} wave(s) in all",
+            stats.from_index,
+            stats.files,
+            stats.direct,
+            stats.new,
+            stats.stale,
+            stats.not_covered,
+            stats.maybe,
+            stats.listing.requests,
+            stats.index.requests,
+            stats.index.bytes,
+            stats.index.waves,
+            direct_io.requests,
+            direct_io.bytes,
+            waves
+        );
+        // With -l, stdout holds file names only.
+        if a.files_with_matches {
+            err!("{line}");
         } else {
-            let line = format!(
-                "index: {} of {} file(s) answered by the index, {} read directly ({} new, {} changed, {} not covered, {} maybe); listing {} request(s); index {} request(s), {} byte(s), {} wave(s); direct {} request(s), {} byte(s); {} wave(s) in all",
-                stats.from_index,
-                stats.files,
-                stats.direct,
-                stats.new,
-                stats.stale,
-                stats.not_covered,
-                stats.maybe,
-                stats.listing.requests,
-                stats.index.requests,
-                stats.index.bytes,
-                stats.index.waves,
-                direct_io.requests,
-                direct_io.bytes,
-                waves
-            );
-            // With -l, stdout holds file names only.
-            if a.files_with_matches {
-                err!("{line}");
-            } else {
-                out!("{line}");
-            }
+            out!("{line}");
         }
     }
-    Some(code)
 }

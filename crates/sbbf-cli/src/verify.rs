@@ -93,8 +93,8 @@ pub fn run(a: VerifyArgs) -> u8 {
             return 2;
         }
     };
-    if let Some(c) = &tally.column_in_no_file {
-        err!("sbbf verify: no file has column `{c}`");
+    if let Some(e) = tally.no_file_has_column() {
+        err!("sbbf verify: {e}");
     }
     if tally.failed > 0 || tally.column_in_no_file.is_some() || unverified {
         2

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod each;
 pub mod format;
 pub mod part;
 pub mod probe;
@@ -87,6 +88,10 @@ pub enum Error {
     /// Another process is writing the index (it holds the writers' lock): nothing was done.
     #[error("another process is writing the index {0}; nothing was done (try again when it has finished)")]
     Busy(String),
+    /// A file the index left to read directly was not probed (the direct probes ended
+    /// early): the run cannot be trusted to be complete.
+    #[error("{0}: was not probed")]
+    NotProbed(String),
     /// A column asked for is in no readable file of the table (nothing was written).
     #[error("no file of the table has column `{column}`; nothing was written{}", .source.as_ref().map(|e| format!("; in the first: {e}")).unwrap_or_default())]
     UnknownColumn {

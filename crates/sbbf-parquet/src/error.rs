@@ -49,6 +49,16 @@ pub enum Error {
         /// Leaf paths that look related (or all of them).
         candidates: Vec<String>,
     },
+    /// Among several files (a directory, a glob, a prefix), none has the column asked about;
+    /// `first` is why the first file has none (its near misses), when known.
+    #[error("no file has column `{column}`{}", .first.as_ref().map(|e| format!("; in the first: {e}")).unwrap_or_default())]
+    NoFileHasColumn {
+        /// What was asked for.
+        column: String,
+        /// The first file's error (an [`Error::UnknownColumn`]).
+        #[source]
+        first: Option<Box<Error>>,
+    },
     /// Several leaf columns fit this path (dots inside field names, or duplicate names).
     #[error(
         "column path `{column}` is ambiguous: it fits {}; write one of these paths (a `.` inside a field name is written `\\.`)",
@@ -98,6 +108,7 @@ impl Error {
     pub fn fault(&self) -> Fault {
         match self {
             Error::UnknownColumn { .. }
+            | Error::NoFileHasColumn { .. }
             | Error::AmbiguousColumn { .. }
             | Error::Build(_)
             | Error::Value(_) => Fault::Input,
@@ -400,8 +411,11 @@ pub enum CryptoError {
         len: usize,
     },
     /// Key text that starts with `0x` but is not hexadecimal.
-    #[error("`0x…` key is not hexadecimal: {0}")]
-    KeyHex(String),
+    #[error("`0x…` key is not hexadecimal: {len} characters")]
+    KeyHex {
+        /// The key text's length in bytes (the text itself is secret and is not kept).
+        len: usize,
+    },
     /// The footer is encrypted and no footer key was given.
     #[error("the footer is encrypted (PARE); the footer key is needed")]
     NoFooterKey,
@@ -445,10 +459,59 @@ pub enum CryptoError {
         /// What is wrong.
         reason: String,
     },
-    /// The crypto metadata is not what the specification describes.
+    /// The crypto metadata is not what the specification describes, or an operation for
+    /// encrypted files was asked of a plaintext one.
     #[error("malformed encryption metadata: {0}")]
-    Malformed(String),
+    Malformed(#[source] MalformedCrypto),
 }
+
+/// What is wrong with a file's encryption metadata ([`CryptoError::Malformed`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum MalformedCrypto {
+    /// An operation on encrypted column chunks was asked of a file that is not encrypted.
+    #[error("the file is not encrypted")]
+    NotEncrypted,
+    /// The encrypted footer's `FileCryptoMetaData` does not decode.
+    #[error("FileCryptoMetaData: {0}")]
+    CryptoMetaData(#[source] std::sync::Arc<thrift::Error>),
+    /// The encrypted footer module's length prefix runs past the footer.
+    #[error("the encrypted footer's length prefix does not fit the {after} bytes after FileCryptoMetaData")]
+    FooterLength {
+        /// The bytes after `FileCryptoMetaData`.
+        after: usize,
+    },
+    /// A plaintext footer of an encrypted file names no algorithm.
+    #[error("no encryption_algorithm")]
+    NoAlgorithm,
+    /// A plaintext footer's signature is not 28 bytes (nonce and tag).
+    #[error("a plaintext footer is followed by a 28-byte signature, not {len} bytes")]
+    SignatureLength {
+        /// The bytes after the footer.
+        len: usize,
+    },
+    /// A row group the footer does not have.
+    #[error("no row group {0}")]
+    NoRowGroup(usize),
+    /// A column chunk the row group does not have.
+    #[error("no column {0}")]
+    NoColumn(usize),
+    /// A chunk whose metadata cannot be decrypted was asked for its pages.
+    #[error("unreadable chunk")]
+    UnreadableChunk,
+    /// A chunk that decrypts has no key (the key set changed under it).
+    #[error("no key for a readable chunk")]
+    NoChunkKey,
+}
+
+impl PartialEq for MalformedCrypto {
+    fn eq(&self, other: &Self) -> bool {
+        // The thrift error is compared by its text (it is not comparable itself).
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for MalformedCrypto {}
 
 macro_rules! from_kind {
     ($($t:ty => $v:ident),*) => {$(

@@ -302,7 +302,7 @@ fn empty_filter(values: i64, boolean: bool) -> String {
         "parquet-java writes BOOLEAN filters so; sbbf probes answer unknown for BOOLEAN filters \
          of writers other than ClickHouse and arrow-rs, other readers (arrow-rs) drop rows"
     } else {
-        "a broken filter: rebuild it with `sbbf add --replace`"
+        "a broken filter: rebuild it, replacing the old one"
     };
     format!(
         "no bit is set, yet the chunk holds {values} non-null value(s): read as written, the \

@@ -32,7 +32,7 @@ impl Key {
     pub fn parse(text: &str) -> Result<Key, CryptoError> {
         if text.starts_with("0x") || text.starts_with("0X") {
             let bytes = crate::values::text::parse_hex(text)
-                .ok_or_else(|| CryptoError::KeyHex(format!("{} characters", text.len())))?;
+                .ok_or(CryptoError::KeyHex { len: text.len() })?;
             return Key::new(&bytes);
         }
         Key::new(text.as_bytes())

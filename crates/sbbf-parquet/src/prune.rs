@@ -44,6 +44,92 @@ impl Predicate {
     }
 }
 
+/// A filter in disjunctive normal form (an OR of ANDs of column tests), as pyarrow's
+/// `filters` and other engines' pushed-down filters give it, before the columns of any file
+/// are known. [`Dnf::predicate_for`] turns it into the [`Predicate`] one file can be pruned
+/// by: a test of a column the file lacks (a partition column, one added to later files) is
+/// true there.
+///
+/// ```
+/// use sbbf_parquet::prune::{Dnf, Leaf, Predicate, Test};
+/// use sbbf_parquet::Literal;
+/// let dnf = Dnf(vec![vec![
+///     Leaf { column: Some("id".into()), test: Test::Eq(Literal::Int(7)) },
+///     Leaf { column: Some("year".into()), test: Test::Eq(Literal::Int(2024)) },
+/// ]]);
+/// // A file with `id` only: the test of `year` is true there.
+/// let mut missing = Vec::new();
+/// let p = dnf.predicate_for(
+///     |c| if c == "id" { Ok(0) } else { Err(sbbf_parquet::Error::UnknownColumn { column: c.into(), candidates: vec![] }) },
+///     &mut missing,
+/// );
+/// assert_eq!(p, Some(Predicate::Or(vec![Predicate::And(vec![Predicate::eq("id", Literal::Int(7))])])));
+/// assert_eq!(missing.len(), 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dnf(pub Vec<Vec<Leaf>>);
+
+/// One test of a [`Dnf`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leaf {
+    /// The leaf column's escaped dotted path, when the test names one (else it is true).
+    pub column: Option<String>,
+    /// What is tested of it.
+    pub test: Test,
+}
+
+/// What a [`Leaf`] tests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Test {
+    /// `column = literal`.
+    Eq(Literal),
+    /// `column IN (literals)`.
+    In(Vec<Literal>),
+    /// Anything the filters cannot decide (another operator, a null): true in every row group.
+    Keep,
+}
+
+impl Dnf {
+    /// The predicate these tests make for a file whose columns `column_index` finds, or `None`
+    /// when they cannot skip anything; the columns the file lacks go to `missing` with the
+    /// file's error (their tests are true there).
+    pub fn predicate_for(
+        &self,
+        column_index: impl Fn(&str) -> Result<usize, Error>,
+        missing: &mut Vec<(String, Error)>,
+    ) -> Option<Predicate> {
+        let mut branches = Vec::with_capacity(self.0.len());
+        for conjunction in &self.0 {
+            let mut leaves = Vec::new();
+            for leaf in conjunction {
+                let Some(path) = &leaf.column else {
+                    continue;
+                };
+                if let Err(e) = column_index(path) {
+                    missing.push((path.clone(), e));
+                    continue;
+                }
+                match &leaf.test {
+                    Test::Eq(l) => leaves.push(Predicate::Eq(path.clone(), l.clone())),
+                    Test::In(ls) => leaves.push(Predicate::In(path.clone(), ls.clone())),
+                    Test::Keep => {}
+                }
+            }
+            if leaves.is_empty() {
+                // A branch the filters cannot decide is true everywhere, and so is the OR.
+                return None;
+            }
+            branches.push(Predicate::And(leaves));
+        }
+        (!branches.is_empty()).then_some(Predicate::Or(branches))
+    }
+
+    /// Every column a test names, in order, with repeats.
+    pub fn columns(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().flatten().filter_map(|l| l.column.as_deref())
+    }
+}
+
 /// The outcome of pruning one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pruned {

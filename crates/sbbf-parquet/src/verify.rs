@@ -73,9 +73,10 @@ impl<R: ChunkReader> ParquetFile<R> {
         progress: impl FnMut(usize, usize),
     ) -> Result<Vec<ChunkReport>, Error> {
         if self.encryption().is_none() {
-            return Err(
-                crate::crypto::CryptoError::Malformed("the file is not encrypted".into()).into(),
-            );
+            return Err(crate::crypto::CryptoError::Malformed(
+                crate::MalformedCrypto::NotEncrypted,
+            )
+            .into());
         }
         self.verify_from(None, columns, absent_probes, progress)
     }
@@ -125,7 +126,7 @@ impl<R: ChunkReader> ParquetFile<R> {
                     }
                     (false, None) => {
                         return Err(crate::CryptoError::Malformed(
-                            "the file is not encrypted".into(),
+                            crate::MalformedCrypto::NotEncrypted,
                         )
                         .into())
                     }

@@ -13,7 +13,7 @@ use parquet::arrow::ArrowSchemaConverter;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
 use sbbf_parquet::format::column::{escape_field, ColumnType};
-use sbbf_parquet::prune::{Predicate, PreparedPredicate};
+use sbbf_parquet::prune::{Dnf, Leaf, Test};
 use sbbf_parquet::report::{ErrorLine, ProbeLine, WriteSummary};
 use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
 use sbbf_parquet::{Encoded, Literal, ParquetFile};
@@ -170,9 +170,9 @@ fn probe_source(
     exact_bits: bool,
     use_index: bool,
 ) -> PyResult<(Vec<String>, Option<String>)> {
-    use futures::StreamExt as _;
-    use sbbf_index::probe::{plan, Planned, Ruled};
-    use sbbf_parquet::source::{block_on, Source, SourceOptions};
+    use sbbf_index::each::ProbeEach;
+    use sbbf_parquet::report::{Counted, ProbeTally};
+    use sbbf_parquet::source::{block_on, SourceOptions};
     let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
     let values = std::sync::Arc::new(values);
     let encode = move |ty: &ColumnType| {
@@ -183,122 +183,48 @@ fn probe_source(
     };
     let result = py.detach(|| -> Result<(Vec<String>, Option<String>), Failure> {
         block_on(async {
-            let mut lines = Lines::new(&column, &shown_values);
-            // A table root with a usable listing: the index answers what it can. Listing
-            // errors are the direct probe's to report, in its words.
-            let root = match use_index {
-                true => sbbf_index::table::Root::open(&source).ok().flatten(),
-                false => None,
-            };
-            if let Some(root) = root {
-                let options = SourceOptions::default();
-                if let Ok(p) = plan(&root, &column, encode.clone(), options).await {
-                    lines.many = p.many;
-                    let mut direct = p.source.probe(&column, encode);
-                    for f in p.files {
-                        match f {
-                            Planned::Index {
-                                name,
-                                answer: Ruled::Absent(a),
-                            } => lines.answered(&name, &a.column, &a.answers),
-                            Planned::Index {
-                                name,
-                                answer: Ruled::NoColumn,
-                            } => lines.without_column(&name, None),
-                            Planned::Direct { name, .. } => match direct.next().await {
-                                Some((shown, result)) => lines.add(&shown, result)?,
-                                None => {
-                                    return Err(Failure::File(format!("{name}: was not probed")))
-                                }
-                            },
-                        }
+            let options = SourceOptions::default();
+            let probe = ProbeEach::open(&source, &column, encode, options, use_index).await?;
+            let warning = probe.warning().map(str::to_string);
+            let mut tally = ProbeTally::new(&column, shown_values.len(), probe.is_many());
+            let mut lines = Vec::new();
+            // With one file its error is raised; among several it is a line of its own.
+            let mut failed = None;
+            let run = probe.run(|p| {
+                let e = match &p.result {
+                    Ok(f) => {
+                        tally.add_answers(&f.answers, f.io);
+                        let line =
+                            ProbeLine::new(&p.file, &f.column, &f.answers, &shown_values, None);
+                        lines.push(to_json(&line));
+                        return;
                     }
-                    return Ok((lines.finish()?, p.warning));
+                    Err(e) => e,
+                };
+                match tally.add_error(e) {
+                    Counted::WithoutColumn => {
+                        lines.push(to_json(&ProbeLine::missing_column(&p.file, &column)))
+                    }
+                    _ if tally.many => lines.push(to_json(&ErrorLine {
+                        error: e.to_string(),
+                        file: &p.file,
+                    })),
+                    _ => {
+                        failed.get_or_insert_with(|| Failure::of(e).at(&p.file));
+                    }
                 }
+            });
+            run.await.map_err(|e| Failure::File(e.to_string()))?;
+            if let Some(f) = failed {
+                return Err(f);
             }
-            let src = Source::open(&source, SourceOptions::default()).await?;
-            lines.many = src.is_many();
-            let mut results = src.probe(&column, encode);
-            while let Some((shown, result)) = results.next().await {
-                lines.add(&shown, result)?;
+            if let Some(e) = tally.no_file_has_column() {
+                return Err(Failure::from(e));
             }
-            Ok((lines.finish()?, None))
+            Ok((lines, warning))
         })?
     });
     result.map_err(Failure::into_py)
-}
-
-/// The JSON lines of a probe over files, and what makes the whole probe fail.
-struct Lines<'a> {
-    column: &'a str,
-    shown_values: &'a [String],
-    many: bool,
-    lines: Vec<String>,
-    missing: usize,
-    first_missing: Option<String>,
-}
-
-impl<'a> Lines<'a> {
-    fn new(column: &'a str, shown_values: &'a [String]) -> Lines<'a> {
-        Lines {
-            column,
-            shown_values,
-            many: false,
-            lines: Vec::new(),
-            missing: 0,
-            first_missing: None,
-        }
-    }
-
-    fn answered(
-        &mut self,
-        shown: &str,
-        column: &ColumnType,
-        answers: &[sbbf_parquet::RowGroupAnswer],
-    ) {
-        let line = ProbeLine::new(shown, column, answers, self.shown_values, None);
-        self.lines.push(to_json(&line));
-    }
-
-    fn without_column(&mut self, shown: &str, why: Option<String>) {
-        self.missing += 1;
-        if let Some(why) = why {
-            self.first_missing.get_or_insert(why);
-        }
-        let line = ProbeLine::missing_column(shown, self.column);
-        self.lines.push(to_json(&line));
-    }
-
-    /// One file's direct probe.
-    fn add(
-        &mut self,
-        shown: &str,
-        result: Result<sbbf_parquet::source::object::FileProbe, sbbf_parquet::Error>,
-    ) -> Result<(), Failure> {
-        match result {
-            Ok(p) => self.answered(shown, &p.column, &p.answers),
-            Err(e @ sbbf_parquet::Error::UnknownColumn { .. }) if self.many => {
-                self.without_column(shown, Some(e.to_string()))
-            }
-            Err(e) if self.many => self.lines.push(to_json(&ErrorLine {
-                error: e.to_string(),
-                file: shown,
-            })),
-            Err(e) => return Err(Failure::from(e).at(shown)),
-        }
-        Ok(())
-    }
-
-    /// The lines, unless no file has the column.
-    fn finish(self) -> Result<Vec<String>, Failure> {
-        all_missing(
-            self.column,
-            self.missing,
-            self.lines.len(),
-            self.first_missing,
-        )?;
-        Ok(self.lines)
-    }
 }
 
 /// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
@@ -308,44 +234,11 @@ fn is_remote_url(arg: &str) -> bool {
     sbbf_parquet::source::object::is_remote_url(arg)
 }
 
-/// "No file has the column" is an error even among several files.
-fn all_missing(
-    column: &str,
-    missing: usize,
-    files: usize,
-    first: Option<String>,
-) -> Result<(), Failure> {
-    if missing > 0 && missing == files {
-        return Err(Failure::Input(format!(
-            "no file has column `{column}`; in the first: {}",
-            first.unwrap_or_default()
-        )));
-    }
-    Ok(())
-}
-
-/// One `(column, op, value)` of a pyarrow filter, read into Rust before any file is opened
-/// (so files are pruned without the GIL): the column's escaped path, when it names one, and
-/// what the Bloom filters can decide of it.
-#[derive(Debug, Clone)]
-struct Leaf {
-    path: Option<String>,
-    test: Test,
-}
-
-#[derive(Debug, Clone)]
-enum Test {
-    Eq(Literal),
-    In(Vec<Literal>),
-    /// Another operator or a null: true for every row group.
-    Keep,
-}
-
 /// One `(column, op, value)` of a pyarrow filter, as Python gives it.
 type FilterLeaf<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>);
 
 /// pyarrow's disjunctive normal form (a list of conjunctions), read.
-fn read_filters(filters: &[Vec<FilterLeaf<'_>>]) -> PyResult<Vec<Vec<Leaf>>> {
+fn read_filters(filters: &[Vec<FilterLeaf<'_>>]) -> PyResult<Dnf> {
     let literal = |v: &Bound<'_, PyAny>| -> PyResult<Option<Literal>> {
         if v.is_none() {
             return Ok(None);
@@ -393,45 +286,11 @@ fn read_filters(filters: &[Vec<FilterLeaf<'_>>]) -> PyResult<Vec<Vec<Leaf>>> {
                 }
                 _ => Test::Keep,
             };
-            leaves.push(Leaf { path, test });
+            leaves.push(Leaf { column: path, test });
         }
         out.push(leaves);
     }
-    Ok(out)
-}
-
-/// The predicate `filters` make for a file whose columns `column_index` finds, or `None` when
-/// they cannot skip anything; the columns the file lacks go to `missing` (their leaves are
-/// true: a partition column, or one added to later files).
-fn predicate_for(
-    filters: &[Vec<Leaf>],
-    column_index: impl Fn(&str) -> Result<usize, sbbf_parquet::Error>,
-    missing: &mut Vec<(String, sbbf_parquet::Error)>,
-) -> Option<Predicate> {
-    let mut branches = Vec::with_capacity(filters.len());
-    for conjunction in filters {
-        let mut leaves = Vec::new();
-        for leaf in conjunction {
-            let Some(path) = &leaf.path else {
-                continue;
-            };
-            if let Err(e) = column_index(path) {
-                missing.push((path.clone(), e));
-                continue;
-            }
-            match &leaf.test {
-                Test::Eq(l) => leaves.push(Predicate::Eq(path.clone(), l.clone())),
-                Test::In(ls) => leaves.push(Predicate::In(path.clone(), ls.clone())),
-                Test::Keep => {}
-            }
-        }
-        if leaves.is_empty() {
-            // A branch the filters cannot decide is true everywhere, and so is the OR.
-            return None;
-        }
-        branches.push(Predicate::And(leaves));
-    }
-    (!branches.is_empty()).then_some(Predicate::Or(branches))
+    Ok(Dnf(out))
 }
 
 /// The row groups of the file at `path` that may hold rows satisfying `filters`, pyarrow's
@@ -451,7 +310,7 @@ fn row_groups(
     py.detach(|| {
         let pq = open(&path)?;
         let mut missing = Vec::new();
-        let predicate = predicate_for(&filters, |c| pq.column_index(c), &mut missing);
+        let predicate = filters.predicate_for(|c| pq.column_index(c), &mut missing);
         if let (true, Some((_, e))) = (strict, missing.into_iter().next()) {
             return Err(Failure::from(e));
         }
@@ -465,10 +324,6 @@ fn row_groups(
 
 /// `(file, row groups)` in path order.
 type FileRowGroups = Vec<(String, Vec<usize>)>;
-
-/// Every listed file of a table in order, with whether its index leaves it out, and a source
-/// of the files it does not.
-type IndexSplit = (Vec<(String, bool)>, sbbf_parquet::source::Source);
 
 /// [`row_groups`] over every file `source` names (a directory, a glob, an object-store URL or
 /// prefix): `(file, row groups)` in path order, and a warning about an unusable index. With
@@ -484,168 +339,39 @@ fn row_groups_source(
     strict: bool,
     use_index: bool,
 ) -> PyResult<(FileRowGroups, Option<String>)> {
-    use futures::{FutureExt as _, StreamExt as _};
-    use sbbf_parquet::source::{block_on, Source, SourceOptions};
-    let filters = std::sync::Arc::new(read_filters(&filters)?);
+    use sbbf_parquet::source::{block_on, SourceOptions};
+    use std::ops::ControlFlow;
+    let filters = read_filters(&filters)?;
     py.detach(|| {
         block_on(async {
-            let (by_index, warning) = match use_index {
-                true => index_rules_out(&source, &filters).await,
-                false => (None, None),
-            };
-            // With the index: every listed file in order, whether it is left out, and a source
-            // of the others.
-            let (order, src) = match by_index {
-                Some((order, src)) => (Some(order), src),
-                None => (None, Source::open(&source, SourceOptions::default()).await?),
-            };
-            let policy = src.policy();
-            // Files that lack the same filter columns get the same predicate, prepared once:
-            // its key sets are hashed once for all of them, and the literals neither copied
-            // nor compared per file (a list of 100,000 values over 1,000 files: once).
-            // (the filter columns a file lacks, the predicate prepared for such files)
-            type Prepared = (Vec<String>, Option<std::sync::Arc<PreparedPredicate>>);
-            let prepared: std::sync::Arc<std::sync::Mutex<Vec<Prepared>>> = Default::default();
-            let mut results = src.run(move |mut pq| {
-                let filters = std::sync::Arc::clone(&filters);
-                let prepared = std::sync::Arc::clone(&prepared);
-                async move {
-                    // As `predicate_for` finds them: every leaf naming a column this file lacks.
-                    let missing: Vec<(String, String)> = filters
-                        .iter()
-                        .flatten()
-                        .filter_map(|l| l.path.as_ref())
-                        .filter_map(|c| {
-                            pq.column_index(c).err().map(|e| (c.clone(), e.to_string()))
-                        })
-                        .collect();
-                    let key: Vec<String> = missing.iter().map(|(c, _)| c.clone()).collect();
-                    let p = {
-                        let mut seen = prepared.lock().unwrap_or_else(|e| e.into_inner());
-                        match seen.iter().find(|(k, _)| *k == key) {
-                            Some((_, q)) => q.clone(),
-                            None => {
-                                let q = predicate_for(
-                                    &filters,
-                                    |c| pq.column_index(c),
-                                    &mut Vec::new(),
-                                )
-                                .map(|p| std::sync::Arc::new(PreparedPredicate::new(p)));
-                                seen.push((key, q.clone()));
-                                q
-                            }
-                        }
-                    };
-                    let kept = match p {
-                        Some(p) => {
-                            let all = vec![true; pq.metadata().num_row_groups()];
-                            pq.prune_prepared_among(&p, policy, &all).await?.row_groups
-                        }
-                        None => (0..pq.metadata().num_row_groups()).collect(),
-                    };
-                    Ok((kept, missing))
-                }
-                .boxed()
-            });
             let mut out = Vec::new();
-            // The columns missing from every file so far, with the first file's reason.
-            let mut missing_everywhere: Option<std::collections::BTreeMap<String, String>> = None;
-            let files: Vec<(String, bool)> = match &order {
-                Some(o) => o.clone(),
-                None => Vec::new(),
-            };
-            let mut listed = files.into_iter();
-            loop {
-                let (file, result) = match &order {
-                    Some(_) => match listed.next() {
-                        None => break,
-                        Some((name, true)) => {
-                            out.push((name, Vec::new()));
-                            continue;
-                        }
-                        Some(_) => match results.next().await {
-                            Some(r) => r,
-                            None => break,
-                        },
-                    },
-                    None => match results.next().await {
-                        Some(r) => r,
-                        None => break,
-                    },
-                };
-                let (kept, missing) = result.map_err(|e| Failure::from(e).at(&file))?;
-                // A hive partition key (`.../year=2024/...`) is a column of the table even
-                // though no file stores it.
-                let in_path = |c: &str| {
-                    file.split('/')
-                        .any(|seg| seg.strip_prefix(c).is_some_and(|r| r.starts_with('=')))
-                };
-                let missing: Vec<_> = missing.into_iter().filter(|(c, _)| !in_path(c)).collect();
-                missing_everywhere = Some(match missing_everywhere {
-                    None => missing.into_iter().collect(),
-                    Some(m) => m
-                        .into_iter()
-                        .filter(|(c, _)| missing.iter().any(|(d, _)| d == c))
-                        .collect(),
-                });
-                out.push((file, kept));
+            let mut failed = None;
+            let options = SourceOptions::default();
+            let summary = sbbf_index::each::prune_each(
+                &source,
+                filters,
+                options,
+                use_index,
+                strict,
+                |file, kept| match kept {
+                    Ok(kept) => {
+                        out.push((file, kept));
+                        ControlFlow::Continue(())
+                    }
+                    Err(e) => {
+                        failed = Some(Failure::from(e).at(&file));
+                        ControlFlow::Break(())
+                    }
+                },
+            )
+            .await;
+            if let Some(f) = failed {
+                return Err(f);
             }
-            let missing_everywhere = missing_everywhere.filter(|_| strict);
-            if let Some((c, why)) = missing_everywhere.and_then(|m| m.into_iter().next()) {
-                return Err(Failure::Input(format!(
-                    "no file has column `{c}`; in the first: {why}"
-                )));
-            }
-            Ok((out, warning))
+            Ok((out, summary?.warning))
         })?
     })
     .map_err(Failure::into_py)
-}
-
-/// With a usable index at the table root `source`: every listed file in order with whether
-/// the index proves `filters` false in all of it, and a source of the others; and a warning
-/// when the index exists but cannot be used.
-async fn index_rules_out(
-    source: &str,
-    filters: &[Vec<Leaf>],
-) -> (Option<IndexSplit>, Option<String>) {
-    let Ok(Some(root)) = sbbf_index::table::Root::open(source) else {
-        return (None, None);
-    };
-    // One predicate for every file: the columns are checked per file later.
-    let Some(predicate) = predicate_for(filters, |_| Ok(0), &mut Vec::new()) else {
-        return (None, None);
-    };
-    let (listing, loaded) = futures::future::join(root.list(), root.load()).await;
-    let ignore = |e: &dyn std::fmt::Display| {
-        Some(format!("ignoring the index {}: {e}", root.index_location()))
-    };
-    let (Ok(listing), loaded) = (listing, loaded) else {
-        // The direct listing will say what is wrong.
-        return (None, None);
-    };
-    let loaded = match loaded {
-        Ok(Some((l, _))) => l,
-        Ok(None) => return (None, None),
-        Err(e) => return (None, ignore(&e)),
-    };
-    match sbbf_index::probe::ruled_out(&root, &loaded, &listing, &predicate).await {
-        Ok(out) => {
-            let order: Vec<(String, bool)> = listing
-                .iter()
-                .zip(&out)
-                .map(|(l, o)| (l.name.clone(), o.is_some()))
-                .collect();
-            let rest = listing
-                .iter()
-                .zip(&out)
-                .filter(|(_, o)| o.is_none())
-                .map(|(l, _)| l);
-            let src = root.source(rest, sbbf_parquet::source::SourceOptions::default());
-            (Some((order, src)), None)
-        }
-        Err(e) => (None, ignore(&e)),
-    }
 }
 
 /// Adds filters for `columns` to `input`, writing `output` (or `input` itself when `output`
@@ -743,8 +469,8 @@ fn each_file<T: serde::Serialize>(
         sbbf_parquet::Error::Read(sbbf_parquet::ReadError::NoFiles { .. }) => Failure::from(e),
         e => Failure::from(e).at(source),
     })?;
-    if let Some(c) = &tally.column_in_no_file {
-        return Err(Failure::Input(format!("no file has column `{c}`")));
+    if let Some(e) = tally.no_file_has_column() {
+        return Err(Failure::from(e));
     }
     let mut out = Vec::with_capacity(lines.len());
     for (file, report) in lines {

@@ -9,7 +9,7 @@ use super::{
     decrypt_module, module, verify_signature, Algorithm, ChunkState, CryptoError, FileEncryption,
     KeyKind, KeySet, GCM_OVERHEAD,
 };
-use crate::{Error, FooterError};
+use crate::{Error, FooterError, MalformedCrypto};
 use std::collections::HashMap;
 use std::io::Read;
 use thrift::protocol::{
@@ -75,15 +75,11 @@ pub(crate) fn prepare_footer(footer: &[u8], pare: bool, keys: &KeySet) -> Result
         return Err(Error::Encrypted);
     };
     let (algo, used) = read_prefix(footer, read_file_crypto_metadata)
-        .map_err(|e| malformed(format!("FileCryptoMetaData: {e}")))?;
+        .map_err(|e| malformed(MalformedCrypto::CryptoMetaData(std::sync::Arc::new(e))))?;
     let file_aad = file_aad(&algo, keys)?;
     let rest = &footer[used..];
-    let module = length_prefixed(rest).ok_or_else(|| {
-        malformed(format!(
-            "the encrypted footer's length prefix does not fit the {} bytes after FileCryptoMetaData",
-            rest.len()
-        ))
-    })?;
+    let module = length_prefixed(rest)
+        .ok_or_else(|| malformed(MalformedCrypto::FooterLength { after: rest.len() }))?;
     let mut aad = file_aad.clone();
     aad.push(module::FOOTER);
     let fmd = decrypt_module(footer_key, module, &aad).ok_or(CryptoError::FooterAuth)?;
@@ -103,13 +99,12 @@ fn plaintext_footer(footer: &[u8], keys: &KeySet) -> Result<Prepared, Error> {
     .map_err(|e| Error::Footer(FooterError::Schema(e)))?;
     let algo = scan
         .algorithm
-        .ok_or_else(|| malformed("no encryption_algorithm".into()))?;
+        .ok_or_else(|| malformed(MalformedCrypto::NoAlgorithm))?;
     let signature = &footer[used..];
     if signature.len() as u64 != GCM_OVERHEAD {
-        return Err(malformed(format!(
-            "a plaintext footer is followed by a 28-byte signature, not {} bytes",
-            signature.len()
-        )));
+        return Err(malformed(MalformedCrypto::SignatureLength {
+            len: signature.len(),
+        }));
     }
     let file_aad = file_aad(&algo, keys)?;
     let fmd = &footer[..used];
@@ -213,7 +208,7 @@ fn finish(
     })
 }
 
-fn malformed(why: String) -> Error {
+fn malformed(why: MalformedCrypto) -> Error {
     CryptoError::Malformed(why).into()
 }
 

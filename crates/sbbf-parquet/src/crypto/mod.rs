@@ -409,7 +409,10 @@ mod tests {
             Key::parse("0x00").unwrap_err(),
             CryptoError::KeyLength { len: 1 }
         );
-        assert!(matches!(Key::parse("0x0g"), Err(CryptoError::KeyHex(_))));
+        assert!(matches!(
+            Key::parse("0x0g"),
+            Err(CryptoError::KeyHex { len: 4 })
+        ));
         assert_eq!(Key::new(&[7; 24]).unwrap().bytes().len(), 24);
         assert_eq!(format!("{a:?}"), "Key(128 bits)");
     }

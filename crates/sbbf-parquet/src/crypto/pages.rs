@@ -28,7 +28,7 @@ use super::{
     Key,
 };
 use crate::io::{read_range, Range};
-use crate::{Error, ReadError};
+use crate::{Error, MalformedCrypto, ReadError};
 use bytes::Bytes;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataWriter};
@@ -81,16 +81,16 @@ pub(crate) fn plaintext_image<R: ChunkReader>(
     row_group: usize,
     column: usize,
 ) -> Result<PlainImage, Error> {
-    let not_here = |what: String| Error::from(CryptoError::Malformed(what));
-    let enc = encryption.ok_or_else(|| not_here("the file is not encrypted".into()))?;
+    let not_here = |what: MalformedCrypto| Error::from(CryptoError::Malformed(what));
+    let enc = encryption.ok_or_else(|| not_here(MalformedCrypto::NotEncrypted))?;
     let rg = metadata
         .row_groups()
         .get(row_group)
-        .ok_or_else(|| not_here(format!("no row group {row_group}")))?;
+        .ok_or_else(|| not_here(MalformedCrypto::NoRowGroup(row_group)))?;
     let chunk = rg
         .columns()
         .get(column)
-        .ok_or_else(|| not_here(format!("no column {column}")))?;
+        .ok_or_else(|| not_here(MalformedCrypto::NoColumn(column)))?;
     let path = path.to_string();
     let page_err = |(page, reason): (usize, String)| {
         Error::from(CryptoError::Page {
@@ -123,7 +123,9 @@ pub(crate) fn plaintext_image<R: ChunkReader>(
             ))
         })?;
     let pages = match enc.chunk(row_group, column) {
-        ChunkEncryption::Unreadable { .. } => return Err(not_here("unreadable chunk".into())),
+        ChunkEncryption::Unreadable { .. } => {
+            return Err(not_here(MalformedCrypto::UnreadableChunk))
+        }
         ChunkEncryption::Plaintext => {
             let at = |o: i64| u64::try_from(o).ok().and_then(|o| o.checked_sub(start));
             Pages {
@@ -135,7 +137,7 @@ pub(crate) fn plaintext_image<R: ChunkReader>(
         ChunkEncryption::Readable { .. } => {
             let key = enc
                 .chunk_key(row_group, column)
-                .ok_or_else(|| not_here("no key for a readable chunk".into()))?;
+                .ok_or_else(|| not_here(MalformedCrypto::NoChunkKey))?;
             let raw = read_range(reader, Range { start, end })?;
             let chunk_ref = ChunkRef {
                 enc,

@@ -38,6 +38,19 @@ pub struct Tally {
     pub column_in_no_file: Option<String>,
 }
 
+impl Tally {
+    /// [`Error::NoFileHasColumn`] for the first asked column that no file has (among several
+    /// files).
+    pub fn no_file_has_column(&self) -> Option<Error> {
+        self.column_in_no_file
+            .as_ref()
+            .map(|c| Error::NoFileHasColumn {
+                column: c.clone(),
+                first: None,
+            })
+    }
+}
+
 /// What the asked columns of a file's report are missing.
 trait MissingColumns {
     fn columns_not_in_file(&self) -> &[String];
@@ -278,4 +291,201 @@ fn stray_headers_unopened(path: &Path) -> Vec<String> {
 #[cfg(not(feature = "encryption"))]
 fn stray_headers_unopened(_: &Path) -> Vec<String> {
     Vec::new()
+}
+
+/// One value's row groups by answer, summed over the files of a probe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValueCounts {
+    /// Row groups that may hold the value.
+    pub maybe: usize,
+    /// Row groups that cannot tell (no usable filter).
+    pub unknown: usize,
+    /// Row groups that definitely lack it.
+    pub absent: usize,
+    /// Files with some row group that may hold it or cannot tell.
+    pub files_hit: usize,
+}
+
+/// How one file's probe result counts in a [`ProbeTally`]: what a front end shows for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Counted {
+    /// The file answered; `any_not_absent`: some value may be in some row group of it.
+    Answered {
+        /// Whether some row group may hold (or cannot rule out) some value.
+        any_not_absent: bool,
+    },
+    /// One of several files, without the column: a result of its own (no row of it can hold
+    /// a value of the column), counted among the files.
+    WithoutColumn,
+    /// A value that does not fit the column's type: the same for every file of that type, so
+    /// `first` says whether this is the first file that met this error. Not counted.
+    BadValue {
+        /// The first file with this message.
+        first: bool,
+    },
+    /// The file could not be probed (unreadable, not Parquet, no keys, ...). Not counted.
+    Failed,
+}
+
+/// What the files of a multi-file probe add up to: per value, row groups by answer; files
+/// without the column; files that failed; the exit status every front end gives. The one
+/// place the multi-file probe rule is written (the command line prints it, Python raises by
+/// it).
+///
+/// ```
+/// use sbbf_parquet::report::each::{Counted, ProbeTally};
+/// use sbbf_parquet::{Error, IoStats};
+/// let mut tally = ProbeTally::new("id", 1, true);
+/// let missing = Error::UnknownColumn { column: "id".into(), candidates: vec!["idx".into()] };
+/// assert_eq!(tally.add_error(&missing), Counted::WithoutColumn);
+/// assert_eq!(tally.files, 1);
+/// // Every file lacks the column: an error, whatever else happened.
+/// assert!(matches!(tally.no_file_has_column(), Some(Error::NoFileHasColumn { .. })));
+/// assert_eq!(tally.exit_status(), 2);
+/// ```
+#[derive(Debug)]
+pub struct ProbeTally {
+    /// The column asked about, as asked.
+    pub column: String,
+    /// Several files (a directory, a glob, a prefix): a file without the column is a result.
+    pub many: bool,
+    /// Files counted: answered or without the column.
+    pub files: usize,
+    /// Of those, files without the column.
+    pub without_column: usize,
+    /// Files that could not be probed (not counted in `files`).
+    pub unprobed: usize,
+    /// Whether some value may be in some row group of some file.
+    pub any_not_absent: bool,
+    /// Per value, in the order asked.
+    pub values: Vec<ValueCounts>,
+    /// The reads of every file, summed (waves too).
+    pub io: crate::IoStats,
+    /// The first file's "no such column" error (column, near misses), for
+    /// [`ProbeTally::no_file_has_column`].
+    first_missing: Option<(String, Vec<String>)>,
+    /// The value errors met so far (their messages).
+    bad_values: Vec<String>,
+}
+
+impl ProbeTally {
+    /// An empty tally of a probe of `column` for `values` values over one file or `many`.
+    pub fn new(column: &str, values: usize, many: bool) -> ProbeTally {
+        ProbeTally {
+            column: column.to_string(),
+            many,
+            files: 0,
+            without_column: 0,
+            unprobed: 0,
+            any_not_absent: false,
+            values: vec![ValueCounts::default(); values],
+            io: crate::IoStats::default(),
+            first_missing: None,
+            bad_values: Vec::new(),
+        }
+    }
+
+    /// Counts a file's answers (one per row group, each with one answer per value) and the
+    /// reads it took.
+    pub fn add_answers(
+        &mut self,
+        answers: &[crate::RowGroupAnswer],
+        io: crate::IoStats,
+    ) -> Counted {
+        use crate::Answer;
+        self.files += 1;
+        self.io.requests += io.requests;
+        self.io.bytes += io.bytes;
+        self.io.waves += io.waves;
+        let mut any = false;
+        let mut hit = vec![false; self.values.len()];
+        for rg in answers {
+            for (i, ans) in rg.answers.iter().enumerate() {
+                let Some(c) = self.values.get_mut(i) else {
+                    continue;
+                };
+                match ans {
+                    Answer::Maybe => c.maybe += 1,
+                    Answer::Unknown => c.unknown += 1,
+                    Answer::Absent => c.absent += 1,
+                }
+                if *ans != Answer::Absent {
+                    any = true;
+                    hit[i] = true;
+                }
+            }
+        }
+        for (c, h) in self.values.iter_mut().zip(hit) {
+            c.files_hit += usize::from(h);
+        }
+        self.any_not_absent |= any;
+        Counted::Answered {
+            any_not_absent: any,
+        }
+    }
+
+    /// Counts a file whose probe failed with `e`: among several files a missing column is a
+    /// result of its own, a value that does not fit the column's type is said once, anything
+    /// else is that file's failure.
+    pub fn add_error(&mut self, e: &Error) -> Counted {
+        match e {
+            Error::UnknownColumn { column, candidates } if self.many => {
+                self.files += 1;
+                self.without_column += 1;
+                self.first_missing
+                    .get_or_insert_with(|| (column.clone(), candidates.clone()));
+                Counted::WithoutColumn
+            }
+            Error::Value(_) => {
+                self.unprobed += 1;
+                let msg = e.to_string();
+                let first = !self.bad_values.contains(&msg);
+                if first {
+                    self.bad_values.push(msg);
+                }
+                Counted::BadValue { first }
+            }
+            _ => {
+                self.unprobed += 1;
+                Counted::Failed
+            }
+        }
+    }
+
+    /// Row groups with the column (the same for every value).
+    pub fn row_groups(&self) -> usize {
+        self.values
+            .first()
+            .map_or(0, |c| c.maybe + c.unknown + c.absent)
+    }
+
+    /// [`Error::NoFileHasColumn`] when every counted file lacks the column: an error even
+    /// among several files.
+    pub fn no_file_has_column(&self) -> Option<Error> {
+        (self.without_column > 0 && self.without_column == self.files).then(|| {
+            Error::NoFileHasColumn {
+                column: self.column.clone(),
+                first: self.first_missing.as_ref().map(|(column, candidates)| {
+                    Box::new(Error::UnknownColumn {
+                        column: column.clone(),
+                        candidates: candidates.clone(),
+                    })
+                }),
+            }
+        })
+    }
+
+    /// The exit status of a probe: 2 when some file could not be probed or no file has the
+    /// column, else 0 when some value may be present somewhere, else 1 (every value
+    /// definitely absent everywhere).
+    pub fn exit_status(&self) -> u8 {
+        if self.unprobed > 0 || self.no_file_has_column().is_some() {
+            2
+        } else if self.any_not_absent {
+            0
+        } else {
+            1
+        }
+    }
 }

@@ -13,7 +13,7 @@ mod probe;
 mod verify;
 mod write;
 
-pub use each::{inspect_each, verify_each, FileReport, Tally};
+pub use each::{inspect_each, verify_each, Counted, FileReport, ProbeTally, Tally, ValueCounts};
 pub use inspect::{EncryptionSummary, InspectChunk, InspectReport};
 pub use probe::*;
 pub use verify::{VerifyChunk, VerifyReport};

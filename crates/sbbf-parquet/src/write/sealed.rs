@@ -145,7 +145,7 @@ pub fn add_encrypted(
     check_fpp(opts.fpp)?;
     let pq = ParquetFile::open_with_keys(File::open(input).map_err(read_err(input))?, keys)?;
     let Some(enc) = pq.encryption() else {
-        return Err(CryptoError::Malformed("the file is not encrypted".into()).into());
+        return Err(CryptoError::Malformed(crate::MalformedCrypto::NotEncrypted).into());
     };
     if enc.footer_key.is_none() {
         return Err(CryptoError::NoFooterKey.into());
@@ -226,7 +226,7 @@ pub fn resize_encrypted(
     check_fpp(fpp)?;
     let pq = ParquetFile::open_with_keys(File::open(input).map_err(read_err(input))?, keys)?;
     if pq.encryption().is_none() {
-        return Err(CryptoError::Malformed("the file is not encrypted".into()).into());
+        return Err(CryptoError::Malformed(crate::MalformedCrypto::NotEncrypted).into());
     }
     let chosen = chosen_columns(&pq, columns)?;
     let mut filters = Vec::new();
