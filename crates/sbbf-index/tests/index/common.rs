@@ -1,7 +1,6 @@
 //! Helpers of the index's integration tests: a table written with arrow-rs (by
 //! [`sbbf_testkit::table`]), direct probes (`Source::probe`, which never reads the index) and
 //! the index's plan per file.
-#![allow(dead_code)]
 
 use futures::StreamExt;
 use sbbf_index::probe::{plan, Planned, Ruled, Why};
