@@ -245,7 +245,7 @@ fn only_the_test_module_is_left_out() {
                 use crate::read::plan;\n\
                 #[cfg(test)]\n#[allow(dead_code)]\n// the tests\npub(crate) mod tests {\n    \
                 use crate::write::build;\n}\n";
-    let files = vec![("format/layout.rs".to_string(), code.to_string())];
+    let files = [("format/layout.rs".to_string(), code.to_string())];
     assert_eq!(
         violations(&files, ""),
         vec!["format uses read (format/layout.rs)".to_string()]
