@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install moto's S3-compatible server into tools/.venv for the object-store tests
-# (crates/sbbf-parquet/tests/s3.rs, crates/sbbf-cli/tests/cli/s3.rs start
+# (crates/sbbf-parquet/tests/parquet/s3.rs, crates/sbbf-cli/tests/cli/s3.rs start
 # tools/.venv/bin/moto_server on a loopback port themselves).
 # Idempotent and fast when the pinned version is already there; only moto is installed
 # (tools/setup/setup-venv.sh installs the heavier writers/oracles into the same venv).

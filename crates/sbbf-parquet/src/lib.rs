@@ -2,7 +2,7 @@
 //! it cheaply and safely, and which bytes a value is hashed as.
 //!
 //! Data flows one way, and so do the imports: each module below uses only those before it
-//! (`tests/layering.rs` fails otherwise).
+//! (`tests/parquet/layering.rs` fails otherwise).
 //!
 //! | module | what it holds |
 //! |---|---|
@@ -46,7 +46,7 @@
 #![warn(missing_docs)]
 
 // The modules, in the order data flows through them: each uses only those above it
-// (tests/layering.rs checks it).
+// (tests/parquet/layering.rs checks it).
 #[cfg(feature = "encryption")]
 pub mod crypto;
 mod error;

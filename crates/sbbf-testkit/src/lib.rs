@@ -1,11 +1,13 @@
 //! Helpers the integration tests of every crate share (a dev-dependency only; never
-//! published): where the corpora live in the repository, reading the reference answers, and a
-//! local S3 server ([`moto`]).
+//! published): where the corpora live in the repository, reading the reference answers, a small
+//! table written with arrow-rs ([`table`]), a local S3 server ([`moto`]) and a range-serving
+//! HTTP server ([`http`]).
 //!
 //! Everything the tests read is inside the repository: a clone in an empty directory runs them.
 
 pub mod http;
 pub mod moto;
+pub mod table;
 
 use flate2::read::GzDecoder;
 use serde_json::Value as Json;

@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn model_matches_the_known_underestimate_of_the_classic_formula() {
         // The classic 1 % sizing gives ~9.68 bits/key; the SBBF model says ~1.46 % for it
-        // (tests/sizing.rs measures 1.465 % on a million absent keys).
+        // (tests/sbbf/sizing.rs measures 1.465 % on a million absent keys).
         let bpk = classic_num_bits(1_000_000, 0.01).unwrap() as f64 / 1e6;
         let p = sbbf_fpp(bpk);
         assert!((0.0140..0.0150).contains(&p), "{p}");

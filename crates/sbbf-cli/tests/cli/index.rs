@@ -2,8 +2,9 @@
 //! index is byte for byte the output of the same probe without it (`--no-index`, which reads
 //! every file), whatever happened to the table or the index since the build.
 
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
+use sbbf_testkit::table::{write_ids, Filter, Ids};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -23,37 +24,20 @@ fn text(b: &[u8]) -> String {
 /// filters sized for `ndv` values (so files get filters of different sizes); `name_filter`:
 /// whether the string column has one too.
 fn write_file(path: &Path, first: i64, rows: usize, rg_rows: usize, ndv: u64, name_filter: bool) {
-    let ids: Vec<i64> = (0..rows as i64).map(|i| first + i).collect();
-    let names: Vec<String> = ids.iter().map(|i| format!("name-{i}")).collect();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("name", DataType::Utf8, false),
-    ]));
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from(ids)),
-        Arc::new(StringArray::from(names)),
-    ];
-    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
-    let mut props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_row_count(Some(rg_rows))
-        .set_column_bloom_filter_enabled("id".into(), true)
-        .set_column_bloom_filter_max_ndv("id".into(), ndv)
-        .set_column_bloom_filter_fpp("id".into(), 0.01);
-    // (Setting a column's NDV enables its filter: only when it is to have one.)
-    if name_filter {
-        props = props
-            .set_column_bloom_filter_enabled("name".into(), true)
-            .set_column_bloom_filter_max_ndv("name".into(), ndv);
-    }
-    let props = props.build();
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        std::fs::File::create(path).unwrap(),
-        schema,
-        Some(props),
-    )
-    .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_ids(
+        path,
+        &Ids {
+            first,
+            rows,
+            row_group_rows: rg_rows,
+            name_prefix: "name-",
+            id_filter: Some(Filter {
+                ndv,
+                fpp: Some(0.01),
+            }),
+            name_filter: name_filter.then_some(Filter { ndv, fpp: None }),
+        },
+    );
 }
 
 /// A table of `n` files in `dir` (some in a subfolder, some of two row groups, one without a

@@ -4,6 +4,7 @@
 
 use crate::format::column::{ColumnType, ValueKind};
 
+mod coercion;
 mod plain;
 mod stored;
 mod text;

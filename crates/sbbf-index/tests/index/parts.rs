@@ -2,9 +2,7 @@
 //! builds, and as direct probes of every file; parts that do not belong together are refused
 //! with the reason, and nothing is written.
 
-mod common;
-
-use common::{direct, indexed, table, write_file};
+use crate::common::{direct, indexed, table, write_file};
 use sbbf_index::build::{build, BuildOptions};
 use sbbf_index::part::{build_part, merge};
 use sbbf_index::{Error, Root};

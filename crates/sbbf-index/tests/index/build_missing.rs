@@ -2,10 +2,8 @@
 //! index never misses a stored value (every id read back with arrow is "maybe" in its row
 //! group); files that have filters are read no further than their footers and filters.
 
-mod common;
-
+use crate::common::{indexed, write_file};
 use arrow::array::Int64Array;
-use common::{indexed, write_file};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::reader::FileReader;
 use sbbf_index::build::{build, update_with, BuildOptions, UpdateOptions};

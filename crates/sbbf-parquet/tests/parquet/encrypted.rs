@@ -1,5 +1,4 @@
 //! Encrypted files (Parquet modular encryption): filters read with keys answer as parquet-java
-#![cfg(feature = "encryption")]
 //! answers (testdata/encrypted/answers, written by parquet-java's decrypting reader, never by
 //! our code); without the keys, or when a module does not authenticate, "unknown" with the
 //! reason, never "absent".

@@ -23,10 +23,63 @@ const ORDER: &[&str] = &[
     "report",  // the serializable reports (feature `serde`)
 ];
 
+/// Where a file's test module starts: the first `#[cfg(test)]` that is a module's attribute,
+/// followed only by further attributes, comments and a `pub` or `pub(..)` before `mod`. A
+/// `#[cfg(test)]` on a function or a method does not end the checked code.
+fn test_module_start(code: &str) -> Option<usize> {
+    const ATTR: &str = "#[cfg(test)]";
+    let mut from = 0;
+    while let Some(i) = code[from..].find(ATTR) {
+        let at = from + i;
+        let mut rest = &code[at + ATTR.len()..];
+        loop {
+            rest = rest.trim_start();
+            if rest.starts_with("#[") {
+                // Another attribute: skip to its closing bracket.
+                let mut depth = 0;
+                let mut end = rest.len();
+                for (j, c) in rest.char_indices() {
+                    match c {
+                        '[' => depth += 1,
+                        ']' if depth == 1 => {
+                            end = j + 1;
+                            break;
+                        }
+                        ']' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                rest = &rest[end..];
+            } else if rest.starts_with("//") {
+                rest = rest.find('\n').map_or("", |end| &rest[end..]);
+            } else {
+                break;
+            }
+        }
+        if let Some(after) = rest.strip_prefix("pub") {
+            let after = after.trim_start();
+            rest = match after.strip_prefix('(') {
+                Some(scope) => scope
+                    .find(')')
+                    .map_or("", |end| scope[end + 1..].trim_start()),
+                None => after,
+            };
+        }
+        if rest
+            .strip_prefix("mod")
+            .is_some_and(|r| r.starts_with(char::is_whitespace))
+        {
+            return Some(at);
+        }
+        from = at + ATTR.len();
+    }
+    None
+}
+
 /// The crate-level modules a file's code names (`crate::x`, `crate::{x, y::z}`), comments and
 /// the test module left out, with root re-exports (`pub use x::{A, B}` in lib.rs) resolved.
 fn mentions(code: &str, alias: &BTreeMap<String, String>) -> Vec<String> {
-    let code = code.split("#[cfg(test)]").next().unwrap_or("");
+    let code = &code[..test_module_start(code).unwrap_or(code.len())];
     let code: String = code
         .lines()
         .map(|l| match l.find("//") {
@@ -181,4 +234,24 @@ fn the_check_sees_a_use_against_the_order() {
             "newthing (newthing.rs) is not in ORDER: place it in the data flow".to_string(),
         ]
     );
+}
+
+/// A `#[cfg(test)]` on a method (as in `crypto/mod.rs`) or a function does not end the checked
+/// code; the test module does, whatever attributes and visibility it has.
+#[test]
+fn only_the_test_module_is_left_out() {
+    let code = "impl Key {\n    #[cfg(test)]\n    pub(crate) fn for_test() {}\n}\n\
+                #[cfg(test)]\nfn helper() {}\n\
+                use crate::read::plan;\n\
+                #[cfg(test)]\n#[allow(dead_code)]\n// the tests\npub(crate) mod tests {\n    \
+                use crate::write::build;\n}\n";
+    let files = [("format/layout.rs".to_string(), code.to_string())];
+    assert_eq!(
+        violations(&files, ""),
+        vec!["format uses read (format/layout.rs)".to_string()]
+    );
+    // (Cut at the first `#[cfg(test)]`, the code was empty: nothing was found.)
+    assert_eq!(test_module_start(code), code.find("#[cfg(test)]\n#[allow"));
+    assert_eq!(test_module_start("#[cfg(test)]\nmod tests;"), Some(0));
+    assert_eq!(test_module_start("#[cfg(test)]\nfn modest() {}"), None);
 }

@@ -3,9 +3,7 @@
 //! first read beside the listing, then everything else at once), with file names as Spark
 //! writes them (a folder per partition, a UUID in every name).
 
-mod common;
-
-use common::{direct, encoder, write_file};
+use crate::common::{direct, encoder, write_file};
 use sbbf_index::build::{build, BuildOptions};
 use sbbf_index::probe::plan;
 use sbbf_index::Root;

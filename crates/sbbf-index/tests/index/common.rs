@@ -1,9 +1,7 @@
-//! Helpers of the index's integration tests: a table written with arrow-rs, direct probes
-//! (`Source::probe`, which never reads the index) and the index's plan per file.
-#![allow(dead_code)]
+//! Helpers of the index's integration tests: a table written with arrow-rs (by
+//! [`sbbf_testkit::table`]), direct probes (`Source::probe`, which never reads the index) and
+//! the index's plan per file.
 
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
 use sbbf_index::probe::{plan, Planned, Ruled, Why};
 use sbbf_index::Root;
@@ -11,6 +9,7 @@ use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::source::{Source, SourceOptions};
 use sbbf_parquet::values::text::{encode_text, EncodeOptions};
 use sbbf_parquet::{Answer, Encoded};
+use sbbf_testkit::table::{write_ids, Filter, Ids};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -19,34 +18,21 @@ use std::sync::Arc;
 /// `ndv` values (0: no filter on `id`, only on `name`). A build covers it only once its change
 /// time is 2 s old: [`sbbf_testkit::settle`] waits for that.
 pub fn write_file(path: &Path, k: i64, rows: usize, rgs: usize, ndv: u64) {
-    let ids: Vec<i64> = (0..rows as i64).map(|i| k * 1000 + i).collect();
-    let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("name", DataType::Utf8, false),
-    ]));
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from(ids)),
-        Arc::new(StringArray::from(names)),
-    ];
-    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
-    // (A column's own setting falls back to the default when it disables: so `id` is left
-    // out by enabling filters per column.)
-    let mut props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_row_count(Some(rows.div_ceil(rgs)));
-    for col in ["id", "name"] {
-        if ndv > 0 || col == "name" {
-            props = props
-                .set_column_bloom_filter_enabled(col.into(), true)
-                .set_column_bloom_filter_max_ndv(col.into(), ndv.max(16))
-                .set_column_bloom_filter_fpp(col.into(), 0.05);
-        }
-    }
-    let props = props.build();
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    let filter = Filter {
+        ndv: ndv.max(16),
+        fpp: Some(0.05),
+    };
+    write_ids(
+        path,
+        &Ids {
+            first: k * 1000,
+            rows,
+            row_group_rows: rows.div_ceil(rgs),
+            name_prefix: "n",
+            id_filter: (ndv > 0).then_some(filter),
+            name_filter: Some(filter),
+        },
+    );
 }
 
 pub fn table(dir: &Path) {

@@ -4,8 +4,6 @@
 //!
 //! Needs `tools/.venv/bin/moto_server` (`bash tools/setup/setup-s3-test.sh`); fails without it.
 
-#![cfg(feature = "object_store")]
-
 use sbbf_testkit::moto;
 use sbbf_testkit::{conformance_expected, conformance_files};
 

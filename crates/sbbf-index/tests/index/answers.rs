@@ -3,9 +3,7 @@
 //! "maybe" row groups, a folded one never calls "absent" what the file's filter calls "maybe";
 //! and every present value is "maybe" wherever it is.
 
-mod common;
-
-use common::{direct, indexed, table};
+use crate::common::{direct, indexed, table};
 use sbbf_index::build::{build, BuildOptions};
 use sbbf_index::Root;
 
