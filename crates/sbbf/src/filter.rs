@@ -330,3 +330,18 @@ impl Sbbf {
         }))
     }
 }
+
+// The borrowed view's ties to the owned filter live here, beside the owner, so that `view`
+// imports nothing of `filter` (the owned filter is built on the view, not the other way).
+impl SbbfRef<'_> {
+    /// Copies the bitset into an owned, mutable filter.
+    pub fn to_owned(&self) -> Sbbf {
+        Sbbf::from_valid_bitset(self.as_bytes())
+    }
+}
+
+impl<'a> From<&'a Sbbf> for SbbfRef<'a> {
+    fn from(f: &'a Sbbf) -> Self {
+        f.view()
+    }
+}

@@ -151,17 +151,6 @@ impl<'a> SbbfRef<'a> {
     pub fn estimated_fpp(&self) -> f64 {
         estimated_fpp_of_blocks(self.bits.chunks_exact(BLOCK_BYTES).map(block_words))
     }
-
-    /// Copies the bitset into an owned, mutable filter.
-    pub fn to_owned(&self) -> crate::Sbbf {
-        crate::Sbbf::from_valid_bitset(self.bits)
-    }
-}
-
-impl<'a> From<&'a crate::Sbbf> for SbbfRef<'a> {
-    fn from(f: &'a crate::Sbbf) -> Self {
-        f.view()
-    }
 }
 
 pub(crate) fn block_words(b: &[u8]) -> [u32; 8] {
