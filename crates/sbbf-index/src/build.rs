@@ -5,12 +5,15 @@
 //! drops files that are gone.
 
 use crate::format::{self, ColumnEntry, Directory, Entry, FileEntry, Group, Stamp, HEADER_LEN};
+/// What a build or update returns; defined in [`crate::report`] with the other reports, and
+/// named here too, where earlier releases had them.
+pub use crate::report::{BuildReport, ColumnReport, GroupReport};
 use crate::table::{is_fresh, write_all, Listed, Root};
 use crate::Error;
 use futures::{FutureExt, StreamExt};
 use sbbf::Sbbf;
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::source::{SourceFile, SourceOptions, DEFAULT_CONCURRENCY};
+use sbbf_parquet::source::{read_at, SourceFile, SourceOptions, DEFAULT_CONCURRENCY};
 use sbbf_parquet::IoPolicy;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -63,70 +66,6 @@ impl Default for BuildOptions {
             progress: None,
         }
     }
-}
-
-/// What a build or update did. Fields are declared in sorted order (the JSON report's).
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct BuildReport {
-    /// Column chunks whose filter could not be built (left not covered), with the reason.
-    pub build_failed: Vec<(String, String)>,
-    /// Bytes read of the table's files (summed over files).
-    pub bytes_read: u64,
-    /// Per column: entries, groups.
-    pub columns: Vec<ColumnReport>,
-    /// Bytes of column chunks' pages read to build filters (included in `bytes_read`).
-    pub data_bytes: u64,
-    /// Requests made to read column chunks' pages to build filters (included in
-    /// `requests`).
-    pub data_requests: u64,
-    /// Files that could not be read, with the reason (they are always probed directly).
-    pub failed: Vec<(String, String)>,
-    /// Files in the table (the listing).
-    pub files: usize,
-    /// Files the old index had that are gone (update).
-    pub files_gone: usize,
-    /// Files whose entries were kept from the old index (update).
-    pub files_kept: usize,
-    /// Files whose footers and filters were read.
-    pub files_read: usize,
-    /// Filters built from data (`--build-missing`).
-    pub filters_built: usize,
-    /// Where the index was written.
-    pub index: String,
-    /// Bytes of the index written.
-    pub index_bytes: u64,
-    /// Local files changed less than 2 s before the listing, and objects listed without an ETag:
-    /// not covered, since a change within the clock's tick would not show (`update` reads
-    /// them again).
-    pub racy: usize,
-    /// Requests made to read the table's files (summed over files).
-    pub requests: u64,
-}
-
-/// One column of a [`BuildReport`].
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct ColumnReport {
-    /// The column's path.
-    pub column: String,
-    /// (file, row group) entries with a filter.
-    pub entries: usize,
-    /// Entries folded to a smaller size.
-    pub folded: usize,
-    /// Per group: blocks, entries, bytes, largest FPP.
-    pub groups: Vec<GroupReport>,
-}
-
-/// One group of a [`ColumnReport`].
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct GroupReport {
-    /// Blocks (32 bytes each) of every entry.
-    pub blocks: u32,
-    /// Bytes of the group's section.
-    pub bytes: u64,
-    /// Entries.
-    pub entries: usize,
-    /// The largest estimated FPP of an entry.
-    pub max_fpp: f64,
 }
 
 /// Per row group, a filter (`B`: its bitset, or where the spool holds it) and how many times
@@ -229,11 +168,6 @@ fn write_at(file: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, buf, at)
 }
 
-#[cfg(unix)]
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
-}
-
 #[cfg(windows)]
 fn write_at(file: &std::fs::File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
     use std::os::windows::fs::FileExt;
@@ -241,21 +175,6 @@ fn write_at(file: &std::fs::File, mut buf: &[u8], mut at: u64) -> std::io::Resul
         let n = file.seek_write(buf, at)?;
         buf = &buf[n..];
         at += n as u64;
-    }
-    Ok(())
-}
-
-#[cfg(windows)]
-fn read_at(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, at)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                at += n as u64;
-            }
-        }
     }
     Ok(())
 }
