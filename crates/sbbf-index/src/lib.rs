@@ -24,8 +24,17 @@
 
 #![warn(missing_docs)]
 
+// The modules, each using only those above it in this list (src/layering.rs checks it):
+// - format: the index file's bytes, and a part's manifest (format/{types,write,read,part}.rs)
+// - table: `Root`, a table root: listing it, loading its index, writing one atomically
+// - probe: answering a probe or a predicate from the index
+// - report: the reports a build, update, merge, inspect or probe returns
+// - build: building and updating an index
+// - part: building an index in parts, and merging them
 pub mod build;
 pub mod format;
+#[cfg(test)]
+mod layering;
 pub mod part;
 pub mod probe;
 pub mod report;
