@@ -61,6 +61,20 @@ pub struct Listed {
     at: At,
 }
 
+#[cfg(test)]
+impl Listed {
+    /// A local file's listing entry that is never opened: for unit tests of the answers.
+    pub(crate) fn for_test(rel: &str, size: u64, stamp: Stamp) -> Listed {
+        Listed {
+            name: rel.to_string(),
+            rel: rel.to_string(),
+            size,
+            stamp,
+            at: At::Local(PathBuf::from(rel)),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum At {
     Local(PathBuf),
