@@ -442,7 +442,10 @@ fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
     }
 }
 
-/// Reads what it must, then writes the index (or part) to `sink`.
+/// Reads what it must, then writes the index (or part) to `sink`: the files not kept are
+/// read ([`read_files`]), the directory's tables made ([`directory_tables`]) and checked
+/// against the columns asked for ([`check_asked_columns`]), then the groups
+/// ([`write_groups`]), the directory and the trailer are written and the result committed.
 pub(crate) async fn assemble(
     root: &Root,
     listing: Vec<Listed>,
@@ -477,6 +480,109 @@ pub(crate) async fn assemble(
     } else {
         Vec::new()
     };
+    let mut gathered =
+        read_files(root, &listing, &to_read, options, &mut spool, &mut report).await?;
+    let kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
+    for (li, g) in kept {
+        gathered[li] = Some(Ok(g));
+    }
+
+    // The directory: files, types, and per column its entries.
+    let explicit = !options.columns.is_empty();
+    let Tables {
+        files,
+        types,
+        mut cols,
+        asked,
+    } = directory_tables(
+        &listing,
+        gathered,
+        read_others,
+        listed_at,
+        &kept_listed,
+        options,
+        &mut report,
+    );
+    // A new build asked for a column no readable file has, or none has a filter for: refuse
+    // before anything is written, so a good index is not replaced by one that answers
+    // nothing for it. (Files that could not be read tell nothing either way.)
+    if check_asked && report.files_read > report.failed.len() {
+        check_asked_columns(&options.columns, asked)?;
+    }
+    // Without -c, a column is indexed when some file has a filter for it; every file's type of
+    // it is recorded all the same (a file with the column but no filter is then "not
+    // covered", never "no such column"). A part keeps them all: another part's files may
+    // have the filters.
+    if !explicit && !matches!(sink, Sink::Part { .. }) {
+        cols.retain(|_, (_, entries)| !entries.is_empty());
+    }
+
+    // Write: header, groups, directory, trailer.
+    let io = io_err;
+    let tmp = match &sink {
+        Sink::Root => root.temp_file()?,
+        Sink::Part { out, .. } => crate::table::temp_beside(out)?,
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
+    w.write_all(&format::header()).map_err(io)?;
+    let mut at = HEADER_LEN;
+    let columns = write_groups(&mut w, &spool, cols, files.len(), &mut at, &mut report)?;
+    let directory = Directory {
+        created_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        root: match root {
+            Root::Local { arg, .. } => arg.clone(),
+            Root::Store { url, .. } => url.clone(),
+        },
+        target_fpp: options.fpp,
+        explicit_columns: explicit,
+        files,
+        types,
+        columns,
+    };
+    let (dir, head) = format::encode_directory(&directory, at);
+    w.write_all(&dir).map_err(io)?;
+    w.write_all(&format::trailer(
+        at + head as u64,
+        (dir.len() - head) as u64,
+        crc32fast::hash(&dir[head..]),
+    ))
+    .map_err(io)?;
+    let len = at + dir.len() as u64 + format::TRAILER_LEN;
+    report.index_bytes = len;
+    match sink {
+        Sink::Root => {
+            w.flush().map_err(io)?;
+            drop(w);
+            root.commit(tmp, len).await?;
+        }
+        Sink::Part { out, manifest } => {
+            w.write_all(&manifest).map_err(io)?;
+            w.flush().map_err(io)?;
+            drop(w);
+            crate::table::persist(tmp, &out)?;
+        }
+    }
+    Ok(report)
+}
+
+/// Per listed file: what reading it gave (its bitsets in the spool), or why it could not be
+/// read; `None` for a file not read.
+type GatheredFiles = Vec<Option<Result<Gathered<Spooled>, String>>>;
+
+/// Reads the listed files `to_read` (positions in `listing`): footers, then the filters of
+/// the chosen columns (or builds them), their bitsets put in `spool`; counts the reads into
+/// `report` and tells the progress.
+async fn read_files(
+    root: &Root,
+    listing: &[Listed],
+    to_read: &[usize],
+    options: &BuildOptions,
+    spool: &mut Spool,
+    report: &mut BuildReport,
+) -> Result<GatheredFiles, Error> {
     let source = root.source(
         to_read.iter().map(|&i| &listing[i]),
         SourceOptions {
@@ -520,24 +626,49 @@ pub(crate) async fn assemble(
                         .build_failed
                         .push((format!("{name}: row group {rg} `{col}`"), why));
                 }
-                Ok(g.spool(&mut spool).map_err(io)?)
+                Ok(g.spool(spool).map_err(io)?)
             }
             Err(e) => Err(e.to_string()),
         });
     }
-    let kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
-    for (li, g) in kept {
-        gathered[li] = Some(Ok(g));
-    }
+    Ok(gathered)
+}
 
-    // The directory: files, types, and per column its entries.
+/// Column path -> per file its type, and the entries (file, row group, folds, bits).
+type Col = (BTreeMap<usize, u32>, Vec<(usize, usize, u8, Spooled)>);
+
+/// Per column asked for: whether some readable file has it, whether one has a filter for it,
+/// and why the first file without it has none.
+type Asked = (bool, bool, Option<sbbf_parquet::Error>);
+
+/// The directory's tables before the groups are written.
+struct Tables {
+    /// The files, sorted by relative path.
+    files: Vec<FileEntry>,
+    /// Column types, shared by files.
+    types: Vec<ColumnType>,
+    /// Per column path: its types and entries.
+    cols: BTreeMap<String, Col>,
+    /// Per column asked for (`-c`, in order): what the files said of it.
+    asked: Vec<Asked>,
+}
+
+/// The file table, the types and each column's entries, from what each listed file gave
+/// (`gathered`); a local file changed just before the listing (`listed_at`) and not kept
+/// is not covered. Counts racy and failed files into `report`.
+fn directory_tables(
+    listing: &[Listed],
+    mut gathered: GatheredFiles,
+    read_others: bool,
+    listed_at: i64,
+    kept_listed: &std::collections::HashSet<usize>,
+    options: &BuildOptions,
+    report: &mut BuildReport,
+) -> Tables {
     let mut files = Vec::with_capacity(listing.len());
     let mut types: Vec<ColumnType> = Vec::new();
     let mut type_ids: HashMap<ColumnTypeKey, u32> = HashMap::new();
-    // Column path -> per file type, and entries (file, rg, folds, bits).
-    type Col = (BTreeMap<usize, u32>, Vec<(usize, usize, u8, Spooled)>);
     let mut cols: BTreeMap<String, Col> = BTreeMap::new();
-    let explicit = !options.columns.is_empty();
     // Listing order is path order already; the index keeps files sorted by relative path.
     let mut order: Vec<usize> = (0..listing.len()).collect();
     order.sort_by(|&a, &b| listing[a].rel.cmp(&listing[b].rel));
@@ -547,7 +678,7 @@ pub(crate) async fn assemble(
     }
     // Per column asked for: whether some readable file has it (and a filter for it), and why
     // the first file without it has none.
-    let mut asked: Vec<(bool, bool, Option<sbbf_parquet::Error>)> = options
+    let mut asked: Vec<Asked> = options
         .columns
         .iter()
         .map(|_| (false, false, None))
@@ -621,37 +752,43 @@ pub(crate) async fn assemble(
             }
         }
     }
-    // A new build asked for a column no readable file has, or none has a filter for: refuse
-    // before anything is written, so a good index is not replaced by one that answers
-    // nothing for it. (Files that could not be read tell nothing either way.)
-    if check_asked && report.files_read > report.failed.len() {
-        for (w, (found, filtered, why)) in options.columns.iter().zip(asked) {
-            if !found {
-                return Err(Error::UnknownColumn {
-                    column: w.clone(),
-                    source: why.map(Box::new),
-                });
-            }
-            if !filtered {
-                return Err(Error::NoFilters { column: w.clone() });
-            }
+    Tables {
+        files,
+        types,
+        cols,
+        asked,
+    }
+}
+
+/// Refuses a build when a column asked for (`columns`) is in no readable file, or has a
+/// filter in none (`asked`, in the same order).
+fn check_asked_columns(columns: &[String], asked: Vec<Asked>) -> Result<(), Error> {
+    for (w, (found, filtered, why)) in columns.iter().zip(asked) {
+        if !found {
+            return Err(Error::UnknownColumn {
+                column: w.clone(),
+                source: why.map(Box::new),
+            });
+        }
+        if !filtered {
+            return Err(Error::NoFilters { column: w.clone() });
         }
     }
-    // Without -c, a column is indexed when some file has a filter for it; every file's type of
-    // it is recorded all the same (a file with the column but no filter is then "not
-    // covered", never "no such column"). A part keeps them all: another part's files may
-    // have the filters.
-    if !explicit && !matches!(sink, Sink::Part { .. }) {
-        cols.retain(|_, (_, entries)| !entries.is_empty());
-    }
-    // Write: header, groups, directory, trailer.
-    let tmp = match &sink {
-        Sink::Root => root.temp_file()?,
-        Sink::Part { out, .. } => crate::table::temp_beside(out)?,
-    };
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-    w.write_all(&format::header()).map_err(io)?;
-    let mut at = HEADER_LEN;
+    Ok(())
+}
+
+/// Writes each column's groups to `w` from `at` on (advanced past them): entries of one
+/// filter size form a group, laid out in stripes a chunk of blocks at a time from the
+/// spool. Returns the columns' directory entries (`n_files` files) and adds their reports.
+fn write_groups(
+    w: &mut impl Write,
+    spool: &Spool,
+    cols: BTreeMap<String, Col>,
+    n_files: usize,
+    at: &mut u64,
+    report: &mut BuildReport,
+) -> Result<Vec<ColumnEntry>, Error> {
+    let io = io_err;
     let mut columns = Vec::with_capacity(cols.len());
     for (path, (file_types, mut entries)) in cols {
         entries.sort_by_key(|e| (e.3.len, e.0, e.1));
@@ -693,8 +830,8 @@ pub(crate) async fn assemble(
                 }
                 for stripe in chunk.chunks_exact(32 * e_n) {
                     let sc = crc32fast::hash(stripe);
-                    write_all(&mut w, &mut crc, stripe).map_err(io)?;
-                    write_all(&mut w, &mut crc, &sc.to_le_bytes()).map_err(io)?;
+                    write_all(w, &mut crc, stripe).map_err(io)?;
+                    write_all(w, &mut crc, &sc.to_le_bytes()).map_err(io)?;
                 }
                 j0 = j1;
             }
@@ -710,7 +847,7 @@ pub(crate) async fn assemble(
                         fpp: m.3.fpp,
                     })
                     .collect(),
-                offset: at,
+                offset: *at,
                 len,
                 crc: crc.finalize(),
             };
@@ -721,58 +858,18 @@ pub(crate) async fn assemble(
                 bytes: len,
                 max_fpp: group.max_fpp(),
             });
-            at += len;
+            *at += len;
             groups.push(group);
             start = end;
         }
         report.columns.push(rep);
         columns.push(ColumnEntry {
             path,
-            file_types: (0..files.len())
-                .map(|f| file_types.get(&f).copied())
-                .collect(),
+            file_types: (0..n_files).map(|f| file_types.get(&f).copied()).collect(),
             groups,
         });
     }
-    let directory = Directory {
-        created_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-        root: match root {
-            Root::Local { arg, .. } => arg.clone(),
-            Root::Store { url, .. } => url.clone(),
-        },
-        target_fpp: options.fpp,
-        explicit_columns: explicit,
-        files,
-        types,
-        columns,
-    };
-    let (dir, head) = format::encode_directory(&directory, at);
-    w.write_all(&dir).map_err(io)?;
-    w.write_all(&format::trailer(
-        at + head as u64,
-        (dir.len() - head) as u64,
-        crc32fast::hash(&dir[head..]),
-    ))
-    .map_err(io)?;
-    let len = at + dir.len() as u64 + format::TRAILER_LEN;
-    report.index_bytes = len;
-    match sink {
-        Sink::Root => {
-            w.flush().map_err(io)?;
-            drop(w);
-            root.commit(tmp, len).await?;
-        }
-        Sink::Part { out, manifest } => {
-            w.write_all(&manifest).map_err(io)?;
-            w.flush().map_err(io)?;
-            drop(w);
-            crate::table::persist(tmp, &out)?;
-        }
-    }
-    Ok(report)
+    Ok(columns)
 }
 
 /// How recent a change time must be (before the listing) for the file not to be
