@@ -426,18 +426,14 @@ impl Prepared {
 
 pub(crate) fn check_options(options: &BuildOptions) -> Result<(), Error> {
     if options.build_missing && options.columns.is_empty() {
-        return Err(Error::Invalid(
-            "--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)".into(),
-        ));
+        return Err(Error::BuildMissingWithoutColumns);
     }
     check_fpp(options.fpp)
 }
 
 fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
     match fpp {
-        Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::Invalid(format!(
-            "--fpp {p}: a false-positive probability is between 0 and 1"
-        ))),
+        Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::FppOutOfRange(p)),
         _ => Ok(()),
     }
 }

@@ -93,6 +93,19 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Invalid(String),
+    /// A false-positive probability target (`BuildOptions::fpp`) outside (0, 1).
+    ///
+    /// Its text still names the CLI's flag, as every front end shows it today; a front end
+    /// renders it from the value (as `sbbf index` does) rather than from this text.
+    #[error("--fpp {0}: a false-positive probability is between 0 and 1")]
+    FppOutOfRange(f64),
+    /// Filters are to be built from data (`build_missing`) but no column is named to build
+    /// them for (an update takes the index's own columns).
+    ///
+    /// Its text still names the CLI's flags, as every front end shows it today; a front end
+    /// renders it from the variant (as `sbbf index` does) rather than from this text.
+    #[error("--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)")]
+    BuildMissingWithoutColumns,
     /// Another process is writing the index (it holds the writers' lock): nothing was done.
     #[error("another process is writing the index {0}; nothing was done (try again when it has finished)")]
     Busy(String),
