@@ -29,9 +29,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::build::{assemble, BuildOptions, BuildReport, Prepared, Sink};
+use crate::build::{assemble, BuildOptions, Prepared, Sink};
 use crate::format::{self, Manifest};
-use crate::report::MergeReport;
+use crate::report::{BuildReport, MergeReport};
 use crate::table::{check_whole, is_fresh, Root};
 use crate::{Error, IndexError};
 use std::collections::{BTreeSet, HashMap};
