@@ -3,18 +3,30 @@
 //! `build` reads every file; `update` reads only files that are new or changed since the
 //! index was written (the rest keep their entries' bytes, taken from the old index) and
 //! drops files that are gone.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | the options, [`build`], [`update`], and the phases of writing an index |
+//! | `gather.rs` | what one file gives: its filters, read (folded) or built from its pages |
+//! | `spool.rs` | the bitsets spooled to a temporary file, and the groups written from it |
 
-use crate::format::{self, ColumnEntry, Directory, Entry, FileEntry, Group, Stamp, HEADER_LEN};
+mod gather;
+mod spool;
+#[cfg(test)]
+mod tests;
+
+use crate::format::{self, Directory, FileEntry, Group, Stamp, HEADER_LEN};
 /// What a build or update returns; defined in [`crate::report`] with the other reports, and
 /// named here too, where earlier releases had them.
 pub use crate::report::{BuildReport, ColumnReport, GroupReport};
-use crate::table::{is_fresh, write_all, Listed, Root};
+use crate::table::{is_fresh, Listed, Root};
 use crate::Error;
 use futures::{FutureExt, StreamExt};
-use sbbf::Sbbf;
+use gather::{gather, Built, Gathered, RowGroupFilters};
+pub use gather::{schema_fingerprint, BUILT_FPP};
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::source::{read_at, SourceFile, SourceOptions, DEFAULT_CONCURRENCY};
-use sbbf_parquet::IoPolicy;
+use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
+use spool::{write_groups, Spool, Spooled};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
@@ -48,14 +60,6 @@ impl std::fmt::Debug for Progress {
     }
 }
 
-/// The false-positive rate of filters built from data (`build_missing`) without `--fpp`:
-/// `sbbf add`'s default.
-pub const BUILT_FPP: f64 = 0.01;
-
-/// The largest column chunk a build reads to build a filter (`build_missing`); a larger one
-/// stays not covered.
-const MAX_BUILT_CHUNK: u64 = 1 << 30;
-
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {
@@ -67,124 +71,6 @@ impl Default for BuildOptions {
         }
     }
 }
-
-/// Per row group, a filter (`B`: its bitset, or where the spool holds it) and how many times
-/// it was folded, if it has one.
-type RowGroupFilters<B> = Vec<Option<(B, u8)>>;
-
-/// What one file gave: its row counts, and per column its type and per row group the filter,
-/// if any.
-struct Gathered<B> {
-    row_counts: Vec<i64>,
-    /// [`schema_fingerprint`] of the file (`None`: not known, e.g. kept from an index that
-    /// did not record it).
-    schema: Option<u64>,
-    columns: Vec<(ColumnType, RowGroupFilters<B>)>,
-    /// What building missing filters from data did.
-    built: Built,
-    /// Per column asked for (`-c`, in order): the leaf it names in this file and whether a
-    /// row group has a filter (or got one built), or why the file has no such column.
-    asked: Vec<Result<(String, bool), sbbf_parquet::Error>>,
-}
-
-/// Filters built from data for one file, what it read, and what failed (row group, column,
-/// why).
-#[derive(Debug, Default)]
-struct Built {
-    filters: usize,
-    requests: u64,
-    bytes: u64,
-    failed: Vec<(usize, String, String)>,
-}
-
-impl Gathered<Vec<u8>> {
-    /// Moves the bitsets to the spool: only their places stay in memory.
-    fn spool(self, spool: &mut Spool) -> std::io::Result<Gathered<Spooled>> {
-        let mut columns = Vec::with_capacity(self.columns.len());
-        for (ty, rgs) in self.columns {
-            let mut out = Vec::with_capacity(rgs.len());
-            for f in rgs {
-                out.push(match f {
-                    Some((bits, folds)) => Some((spool.put(&bits)?, folds)),
-                    None => None,
-                });
-            }
-            columns.push((ty, out));
-        }
-        Ok(Gathered {
-            row_counts: self.row_counts,
-            schema: self.schema,
-            columns,
-            built: self.built,
-            asked: self.asked,
-        })
-    }
-}
-
-/// Where a bitset is in the [`Spool`], and the FPP its bits give.
-#[derive(Debug, Clone, Copy)]
-struct Spooled {
-    at: u64,
-    len: usize,
-    fpp: f32,
-}
-
-/// A temporary file holding the bitsets read, so that a build's memory does not grow with the
-/// table: only one group's chunk of stripes is in memory while the index is written.
-struct Spool {
-    file: std::fs::File,
-    len: u64,
-}
-
-impl Spool {
-    fn new() -> std::io::Result<Spool> {
-        Ok(Spool {
-            file: tempfile::tempfile()?,
-            len: 0,
-        })
-    }
-
-    fn put(&mut self, bits: &[u8]) -> std::io::Result<Spooled> {
-        let fpp = sbbf::SbbfRef::new(bits)
-            .map(|v| v.estimated_fpp() as f32)
-            .unwrap_or(1.0);
-        write_at(&self.file, bits, self.len)?;
-        let at = self.len;
-        self.len += bits.len() as u64;
-        Ok(Spooled {
-            at,
-            len: bits.len(),
-            fpp,
-        })
-    }
-
-    fn read(&self, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        read_at(&self.file, buf, at)
-    }
-}
-
-#[cfg(unix)]
-fn write_at(file: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, buf, at)
-}
-
-#[cfg(windows)]
-fn write_at(file: &std::fs::File, mut buf: &[u8], mut at: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        let n = file.seek_write(buf, at)?;
-        buf = &buf[n..];
-        at += n as u64;
-    }
-    Ok(())
-}
-
-/// Bytes of stripes assembled in memory at once while writing a group (tiny in unit tests, so
-/// that groups are written in many chunks).
-#[cfg(not(test))]
-const CHUNK_BYTES: usize = 64 << 20;
-#[cfg(test)]
-const CHUNK_BYTES: usize = 96;
 
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
@@ -773,101 +659,6 @@ fn check_asked_columns(columns: &[String], asked: Vec<Asked>) -> Result<(), Erro
     Ok(())
 }
 
-/// Writes each column's groups to `w` from `at` on (advanced past them): entries of one
-/// filter size form a group, laid out in stripes a chunk of blocks at a time from the
-/// spool. Returns the columns' directory entries (`n_files` files) and adds their reports.
-fn write_groups(
-    w: &mut impl Write,
-    spool: &Spool,
-    cols: BTreeMap<String, Col>,
-    n_files: usize,
-    at: &mut u64,
-    report: &mut BuildReport,
-) -> Result<Vec<ColumnEntry>, Error> {
-    let io = io_err;
-    let mut columns = Vec::with_capacity(cols.len());
-    for (path, (file_types, mut entries)) in cols {
-        entries.sort_by_key(|e| (e.3.len, e.0, e.1));
-        let mut groups = Vec::new();
-        let mut rep = ColumnReport {
-            column: path.clone(),
-            entries: entries.len(),
-            ..ColumnReport::default()
-        };
-        let mut start = 0;
-        while start < entries.len() {
-            let size = entries[start].3.len;
-            let end = start
-                + entries[start..]
-                    .iter()
-                    .take_while(|e| e.3.len == size)
-                    .count();
-            let members = &entries[start..end];
-            let blocks = size / 32;
-            let mut crc = crc32fast::Hasher::new();
-            // Stripes a chunk of blocks at a time: each entry's blocks [j0, j1) are one read
-            // of the spool, so memory stays at one chunk whatever the table's size.
-            let e_n = members.len();
-            let per_chunk = (CHUNK_BYTES / (32 * e_n)).max(1);
-            let mut j0 = 0;
-            while j0 < blocks {
-                let j1 = (j0 + per_chunk).min(blocks);
-                let width = (j1 - j0) * 32;
-                let mut chunk = vec![0u8; width * e_n];
-                let mut one = vec![0u8; width];
-                for (e, m) in members.iter().enumerate() {
-                    spool
-                        .read(m.3.at + (j0 * 32) as u64, &mut one)
-                        .map_err(io)?;
-                    for j in 0..j1 - j0 {
-                        let to = (j * e_n + e) * 32;
-                        chunk[to..to + 32].copy_from_slice(&one[j * 32..j * 32 + 32]);
-                    }
-                }
-                for stripe in chunk.chunks_exact(32 * e_n) {
-                    let sc = crc32fast::hash(stripe);
-                    write_all(w, &mut crc, stripe).map_err(io)?;
-                    write_all(w, &mut crc, &sc.to_le_bytes()).map_err(io)?;
-                }
-                j0 = j1;
-            }
-            let len = blocks as u64 * (32 * members.len() as u64 + 4);
-            let group = Group {
-                blocks: blocks as u32,
-                entries: members
-                    .iter()
-                    .map(|m| Entry {
-                        file: m.0 as u32,
-                        row_group: m.1 as u32,
-                        folds: m.2,
-                        fpp: m.3.fpp,
-                    })
-                    .collect(),
-                offset: *at,
-                len,
-                crc: crc.finalize(),
-            };
-            rep.folded += members.iter().filter(|m| m.2 > 0).count();
-            rep.groups.push(GroupReport {
-                blocks: group.blocks,
-                entries: members.len(),
-                bytes: len,
-                max_fpp: group.max_fpp(),
-            });
-            *at += len;
-            groups.push(group);
-            start = end;
-        }
-        report.columns.push(rep);
-        columns.push(ColumnEntry {
-            path,
-            file_types: (0..n_files).map(|f| file_types.get(&f).copied()).collect(),
-            groups,
-        });
-    }
-    Ok(columns)
-}
-
 /// How recent a change time must be (before the listing) for the file not to be
 /// covered: 2 s, the coarsest clock of a common file system.
 const RACY_NS: i64 = 2_000_000_000;
@@ -891,27 +682,6 @@ fn extract(all: &[u8], g: &Group, e: usize) -> Vec<u8> {
     out
 }
 
-/// A fingerprint of what a file's footer says of its schema: the schema tree (names,
-/// repetitions, physical, logical and converted types, field ids) and the key-value metadata
-/// (where the Arrow schema a writer stored lives). Files of one fingerprint give a query
-/// engine the same table schema, so one footer of them tells it; files of different ones may
-/// differ. A later crate version may fingerprint the same footer differently: then more
-/// footers are read, never fewer.
-///
-/// ```
-/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let data = std::fs::read("../../testdata/pa_ints.parquet")?;
-/// let md = parquet::file::metadata::ParquetMetaDataReader::new()
-///     .parse_and_finish(&bytes::Bytes::from(data))?;
-/// let a = sbbf_index::build::schema_fingerprint(&md);
-/// assert_eq!(a, sbbf_index::build::schema_fingerprint(&md));
-/// # Ok(()) }
-/// ```
-pub fn schema_fingerprint(md: &parquet::file::metadata::ParquetMetaData) -> u64 {
-    let f = md.file_metadata();
-    sbbf::hash(format!("{:?}\n{:?}", f.schema(), f.key_value_metadata()).as_bytes())
-}
-
 /// Types are shared between files when every field agrees.
 #[derive(Hash, PartialEq, Eq)]
 struct ColumnTypeKey(String);
@@ -919,236 +689,5 @@ struct ColumnTypeKey(String);
 impl ColumnTypeKey {
     fn of(t: &ColumnType) -> ColumnTypeKey {
         ColumnTypeKey(format!("{t:?}"))
-    }
-}
-
-/// Reads one file's filters of the wanted columns (every column with a filter when none is
-/// named), folding them to `fpp` when given.
-async fn gather(
-    mut pq: SourceFile,
-    wanted: &[String],
-    fpp: Option<f64>,
-    build_missing: bool,
-    policy: IoPolicy,
-) -> (Gathered<Vec<u8>>, sbbf_parquet::IoStats) {
-    let row_counts: Vec<i64> = pq
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|r| r.num_rows())
-        .collect();
-    // Every leaf (or every chosen one) is recorded, with or without filters: a file that
-    // has the column but no filter must be "not covered" (probed directly), never "no such
-    // column".
-    let cols: Vec<usize> = if wanted.is_empty() {
-        (0..pq.columns().len()).collect()
-    } else {
-        let mut v: Vec<usize> = wanted
-            .iter()
-            .filter_map(|w| pq.column_index(w).ok())
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let mut columns = Vec::with_capacity(cols.len());
-    let with_filters: Vec<usize> = cols
-        .iter()
-        .copied()
-        .filter(|&c| pq.filter_locations(c).iter().any(|l| l.offset.is_some()))
-        .collect();
-    // Every column's filters in the same waves.
-    let mut all = pq
-        .read_filters_of_columns_async(&with_filters, policy)
-        .await
-        .into_iter();
-    for c in cols {
-        let ty = pq.columns()[c].clone();
-        let spans = if with_filters.contains(&c) {
-            all.next().unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let mut rgs: RowGroupFilters<Vec<u8>> = spans
-            .into_iter()
-            .map(|s| {
-                let span = s.ok()?;
-                let mut bits = span.bitset.to_vec();
-                let mut folds = 0u8;
-                if let Some(p) = fpp {
-                    let mut f = Sbbf::from_bitset(&bits).ok()?;
-                    folds = f.fold_to_target_fpp(p).ok()?.min(30) as u8;
-                    if folds > 0 {
-                        bits = f.as_bytes().to_vec();
-                    }
-                }
-                // A bitset the filter crate would refuse is no entry (the file is then probed
-                // directly, and says why).
-                sbbf::SbbfRef::new(&bits).ok()?;
-                Some((bits, folds))
-            })
-            .collect();
-        rgs.resize(row_counts.len(), None);
-        columns.push((c, ty, rgs));
-    }
-    // The io of footers and filters, before any data page.
-    let io = pq.io_stats();
-    let mut built = Built::default();
-    if build_missing && !wanted.is_empty() {
-        for (c, ty, rgs) in columns.iter_mut() {
-            for (rg, slot) in rgs.iter_mut().enumerate() {
-                if slot.is_none() {
-                    match build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
-                        Ok(bits) => {
-                            built.filters += 1;
-                            *slot = Some((bits, 0));
-                        }
-                        Err(why) => built.failed.push((rg, ty.path.clone(), why)),
-                    }
-                }
-            }
-        }
-    }
-    let asked = wanted
-        .iter()
-        .map(|w| {
-            let c = pq.column_index(w)?;
-            let filtered = columns
-                .iter()
-                .any(|(k, _, rgs)| *k == c && rgs.iter().any(Option::is_some));
-            Ok((pq.columns()[c].path.clone(), filtered))
-        })
-        .collect();
-    (
-        Gathered {
-            row_counts,
-            schema: Some(schema_fingerprint(pq.metadata())),
-            columns: columns.into_iter().map(|(_, t, r)| (t, r)).collect(),
-            built,
-            asked,
-        },
-        io,
-    )
-}
-
-/// Builds the filter of column chunk `(rg, c)` from its pages (read here, and only they), as
-/// `sbbf add` builds one; counts the read in `built`.
-async fn build_from_data(
-    pq: &mut SourceFile,
-    c: usize,
-    ty: &ColumnType,
-    rg: usize,
-    fpp: Option<f64>,
-    built: &mut Built,
-) -> Result<Vec<u8>, String> {
-    use parquet::arrow::async_reader::AsyncFileReader;
-    if ty.physical == parquet::basic::Type::BOOLEAN {
-        // Parquet's writers define no filter for BOOLEAN: none is made up here.
-        return Err("BOOLEAN columns get no filter built".into());
-    }
-    let range = sbbf_parquet::write::build::chunk_range(pq.metadata(), (rg, c), pq.file_len())
-        .map_err(|e| e.to_string())?;
-    if range.end - range.start > MAX_BUILT_CHUNK {
-        return Err(format!(
-            "a column chunk of {} bytes is larger than a build reads",
-            range.end - range.start
-        ));
-    }
-    let got = pq
-        .reader_mut()
-        .get_byte_ranges(vec![range.clone()])
-        .await
-        .map_err(|e| e.to_string())?;
-    let bytes = got.into_iter().next().unwrap_or_default();
-    built.requests += 1;
-    built.bytes += bytes.len() as u64;
-    let (metadata, ty, len) = (Arc::clone(pq.metadata()), ty.clone(), pq.file_len());
-    let p = fpp.unwrap_or(BUILT_FPP);
-    let work = move || {
-        sbbf_parquet::write::build::chunk_filter_from_bytes(
-            &metadata,
-            &ty,
-            (rg, c),
-            (range.start, bytes),
-            len,
-            None,
-            p,
-        )
-    };
-    let made = match tokio::runtime::Handle::try_current() {
-        Ok(h) => h.spawn_blocking(work).await.map_err(|e| e.to_string())?,
-        Err(_) => work(),
-    };
-    let (f, _) = made.map_err(|e| e.to_string())?;
-    Ok(f.as_bytes().to_vec())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use arrow::array::{Int64Array, RecordBatch};
-    use arrow::datatypes::{DataType, Field, Schema};
-    use sbbf_parquet::ParquetFile;
-
-    fn write(path: &std::path::Path, base: i64, rows: i64, ndv: u64) {
-        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, false)]));
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![Arc::new(Int64Array::from_iter_values(base..base + rows))],
-        )
-        .unwrap();
-        let props = parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_row_count(Some(50))
-            .set_bloom_filter_enabled(true)
-            .set_bloom_filter_max_ndv(ndv)
-            .build();
-        let f = std::fs::File::create(path).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    }
-
-    /// Written in chunks of a few blocks, every entry is still its file's filter, byte for
-    /// byte, as the files' own reader reads it.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn entries_are_the_files_filters() {
-        let td = tempfile::tempdir().unwrap();
-        for k in 0..7 {
-            let p = td.path().join(format!("f{k}.parquet"));
-            write(&p, k * 1000, 120 + k * 10, [40, 300, 3000][k as usize % 3]);
-        }
-        sbbf_testkit::settle(td.path());
-        let root = Root::open(td.path().to_str().unwrap()).unwrap().unwrap();
-        let r = build(&root, &BuildOptions::default()).await.unwrap();
-        assert_eq!(r.files_read, 7);
-        let (loaded, all) = root.load_whole().await.unwrap().unwrap();
-        let d = loaded.directory;
-        let col = &d.columns[0];
-        assert!(col.groups.len() >= 2);
-        let mut seen = 0;
-        for g in &col.groups {
-            for (e, entry) in g.entries.iter().enumerate() {
-                let f = &d.files[entry.file as usize];
-                let pq = ParquetFile::open(std::fs::File::open(td.path().join(&f.path)).unwrap())
-                    .unwrap();
-                let spans = pq.read_filters(0, IoPolicy::default());
-                let span = spans[entry.row_group as usize].as_ref().unwrap();
-                assert_eq!(
-                    extract(&all, g, e),
-                    span.bitset.to_vec(),
-                    "{} rg {}",
-                    f.path,
-                    entry.row_group
-                );
-                assert_eq!(entry.folds, 0);
-                seen += 1;
-            }
-        }
-        let rgs: usize = d
-            .files
-            .iter()
-            .map(|f| f.row_counts.as_ref().unwrap().len())
-            .sum();
-        assert_eq!(seen, rgs);
     }
 }
