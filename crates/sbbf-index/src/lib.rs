@@ -29,7 +29,7 @@
 // - table: `Root`, a table root: listing it, loading its index, writing one atomically
 // - probe: answering a probe or a predicate from the index
 // - report: the reports a build, update, merge, inspect or probe returns
-// - build: building and updating an index
+// - build: building and updating an index (build/{gather,spool}.rs: one file's filters, the spool)
 // - part: building an index in parts, and merging them
 pub mod build;
 pub mod format;
