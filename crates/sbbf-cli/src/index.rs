@@ -235,9 +235,21 @@ async fn build(a: BuildArgs) -> u8 {
                 sbbf_index::Error::UnknownColumn { .. } => " (`sbbf inspect` lists the columns with filters)",
                 _ => "",
             };
-            err!("sbbf index build: {}: {e}{hint}", a.path);
+            err!("sbbf index build: {}: {}{hint}", a.path, error_text(&e));
             2
         }
+    }
+}
+
+/// What `sbbf index` says of a build or update error: the library's text, except for a bad
+/// option, which is said in the command's own flags (`--fpp`, `--build-missing`, `-c`).
+fn error_text(e: &sbbf_index::Error) -> String {
+    match e {
+        sbbf_index::Error::FppOutOfRange(p) => {
+            format!("--fpp {p}: a false-positive probability is between 0 and 1")
+        }
+        sbbf_index::Error::BuildMissingWithoutColumns => "--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)".to_string(),
+        e => e.to_string(),
     }
 }
 
@@ -348,7 +360,7 @@ async fn update(a: UpdateArgs) -> u8 {
             0
         }
         Err(e) => {
-            err!("sbbf index update: {}: {e}", a.path);
+            err!("sbbf index update: {}: {}", a.path, error_text(&e));
             2
         }
     }

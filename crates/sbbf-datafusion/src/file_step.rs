@@ -1,6 +1,6 @@
 //! The per-file step of a scan: a file's footer (from the metadata cache), DataFusion's
 //! min/max pruning against the file's own schema, then our Bloom filters, row group by row
-//! group. The table's planning and the join path (`dynamic`) both run it.
+//! group. The table's planning and the join path (`join`) both run it.
 
 use crate::metric;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
@@ -301,7 +301,7 @@ pub(crate) fn policy_for(url: &datafusion::execution::object_store::ObjectStoreU
     if url.as_str().starts_with("file://")
         || url
             .as_str()
-            .starts_with(crate::visible::LOCAL_SCHEME_PREFIX)
+            .starts_with(crate::filtered::LOCAL_SCHEME_PREFIX)
     {
         LOCAL_STORE_POLICY
     } else {

@@ -32,17 +32,31 @@
 //! ```
 #![warn(missing_docs)]
 
-mod dynamic;
+// The modules, each using only those above it in this list (src/layering.rs checks it):
+// - expr: DataFusion filters (logical, and a join's dynamic filter) to Bloom-filter predicates
+// - metric: names of the scan's metrics; stats: what a scan pruned and read, from them
+// - index: which files the table index lets a scan leave out
+// - filtered: a store view whose listings leave out hidden names or the index's files
+// - file_step: the per-file step (footer, min/max pruning, Bloom filters) tables and joins run
+// - listing: a table's files (globs, hidden names, hive folders, symbolic link loops)
+// - schema: a table's schema, from its footers or as few as its index allows
+// - join: join filters, tested when a file is opened (`SbbfSource`)
+// - table: the `TableProvider` (`SbbfTable`)
 mod expr;
 mod file_step;
+mod filtered;
 mod index;
+mod join;
+#[cfg(test)]
+mod layering;
+mod listing;
 pub mod metric;
+mod schema;
 mod stats;
 mod table;
-mod visible;
 
-pub use dynamic::SbbfSource;
 pub use expr::{dynamic_predicate, predicate};
+pub use join::SbbfSource;
 pub use stats::{QueryStats, QueryStatsLine, ScanStats, Survivors};
 pub use table::{table_row_groups, SbbfTable, DEFAULT_FILE_CONCURRENCY};
 

@@ -1,12 +1,16 @@
 //! The table: DataFusion's listing table, with each file's row groups pruned by our filters
 //! before its scan starts.
 
-use crate::dynamic::SbbfSource;
 use crate::expr::predicate;
 use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
+use crate::filtered::{hiding_url, FilteredStore};
+use crate::index::{ask, Asked, Dropped};
+use crate::join::SbbfSource;
+use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
+use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -20,7 +24,6 @@ use datafusion::datasource::physical_plan::{
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::TableProvider;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
-use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::metrics::{Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
@@ -84,7 +87,7 @@ struct TableIndex {
     files: AtomicUsize,
     row_groups: AtomicUsize,
     /// Files left out, as the index recorded them: counted without their footers.
-    known: Mutex<crate::index::Dropped>,
+    known: Mutex<Dropped>,
 }
 
 impl SbbfTable {
@@ -143,72 +146,14 @@ impl SbbfTable {
         } else {
             options.with_file_extension("")
         };
-        let mut warnings = Vec::new();
-        // The table's files, listed once: for its partition keys and its schema.
-        let ext = options.file_extension.clone();
-        // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
-        // folder (DataFusion's own glob matching lets it cross folders).
-        let local_glob = local_glob_files(path)?;
-        // A local glob's schema is its first file's, as DataFusion takes the schema of a list
-        // of files; any other table's merges those of all its files.
-        let merge = local_glob.is_none();
-        let ((store, files), config, partitions) = match local_glob {
-            Some(urls) => (
-                objects_of(state, &urls).await?,
-                ListingTableConfig::new_with_multi_paths(urls),
-                Vec::new(),
-            ),
-            None if url.is_collection() => match list_files(state, &url, &ext).await {
-                Ok((store, files)) => {
-                    // Names starting with `_` or `.` below the root are not the table's
-                    // (a Spark job's `_temporary/`, `.hidden` files): when there are any,
-                    // the table lists through a view of its store that leaves them out.
-                    let before = files.len();
-                    let files: Vec<object_store::ObjectMeta> = files
-                        .into_iter()
-                        .filter(|m| !crate::visible::hidden_below(url.prefix(), &m.location))
-                        .collect();
-                    let table_url = if files.len() < before {
-                        crate::visible::visible_url(state.runtime_env(), &url, Arc::clone(&store))
-                            .ok_or_else(|| {
-                            datafusion::common::DataFusionError::Plan(format!(
-                                "{path}: cannot list it without its hidden files"
-                            ))
-                        })?
-                    } else {
-                        url.clone()
-                    };
-                    let (partitions, why) = hive_partitions(&url, &files);
-                    warnings.extend(why.map(|w| format!("{path}: {w}")));
-                    (
-                        (store, files),
-                        ListingTableConfig::new(table_url),
-                        partitions,
-                    )
-                }
-                // DataFusion's walk of a local directory stops at a symbolic link loop:
-                // the files are then found as every other command finds them (a loop is
-                // not entered), and the table says so once.
-                Err(e) if !sbbf_parquet::source::object::is_remote_url(path) && is_loop(&e) => {
-                    warnings.push(format!(
-                        "{path}: {e}; the loop is not followed (each file below {path} \
-                         is read once)"
-                    ));
-                    let urls = local_listing(path)?;
-                    (
-                        objects_of(state, &urls).await?,
-                        ListingTableConfig::new_with_multi_paths(urls),
-                        Vec::new(),
-                    )
-                }
-                Err(e) => return Err(e),
-            },
-            None => (
-                list_files(state, &url, &ext).await?,
-                ListingTableConfig::new(url.clone()),
-                Vec::new(),
-            ),
-        };
+        let TableFiles {
+            store,
+            files,
+            config,
+            partitions,
+            warnings,
+            merge,
+        } = list_table(state, path, &url, &options.file_extension).await?;
         // A directory or prefix may have an index; anything else has none.
         let root = match sbbf_index::Root::open(path) {
             Ok(Some(root)) if enabled && use_index && url.is_collection() => Some(root),
@@ -323,8 +268,7 @@ impl SbbfTable {
         &self,
         state: &dyn Session,
         filters: &[Expr],
-    ) -> Option<(ListingTable, Arc<crate::index::Hiding>)> {
-        use crate::index::{ask, hiding_url, Asked, Hiding};
+    ) -> Option<(ListingTable, Arc<FilteredStore>)> {
         let ix = self.index.as_ref()?;
         let pred = predicate(filters, &ix.file_schema)?;
 
@@ -342,7 +286,7 @@ impl SbbfTable {
         let store = state.runtime_env().object_store(table_url).ok()?;
         let (store_url, listing_url) = hiding_url(table_url)?;
 
-        let hiding = Arc::new(Hiding::new(store, dropped.clone()));
+        let hiding = Arc::new(FilteredStore::without_dropped(store, dropped.clone()));
         state
             .runtime_env()
             .register_object_store(&store_url, Arc::clone(&hiding) as Arc<dyn ObjectStore>);
@@ -360,11 +304,8 @@ impl SbbfTable {
     /// What the index's store view left out of a scan's listing: counted on the table and in
     /// the scan's metrics (when it has a scan: with every file left out, DataFusion plans
     /// none).
-    fn count_index(&self, plan: &Arc<dyn ExecutionPlan>, hiding: &crate::index::Hiding) {
-        let (files, rgs) = (
-            hiding.files.load(Ordering::Relaxed),
-            hiding.row_groups.load(Ordering::Relaxed),
-        );
+    fn count_index(&self, plan: &Arc<dyn ExecutionPlan>, hiding: &FilteredStore) {
+        let (files, rgs) = hiding.left_out();
         if let Some(ix) = &self.index {
             ix.files.fetch_add(files, Ordering::Relaxed);
             ix.row_groups.fetch_add(rgs, Ordering::Relaxed);
@@ -592,11 +533,7 @@ pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Resu
 
 /// [`table_row_groups`], taking the count of a file in `known` (object path -> size, row
 /// groups) from there while its size is the same.
-async fn count_listed(
-    state: &dyn Session,
-    table: &ListingTable,
-    known: &crate::index::Dropped,
-) -> Result<usize> {
+async fn count_listed(state: &dyn Session, table: &ListingTable, known: &Dropped) -> Result<usize> {
     let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
     let ext = &table.options().file_extension;
     let mut total = 0;
@@ -617,417 +554,4 @@ async fn count_listed(
         }
     }
     Ok(total)
-}
-
-/// The store of `url` and the files DataFusion lists under it.
-/// The schema DataFusion infers for the table at `url` (listed as `files` in `store`) from
-/// every footer, from as few footers as the index at `root` allows: one per schema fingerprint among the files it knows
-/// as they are now, every other file's (`sbbf_index::probe::schema_files`). `None` without a
-/// usable index (then every footer is read).
-async fn schema_from_index(
-    state: &dyn Session,
-    url: &ListingTableUrl,
-    options: &ListingOptions,
-    root: &sbbf_index::Root,
-    (store, files): (&Arc<dyn ObjectStore>, &[object_store::ObjectMeta]),
-) -> Option<SchemaRef> {
-    let (loaded, _) = root.load().await.ok()??;
-    // Empty files tell no schema (DataFusion leaves them out too); its order, by location.
-    let mut files: Vec<object_store::ObjectMeta> =
-        files.iter().filter(|m| m.size > 0).cloned().collect();
-    files.sort_by(|a, b| a.location.cmp(&b.location));
-    if files.is_empty() {
-        return None;
-    }
-    let rel = |m: &object_store::ObjectMeta| -> Option<String> {
-        Some(url.strip_prefix(&m.location)?.collect::<Vec<_>>().join("/"))
-    };
-    // The index's view of the same files: an object's listing as DataFusion's gave it, a
-    // local file as the index lists it (inode and times).
-    let listing: Vec<sbbf_index::Listed> = match root {
-        sbbf_index::Root::Store { .. } => root.listed_objects(files.clone()),
-        sbbf_index::Root::Local { .. } => {
-            let mut by_rel: std::collections::HashMap<String, sbbf_index::Listed> = root
-                .list()
-                .await
-                .ok()?
-                .into_iter()
-                .map(|l| (l.rel.clone(), l))
-                .collect();
-            files
-                .iter()
-                .filter_map(|m| by_rel.remove(&rel(m)?))
-                .collect()
-        }
-    };
-    let read = sbbf_index::probe::schema_files(root, &loaded, &listing)
-        .await
-        .ok()?;
-    let told: std::collections::HashSet<&str> =
-        read.iter().map(|&i| listing[i].rel.as_str()).collect();
-    let listed: std::collections::HashSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
-    // A file DataFusion lists and the index's listing does not (or whose name does not map)
-    // is read as well.
-    let chosen: Vec<object_store::ObjectMeta> = files
-        .into_iter()
-        .filter(|m| match rel(m) {
-            Some(r) => told.contains(r.as_str()) || !listed.contains(r.as_str()),
-            None => true,
-        })
-        .collect();
-    infer_schema(state, options, url, store, &chosen, true)
-        .await
-        .ok()
-}
-
-async fn list_files(
-    state: &dyn Session,
-    url: &ListingTableUrl,
-    ext: &str,
-) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
-    use futures::TryStreamExt;
-    let store = state.runtime_env().object_store(url)?;
-    let files = url
-        .list_all_files(state, store.as_ref(), ext)
-        .await?
-        .try_collect()
-        .await?;
-    Ok((store, files))
-}
-
-/// The hive partitions of the table at `url` (`year=2024/month=01/x.parquet`): each key of
-/// the `key=value` folders every file sits in, in order, typed as DuckDB infers them
-/// (`BIGINT` when every value is an integer written as one, `01` is not; else a string).
-/// None when some file's folders do not name the same keys in the same order: DataFusion
-/// would leave such files out of the table, and no file may go missing. Then, when some
-/// file is in `key=value` folders, why those keys are no columns (DuckDB would read them,
-/// null for the other files): to say.
-fn hive_partitions(
-    url: &ListingTableUrl,
-    files: &[object_store::ObjectMeta],
-) -> (Vec<(String, DataType)>, Option<String>) {
-    // Each file's keys, or None when a folder on its way is no `key=value` one.
-    let layout = |f: &object_store::ObjectMeta| -> Option<(Vec<String>, Vec<String>)> {
-        let mut parts: Vec<&str> = url.strip_prefix(&f.location)?.collect();
-        parts.pop(); // the file's own name
-        let mut keys = Vec::with_capacity(parts.len());
-        let mut values = Vec::with_capacity(parts.len());
-        for part in parts {
-            match part.split_once('=') {
-                Some((k, v)) if !k.is_empty() => {
-                    keys.push(k.to_string());
-                    values.push(v.to_string());
-                }
-                _ => return None,
-            }
-        }
-        Some((keys, values))
-    };
-    let mut keys: Option<Vec<String>> = None;
-    let mut integer: Vec<bool> = Vec::new();
-    // The first file in `key=value` folders and the first whose layout differs from it.
-    let mut odd: Option<&object_store::ObjectMeta> = None;
-    for f in files {
-        let Some((these, values)) = layout(f) else {
-            odd = Some(f);
-            break;
-        };
-        match &keys {
-            None => {
-                integer = vec![true; these.len()];
-                keys = Some(these);
-            }
-            Some(k) if *k != these => {
-                odd = Some(f);
-                break;
-            }
-            Some(_) => {}
-        }
-        for (i, v) in values.iter().enumerate() {
-            // As DuckDB: an integer only if it reads back the same (`01` stays a string).
-            integer[i] &= v.parse::<i64>().is_ok_and(|n| n.to_string() == *v);
-        }
-    }
-    let Some(odd) = odd else {
-        let partitions = keys
-            .unwrap_or_default()
-            .into_iter()
-            .zip(integer)
-            .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
-            .collect();
-        return (partitions, None);
-    };
-    // Keys named by the folders of some file: those a reader might expect as columns.
-    let hive = files.iter().find_map(|f| {
-        let parts: Vec<&str> = url.strip_prefix(&f.location)?.collect();
-        let keys: Vec<&str> = parts[..parts.len().saturating_sub(1)]
-            .iter()
-            .filter_map(|p| p.split_once('=').map(|(k, _)| k).filter(|k| !k.is_empty()))
-            .collect();
-        (!keys.is_empty()).then(|| (f, keys.join(", ")))
-    });
-    let why = hive.map(|(f, keys)| {
-        let other = if std::ptr::eq(f, odd) {
-            files.first().unwrap_or(f)
-        } else {
-            odd
-        };
-        format!(
-            "the hive partition folders ({keys}) are not read as columns: {} is in them and \
-             {} is not in the same key=value folders (every file is read)",
-            object_name(url, &f.location),
-            object_name(url, &other.location)
-        )
-    });
-    (Vec::new(), why)
-}
-
-/// Every object the file URLs `urls` name (a glob's files), in one store.
-async fn objects_of(
-    state: &dyn Session,
-    urls: &[ListingTableUrl],
-) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
-    let mut store = None;
-    let mut out = Vec::with_capacity(urls.len());
-    for u in urls {
-        let (s, files) = list_files(state, u, "").await?;
-        store.get_or_insert(s);
-        out.extend(files);
-    }
-    let store = match store {
-        Some(s) => s,
-        None => state
-            .runtime_env()
-            .object_store(ObjectStoreUrl::local_filesystem())?,
-    };
-    Ok((store, out))
-}
-
-/// Where an object of the table at `url` is, as a user names it: a local path, or a URL.
-fn object_name(url: &ListingTableUrl, location: &object_store::path::Path) -> String {
-    if url.scheme() == "file" {
-        format!("/{location}")
-    } else {
-        format!("{}{location}", url.object_store().as_str())
-    }
-}
-
-/// The schema of the table at `url` whose files are `files` (of `store`): each file's as
-/// DataFusion reads it (its format options applied), merged in the order of their locations
-/// (`merge`), or the first's (a local glob's files, as DataFusion takes the schema of a list
-/// of files; the others' footers are still read, so that a damaged one is named now, and
-/// the scan finds them in the cache). A footer that cannot be read is an error naming its
-/// file.
-///
-/// Files may differ in the kind of a string or binary column (`string` in one, `string_view`
-/// in another: delta-rs rewrites files with views; large types), which DataFusion's merge
-/// refuses: such a column is read as the view type in every file, as DuckDB and pyarrow
-/// read those files as one table.
-async fn infer_schema(
-    state: &dyn Session,
-    options: &ListingOptions,
-    url: &ListingTableUrl,
-    store: &Arc<dyn ObjectStore>,
-    files: &[object_store::ObjectMeta],
-    merge: bool,
-) -> Result<SchemaRef> {
-    use datafusion::common::DataFusionError;
-    use futures::TryStreamExt;
-    let format = &options.format;
-    let concurrency = state
-        .config_options()
-        .execution
-        .meta_fetch_concurrency
-        .get();
-    // By location, as DataFusion orders them: columns in the order files bring them, and the
-    // first damaged file in that order is the one named, whatever the reads' timing.
-    let mut files: Vec<&object_store::ObjectMeta> = files.iter().filter(|m| m.size > 0).collect();
-    files.sort_by(|a, b| a.location.cmp(&b.location));
-    let schemas: Vec<(object_store::path::Path, SchemaRef)> = futures::stream::iter(files)
-        .map(|m| async move {
-            match format
-                .infer_schema(state, store, std::slice::from_ref(m))
-                .await
-            {
-                Ok(schema) => Ok((m.location.clone(), schema)),
-                Err(e) => Err(DataFusionError::Execution(format!(
-                    "{}: {e}",
-                    object_name(url, &m.location)
-                ))),
-            }
-        })
-        .buffered(concurrency)
-        .try_collect()
-        .await?;
-    if !merge {
-        return Ok(schemas
-            .into_iter()
-            .next()
-            .map(|(_, s)| s)
-            .unwrap_or_else(|| Arc::new(Schema::empty())));
-    }
-    let merged = match Schema::try_merge(schemas.iter().map(|(_, s)| s.as_ref().clone())) {
-        Ok(s) => s,
-        Err(_) => {
-            let mut merged = Schema::empty();
-            for (location, schema) in &schemas {
-                merged = merge_views(&merged, schema).map_err(|e| {
-                    DataFusionError::Plan(format!(
-                        "{}: its schema does not merge with that of the files before it: {e}",
-                        object_name(url, location)
-                    ))
-                })?;
-            }
-            merged
-        }
-    };
-    let all: Vec<&Schema> = schemas.iter().map(|(_, s)| s.as_ref()).collect();
-    Ok(Arc::new(nullable_where_missing(merged, &all)))
-}
-
-/// `merged` with every column (and struct field) that some file of `files` lacks made
-/// nullable: that file's rows hold nulls there. A column declared non-null in the files
-/// that have it would otherwise fail the scan of a file without it.
-fn nullable_where_missing(merged: Schema, files: &[&Schema]) -> Schema {
-    use datafusion::arrow::datatypes::{Field, Fields};
-    /// The field with every child some of `others` (the same field in each file that has
-    /// it) lacks made nullable, itself too when `missing`.
-    fn fix(field: &Field, others: &[&Field], missing: bool) -> Field {
-        let mut f = field.clone();
-        if missing {
-            f = f.with_nullable(true);
-        }
-        if let DataType::Struct(children) = field.data_type() {
-            let fixed: Fields = children
-                .iter()
-                .map(|c| {
-                    let theirs: Vec<&Field> = others
-                        .iter()
-                        .filter_map(|o| match o.data_type() {
-                            DataType::Struct(cs) => cs.find(c.name()).map(|(_, x)| x.as_ref()),
-                            _ => None,
-                        })
-                        .collect();
-                    Arc::new(fix(c, &theirs, theirs.len() < others.len()))
-                })
-                .collect();
-            f = f.with_data_type(DataType::Struct(fixed));
-        }
-        f
-    }
-    let fields: Vec<Field> = merged
-        .fields()
-        .iter()
-        .map(|f| {
-            let theirs: Vec<&Field> = files
-                .iter()
-                .filter_map(|s| s.field_with_name(f.name()).ok())
-                .collect();
-            fix(f, &theirs, theirs.len() < files.len())
-        })
-        .collect();
-    Schema::new_with_metadata(fields, merged.metadata().clone())
-}
-
-/// `a` and `b` merged as Arrow merges schemas (columns and struct fields added, each type
-/// the same in both), except that a string or binary column of two kinds is one column of
-/// the view type.
-fn merge_views(a: &Schema, b: &Schema) -> std::result::Result<Schema, String> {
-    use datafusion::arrow::datatypes::Field;
-    let mut fields: Vec<Field> = a.fields().iter().map(|f| f.as_ref().clone()).collect();
-    for f in b.fields() {
-        match fields.iter_mut().find(|g| g.name() == f.name()) {
-            Some(g) => {
-                let t = reconcile(g.data_type(), f.data_type()).ok_or_else(|| {
-                    format!(
-                        "column {} is {} there and {} before",
-                        f.name(),
-                        f.data_type(),
-                        g.data_type()
-                    )
-                })?;
-                let nullable = g.is_nullable() || f.is_nullable();
-                *g = g.clone().with_data_type(t).with_nullable(nullable);
-            }
-            None => fields.push(f.as_ref().clone()),
-        }
-    }
-    let mut metadata = a.metadata().clone();
-    for (k, v) in b.metadata() {
-        metadata.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    Ok(Schema::new_with_metadata(fields, metadata))
-}
-
-/// One type for `a` and `b`: the same, one where the other is null, or, for strings (and
-/// for binaries) of different kinds, the view type; struct fields merged by name, list
-/// items and map entries reconciled. `None`: no one type.
-fn reconcile(a: &DataType, b: &DataType) -> Option<DataType> {
-    use datafusion::arrow::datatypes::FieldRef;
-    let string =
-        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
-    let binary = |t: &DataType| {
-        matches!(
-            t,
-            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
-        )
-    };
-    let field = |x: &FieldRef, y: &FieldRef| -> Option<FieldRef> {
-        (x.name() == y.name()).then_some(())?;
-        let t = reconcile(x.data_type(), y.data_type())?;
-        let nullable = x.is_nullable() || y.is_nullable();
-        Some(Arc::new(
-            x.as_ref().clone().with_data_type(t).with_nullable(nullable),
-        ))
-    };
-    Some(match (a, b) {
-        _ if a == b => a.clone(),
-        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
-        _ if string(a) && string(b) => DataType::Utf8View,
-        _ if binary(a) && binary(b) => DataType::BinaryView,
-        (DataType::Struct(x), DataType::Struct(y)) => {
-            let mut fields: Vec<FieldRef> = x.iter().cloned().collect();
-            for f in y.iter() {
-                match fields.iter_mut().find(|g| g.name() == f.name()) {
-                    Some(g) => *g = field(g, f)?,
-                    None => fields.push(Arc::clone(f)),
-                }
-            }
-            DataType::Struct(fields.into())
-        }
-        (DataType::List(x), DataType::List(y)) => DataType::List(field(x, y)?),
-        (DataType::LargeList(x), DataType::LargeList(y)) => DataType::LargeList(field(x, y)?),
-        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) if n == m => {
-            DataType::FixedSizeList(field(x, y)?, *n)
-        }
-        (DataType::Map(x, s), DataType::Map(y, t)) if s == t => DataType::Map(field(x, y)?, *s),
-        _ => return None,
-    })
-}
-
-/// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so
-/// every other command), or `None` for a path that is no local glob.
-fn local_glob_files(path: &str) -> Result<Option<Vec<ListingTableUrl>>> {
-    if sbbf_parquet::source::object::is_remote_url(path) || !path.contains(['*', '?', '[']) {
-        return Ok(None);
-    }
-    local_listing(path).map(Some)
-}
-
-/// The files of a local path as [`sbbf_parquet::source::local_files`] finds them, those that
-/// can be opened (a link to nothing is left out: it holds no row).
-fn local_listing(path: &str) -> Result<Vec<ListingTableUrl>> {
-    let files = sbbf_parquet::source::local_files(path)
-        .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
-    files
-        .iter()
-        .filter(|f| f.exists())
-        .map(|f| ListingTableUrl::parse(f.to_string_lossy()))
-        .collect()
-}
-
-/// Whether DataFusion's listing failed on a symbolic link loop (the local store's walk
-/// reports it only as text).
-fn is_loop(e: &datafusion::common::DataFusionError) -> bool {
-    e.to_string().contains("File system loop found")
 }

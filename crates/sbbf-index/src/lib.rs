@@ -24,9 +24,18 @@
 
 #![warn(missing_docs)]
 
+// The modules, each using only those above it in this list (src/layering.rs checks it):
+// - format: the index file's bytes, and a part's manifest (format/{types,write,read,part}.rs)
+// - table: `Root`, a table root: listing it, loading its index, writing one atomically
+// - probe: answering a probe or a predicate from the index
+// - report: the reports a build, update, merge, inspect or probe returns
+// - build: building and updating an index (build/{gather,spool}.rs: one file's filters, the spool)
+// - part: building an index in parts, and merging them
 pub mod build;
 pub mod each;
 pub mod format;
+#[cfg(test)]
+mod layering;
 pub mod part;
 pub mod probe;
 pub mod report;
@@ -85,6 +94,19 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Invalid(String),
+    /// A false-positive probability target (`BuildOptions::fpp`) outside (0, 1).
+    ///
+    /// Its text still names the CLI's flag, as every front end shows it today; a front end
+    /// renders it from the value (as `sbbf index` does) rather than from this text.
+    #[error("--fpp {0}: a false-positive probability is between 0 and 1")]
+    FppOutOfRange(f64),
+    /// Filters are to be built from data (`build_missing`) but no column is named to build
+    /// them for (an update takes the index's own columns).
+    ///
+    /// Its text still names the CLI's flags, as every front end shows it today; a front end
+    /// renders it from the variant (as `sbbf index` does) rather than from this text.
+    #[error("--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)")]
+    BuildMissingWithoutColumns,
     /// Another process is writing the index (it holds the writers' lock): nothing was done.
     #[error("another process is writing the index {0}; nothing was done (try again when it has finished)")]
     Busy(String),

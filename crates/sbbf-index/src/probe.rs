@@ -673,3 +673,246 @@ pub async fn schema_files(
         .map(|(i, _)| i)
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{ColumnEntry, Entry, FileEntry, Group, Stamp};
+    use parquet::basic::Type as PhysicalType;
+    use sbbf_parquet::format::column::ValueKind;
+
+    const STAMP: Stamp = Stamp::Local {
+        ino: 1,
+        mtime_ns: 1,
+        ctime_ns: 1,
+    };
+
+    fn int64(path: &str) -> ColumnType {
+        ColumnType {
+            path: path.into(),
+            physical: PhysicalType::INT64,
+            type_length: -1,
+            kind: ValueKind::Int {
+                bits: 64,
+                signed: true,
+            },
+            logical: None,
+        }
+    }
+
+    fn file(path: &str, row_counts: Option<Vec<i64>>) -> FileEntry {
+        FileEntry {
+            path: path.into(),
+            size: 100,
+            stamp: STAMP,
+            row_counts,
+            schema: None,
+        }
+    }
+
+    fn entry(file: u32, row_group: u32) -> Entry {
+        Entry {
+            file,
+            row_group,
+            folds: 0,
+            fpp: 0.0,
+        }
+    }
+
+    /// An index of one column `id` in one group of one-block filters. Files, by path:
+    /// a (rows 10, 20; `x` in row group 0 only), b (rows 5; empty filter), c (no column),
+    /// d (unreadable at build time), e (listed changed), f (row group 1 has no entry),
+    /// g (a type the value does not encode for).
+    fn fetched(x_hash: u64) -> Fetched {
+        let files = vec![
+            file("a", Some(vec![10, 20])),
+            file("b", Some(vec![5])),
+            file("c", Some(vec![7])),
+            file("d", None),
+            file("e", Some(vec![1])),
+            file("f", Some(vec![1, 2])),
+            file("g", Some(vec![3])),
+        ];
+        let entries = vec![
+            entry(0, 0),
+            entry(0, 1),
+            entry(1, 0),
+            entry(4, 0),
+            entry(5, 0),
+            entry(6, 0),
+        ];
+        let mut with_x = sbbf::Sbbf::with_num_bytes(32);
+        with_x.insert_hash(x_hash);
+        let empty = sbbf::Sbbf::with_num_bytes(32);
+        let mut stripe = Vec::new();
+        for (i, _) in entries.iter().enumerate() {
+            let block = if i == 0 { &with_x } else { &empty };
+            stripe.extend_from_slice(block.as_bytes());
+        }
+        let column = ColumnEntry {
+            path: "id".into(),
+            file_types: vec![Some(0), Some(0), None, None, Some(0), Some(0), Some(1)],
+            groups: vec![Group {
+                blocks: 1,
+                entries,
+                offset: 0,
+                len: 0,
+                crc: 0,
+            }],
+        };
+        Fetched {
+            directory: Directory {
+                created_ms: 0,
+                root: "t/".into(),
+                target_fpp: None,
+                explicit_columns: false,
+                files,
+                types: vec![int64("id"), int64("id")],
+                columns: vec![column],
+            },
+            columns: vec![Some(0)],
+            stripes: vec![HashMap::from([((0, 0), Bytes::from(stripe))])],
+        }
+    }
+
+    fn listing() -> Vec<Listed> {
+        let mut l: Vec<Listed> = ["a", "b", "c", "d", "f", "g", "new"]
+            .iter()
+            .map(|p| Listed::for_test(p, 100, STAMP))
+            .collect();
+        l.insert(4, Listed::for_test("e", 101, STAMP));
+        l
+    }
+
+    /// An ask for `column` with the values `encoded` for type 0 (type 1 does not encode).
+    fn ask(column: &str, encoded: Vec<Encoded>) -> Ask<'_> {
+        let hashes = encoded
+            .iter()
+            .map(|v| match v {
+                Encoded::Candidates(c) => c.iter().map(|b| sbbf::hash(b)).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        Ask {
+            column,
+            at: Some(0),
+            encoded: HashMap::from([(0, Some((encoded, hashes))), (1, None)]),
+            need: BTreeSet::new(),
+        }
+    }
+
+    fn x() -> Vec<Encoded> {
+        vec![Encoded::Candidates(vec![b"x".to_vec()])]
+    }
+
+    /// Each listed file's answer, short: `absent`, `no column`, or the `Why` as text.
+    fn short(out: &[Result<Ruled, Why>]) -> Vec<String> {
+        out.iter()
+            .map(|r| match r {
+                Ok(Ruled::Absent(_)) => "absent".to_string(),
+                Ok(Ruled::NoColumn) => "no column".to_string(),
+                Err(why) => format!("{why:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn decide_answers_each_listed_file_by_what_the_index_knows_of_it() {
+        let f = fetched(sbbf::hash(b"x"));
+        let out = decide(&f, 0, &ask("id", x()), &listing()).unwrap();
+        assert_eq!(
+            short(&out),
+            [
+                "Maybe([0])", // a: its row group 0 may hold x
+                "absent",     // b: every row group's filter rules x out
+                "no column",  // c: fresh, readable, without the column; a has it
+                "NotCovered", // d: recorded unreadable and listed as it was
+                "Stale",      // e: its size changed
+                "NotCovered", // f: row group 1 has no filter in the index
+                "NotCovered", // g: the value does not encode for its type
+                "New",        // new: not in the index
+            ]
+        );
+        let Ok(Ruled::Absent(b)) = &out[1] else {
+            unreachable!()
+        };
+        assert_eq!(b.column, int64("id"));
+        assert_eq!(b.encoded, x());
+        assert_eq!(
+            b.answers,
+            [RowGroupAnswer {
+                row_group: 0,
+                num_rows: 5,
+                filter: FilterState::Present,
+                answers: vec![Answer::Absent],
+            }]
+        );
+    }
+
+    #[test]
+    fn a_column_the_index_lacks_leaves_every_file_not_covered() {
+        let mut f = fetched(sbbf::hash(b"x"));
+        f.columns = vec![None];
+        let out = decide(&f, 0, &ask("id", x()), &listing()).unwrap();
+        assert!(short(&out).iter().all(|s| s == "NotCovered"), "{out:?}");
+    }
+
+    #[test]
+    fn no_column_is_said_only_of_a_plain_path_that_another_fresh_file_has() {
+        let f = fetched(sbbf::hash(b"x"));
+        // A path with `.` or `\` may be another leaf to a direct probe.
+        for column in ["s.id", "s\\id"] {
+            let out = decide(&f, 0, &ask(column, x()), &listing()).unwrap();
+            assert_eq!(short(&out)[2], "NotCovered", "{column}");
+        }
+        // Only c is listed: no fresh file has the column.
+        let only_c = vec![Listed::for_test("c", 100, STAMP)];
+        let out = decide(&f, 0, &ask("id", x()), &only_c).unwrap();
+        assert_eq!(short(&out), ["NotCovered"]);
+        // A listed a that changed does not count as having it.
+        let l = vec![
+            Listed::for_test("a", 99, STAMP),
+            Listed::for_test("c", 100, STAMP),
+        ];
+        let out = decide(&f, 0, &ask("id", x()), &l).unwrap();
+        assert_eq!(short(&out), ["Stale", "NotCovered"]);
+    }
+
+    #[test]
+    fn values_never_stored_are_absent_and_values_always_maybe_are_kept() {
+        let f = fetched(sbbf::hash(b"x"));
+        let never = vec![Encoded::NeverStored("out of range".into())];
+        let out = decide(&f, 0, &ask("id", never), &listing()).unwrap();
+        assert_eq!(short(&out)[..2], ["absent", "absent"]);
+        let Ok(Ruled::Absent(a)) = &out[0] else {
+            unreachable!()
+        };
+        assert_eq!(a.answers.len(), 2);
+        assert_eq!(a.answers[1].num_rows, 20);
+        let always = vec![Encoded::AlwaysMaybe("NaN".into())];
+        let out = decide(&f, 0, &ask("id", always), &listing()).unwrap();
+        assert_eq!(short(&out)[..2], ["Maybe([0, 1])", "Maybe([0])"]);
+        // One value that may be there keeps the row group, whatever the others say.
+        let both = vec![
+            Encoded::NeverStored("out of range".into()),
+            Encoded::Candidates(vec![b"y".to_vec(), b"x".to_vec()]),
+        ];
+        let out = decide(&f, 0, &ask("id", both), &listing()).unwrap();
+        assert_eq!(short(&out)[..2], ["Maybe([0])", "absent"]);
+    }
+
+    #[test]
+    fn a_stripe_not_read_or_too_short_is_damage() {
+        let mut f = fetched(sbbf::hash(b"x"));
+        f.stripes = vec![HashMap::new()];
+        let e = decide(&f, 0, &ask("id", x()), &listing()).unwrap_err();
+        assert!(e.to_string().contains("a stripe was not read"), "{e}");
+        let mut f = fetched(sbbf::hash(b"x"));
+        f.stripes = vec![HashMap::from([((0, 0), Bytes::from(vec![0u8; 64]))])];
+        let e = decide(&f, 0, &ask("id", x()), &listing()).unwrap_err();
+        assert!(
+            e.to_string().contains("an entry lies outside its stripe"),
+            "{e}"
+        );
+    }
+}

@@ -126,11 +126,75 @@ impl Coverage {
     }
 }
 
+/// What a build or update did. Fields are declared in sorted order (the JSON report's).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BuildReport {
+    /// Column chunks whose filter could not be built (left not covered), with the reason.
+    pub build_failed: Vec<(String, String)>,
+    /// Bytes read of the table's files (summed over files).
+    pub bytes_read: u64,
+    /// Per column: entries, groups.
+    pub columns: Vec<ColumnReport>,
+    /// Bytes of column chunks' pages read to build filters (included in `bytes_read`).
+    pub data_bytes: u64,
+    /// Requests made to read column chunks' pages to build filters (included in
+    /// `requests`).
+    pub data_requests: u64,
+    /// Files that could not be read, with the reason (they are always probed directly).
+    pub failed: Vec<(String, String)>,
+    /// Files in the table (the listing).
+    pub files: usize,
+    /// Files the old index had that are gone (update).
+    pub files_gone: usize,
+    /// Files whose entries were kept from the old index (update).
+    pub files_kept: usize,
+    /// Files whose footers and filters were read.
+    pub files_read: usize,
+    /// Filters built from data (`--build-missing`).
+    pub filters_built: usize,
+    /// Where the index was written.
+    pub index: String,
+    /// Bytes of the index written.
+    pub index_bytes: u64,
+    /// Local files changed less than 2 s before the listing, and objects listed without an ETag:
+    /// not covered, since a change within the clock's tick would not show (`update` reads
+    /// them again).
+    pub racy: usize,
+    /// Requests made to read the table's files (summed over files).
+    pub requests: u64,
+}
+
+/// One column of a [`BuildReport`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ColumnReport {
+    /// The column's path.
+    pub column: String,
+    /// (file, row group) entries with a filter.
+    pub entries: usize,
+    /// Entries folded to a smaller size.
+    pub folded: usize,
+    /// Per group: blocks, entries, bytes, largest FPP.
+    pub groups: Vec<GroupReport>,
+}
+
+/// One group of a [`ColumnReport`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GroupReport {
+    /// Blocks (32 bytes each) of every entry.
+    pub blocks: u32,
+    /// Bytes of the group's section.
+    pub bytes: u64,
+    /// Entries.
+    pub entries: usize,
+    /// The largest estimated FPP of an entry.
+    pub max_fpp: f64,
+}
+
 /// What `sbbf index merge` did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MergeReport {
     /// Per column of the merged index: entries, groups.
-    pub columns: Vec<crate::build::ColumnReport>,
+    pub columns: Vec<ColumnReport>,
     /// Listed files the merged index covers.
     pub files_covered: usize,
     /// Files of the parts no longer listed (dropped).
@@ -168,7 +232,7 @@ pub struct MergeLine<'a> {
 pub struct BuildLine<'a> {
     /// What the build did.
     #[serde(flatten)]
-    pub report: &'a crate::build::BuildReport,
+    pub report: &'a BuildReport,
     /// Wall time of the whole command.
     pub elapsed_ms: f64,
 }

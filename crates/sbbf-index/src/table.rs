@@ -8,7 +8,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use sbbf_parquet::source::object;
-use sbbf_parquet::source::{local_files, object_name, Source, SourceOptions};
+use sbbf_parquet::source::{local_files, object_name, read_at, Source, SourceOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,6 +59,20 @@ pub struct Listed {
     /// Modification time or ETag.
     pub stamp: Stamp,
     at: At,
+}
+
+#[cfg(test)]
+impl Listed {
+    /// A local file's listing entry that is never opened: for unit tests of the answers.
+    pub(crate) fn for_test(rel: &str, size: u64, stamp: Stamp) -> Listed {
+        Listed {
+            name: rel.to_string(),
+            rel: rel.to_string(),
+            size,
+            stamp,
+            at: At::Local(PathBuf::from(rel)),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -742,8 +756,6 @@ fn local_stamp(meta: &std::fs::Metadata) -> Stamp {
         ctime_ns: i64::MIN,
     }
 }
-
-use sbbf_parquet::source::read_at;
 
 /// Writes all of `bytes`, feeding the running CRC.
 pub(crate) fn write_all(

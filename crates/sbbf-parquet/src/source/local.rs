@@ -64,6 +64,23 @@ pub fn is_hidden_name(name: &str) -> bool {
     name.starts_with(['_', '.'])
 }
 
+/// Whether `e`, or an error it wraps (its `source()` chain), is a directory walk that met a
+/// symbolic link back to a directory it is walking (walkdir's loop error): how `object_store`'s
+/// local store, and so DataFusion's listing of a local directory, fails on a loop, which
+/// [`local_files`] walks around.
+pub fn is_fs_loop(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if e.downcast_ref::<walkdir::Error>()
+            .is_some_and(|w| w.loop_ancestor().is_some())
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
 fn is_parquet(p: &Path) -> bool {
     p.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))

@@ -8,7 +8,7 @@ mod many;
 #[cfg(feature = "object_store")]
 pub mod object;
 
-pub use local::{is_hidden_name, local_files};
+pub use local::{is_fs_loop, is_hidden_name, local_files};
 #[cfg(feature = "object_store")]
 pub use many::*;
 

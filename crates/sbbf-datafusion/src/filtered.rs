@@ -1,0 +1,248 @@
+//! A view of an object store whose listings leave some objects out ([`FilteredStore`]); every
+//! other call is the store's. A table lists through such a view, registered in the session
+//! under a URL of its own; the rest of the scan is DataFusion's, unchanged. Two rules use it:
+//!
+//! - **Hidden names** ([`FilteredStore::without_hidden`], [`visible_url`]): a table below its
+//!   root is every Parquet file except those under a name starting with `_` or `.`
+//!   (`_temporary/`, `_SUCCESS`, `.hidden`), as Spark, Hive and pyarrow's datasets read a
+//!   folder (see [`sbbf_parquet::source::is_hidden_name`]). DataFusion's listing reads them
+//!   all: a Spark job's in-flight task output would be counted.
+//! - **Files the table index rules out** for one scan ([`FilteredStore::without_dropped`],
+//!   [`hiding_url`]; `crate::index` says which), each only while its size is the one the
+//!   index recorded, counted as they are left out.
+
+use crate::index::Dropped;
+use datafusion::datasource::listing::ListingTableUrl;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use sbbf_parquet::source::is_hidden_name;
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Whether `location` lies below `root` under a name that hides it (below the root only: a
+/// root named `_data/` is still a table).
+pub(crate) fn hidden_below(root: &Path, location: &Path) -> bool {
+    match location.prefix_match(root) {
+        Some(mut parts) => parts.any(|p| is_hidden_name(p.as_ref())),
+        None => false,
+    }
+}
+
+/// What a [`FilteredStore`]'s listings leave out.
+#[derive(Debug, Clone)]
+enum Rule {
+    /// What lies below this root under a hidden name (objects and common prefixes).
+    Hidden(Path),
+    /// These objects (object path -> size, row groups), each while its size is the same.
+    Dropped(Arc<Dropped>),
+}
+
+/// Files and row groups a [`FilteredStore`]'s listings left out by [`Rule::Dropped`].
+#[derive(Debug, Default)]
+struct Counts {
+    files: AtomicUsize,
+    row_groups: AtomicUsize,
+}
+
+impl Rule {
+    /// Whether a listing keeps object `m` (counting what it leaves out into `counts`).
+    fn keeps(&self, counts: &Counts, m: &ObjectMeta) -> bool {
+        match self {
+            Rule::Hidden(root) => !hidden_below(root, &m.location),
+            Rule::Dropped(dropped) => match dropped.get(m.location.as_ref()) {
+                Some(&(size, n)) if size == m.size => {
+                    counts.files.fetch_add(1, Ordering::Relaxed);
+                    counts.row_groups.fetch_add(n, Ordering::Relaxed);
+                    false
+                }
+                _ => true,
+            },
+        }
+    }
+
+    /// Whether a delimited listing keeps the common prefix `p`.
+    fn keeps_prefix(&self, p: &Path) -> bool {
+        match self {
+            Rule::Hidden(root) => !hidden_below(root, p),
+            Rule::Dropped(_) => true,
+        }
+    }
+}
+
+/// A view of an object store whose listings leave out what its rule says (hidden names below
+/// a root, or the files an index ruled out); every other call is the store's.
+#[derive(Debug)]
+pub(crate) struct FilteredStore {
+    inner: Arc<dyn ObjectStore>,
+    rule: Rule,
+    counts: Arc<Counts>,
+}
+
+impl FilteredStore {
+    /// `inner` without what lies below `root` under a hidden name.
+    pub(crate) fn without_hidden(inner: Arc<dyn ObjectStore>, root: Path) -> FilteredStore {
+        FilteredStore::new(inner, Rule::Hidden(root))
+    }
+
+    /// `inner` without the files in `dropped` (object path -> size, row groups), each only
+    /// while its size is the one recorded.
+    pub(crate) fn without_dropped(inner: Arc<dyn ObjectStore>, dropped: Dropped) -> FilteredStore {
+        FilteredStore::new(inner, Rule::Dropped(Arc::new(dropped)))
+    }
+
+    fn new(inner: Arc<dyn ObjectStore>, rule: Rule) -> FilteredStore {
+        FilteredStore {
+            inner,
+            rule,
+            counts: Arc::default(),
+        }
+    }
+
+    /// Files and row groups its listings left out so far (index-dropped files only).
+    pub(crate) fn left_out(&self) -> (usize, usize) {
+        (
+            self.counts.files.load(Ordering::Relaxed),
+            self.counts.row_groups.load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl fmt::Display for FilteredStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.rule {
+            Rule::Hidden(_) => write!(f, "Visible({})", self.inner),
+            Rule::Dropped(_) => write!(f, "Hiding({})", self.inner),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for FilteredStore {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<bytes::Bytes>> {
+        self.inner.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let (rule, counts) = (self.rule.clone(), Arc::clone(&self.counts));
+        self.inner
+            .list(prefix)
+            .filter(move |m| {
+                let keep = match m {
+                    Ok(m) => rule.keeps(&counts, m),
+                    Err(_) => true,
+                };
+                futures::future::ready(keep)
+            })
+            .boxed()
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        let mut r = self.inner.list_with_delimiter(prefix).await?;
+        r.objects.retain(|m| self.rule.keeps(&self.counts, m));
+        r.common_prefixes.retain(|p| self.rule.keeps_prefix(p));
+        Ok(r)
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// A URL of its own for a view of the store of `table`, under scheme `scheme`: the store's
+/// URL, and the table's URL through it.
+fn view_url(table: &ListingTableUrl, scheme: String) -> Option<(url::Url, ListingTableUrl)> {
+    let url: &url::Url = table.as_ref();
+    let rest = &url.as_str()[url.scheme().len()..];
+    let store = url::Url::parse(&format!(
+        "{scheme}://{}",
+        &url[url::Position::BeforeHost..url::Position::AfterPort]
+    ))
+    .ok()?;
+    // DataFusion's list-files cache keys a listing by table and path, not by store: without
+    // a table of its own, this listing would be answered with the table's full one.
+    let listing = ListingTableUrl::parse(format!("{scheme}{rest}"))
+        .ok()?
+        .with_table_ref(datafusion::common::TableReference::bare(scheme));
+    Some((store, listing))
+}
+
+/// Registers a view of `store` (the store of `table`) without its hidden names in the
+/// session, and returns the table's URL through it. Its scheme is its own (`sbbf-visible-N`,
+/// or `sbbf-local-visible-N` for a local table: its filters are read as a local file's).
+pub(crate) fn visible_url(
+    env: &datafusion::execution::runtime_env::RuntimeEnv,
+    table: &ListingTableUrl,
+    store: Arc<dyn ObjectStore>,
+) -> Option<ListingTableUrl> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let url: &url::Url = table.as_ref();
+    let scheme = if url.scheme() == "file" {
+        format!("{LOCAL_SCHEME_PREFIX}{n}")
+    } else {
+        format!("sbbf-visible-{n}")
+    };
+    let (store_url, listing) = view_url(table, scheme)?;
+    let view = FilteredStore::without_hidden(store, table.prefix().clone());
+    env.register_object_store(&store_url, Arc::new(view));
+    Some(listing)
+}
+
+/// The scheme of the view of a local table.
+pub(crate) const LOCAL_SCHEME_PREFIX: &str = "sbbf-local-visible-";
+
+/// A URL of its own for one scan's view without the files the index ruled out
+/// ([`FilteredStore::without_dropped`]): `table` with its scheme replaced (`sbbf-index-N`).
+pub(crate) fn hiding_url(table: &ListingTableUrl) -> Option<(url::Url, ListingTableUrl)> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    view_url(table, format!("sbbf-index-{n}"))
+}

@@ -1,0 +1,276 @@
+//! Listing a table's files when the table is made ([`list_table`]): a local glob's files as
+//! every other command finds them, a directory's or prefix's as DataFusion lists them
+//! without hidden names below the root (`crate::filtered`), a local symbolic link loop walked
+//! around, and the hive partition folders (`year=2024/`) read as columns.
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::catalog::Session;
+use datafusion::common::Result;
+use datafusion::datasource::listing::{ListingTableConfig, ListingTableUrl};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use object_store::ObjectStore;
+use std::sync::Arc;
+
+/// The store of `url` and the files DataFusion lists under it.
+pub(crate) async fn list_files(
+    state: &dyn Session,
+    url: &ListingTableUrl,
+    ext: &str,
+) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
+    use futures::TryStreamExt;
+    let store = state.runtime_env().object_store(url)?;
+    let files = url
+        .list_all_files(state, store.as_ref(), ext)
+        .await?
+        .try_collect()
+        .await?;
+    Ok((store, files))
+}
+
+/// The hive partitions of the table at `url` (`year=2024/month=01/x.parquet`): each key of
+/// the `key=value` folders every file sits in, in order, typed as DuckDB infers them
+/// (`BIGINT` when every value is an integer written as one, `01` is not; else a string).
+/// None when some file's folders do not name the same keys in the same order: DataFusion
+/// would leave such files out of the table, and no file may go missing. Then, when some
+/// file is in `key=value` folders, why those keys are no columns (DuckDB would read them,
+/// null for the other files): to say.
+fn hive_partitions(
+    url: &ListingTableUrl,
+    files: &[object_store::ObjectMeta],
+) -> (Vec<(String, DataType)>, Option<String>) {
+    // Each file's keys, or None when a folder on its way is no `key=value` one.
+    let layout = |f: &object_store::ObjectMeta| -> Option<(Vec<String>, Vec<String>)> {
+        let mut parts: Vec<&str> = url.strip_prefix(&f.location)?.collect();
+        parts.pop(); // the file's own name
+        let mut keys = Vec::with_capacity(parts.len());
+        let mut values = Vec::with_capacity(parts.len());
+        for part in parts {
+            match part.split_once('=') {
+                Some((k, v)) if !k.is_empty() => {
+                    keys.push(k.to_string());
+                    values.push(v.to_string());
+                }
+                _ => return None,
+            }
+        }
+        Some((keys, values))
+    };
+    let mut keys: Option<Vec<String>> = None;
+    let mut integer: Vec<bool> = Vec::new();
+    // The first file in `key=value` folders and the first whose layout differs from it.
+    let mut odd: Option<&object_store::ObjectMeta> = None;
+    for f in files {
+        let Some((these, values)) = layout(f) else {
+            odd = Some(f);
+            break;
+        };
+        match &keys {
+            None => {
+                integer = vec![true; these.len()];
+                keys = Some(these);
+            }
+            Some(k) if *k != these => {
+                odd = Some(f);
+                break;
+            }
+            Some(_) => {}
+        }
+        for (i, v) in values.iter().enumerate() {
+            // As DuckDB: an integer only if it reads back the same (`01` stays a string).
+            integer[i] &= v.parse::<i64>().is_ok_and(|n| n.to_string() == *v);
+        }
+    }
+    let Some(odd) = odd else {
+        let partitions = keys
+            .unwrap_or_default()
+            .into_iter()
+            .zip(integer)
+            .map(|(k, int)| (k, if int { DataType::Int64 } else { DataType::Utf8 }))
+            .collect();
+        return (partitions, None);
+    };
+    // Keys named by the folders of some file: those a reader might expect as columns.
+    let hive = files.iter().find_map(|f| {
+        let parts: Vec<&str> = url.strip_prefix(&f.location)?.collect();
+        let keys: Vec<&str> = parts[..parts.len().saturating_sub(1)]
+            .iter()
+            .filter_map(|p| p.split_once('=').map(|(k, _)| k).filter(|k| !k.is_empty()))
+            .collect();
+        (!keys.is_empty()).then(|| (f, keys.join(", ")))
+    });
+    let why = hive.map(|(f, keys)| {
+        let other = if std::ptr::eq(f, odd) {
+            files.first().unwrap_or(f)
+        } else {
+            odd
+        };
+        format!(
+            "the hive partition folders ({keys}) are not read as columns: {} is in them and \
+             {} is not in the same key=value folders (every file is read)",
+            object_name(url, &f.location),
+            object_name(url, &other.location)
+        )
+    });
+    (Vec::new(), why)
+}
+
+/// Every object the file URLs `urls` name (a glob's files), in one store.
+async fn objects_of(
+    state: &dyn Session,
+    urls: &[ListingTableUrl],
+) -> Result<(Arc<dyn ObjectStore>, Vec<object_store::ObjectMeta>)> {
+    let mut store = None;
+    let mut out = Vec::with_capacity(urls.len());
+    for u in urls {
+        let (s, files) = list_files(state, u, "").await?;
+        store.get_or_insert(s);
+        out.extend(files);
+    }
+    let store = match store {
+        Some(s) => s,
+        None => state
+            .runtime_env()
+            .object_store(ObjectStoreUrl::local_filesystem())?,
+    };
+    Ok((store, out))
+}
+
+/// Where an object of the table at `url` is, as a user names it: a local path, or a URL.
+pub(crate) fn object_name(url: &ListingTableUrl, location: &object_store::path::Path) -> String {
+    if url.scheme() == "file" {
+        format!("/{location}")
+    } else {
+        format!("{}{location}", url.object_store().as_str())
+    }
+}
+
+/// The files a local glob names, as [`sbbf_parquet::source::local_files`] finds them (and so
+/// every other command), or `None` for a path that is no local glob.
+fn local_glob_files(path: &str) -> Result<Option<Vec<ListingTableUrl>>> {
+    if sbbf_parquet::source::object::is_remote_url(path) || !path.contains(['*', '?', '[']) {
+        return Ok(None);
+    }
+    local_listing(path).map(Some)
+}
+
+/// The files of a local path as [`sbbf_parquet::source::local_files`] finds them, those that
+/// can be opened (a link to nothing is left out: it holds no row).
+fn local_listing(path: &str) -> Result<Vec<ListingTableUrl>> {
+    let files = sbbf_parquet::source::local_files(path)
+        .map_err(|e| datafusion::common::DataFusionError::External(Box::new(e)))?;
+    files
+        .iter()
+        .filter(|f| f.exists())
+        .map(|f| ListingTableUrl::parse(f.to_string_lossy()))
+        .collect()
+}
+
+/// Whether DataFusion's listing failed on a symbolic link loop: the local store's walk
+/// (walkdir's loop error, wrapped by `object_store`'s local store).
+fn is_loop(e: &datafusion::common::DataFusionError) -> bool {
+    sbbf_parquet::source::is_fs_loop(e)
+}
+
+/// A table's files, listed once when the table is made: for its partition keys, its schema
+/// and its listing table's configuration.
+pub(crate) struct TableFiles {
+    /// The store the files are in.
+    pub(crate) store: Arc<dyn ObjectStore>,
+    /// The files, without those under a hidden name below the root.
+    pub(crate) files: Vec<object_store::ObjectMeta>,
+    /// The listing table's paths: the table's URL, a view of its store that leaves hidden
+    /// files out, or the file URLs of a local glob or of a walk that met a loop.
+    pub(crate) config: ListingTableConfig,
+    /// The hive partition columns (none for a glob, a single file or a walk that met a loop).
+    pub(crate) partitions: Vec<(String, DataType)>,
+    /// What listing met and went around, to show once each.
+    pub(crate) warnings: Vec<String>,
+    /// Whether the schema merges those of all files (else: the first file's, as for a
+    /// local glob).
+    pub(crate) merge: bool,
+}
+
+/// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
+/// as every other command finds them; a directory's or prefix's as DataFusion lists them,
+/// hidden names below the root left out (through a store view registered in the session)
+/// and a local symbolic link loop walked around; anything else as DataFusion lists it.
+pub(crate) async fn list_table(
+    state: &dyn Session,
+    path: &str,
+    url: &ListingTableUrl,
+    ext: &str,
+) -> Result<TableFiles> {
+    let mut warnings = Vec::new();
+    // The table's files, listed once: for its partition keys and its schema.
+    // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
+    // folder (DataFusion's own glob matching lets it cross folders).
+    let local_glob = local_glob_files(path)?;
+    // A local glob's schema is its first file's, as DataFusion takes the schema of a list
+    // of files; any other table's merges those of all its files.
+    let merge = local_glob.is_none();
+    let ((store, files), config, partitions) = match local_glob {
+        Some(urls) => (
+            objects_of(state, &urls).await?,
+            ListingTableConfig::new_with_multi_paths(urls),
+            Vec::new(),
+        ),
+        None if url.is_collection() => match list_files(state, url, ext).await {
+            Ok((store, files)) => {
+                // Names starting with `_` or `.` below the root are not the table's
+                // (a Spark job's `_temporary/`, `.hidden` files): when there are any,
+                // the table lists through a view of its store that leaves them out.
+                let before = files.len();
+                let files: Vec<object_store::ObjectMeta> = files
+                    .into_iter()
+                    .filter(|m| !crate::filtered::hidden_below(url.prefix(), &m.location))
+                    .collect();
+                let table_url = if files.len() < before {
+                    crate::filtered::visible_url(state.runtime_env(), url, Arc::clone(&store))
+                        .ok_or_else(|| {
+                            datafusion::common::DataFusionError::Plan(format!(
+                                "{path}: cannot list it without its hidden files"
+                            ))
+                        })?
+                } else {
+                    url.clone()
+                };
+                let (partitions, why) = hive_partitions(url, &files);
+                warnings.extend(why.map(|w| format!("{path}: {w}")));
+                (
+                    (store, files),
+                    ListingTableConfig::new(table_url),
+                    partitions,
+                )
+            }
+            // DataFusion's walk of a local directory stops at a symbolic link loop:
+            // the files are then found as every other command finds them (a loop is
+            // not entered), and the table says so once.
+            Err(e) if !sbbf_parquet::source::object::is_remote_url(path) && is_loop(&e) => {
+                warnings.push(format!(
+                    "{path}: {e}; the loop is not followed (each file below {path} \
+                         is read once)"
+                ));
+                let urls = local_listing(path)?;
+                (
+                    objects_of(state, &urls).await?,
+                    ListingTableConfig::new_with_multi_paths(urls),
+                    Vec::new(),
+                )
+            }
+            Err(e) => return Err(e),
+        },
+        None => (
+            list_files(state, url, ext).await?,
+            ListingTableConfig::new(url.clone()),
+            Vec::new(),
+        ),
+    };
+    Ok(TableFiles {
+        store,
+        files,
+        config,
+        partitions,
+        warnings,
+        merge,
+    })
+}

@@ -1,0 +1,693 @@
+//! Building and updating an index: footers and filters only, never data pages.
+//!
+//! `build` reads every file; `update` reads only files that are new or changed since the
+//! index was written (the rest keep their entries' bytes, taken from the old index) and
+//! drops files that are gone.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | the options, [`build`], [`update`], and the phases of writing an index |
+//! | `gather.rs` | what one file gives: its filters, read (folded) or built from its pages |
+//! | `spool.rs` | the bitsets spooled to a temporary file, and the groups written from it |
+
+mod gather;
+mod spool;
+#[cfg(test)]
+mod tests;
+
+use crate::format::{self, Directory, FileEntry, Group, Stamp, HEADER_LEN};
+/// What a build or update returns; defined in [`crate::report`] with the other reports, and
+/// named here too, where earlier releases had them.
+pub use crate::report::{BuildReport, ColumnReport, GroupReport};
+use crate::table::{is_fresh, Listed, Root};
+use crate::Error;
+use futures::{FutureExt, StreamExt};
+use gather::{gather, Built, Gathered, RowGroupFilters};
+pub use gather::{schema_fingerprint, BUILT_FPP};
+use sbbf_parquet::format::column::ColumnType;
+use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
+use spool::{write_groups, Spool, Spooled};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::Arc;
+
+/// What to index.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Columns by dotted path; empty: every column that has a filter in some file.
+    pub columns: Vec<String>,
+    /// Fold filters down while their estimated FPP stays at or below this (`None`: keep every
+    /// filter at its own size, so the index answers exactly as the files do).
+    pub fpp: Option<f64>,
+    /// Files read at once.
+    pub concurrency: usize,
+    /// Build the filters row groups lack for the chosen columns (`columns` must name them)
+    /// from their data, as `sbbf add` builds them (at `fpp`, else [`BUILT_FPP`]): only those
+    /// column chunks' pages are read. Without, such row groups are not covered (probed
+    /// directly).
+    pub build_missing: bool,
+    /// Told `(files read, files to read)` as the build reads the table's files.
+    pub progress: Option<Progress>,
+}
+
+/// A callback told `(done, total)` as work goes on (a front end draws a bar with it).
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            columns: Vec::new(),
+            fpp: None,
+            concurrency: DEFAULT_CONCURRENCY,
+            build_missing: false,
+            progress: None,
+        }
+    }
+}
+
+/// Builds the index of the table at `root` from every file.
+pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
+    check_options(options)?;
+    let _writer = root.lock_writer()?;
+    let listed_at = now_ns();
+    let listing = root.list().await?;
+    let mut pre = Prepared::new().map_err(io_err)?;
+    pre.check_asked = true;
+    assemble(root, listing, listed_at, pre, options, Sink::Root).await
+}
+
+/// Updates the index at `root`: reads only new and changed files, keeps the others' entries,
+/// drops the gone ones. The columns and FPP target are the old index's. Without a usable old
+/// index it builds (`rebuilt` says why).
+pub async fn update(
+    root: &Root,
+    concurrency: usize,
+) -> Result<(BuildReport, Option<String>), Error> {
+    update_with(
+        root,
+        &UpdateOptions {
+            concurrency,
+            build_missing: false,
+            progress: None,
+        },
+    )
+    .await
+}
+
+/// How [`update_with`] updates.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// Files read at once.
+    pub concurrency: usize,
+    /// As [`BuildOptions::build_missing`], for the old index's columns (chosen with `-c`):
+    /// files with row groups still lacking an entry are read again, and those filters built.
+    pub build_missing: bool,
+    /// Told `(files read, files to read)` as the update reads new and changed files.
+    pub progress: Option<Progress>,
+}
+
+/// [`update`], with options.
+pub async fn update_with(
+    root: &Root,
+    up: &UpdateOptions,
+) -> Result<(BuildReport, Option<String>), Error> {
+    let concurrency = up.concurrency;
+    let _writer = root.lock_writer()?;
+    let listed_at = now_ns();
+    let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
+    let listing = listing?;
+    let old = match old {
+        Ok(Some((loaded, bytes))) => Some((loaded.directory, bytes)),
+        Ok(None) => return Err(Error::NoIndex(root.index_location())),
+        Err(e) => {
+            let why = e.to_string();
+            let r = assemble(
+                root,
+                listing,
+                listed_at,
+                Prepared::new().map_err(io_err)?,
+                &BuildOptions {
+                    concurrency,
+                    progress: up.progress.clone(),
+                    ..BuildOptions::default()
+                },
+                Sink::Root,
+            )
+            .await?;
+            return Ok((r, Some(why)));
+        }
+    };
+    let options = old
+        .as_ref()
+        .map(|(d, _)| BuildOptions {
+            columns: if d.explicit_columns {
+                d.columns.iter().map(|c| c.path.clone()).collect()
+            } else {
+                Vec::new()
+            },
+            fpp: d.target_fpp,
+            concurrency,
+            build_missing: up.build_missing,
+            progress: up.progress.clone(),
+        })
+        .unwrap_or_default();
+    check_options(&options)?;
+    let mut pre = Prepared::new().map_err(io_err)?;
+    if let Some((d, bytes)) = &old {
+        // Which listed files the old index still describes.
+        let by_path = d.by_path();
+        // With --build-missing, a file that still lacks an entry for a row group of a column
+        // it has is read again (for those filters).
+        let mut lacking: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        if up.build_missing {
+            for c in &d.columns {
+                let mut have: std::collections::HashSet<(u32, u32)> =
+                    std::collections::HashSet::new();
+                for g in &c.groups {
+                    have.extend(g.entries.iter().map(|e| (e.file, e.row_group)));
+                }
+                for (fi, t) in c.file_types.iter().enumerate() {
+                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
+                    if t.is_some() && (0..n as u32).any(|rg| !have.contains(&(fi as u32, rg))) {
+                        lacking.insert(fi);
+                    }
+                }
+            }
+        }
+        let mut kept: HashMap<usize, usize> = HashMap::new();
+        for (li, l) in listing.iter().enumerate() {
+            if let Some(&fi) = by_path.get(l.rel.as_str()) {
+                if is_fresh(&d.files[fi], l)
+                    && d.files[fi].row_counts.is_some()
+                    && !lacking.contains(&fi)
+                {
+                    kept.insert(fi, li);
+                }
+            }
+        }
+        let listed: std::collections::HashSet<&str> =
+            listing.iter().map(|l| l.rel.as_str()).collect();
+        pre.gone = d
+            .files
+            .iter()
+            .filter(|f| !listed.contains(f.path.as_str()))
+            .count();
+        pre.take_from(d, bytes, &kept).map_err(io_err)?;
+    }
+    Ok((
+        assemble(root, listing, listed_at, pre, &options, Sink::Root).await?,
+        None,
+    ))
+}
+
+pub(crate) fn io_err(source: std::io::Error) -> Error {
+    Error::Io {
+        what: "writing the index".into(),
+        source,
+    }
+}
+
+/// Where [`assemble`] writes: the index under the root, or a part (see [`crate::part`]).
+pub(crate) enum Sink {
+    /// `ROOT/_sbbf_index/index.sbbfi`, atomically.
+    Root,
+    /// A part file: the index of some files, then the part's manifest.
+    Part {
+        /// Where.
+        out: std::path::PathBuf,
+        /// What the part says of itself (its manifest and part trailer, as encoded), written
+        /// after the index.
+        manifest: Vec<u8>,
+    },
+}
+
+/// Entries already at hand before the files are read: the kept files of an old index
+/// (update) or of parts (merge), spooled.
+pub(crate) struct Prepared {
+    spool: Spool,
+    /// Per listed file (its index in the listing): what it gave.
+    kept: HashMap<usize, Gathered<Spooled>>,
+    /// Files an old index had that are gone.
+    pub(crate) gone: usize,
+    /// Whether listed files that are not kept are read (build, update) or left out of the
+    /// index (merge: a file no part covers stays "new", for `update` to read).
+    pub(crate) read_others: bool,
+    /// Whether a column asked for that no file has, or that no file has a filter for, refuses
+    /// the build (a new build: it would replace the index with one that answers nothing for
+    /// it, the mark of a misspelt `-c`).
+    pub(crate) check_asked: bool,
+}
+
+impl Prepared {
+    pub(crate) fn new() -> std::io::Result<Prepared> {
+        Ok(Prepared {
+            spool: Spool::new()?,
+            kept: HashMap::new(),
+            gone: 0,
+            read_others: true,
+            check_asked: false,
+        })
+    }
+
+    /// Spools the entries of index `d` (its bytes `bytes`, checked whole) of the files `kept`
+    /// maps (index file -> listed file), as stored.
+    pub(crate) fn take_from(
+        &mut self,
+        d: &Directory,
+        bytes: &[u8],
+        kept: &HashMap<usize, usize>,
+    ) -> std::io::Result<()> {
+        let mut per_file: HashMap<usize, Gathered<Spooled>> = HashMap::new();
+        for &fi in kept.keys() {
+            per_file.insert(
+                fi,
+                Gathered {
+                    row_counts: d.files[fi].row_counts.clone().unwrap_or_default(),
+                    schema: d.files[fi].schema,
+                    columns: Vec::new(),
+                    built: Built::default(),
+                    asked: Vec::new(),
+                },
+            );
+        }
+        for c in &d.columns {
+            let mut of_file: HashMap<usize, RowGroupFilters<Spooled>> = HashMap::new();
+            for (fi, t) in c.file_types.iter().enumerate() {
+                if t.is_some() && kept.contains_key(&fi) {
+                    let n = d.files[fi].row_counts.as_ref().map_or(0, Vec::len);
+                    of_file.insert(fi, vec![None; n]);
+                }
+            }
+            for g in &c.groups {
+                for (e, entry) in g.entries.iter().enumerate() {
+                    if let Some(rgs) = of_file.get_mut(&(entry.file as usize)) {
+                        let bits = extract(bytes, g, e);
+                        if let Some(slot) = rgs.get_mut(entry.row_group as usize) {
+                            *slot = Some((self.spool.put(&bits)?, entry.folds));
+                        }
+                    }
+                }
+            }
+            for (fi, rgs) in of_file {
+                if let (Some(g), Some(Some(t))) = (per_file.get_mut(&fi), c.file_types.get(fi)) {
+                    if let Some(ty) = d.types.get(*t as usize) {
+                        g.columns.push((ty.clone(), rgs));
+                    }
+                }
+            }
+        }
+        for (fi, g) in per_file {
+            self.kept.insert(kept[&fi], g);
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_options(options: &BuildOptions) -> Result<(), Error> {
+    if options.build_missing && options.columns.is_empty() {
+        return Err(Error::BuildMissingWithoutColumns);
+    }
+    check_fpp(options.fpp)
+}
+
+fn check_fpp(fpp: Option<f64>) -> Result<(), Error> {
+    match fpp {
+        Some(p) if !(p > 0.0 && p < 1.0) => Err(Error::FppOutOfRange(p)),
+        _ => Ok(()),
+    }
+}
+
+/// Reads what it must, then writes the index (or part) to `sink`: the files not kept are
+/// read ([`read_files`]), the directory's tables made ([`directory_tables`]) and checked
+/// against the columns asked for ([`check_asked_columns`]), then the groups
+/// ([`write_groups`]), the directory and the trailer are written and the result committed.
+pub(crate) async fn assemble(
+    root: &Root,
+    listing: Vec<Listed>,
+    listed_at: i64,
+    pre: Prepared,
+    options: &BuildOptions,
+    sink: Sink,
+) -> Result<BuildReport, Error> {
+    let Prepared {
+        mut spool,
+        kept,
+        gone,
+        read_others,
+        check_asked,
+    } = pre;
+    let mut report = BuildReport {
+        index: match &sink {
+            Sink::Root => root.index_location(),
+            Sink::Part { out, .. } => out.display().to_string(),
+        },
+        files: listing.len(),
+        files_kept: kept.len(),
+        files_gone: gone,
+        ..BuildReport::default()
+    };
+
+    // Read the other files: footers, then the filters of the chosen columns.
+    let to_read: Vec<usize> = if read_others {
+        (0..listing.len())
+            .filter(|i| !kept.contains_key(i))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut gathered =
+        read_files(root, &listing, &to_read, options, &mut spool, &mut report).await?;
+    let kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
+    for (li, g) in kept {
+        gathered[li] = Some(Ok(g));
+    }
+
+    // The directory: files, types, and per column its entries.
+    let explicit = !options.columns.is_empty();
+    let Tables {
+        files,
+        types,
+        mut cols,
+        asked,
+    } = directory_tables(
+        &listing,
+        gathered,
+        read_others,
+        listed_at,
+        &kept_listed,
+        options,
+        &mut report,
+    );
+    // A new build asked for a column no readable file has, or none has a filter for: refuse
+    // before anything is written, so a good index is not replaced by one that answers
+    // nothing for it. (Files that could not be read tell nothing either way.)
+    if check_asked && report.files_read > report.failed.len() {
+        check_asked_columns(&options.columns, asked)?;
+    }
+    // Without -c, a column is indexed when some file has a filter for it; every file's type of
+    // it is recorded all the same (a file with the column but no filter is then "not
+    // covered", never "no such column"). A part keeps them all: another part's files may
+    // have the filters.
+    if !explicit && !matches!(sink, Sink::Part { .. }) {
+        cols.retain(|_, (_, entries)| !entries.is_empty());
+    }
+
+    // Write: header, groups, directory, trailer.
+    let io = io_err;
+    let tmp = match &sink {
+        Sink::Root => root.temp_file()?,
+        Sink::Part { out, .. } => crate::table::temp_beside(out)?,
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
+    w.write_all(&format::header()).map_err(io)?;
+    let mut at = HEADER_LEN;
+    let columns = write_groups(&mut w, &spool, cols, files.len(), &mut at, &mut report)?;
+    let directory = Directory {
+        created_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        root: match root {
+            Root::Local { arg, .. } => arg.clone(),
+            Root::Store { url, .. } => url.clone(),
+        },
+        target_fpp: options.fpp,
+        explicit_columns: explicit,
+        files,
+        types,
+        columns,
+    };
+    let (dir, head) = format::encode_directory(&directory, at);
+    w.write_all(&dir).map_err(io)?;
+    w.write_all(&format::trailer(
+        at + head as u64,
+        (dir.len() - head) as u64,
+        crc32fast::hash(&dir[head..]),
+    ))
+    .map_err(io)?;
+    let len = at + dir.len() as u64 + format::TRAILER_LEN;
+    report.index_bytes = len;
+    match sink {
+        Sink::Root => {
+            w.flush().map_err(io)?;
+            drop(w);
+            root.commit(tmp, len).await?;
+        }
+        Sink::Part { out, manifest } => {
+            w.write_all(&manifest).map_err(io)?;
+            w.flush().map_err(io)?;
+            drop(w);
+            crate::table::persist(tmp, &out)?;
+        }
+    }
+    Ok(report)
+}
+
+/// Per listed file: what reading it gave (its bitsets in the spool), or why it could not be
+/// read; `None` for a file not read.
+type GatheredFiles = Vec<Option<Result<Gathered<Spooled>, String>>>;
+
+/// Reads the listed files `to_read` (positions in `listing`): footers, then the filters of
+/// the chosen columns (or builds them), their bitsets put in `spool`; counts the reads into
+/// `report` and tells the progress.
+async fn read_files(
+    root: &Root,
+    listing: &[Listed],
+    to_read: &[usize],
+    options: &BuildOptions,
+    spool: &mut Spool,
+    report: &mut BuildReport,
+) -> Result<GatheredFiles, Error> {
+    let source = root.source(
+        to_read.iter().map(|&i| &listing[i]),
+        SourceOptions {
+            concurrency: options.concurrency.max(1),
+            ..SourceOptions::default()
+        },
+    );
+    let policy = source.policy();
+    let wanted: Arc<Vec<String>> = Arc::new(options.columns.clone());
+    let fpp = options.fpp;
+    let build_missing = options.build_missing;
+    let mut results = source.run(move |pq| {
+        let wanted = Arc::clone(&wanted);
+        async move { Ok(gather(pq, &wanted, fpp, build_missing, policy).await) }.boxed()
+    });
+    let io = io_err;
+    let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
+        (0..listing.len()).map(|_| None).collect();
+    let mut k = 0;
+    let tell = |done: usize| {
+        if let Some(p) = &options.progress {
+            (p.0)(done, to_read.len());
+        }
+    };
+    tell(0);
+    while let Some((_, r)) = results.next().await {
+        let li = to_read[k];
+        k += 1;
+        tell(k);
+        report.files_read += 1;
+        gathered[li] = Some(match r {
+            Ok((mut g, st)) => {
+                report.requests += st.requests + g.built.requests;
+                report.bytes_read += st.bytes + g.built.bytes;
+                report.data_requests += g.built.requests;
+                report.data_bytes += g.built.bytes;
+                report.filters_built += g.built.filters;
+                let name = &listing[li].name;
+                for (rg, col, why) in std::mem::take(&mut g.built.failed) {
+                    report
+                        .build_failed
+                        .push((format!("{name}: row group {rg} `{col}`"), why));
+                }
+                Ok(g.spool(spool).map_err(io)?)
+            }
+            Err(e) => Err(e.to_string()),
+        });
+    }
+    Ok(gathered)
+}
+
+/// Column path -> per file its type, and the entries (file, row group, folds, bits).
+type Col = (BTreeMap<usize, u32>, Vec<(usize, usize, u8, Spooled)>);
+
+/// Per column asked for: whether some readable file has it, whether one has a filter for it,
+/// and why the first file without it has none.
+type Asked = (bool, bool, Option<sbbf_parquet::Error>);
+
+/// The directory's tables before the groups are written.
+struct Tables {
+    /// The files, sorted by relative path.
+    files: Vec<FileEntry>,
+    /// Column types, shared by files.
+    types: Vec<ColumnType>,
+    /// Per column path: its types and entries.
+    cols: BTreeMap<String, Col>,
+    /// Per column asked for (`-c`, in order): what the files said of it.
+    asked: Vec<Asked>,
+}
+
+/// The file table, the types and each column's entries, from what each listed file gave
+/// (`gathered`); a local file changed just before the listing (`listed_at`) and not kept
+/// is not covered. Counts racy and failed files into `report`.
+fn directory_tables(
+    listing: &[Listed],
+    mut gathered: GatheredFiles,
+    read_others: bool,
+    listed_at: i64,
+    kept_listed: &std::collections::HashSet<usize>,
+    options: &BuildOptions,
+    report: &mut BuildReport,
+) -> Tables {
+    let mut files = Vec::with_capacity(listing.len());
+    let mut types: Vec<ColumnType> = Vec::new();
+    let mut type_ids: HashMap<ColumnTypeKey, u32> = HashMap::new();
+    let mut cols: BTreeMap<String, Col> = BTreeMap::new();
+    // Listing order is path order already; the index keeps files sorted by relative path.
+    let mut order: Vec<usize> = (0..listing.len()).collect();
+    order.sort_by(|&a, &b| listing[a].rel.cmp(&listing[b].rel));
+    order.dedup_by(|a, b| listing[*a].rel == listing[*b].rel);
+    if !read_others {
+        order.retain(|li| gathered[*li].is_some());
+    }
+    // Per column asked for: whether some readable file has it (and a filter for it), and why
+    // the first file without it has none.
+    let mut asked: Vec<Asked> = options
+        .columns
+        .iter()
+        .map(|_| (false, false, None))
+        .collect();
+    for &li in &order {
+        let l = &listing[li];
+        let fi = files.len();
+        let mut g = gathered[li].take();
+        if let Some(Ok(g)) = g.as_mut() {
+            for (k, a) in std::mem::take(&mut g.asked).into_iter().enumerate() {
+                let Some(slot) = asked.get_mut(k) else { break };
+                match a {
+                    Ok((_, filtered)) => {
+                        slot.0 = true;
+                        slot.1 |= filtered;
+                    }
+                    Err(e) => {
+                        slot.2.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        // A local file changed shortly before the listing may change again within the same
+        // tick of the file system's clock (coarse: milliseconds, FAT 2 s) without its times
+        // changing: such a change would be invisible, so the file is not covered (the next
+        // update reads it again). The change time is the one to ask: a restore (`cp -p`,
+        // `rsync -a`) sets the modification time back but not it.
+        // Objects of a store that gives no ETag are never covered: nothing tells a rewrite.
+        let recent = match &l.stamp {
+            Stamp::Local { ctime_ns, .. } => *ctime_ns > listed_at.saturating_sub(RACY_NS),
+            Stamp::Object { etag: None, .. } => true,
+            Stamp::Object { .. } => false,
+        };
+        let racy = !kept_listed.contains(&li) && recent;
+        if racy && matches!(g, Some(Ok(_))) {
+            report.racy += 1;
+        }
+        let (row_counts, schema) = match &g {
+            Some(Ok(_)) if racy => (None, None),
+            Some(Ok(g)) => (Some(g.row_counts.clone()), g.schema),
+            Some(Err(e)) => {
+                report.failed.push((l.name.clone(), e.clone()));
+                (None, None)
+            }
+            None => (None, None),
+        };
+        files.push(FileEntry {
+            path: l.rel.clone(),
+            size: l.size,
+            stamp: l.stamp.clone(),
+            row_counts,
+            schema,
+        });
+        let Some(Ok(g)) = g else { continue };
+        if racy {
+            continue;
+        }
+        for (ty, rgs) in g.columns {
+            let key = ColumnTypeKey::of(&ty);
+            let next = types.len() as u32;
+            let t = *type_ids.entry(key).or_insert_with(|| {
+                types.push(ty.clone());
+                next
+            });
+            let col = cols.entry(ty.path.clone()).or_default();
+            col.0.insert(fi, t);
+            for (rg, f) in rgs.into_iter().enumerate() {
+                if let Some((bits, folds)) = f {
+                    col.1.push((fi, rg, folds, bits));
+                }
+            }
+        }
+    }
+    Tables {
+        files,
+        types,
+        cols,
+        asked,
+    }
+}
+
+/// Refuses a build when a column asked for (`columns`) is in no readable file, or has a
+/// filter in none (`asked`, in the same order).
+fn check_asked_columns(columns: &[String], asked: Vec<Asked>) -> Result<(), Error> {
+    for (w, (found, filtered, why)) in columns.iter().zip(asked) {
+        if !found {
+            return Err(Error::UnknownColumn {
+                column: w.clone(),
+                source: why.map(Box::new),
+            });
+        }
+        if !filtered {
+            return Err(Error::NoFilters { column: w.clone() });
+        }
+    }
+    Ok(())
+}
+
+/// How recent a change time must be (before the listing) for the file not to be
+/// covered: 2 s, the coarsest clock of a common file system.
+const RACY_NS: i64 = 2_000_000_000;
+
+pub(crate) fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Entry `e`'s bitset, gathered from the stripes of group `g` in the index bytes `all`
+/// (checked whole by the caller).
+fn extract(all: &[u8], g: &Group, e: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(g.blocks as usize * 32);
+    for j in 0..g.blocks as u64 {
+        let s = g.stripe(j);
+        let at = s.start as usize + e * 32;
+        out.extend_from_slice(&all[at..at + 32]);
+    }
+    out
+}
+
+/// Types are shared between files when every field agrees.
+#[derive(Hash, PartialEq, Eq)]
+struct ColumnTypeKey(String);
+
+impl ColumnTypeKey {
+    fn of(t: &ColumnType) -> ColumnTypeKey {
+        ColumnTypeKey(format!("{t:?}"))
+    }
+}
