@@ -5,6 +5,7 @@ use crate::Format;
 use clap::{Args, Subcommand};
 use sbbf_index::build::{BuildOptions, BuildReport};
 use sbbf_index::report::{BuildLine, Coverage, MergeLine};
+use sbbf_index::PartMismatch;
 use sbbf_index::Root;
 use sbbf_parquet::source::DEFAULT_CONCURRENCY;
 
@@ -241,14 +242,34 @@ async fn build(a: BuildArgs) -> u8 {
     }
 }
 
-/// What `sbbf index` says of a build or update error: the library's text, except for a bad
-/// option, which is said in the command's own flags (`--fpp`, `--build-missing`, `-c`).
+/// What `sbbf index` says of a build, update or merge error: the library's text, except for
+/// a bad option or parts built with other options, which are said in the command's own flags
+/// (`--fpp`, `--build-missing`, `-c`).
 fn error_text(e: &sbbf_index::Error) -> String {
     match e {
         sbbf_index::Error::FppOutOfRange(p) => {
             format!("--fpp {p}: a false-positive probability is between 0 and 1")
         }
         sbbf_index::Error::BuildMissingWithoutColumns => "--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)".to_string(),
+        sbbf_index::Error::PartsDiffer {
+            first,
+            other,
+            mismatch: PartMismatch::Columns(a, b),
+        } => {
+            let flags = |c: &Option<Vec<String>>| match c {
+                Some(c) => format!("-c {}", c.join(" -c ")),
+                None => "every column with filters".to_string(),
+            };
+            format!("parts refused: {first} indexes {}, {other} {}", flags(a), flags(b))
+        }
+        sbbf_index::Error::PartsDiffer {
+            first,
+            other,
+            mismatch: PartMismatch::Fpp(a, b),
+        } => {
+            let flag = |p: &Option<f64>| p.map_or("no --fpp".to_string(), |p| format!("--fpp {p}"));
+            format!("parts refused: {first} was built with {}, {other} with {}", flag(a), flag(b))
+        }
         e => e.to_string(),
     }
 }
@@ -332,7 +353,7 @@ async fn merge(a: MergeArgs) -> u8 {
             0
         }
         Err(e) => {
-            err!("sbbf index merge: {}: {e}", a.path);
+            err!("sbbf index merge: {}: {}", a.path, error_text(&e));
             2
         }
     }

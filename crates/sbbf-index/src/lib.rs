@@ -58,6 +58,53 @@ pub enum IndexError {
     Damaged(String),
 }
 
+/// What two parts of one index disagree on ([`Error::PartsDiffer`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PartMismatch {
+    /// The table roots they were built for.
+    Root(String, String),
+    /// The columns they index (`None`: every column with filters).
+    Columns(Option<Vec<String>>, Option<Vec<String>>),
+    /// Their FPP targets (`None`: filters kept as written).
+    Fpp(Option<f64>, Option<f64>),
+}
+
+impl PartMismatch {
+    /// The other part's side, in words.
+    fn other_side(&self) -> String {
+        match self {
+            PartMismatch::Root(_, b) => format!("for {b}"),
+            PartMismatch::Columns(_, b) => columns_text(b),
+            PartMismatch::Fpp(_, b) => format!("with {}", fpp_text(*b)),
+        }
+    }
+}
+
+impl std::fmt::Display for PartMismatch {
+    /// The first part's side, in words.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PartMismatch::Root(a, _) => write!(f, "was built for the root {a}"),
+            PartMismatch::Columns(a, _) => write!(f, "indexes {}", columns_text(a)),
+            PartMismatch::Fpp(a, _) => write!(f, "was built with {}", fpp_text(*a)),
+        }
+    }
+}
+
+fn columns_text(c: &Option<Vec<String>>) -> String {
+    match c {
+        Some(c) => format!("columns {}", c.join(", ")),
+        None => "every column with filters".to_string(),
+    }
+}
+
+fn fpp_text(p: Option<f64>) -> String {
+    p.map_or("filters as written".to_string(), |p| {
+        format!("filters folded to FPP {p}")
+    })
+}
+
 /// Errors of building, updating and reading an index.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -94,19 +141,26 @@ pub enum Error {
     /// A bad option.
     #[error("{0}")]
     Invalid(String),
-    /// A false-positive probability target (`BuildOptions::fpp`) outside (0, 1).
-    ///
-    /// Its text still names the CLI's flag, as every front end shows it today; a front end
-    /// renders it from the value (as `sbbf index` does) rather than from this text.
-    #[error("--fpp {0}: a false-positive probability is between 0 and 1")]
+    /// A false-positive probability target (`BuildOptions::fpp`) outside (0, 1). Front ends
+    /// say it in their own option names (as `sbbf index` does).
+    #[error("a false-positive probability is between 0 and 1, not {0}")]
     FppOutOfRange(f64),
     /// Filters are to be built from data (`build_missing`) but no column is named to build
-    /// them for (an update takes the index's own columns).
-    ///
-    /// Its text still names the CLI's flags, as every front end shows it today; a front end
-    /// renders it from the variant (as `sbbf index` does) rather than from this text.
-    #[error("--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)")]
+    /// them for (an update takes the index's own columns). Front ends say it in their own
+    /// option names.
+    #[error("building missing filters needs the columns to build them for (an update takes the index's own columns)")]
     BuildMissingWithoutColumns,
+    /// Parts of one index disagree (built for other roots, columns or FPP targets): nothing
+    /// was merged. Front ends say the settings in their own option names.
+    #[error("parts refused: {first} {mismatch}, {other} {}", mismatch.other_side())]
+    PartsDiffer {
+        /// The first part.
+        first: String,
+        /// The part that differs from it.
+        other: String,
+        /// What differs, the first part's setting first.
+        mismatch: PartMismatch,
+    },
     /// Another process is writing the index (it holds the writers' lock): nothing was done.
     #[error("another process is writing the index {0}; nothing was done (try again when it has finished)")]
     Busy(String),

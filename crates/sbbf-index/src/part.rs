@@ -35,7 +35,7 @@ use crate::build::{assemble, BuildOptions, Prepared, Sink};
 use crate::format::{self, Manifest};
 use crate::report::{BuildReport, MergeReport};
 use crate::table::{check_whole, is_fresh, Root};
-use crate::{Error, IndexError};
+use crate::{Error, IndexError, PartMismatch};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -114,7 +114,7 @@ pub async fn build_part(
             .take(5)
             .collect();
         return Err(Error::Invalid(format!(
-            "not data files of {} (give paths relative to the root, as `sbbf index inspect` shows them): {}",
+            "not data files of {} (give paths relative to the root, as the index lists them): {}",
             root_arg(root),
             absent.join(", ")
         )));
@@ -179,33 +179,23 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
     for (p, part) in parts.iter().zip(&read).skip(1) {
         let m = &part.manifest;
         let (a, b) = (parts[0].display(), p.display());
+        let differ = |mismatch| Error::PartsDiffer {
+            first: a.to_string(),
+            other: b.to_string(),
+            mismatch,
+        };
         if m.root != first.root {
-            return Err(refuse(format!(
-                "{a} was built for the root {}, {b} for {}",
-                first.root, m.root
+            return Err(differ(PartMismatch::Root(
+                first.root.clone(),
+                m.root.clone(),
             )));
         }
         if m.explicit_columns != first.explicit_columns || m.columns != first.columns {
-            let show = |m: &Manifest| {
-                if m.explicit_columns {
-                    format!("-c {}", m.columns.join(" -c "))
-                } else {
-                    "every column with filters".to_string()
-                }
-            };
-            return Err(refuse(format!(
-                "{a} indexes {}, {b} {}",
-                show(&first),
-                show(m)
-            )));
+            let cols = |m: &Manifest| m.explicit_columns.then(|| m.columns.clone());
+            return Err(differ(PartMismatch::Columns(cols(&first), cols(m))));
         }
         if m.target_fpp.map(f64::to_bits) != first.target_fpp.map(f64::to_bits) {
-            let show = |p: Option<f64>| p.map_or("no --fpp".to_string(), |p| format!("--fpp {p}"));
-            return Err(refuse(format!(
-                "{a} was built with {}, {b} with {}",
-                show(first.target_fpp),
-                show(m.target_fpp)
-            )));
+            return Err(differ(PartMismatch::Fpp(first.target_fpp, m.target_fpp)));
         }
     }
     // Paths in a part are relative to its root: entries of another table's files must not

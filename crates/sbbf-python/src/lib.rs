@@ -543,6 +543,13 @@ fn verify_source(
 fn index_failure(e: sbbf_index::Error) -> Failure {
     match e {
         sbbf_index::Error::Parquet(e) => Failure::from(e),
+        // Said in this package's argument names.
+        sbbf_index::Error::FppOutOfRange(p) => Failure::Input(format!(
+            "fpp={p}: a false-positive probability is between 0 and 1"
+        )),
+        sbbf_index::Error::BuildMissingWithoutColumns => Failure::Input(
+            "build_missing=True needs the columns to build filters for (columns=...; an update takes the index's own columns)".to_string(),
+        ),
         e @ (sbbf_index::Error::NotATable(_)
         | sbbf_index::Error::UnknownColumn { .. }
         | sbbf_index::Error::NoFilters { .. }) => Failure::Input(e.to_string()),
