@@ -31,6 +31,8 @@
 // - report: the reports a build, update, merge, inspect or probe returns
 // - build: building and updating an index (build/{gather,spool}.rs: one file's filters, the spool)
 // - part: building an index in parts, and merging them
+// - each: a table file by file for every front end (probe, prune): the index first, then the
+//   other files in listing order
 pub mod build;
 pub mod each;
 pub mod format;

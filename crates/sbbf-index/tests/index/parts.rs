@@ -268,7 +268,7 @@ async fn mismatched_parts_are_refused_with_the_reason() {
     );
     refused(
         merge(&root, &two("c-id.sbbfpart")).await,
-        "indexes columns id",
+        "c-id.sbbfpart columns id",
     );
     refused(
         merge(&root, &two("fpp.sbbfpart")).await,
