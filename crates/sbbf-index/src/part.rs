@@ -8,7 +8,7 @@
 //! A part's own trailer names it (`SBBFPRT\0`), so a part copied over an index is foreign
 //! there and ignored, never read as one.
 //! The part's own bytes (manifest and trailer) are the format module's
-//! ([`Manifest`](crate::format::Manifest)); this module builds, reads and merges parts.
+//! ([`crate::format::Manifest`]); this module builds, reads and merges parts.
 //!
 //! Merging reads no data file: it lists the root once and takes each part's entries of files
 //! that are still as the part saw them. A file changed since its part was built, or given to
