@@ -3,13 +3,11 @@
 //! one `get_byte_ranges` call, which object-store readers fetch concurrently.
 
 use crate::io::{Fetched, IoPolicy, Range};
-use crate::keys::KeySet;
 use crate::read::answer::NoFilter;
 use crate::read::answer::RowGroupAnswer;
-use crate::read::file::{check_min_len, footer_start_any};
 use crate::read::plan::{FilterSpan, ProbeJob};
 use crate::values::stored::Encoded;
-use crate::{Error, ParquetFile, ReadError};
+use crate::ParquetFile;
 use parquet::arrow::async_reader::AsyncFileReader;
 
 /// Bytes fetched from the end of a file when opening it: the footer of most files fits, so
@@ -24,82 +22,6 @@ pub const REMOTE_POLICY: IoPolicy = IoPolicy {
 };
 
 impl<R: AsyncFileReader> ParquetFile<R> {
-    /// Opens a file through an async reader: one request for the last 64 KiB (or the whole
-    /// file if smaller), a second only when the footer is larger.
-    pub async fn open_async(reader: R, file_len: u64) -> Result<Self, Error> {
-        ParquetFile::open_async_with_keys(reader, file_len, &KeySet::new()).await
-    }
-
-    /// [`ParquetFile::open_async`] for a file with modular encryption (see
-    /// [`ParquetFile::open_with_keys`]).
-    pub async fn open_async_with_keys(
-        mut reader: R,
-        file_len: u64,
-        keys: &KeySet,
-    ) -> Result<Self, Error> {
-        check_min_len(file_len)?;
-        let suffix = FOOTER_SUFFIX.min(file_len);
-        let started = std::time::Instant::now();
-        let tail = reader
-            .get_bytes(file_len - suffix..file_len)
-            .await
-            .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
-        ParquetFile::open_with_tail_keyed(reader, file_len, tail, keys, started).await
-    }
-
-    /// Opens a file whose last bytes (`tail`, at most the whole file) were read already, in
-    /// one request: a second only when the footer is larger than the tail.
-    pub(crate) async fn open_with_tail_keyed(
-        mut reader: R,
-        file_len: u64,
-        tail: bytes::Bytes,
-        keys: &KeySet,
-        started: std::time::Instant,
-    ) -> Result<Self, Error> {
-        check_min_len(file_len)?;
-        // At least the suffix asked for (so at least the 12 bytes of any Parquet file), at
-        // most the file.
-        let suffix = tail.len() as u64;
-        let wanted = FOOTER_SUFFIX.min(file_len);
-        if suffix < wanted || suffix > file_len {
-            return Err(Error::Read(ReadError::Short {
-                start: file_len.saturating_sub(wanted),
-                wanted,
-                got: suffix,
-            }));
-        }
-        let (start, pare) = footer_start_any(&tail[tail.len() - 8..], file_len)?;
-        if pare {
-            crate::read::file::check_footer_key(keys)?;
-        }
-        let mut second = None;
-        let meta = if start >= file_len - suffix {
-            let from = (start - (file_len - suffix)) as usize;
-            tail.slice(from..tail.len() - 8)
-        } else {
-            let b = reader
-                .get_bytes(start..file_len - 8)
-                .await
-                .map_err(|e| Error::Read(ReadError::Parquet(e)))?;
-            if b.len() as u64 != file_len - 8 - start {
-                return Err(Error::Read(ReadError::Short {
-                    start,
-                    wanted: file_len - 8 - start,
-                    got: b.len() as u64,
-                }));
-            }
-            second = Some(b.len() as u64);
-            b
-        };
-        let pq = ParquetFile::from_footer_keyed(reader, file_len, start, &meta, pare, keys)?;
-        pq.io.start_at(started);
-        pq.io.wave(1, tail.len() as u64);
-        if let Some(bytes) = second {
-            pq.io.wave(1, bytes);
-        }
-        Ok(pq)
-    }
-
     /// The one async driver: reads what `jobs` ask for through the async reader until they
     /// have all they need. Each wave (the ranges of every job's next round) goes out in one
     /// `get_byte_ranges` call.

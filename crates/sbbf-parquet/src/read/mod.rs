@@ -1,4 +1,4 @@
-//! Reading filters: the answers ([`answer`]), the one I/O-free plan of which bytes to read
+//! Reading filters: the footer (`footer`), the answers ([`answer`]), the one I/O-free plan of which bytes to read
 //! (`plan`), and its drivers: [`ParquetFile`](file::ParquetFile)'s synchronous probes over any
 //! `ChunkReader`, and (feature `async`) [`async_driver`] over any arrow-rs `AsyncFileReader`.
 
@@ -6,5 +6,6 @@ pub mod answer;
 #[cfg(feature = "async")]
 pub mod async_driver;
 pub mod file;
+pub(crate) mod footer;
 pub(crate) mod plan;
 pub(crate) mod probe;
