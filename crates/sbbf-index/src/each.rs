@@ -175,7 +175,7 @@ where
                     match f {
                         Planned::Index { name, answer } => {
                             let result = match answer {
-                                Ruled::Absent(a) => Ok(FileProbe {
+                                Ruled::Absent(a) | Ruled::Answered(a) => Ok(FileProbe {
                                     column: a.column,
                                     encoded: a.encoded.into(),
                                     answers: a.answers,

@@ -27,7 +27,8 @@ pub enum Why {
     /// The index has no filter for some row group of it for this column (no filter, an
     /// unreadable one, no such column, values that do not encode for its type).
     NotCovered,
-    /// The index says these row groups may hold a value.
+    /// The index says these row groups may hold a value, and some of them are answered by a
+    /// folded entry (coarser than the file's own filter, which may still rule them out).
     Maybe(Vec<usize>),
 }
 
@@ -48,6 +49,11 @@ pub struct IndexAnswer {
 pub enum Ruled {
     /// Every row group definitely lacks every value.
     Absent(IndexAnswer),
+    /// Some row group may hold a value, and the index holds the file's own filters for them
+    /// bit for bit (not folded): its answers are exactly what a direct probe of the file gives,
+    /// so the file is not read. (Where an entry was folded to a smaller size, its "maybe" is
+    /// sound but coarser than the file's own filter: that file is read, see [`Why::Maybe`].)
+    Answered(IndexAnswer),
     /// The file has no such column (no row of it holds a value of it), as a direct probe of a
     /// table reports it. Only said when the column path has no `.` or `\` (which a direct
     /// probe may also read as another leaf) and some other file the index covers has it.
@@ -439,6 +445,8 @@ fn decide(
         };
         let rows = d.files[fi].row_counts.clone().unwrap_or_default();
         let mut maybe = Vec::new();
+        // Whether a row group that may hold a value was answered by a folded entry.
+        let mut folded = false;
         let mut answers = Vec::with_capacity(rows.len());
         for (rg, n) in rows.iter().enumerate() {
             let &(g, e) = at
@@ -475,6 +483,7 @@ fn decide(
             }
             if row.iter().any(|a| *a != Answer::Absent) {
                 maybe.push(rg);
+                folded |= col.groups[g].entries.get(e).is_none_or(|x| x.folds > 0);
             }
             answers.push(RowGroupAnswer {
                 row_group: rg,
@@ -483,12 +492,17 @@ fn decide(
                 answers: row,
             });
         }
+        let answer = IndexAnswer {
+            column: d.types[t as usize].clone(),
+            encoded: enc.clone(),
+            answers,
+        };
+        // "Absent" holds however an entry was folded (a folded filter keeps every bit the
+        // file's had); "maybe" is the file's own answer only from an entry kept as written.
         out.push(if maybe.is_empty() {
-            Ok(Ruled::Absent(IndexAnswer {
-                column: d.types[t as usize].clone(),
-                encoded: enc.clone(),
-                answers,
-            }))
+            Ok(Ruled::Absent(answer))
+        } else if !folded {
+            Ok(Ruled::Answered(answer))
         } else {
             Err(Why::Maybe(maybe))
         });
@@ -574,6 +588,11 @@ pub async fn ruled_out(
                     match d {
                         Ok(Ruled::Absent(a)) if a.answers.len() == n => vec![true; n],
                         Ok(Ruled::NoColumn) => vec![true; n],
+                        Ok(Ruled::Answered(a)) if a.answers.len() == n => a
+                            .answers
+                            .iter()
+                            .map(|rg| rg.answers.iter().all(|x| *x == Answer::Absent))
+                            .collect(),
                         Err(Why::Maybe(maybe)) => (0..n).map(|rg| !maybe.contains(&rg)).collect(),
                         _ => vec![false; n],
                     }
@@ -811,6 +830,14 @@ mod tests {
             .map(|r| match r {
                 Ok(Ruled::Absent(_)) => "absent".to_string(),
                 Ok(Ruled::NoColumn) => "no column".to_string(),
+                Ok(Ruled::Answered(a)) => format!(
+                    "answered {:?}",
+                    a.answers
+                        .iter()
+                        .filter(|rg| rg.answers.iter().any(|x| *x != Answer::Absent))
+                        .map(|rg| rg.row_group)
+                        .collect::<Vec<_>>()
+                ),
                 Err(why) => format!("{why:?}"),
             })
             .collect()
@@ -823,14 +850,14 @@ mod tests {
         assert_eq!(
             short(&out),
             [
-                "Maybe([0])", // a: its row group 0 may hold x
-                "absent",     // b: every row group's filter rules x out
-                "no column",  // c: fresh, readable, without the column; a has it
-                "NotCovered", // d: recorded unreadable and listed as it was
-                "Stale",      // e: its size changed
-                "NotCovered", // f: row group 1 has no filter in the index
-                "NotCovered", // g: the value does not encode for its type
-                "New",        // new: not in the index
+                "answered [0]", // a: its own filter (not folded) says row group 0 may hold x
+                "absent",       // b: every row group's filter rules x out
+                "no column",    // c: fresh, readable, without the column; a has it
+                "NotCovered",   // d: recorded unreadable and listed as it was
+                "Stale",        // e: its size changed
+                "NotCovered",   // f: row group 1 has no filter in the index
+                "NotCovered",   // g: the value does not encode for its type
+                "New",          // new: not in the index
             ]
         );
         let Ok(Ruled::Absent(b)) = &out[1] else {
@@ -891,14 +918,31 @@ mod tests {
         assert_eq!(a.answers[1].num_rows, 20);
         let always = vec![Encoded::AlwaysMaybe("NaN".into())];
         let out = decide(&f, 0, &ask("id", always), &listing()).unwrap();
-        assert_eq!(short(&out)[..2], ["Maybe([0, 1])", "Maybe([0])"]);
+        assert_eq!(short(&out)[..2], ["answered [0, 1]", "answered [0]"]);
         // One value that may be there keeps the row group, whatever the others say.
         let both = vec![
             Encoded::NeverStored("out of range".into()),
             Encoded::Candidates(vec![b"y".to_vec(), b"x".to_vec()]),
         ];
         let out = decide(&f, 0, &ask("id", both), &listing()).unwrap();
+        assert_eq!(short(&out)[..2], ["answered [0]", "absent"]);
+    }
+
+    #[test]
+    fn a_maybe_from_a_folded_entry_is_read_directly_and_an_absent_one_is_not() {
+        let mut f = fetched(sbbf::hash(b"x"));
+        // a's row group 0 (where x may be) and b's only row group were folded.
+        f.directory.columns[0].groups[0].entries[0].folds = 1;
+        f.directory.columns[0].groups[0].entries[2].folds = 1;
+        let out = decide(&f, 0, &ask("id", x()), &listing()).unwrap();
+        // A folded filter keeps every bit the file's had: its "absent" is the file's too; its
+        // "maybe" may be the fold's, which the file's own filter could still rule out.
         assert_eq!(short(&out)[..2], ["Maybe([0])", "absent"]);
+        // A folded entry answering "absent" beside an unfolded "maybe": answered.
+        let mut f = fetched(sbbf::hash(b"x"));
+        f.directory.columns[0].groups[0].entries[1].folds = 2;
+        let out = decide(&f, 0, &ask("id", x()), &listing()).unwrap();
+        assert_eq!(short(&out)[0], "answered [0]");
     }
 
     #[test]

@@ -110,6 +110,18 @@ pub async fn indexed(
                     .all(|rg| rg.answers.iter().all(|a| *a == Answer::Absent)));
                 (name, Some(Vec::new()))
             }
+            Planned::Index {
+                name,
+                answer: Ruled::Answered(answer),
+            } => {
+                let rgs = answer
+                    .answers
+                    .iter()
+                    .filter(|rg| rg.answers.iter().any(|a| *a != Answer::Absent))
+                    .map(|rg| rg.row_group)
+                    .collect();
+                (name, Some(rgs))
+            }
             Planned::Direct {
                 name,
                 why: Why::Maybe(rgs),

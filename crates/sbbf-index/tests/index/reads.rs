@@ -1,13 +1,15 @@
-//! What a probe with the index reads: for one value, at most 32 bytes per covered (file, row
+//! What a probe with the index reads: no data file at all when the index covers every file
+//! with its own filters; for one value, at most 32 bytes per covered (file, row
 //! group) entry plus 100 bytes of index metadata per file, in two waves of the index (its
 //! first read beside the listing, then everything else at once), with file names as Spark
 //! writes them (a folder per partition, a UUID in every name).
 
 use crate::common::{direct, encoder, write_file};
 use sbbf_index::build::{build, BuildOptions};
-use sbbf_index::probe::plan;
+use sbbf_index::probe::{plan, Ruled};
 use sbbf_index::Root;
 use sbbf_parquet::source::SourceOptions;
+use sbbf_parquet::Answer;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_value_reads_at_most_32_bytes_an_entry_and_100_a_file() {
@@ -58,14 +60,25 @@ async fn one_value_reads_at_most_32_bytes_an_entry_and_100_a_file() {
             st.bytes
         );
         assert_eq!(st.waves, 2, "{st:?}");
-        assert_eq!(p.stats.from_index + p.stats.direct, n);
-        // The index's answers are the files' own: a file it rules out has no row group a
-        // direct probe calls "maybe".
+        // Every file is covered by its own (unfolded) filters: the index answers all of them,
+        // present value or not, and none is opened.
+        assert_eq!((p.stats.from_index, p.stats.direct), (n, 0), "{value}");
+        assert!(p.source.is_empty(), "{value}: files left to read");
+        // The index's answers are the files' own, row group by row group.
         let want = direct(d, "id", &vals).await;
         for f in &p.files {
-            if let sbbf_index::probe::Planned::Index { name, .. } = f {
-                assert!(want[name].iter().all(|m| !m), "{name}");
-            }
+            let sbbf_index::probe::Planned::Index { name, answer } = f else {
+                unreachable!()
+            };
+            let got: Vec<bool> = match answer {
+                Ruled::Absent(a) | Ruled::Answered(a) => a
+                    .answers
+                    .iter()
+                    .map(|rg| rg.answers.iter().any(|x| *x != Answer::Absent))
+                    .collect(),
+                Ruled::NoColumn => unreachable!("{name}"),
+            };
+            assert_eq!(got, want[name], "{name}");
         }
         println!("{value}: {} bytes of the index, {st:?}", st.bytes);
     }
