@@ -11,7 +11,9 @@ use sbbf_parquet::source::DEFAULT_CONCURRENCY;
 
 /// Build, update or inspect a table's index: the Bloom filters its files already carry,
 /// gathered under PATH/_sbbf_index/ so that `sbbf probe PATH COLUMN VALUE` answers the files
-/// the index rules out in a few reads instead of reading every file.
+/// the index covers in a few reads instead of reading every file: a file whose entries are its
+/// own filters is answered from the index, "maybe" included, and not read; a "maybe" from a
+/// folded entry (--fpp) is checked against the file's own filter.
 ///
 /// The index reads footers and filters only, never data pages (with --build-missing: also
 /// the pages of the chunks it builds filters for). Entries keep each row group's filter at

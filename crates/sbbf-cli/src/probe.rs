@@ -125,8 +125,8 @@ pub struct ProbeArgs {
     )]
     pub concurrency: u64,
     /// Probe every file, ignoring the table's index (PATH/_sbbf_index/, see `sbbf index`).
-    /// With an index, files it rules out are reported from it without being read; --stats
-    /// then adds the index's figures.
+    /// With an index, the files it covers are reported from it without being read (the same
+    /// lines as a direct probe); --stats then adds the index's figures.
     #[arg(long)]
     pub no_index: bool,
     #[command(flatten)]
