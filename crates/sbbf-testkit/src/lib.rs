@@ -1,11 +1,12 @@
 //! Helpers the integration tests of every crate share (a dev-dependency only; never
 //! published): where the corpora live in the repository, reading the reference answers, a small
-//! table written with arrow-rs ([`table`]), a local S3 server ([`moto`]) and a range-serving
-//! HTTP server ([`http`]).
+//! table written with arrow-rs ([`table`]), a local S3 server ([`moto`]), a range-serving
+//! HTTP server ([`http`]) and the check behind every crate's layering test ([`layering`]).
 //!
 //! Everything the tests read is inside the repository: a clone in an empty directory runs them.
 
 pub mod http;
+pub mod layering;
 pub mod moto;
 pub mod table;
 
