@@ -177,7 +177,7 @@ where
                             let result = match answer {
                                 Ruled::Absent(a) | Ruled::Answered(a) => Ok(FileProbe {
                                     column: a.column,
-                                    encoded: a.encoded.into(),
+                                    encoded: a.encoded,
                                     answers: a.answers,
                                     io: IoStats::default(),
                                     other_readings: Vec::new(),
@@ -305,10 +305,10 @@ pub async fn prune_each(
     });
     // The columns missing from every file so far, with the first file's reason.
     let mut missing_everywhere: Option<BTreeMap<String, sbbf_parquet::Error>> = None;
-    let mut listed = order.clone().unwrap_or_default().into_iter();
+    let mut listed = order.map(Vec::into_iter);
     loop {
-        let (file, result) = match &order {
-            Some(_) => match listed.next() {
+        let (file, result) = match listed.as_mut() {
+            Some(listed) => match listed.next() {
                 None => break,
                 Some((name, true)) => {
                     if each(name, Ok(Vec::new())).is_break() {

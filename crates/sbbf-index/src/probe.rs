@@ -14,6 +14,7 @@ use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::source::{Source, SourceOptions};
 use sbbf_parquet::{Answer, Encoded, FilterState, ReadError, RowGroupAnswer};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Why a file must be probed directly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,8 +39,8 @@ pub enum Why {
 pub struct IndexAnswer {
     /// The column in this file, as the index recorded it.
     pub column: ColumnType,
-    /// The values, encoded for it.
-    pub encoded: Vec<Encoded>,
+    /// The values, encoded for it (shared by every file whose column has this type).
+    pub encoded: Arc<[Encoded]>,
     /// One per row group.
     pub answers: Vec<RowGroupAnswer>,
 }
@@ -226,7 +227,7 @@ where
 }
 
 /// Values encoded for one type, and each one's candidate hashes.
-type Hashed = (Vec<Encoded>, Vec<Vec<u64>>);
+type Hashed = (Arc<[Encoded]>, Vec<Vec<u64>>);
 
 /// One column asked about: its values encoded for every type its files have, and the stripes
 /// (group, block) their hashes pick.
@@ -264,7 +265,7 @@ where
                     _ => Vec::new(),
                 })
                 .collect();
-            Some((enc, hashes))
+            Some((Arc::from(enc), hashes))
         });
         if let Some((_, hashes)) = &e {
             for (g, group) in c.groups.iter().enumerate() {
@@ -494,7 +495,8 @@ fn decide(
         }
         let answer = IndexAnswer {
             column: d.types[t as usize].clone(),
-            encoded: enc.clone(),
+            // A count bumped, not the values copied: many files, many values.
+            encoded: Arc::clone(enc),
             answers,
         };
         // "Absent" holds however an entry was folded (a folded filter keeps every bit the
@@ -815,7 +817,7 @@ mod tests {
         Ask {
             column,
             at: Some(0),
-            encoded: HashMap::from([(0, Some((encoded, hashes))), (1, None)]),
+            encoded: HashMap::from([(0, Some((encoded.into(), hashes))), (1, None)]),
             need: BTreeSet::new(),
         }
     }
@@ -864,7 +866,7 @@ mod tests {
             unreachable!()
         };
         assert_eq!(b.column, int64("id"));
-        assert_eq!(b.encoded, x());
+        assert_eq!(*b.encoded, *x());
         assert_eq!(
             b.answers,
             [RowGroupAnswer {

@@ -8,9 +8,9 @@
 //! row groups than DataFusion's defaults, and strictly fewer, summed, for the kinds its own
 //! Bloom pruning skips.
 
+use crate::rows;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::catalog::TableProvider;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::MemTable;
@@ -110,29 +110,6 @@ fn leaves(file: &Path, schema: &Schema) -> Vec<Leaf> {
             });
         }
     }
-    out
-}
-
-/// The rows of a query, formatted and sorted.
-fn rows(batches: &[RecordBatch]) -> Vec<String> {
-    let mut out = Vec::new();
-    let opts = FormatOptions::default().with_null("NULL");
-    for b in batches {
-        let fmts: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap())
-            .collect();
-        for r in 0..b.num_rows() {
-            out.push(
-                fmts.iter()
-                    .map(|f| f.value(r).to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-            );
-        }
-    }
-    out.sort();
     out
 }
 

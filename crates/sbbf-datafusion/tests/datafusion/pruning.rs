@@ -3,9 +3,9 @@
 //! of the same query over the file loaded in memory (no pruning at all), and our scan must read
 //! no more row groups than DataFusion's own pruning (statistics and its Bloom-filter reads).
 
+use crate::rows;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::catalog::TableProvider;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::MemTable;
@@ -124,29 +124,6 @@ fn values_of(
         }
     }
     seen
-}
-
-/// The rows of a query, formatted and sorted (scans may return them in any order).
-fn rows(batches: &[RecordBatch]) -> Vec<String> {
-    let mut out = Vec::new();
-    let opts = FormatOptions::default().with_null("NULL");
-    for b in batches {
-        let fmts: Vec<ArrayFormatter> = b
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap())
-            .collect();
-        for r in 0..b.num_rows() {
-            out.push(
-                fmts.iter()
-                    .map(|f| f.value(r).to_string())
-                    .collect::<Vec<_>>()
-                    .join("|"),
-            );
-        }
-    }
-    out.sort();
-    out
 }
 
 struct Contexts {
