@@ -59,6 +59,10 @@ pub enum Error {
         #[source]
         first: Option<Box<Error>>,
     },
+    /// A Delta or Iceberg table could not be read as its snapshot (feature `lake`).
+    #[cfg(feature = "lake")]
+    #[error(transparent)]
+    Lake(Box<LakeError>),
     /// Several leaf columns fit this path (dots inside field names, or duplicate names).
     #[error(
         "column path `{column}` is ambiguous: it fits {}; write one of these paths (a `.` inside a field name is written `\\.`)",
@@ -546,4 +550,94 @@ fn quoted(c: &[String]) -> String {
         text.push_str(&format!(" and {} more", c.len() - SHOWN));
     }
     text
+}
+
+/// Why a table could not be read as its snapshot.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LakeError {
+    /// Delta's kernel refused or failed (protocol, log, checkpoint).
+    #[error("Delta table {table}: {source}")]
+    Delta {
+        /// The table.
+        table: String,
+        /// The kernel's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// An Iceberg table's metadata or manifests could not be read or make no sense.
+    #[error("Iceberg table {table}: {reason}")]
+    Iceberg {
+        /// The table (its metadata file).
+        table: String,
+        /// What is wrong.
+        reason: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// The table uses something this build does not read.
+    #[error("{format} table {table} uses {feature}, which is not supported yet")]
+    Unsupported {
+        /// The format.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// The feature.
+        feature: String,
+    },
+    /// No snapshot fits the asked version or time.
+    #[error("{format} table {table} has no snapshot {asked}")]
+    NoSuchSnapshot {
+        /// The format.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// What was asked, in words.
+        asked: String,
+    },
+    /// A data file the snapshot names is not in storage: the table is broken.
+    #[error("{format} table {table} names data file {file}, which storage does not have")]
+    MissingFile {
+        /// The format.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// The missing file.
+        file: String,
+    },
+    /// The text given for a snapshot is neither a version nor an RFC 3339 time.
+    #[error("`{text}` is neither a table version (an integer) nor an RFC 3339 time (2026-12-03T15:00:00Z)")]
+    AsOfText {
+        /// The text.
+        text: String,
+    },
+    /// A table names a file in another store than its own (another bucket or scheme).
+    #[error(
+        "the table names {file}, outside its store {store}; such tables are not supported yet"
+    )]
+    OutsideStore {
+        /// The file.
+        file: String,
+        /// The table's store.
+        store: String,
+    },
+    /// A location in a table's log or metadata is not a usable URL or path.
+    #[error("`{location}` is not a usable file location")]
+    BadLocation {
+        /// The location.
+        location: String,
+    },
+    /// A version was asked of something that is not a table.
+    #[error("{path} is not a Delta or Iceberg table, so it has no versions")]
+    NotATable {
+        /// The path.
+        path: String,
+    },
+}
+
+impl From<LakeError> for Error {
+    fn from(e: LakeError) -> Error {
+        Error::Lake(Box::new(e))
+    }
 }

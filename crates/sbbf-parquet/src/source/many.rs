@@ -278,6 +278,25 @@ impl Source {
         }
     }
 
+    /// A source of exactly these local files, in this order, each with the name results
+    /// give it (a table's data files named below the table's path); `many` says whether a
+    /// file without the asked column is a result of its own.
+    pub fn from_named_paths(
+        paths: Vec<(String, PathBuf)>,
+        many: bool,
+        options: SourceOptions,
+    ) -> Source {
+        Source {
+            files: paths
+                .into_iter()
+                .map(|(name, p)| (name, At::Local(p)))
+                .collect(),
+            many,
+            policy: options.policy.unwrap_or_default(),
+            options,
+        }
+    }
+
     async fn open_url(url: &str, options: SourceOptions) -> Result<Source, Error> {
         let (store, prefix) = object::store_from_url(url)?;
         Source::open_store(url, store, prefix, options).await

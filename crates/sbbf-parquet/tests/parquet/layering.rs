@@ -15,6 +15,7 @@ const ORDER: &[&str] = &[
     "read",    // answers, the I/O-free filter-read plan, the sync and async drivers
     "prune",   // predicates over row groups
     "source",  // local paths, object stores, many files at once
+    "lake",    // Delta and Iceberg tables as their snapshots' files (feature `lake`)
     "write",   // building filters, the write pipeline, atomic output
     "inspect", // reports on every filter
     "verify",  // filters checked against the data

@@ -1,0 +1,294 @@
+//! Lake tables read as their snapshots (feature `lake`): a Delta Lake table (a folder with
+//! `_delta_log/`, read through Delta's kernel) or an Apache Iceberg table (a
+//! `*.metadata.json` file, or a folder with `metadata/`) is the set of data files its log or
+//! metadata names at one version, never the files its folder happens to hold. A folder keeps
+//! files a table has removed (compaction, deletes, overwrites) until VACUUM or snapshot expiry,
+//! and files of commits that failed: reading them answers for rows the table does not have.
+//!
+//! [`open`] is where a PATH becomes files: a table's snapshot when PATH is a table root, the
+//! plain [`Source`] listing otherwise (or when asked to read the folder as files).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), sbbf_parquet::Error> {
+//! use sbbf_parquet::lake::{open, LakeOptions};
+//! use sbbf_parquet::source::SourceOptions;
+//! let opened = open("events/", &LakeOptions::default(), SourceOptions::default()).await?;
+//! if let Some(table) = &opened.table {
+//!     println!("{} version {}: {} files", table.format, table.version, table.files.len());
+//! }
+//! println!("{} files to read", opened.source.len());
+//! # Ok(()) }
+//! ```
+
+pub mod delta;
+pub mod iceberg;
+mod location;
+
+pub use location::StoreRoot;
+
+use crate::source::{object, Source, SourceOptions};
+use crate::{Error, LakeError};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Which table format a path holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Delta Lake: `_delta_log/` beside the data.
+    Delta,
+    /// Apache Iceberg: a metadata JSON file naming manifest lists and manifests.
+    Iceberg,
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::Delta => "delta",
+            Format::Iceberg => "iceberg",
+        })
+    }
+}
+
+/// Which snapshot of a table to read: a version (a Delta version, an Iceberg snapshot id) or
+/// the snapshot current at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsOf {
+    /// A Delta table version, or an Iceberg snapshot id.
+    Version(i64),
+    /// Milliseconds since the Unix epoch: the last snapshot committed at or before it.
+    TimestampMs(i64),
+}
+
+impl FromStr for AsOf {
+    type Err = Error;
+
+    /// An integer is a version (or snapshot id); anything else must be an RFC 3339 time
+    /// (`2026-12-03T15:00:00Z`).
+    ///
+    /// ```
+    /// use sbbf_parquet::lake::AsOf;
+    /// assert_eq!("3".parse::<AsOf>().unwrap(), AsOf::Version(3));
+    /// assert_eq!(
+    ///     "1970-01-01T00:00:01Z".parse::<AsOf>().unwrap(),
+    ///     AsOf::TimestampMs(1000)
+    /// );
+    /// assert!("yesterday".parse::<AsOf>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<AsOf, Error> {
+        let s = s.trim();
+        if let Ok(v) = s.parse::<i64>() {
+            return Ok(AsOf::Version(v));
+        }
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| AsOf::TimestampMs(t.timestamp_millis()))
+            .map_err(|_| {
+                LakeError::AsOfText {
+                    text: s.to_string(),
+                }
+                .into()
+            })
+    }
+}
+
+/// How [`open`] treats a path that is a table.
+#[derive(Debug, Clone, Default)]
+pub struct LakeOptions {
+    /// Read this snapshot instead of the current one.
+    pub as_of: Option<AsOf>,
+    /// Read the folder as plain Parquet files even where it is a table (repair work: removed
+    /// and uncommitted files included).
+    pub as_directory: bool,
+}
+
+/// Rows a data file's deletes take away, as the snapshot records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Deletes {
+    /// No delete applies to the file.
+    #[default]
+    None,
+    /// A deletion vector (Delta, or an Iceberg v3 deletion vector) marks deleted rows.
+    Vector {
+        /// How many rows it deletes, when the snapshot says.
+        rows: Option<u64>,
+    },
+    /// Iceberg delete files that may apply to the file.
+    Files {
+        /// Position delete files.
+        position: u32,
+        /// Equality delete files.
+        equality: u32,
+    },
+}
+
+impl Deletes {
+    /// Whether any delete may apply.
+    pub fn any(&self) -> bool {
+        !matches!(self, Deletes::None)
+    }
+}
+
+/// One data file of a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataFile {
+    /// Its absolute location: a `file://` URL for a local table, else the store's URL.
+    pub url: String,
+    /// Its size in bytes, as the table records it.
+    pub size: u64,
+    /// Its row count before deletes, as the table records it.
+    pub rows: Option<u64>,
+    /// Partition values by column name (Delta: logical names; Iceberg: partition field
+    /// names), as text (`None`: null).
+    pub partition: Vec<(String, Option<String>)>,
+    /// Deletes that apply to it.
+    pub deletes: Deletes,
+}
+
+/// A table's snapshot: the version read and its data files.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The table's format.
+    pub format: Format,
+    /// The table as given (a path or a URL).
+    pub location: String,
+    /// The version read: a Delta version, an Iceberg snapshot id (-1: no snapshot yet).
+    pub version: i64,
+    /// When that version was committed (ms since the epoch), when known.
+    pub timestamp_ms: Option<i64>,
+    /// The Iceberg metadata file read (`None` for Delta).
+    pub metadata: Option<String>,
+    /// The partition columns, in the table's order.
+    pub partition_columns: Vec<String>,
+    /// The data files (Parquet only), in the order the log or manifests list them.
+    pub files: Vec<DataFile>,
+    /// What the reader should know about how the snapshot was found (e.g. an Iceberg folder
+    /// read without its catalog).
+    pub notes: Vec<String>,
+}
+
+impl Snapshot {
+    /// The files with deletes that apply to them.
+    pub fn files_with_deletes(&self) -> impl Iterator<Item = &DataFile> {
+        self.files.iter().filter(|f| f.deletes.any())
+    }
+}
+
+/// A path opened for reading: its files as a [`Source`] and, when it is a table, the snapshot
+/// they come from.
+#[derive(Debug)]
+pub struct Opened {
+    /// The files to read, named as results name them.
+    pub source: Source,
+    /// The snapshot, when the path is a table read as one.
+    pub table: Option<Snapshot>,
+}
+
+/// What kind of table `arg` is, if any, without reading its log: a folder with
+/// `_delta_log/`, a `*.metadata.json` file, a folder with `metadata/` holding metadata files.
+pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
+    if arg.ends_with(".metadata.json") {
+        return Ok(Some(Format::Iceberg));
+    }
+    if object::is_remote_url(arg) {
+        let root = StoreRoot::for_url(arg)?;
+        return root.detect(arg).await;
+    }
+    let p = Path::new(arg);
+    if !p.is_dir() {
+        return Ok(None);
+    }
+    if p.join("_delta_log").is_dir() {
+        return Ok(Some(Format::Delta));
+    }
+    let meta = p.join("metadata");
+    if meta.is_dir() && iceberg::has_metadata_files(&meta) {
+        return Ok(Some(Format::Iceberg));
+    }
+    Ok(None)
+}
+
+/// Reads the snapshot of the table at `arg` (see [`detect`]); `None` when `arg` is no table.
+pub async fn snapshot(arg: &str, as_of: Option<AsOf>) -> Result<Option<Snapshot>, Error> {
+    let Some(format) = detect(arg).await? else {
+        return Ok(None);
+    };
+    let root = match object::is_remote_url(arg) {
+        true => StoreRoot::for_url(arg)?,
+        false => StoreRoot::local(),
+    };
+    let url = location::table_url(arg)?;
+    let snap = match format {
+        Format::Delta => delta::snapshot(&root, arg, &url, as_of).await?,
+        Format::Iceberg => iceberg::snapshot(&root, arg, &url, as_of).await?,
+    };
+    Ok(Some(snap))
+}
+
+/// The files `arg` names: a table's snapshot files when `arg` is a Delta or Iceberg table
+/// (unless [`LakeOptions::as_directory`]), else what [`Source::open`] lists. A file the
+/// snapshot names that storage lacks is found when it is read, and named then.
+pub async fn open(arg: &str, lake: &LakeOptions, options: SourceOptions) -> Result<Opened, Error> {
+    if !lake.as_directory {
+        if let Some(snap) = snapshot(arg, lake.as_of).await? {
+            let source = source_of(&snap, options)?;
+            return Ok(Opened {
+                source,
+                table: Some(snap),
+            });
+        }
+        if lake.as_of.is_some() {
+            return Err(LakeError::NotATable {
+                path: arg.to_string(),
+            }
+            .into());
+        }
+    }
+    Ok(Opened {
+        source: Source::open(arg, options).await?,
+        table: None,
+    })
+}
+
+/// The snapshot's files as a [`Source`], named as a listing of the table's folder names them
+/// (the table path followed by the file's path below it; the file's URL when it lies
+/// elsewhere).
+pub fn source_of(snap: &Snapshot, options: SourceOptions) -> Result<Source, Error> {
+    let many = true;
+    if !object::is_remote_url(&snap.location) {
+        let mut paths: Vec<(String, PathBuf)> = Vec::with_capacity(snap.files.len());
+        for f in &snap.files {
+            let path = location::local_path(&f.url)?;
+            let name = display_name(&snap.location, &path);
+            paths.push((name, path));
+        }
+        return Ok(Source::from_named_paths(paths, many, options));
+    }
+    let root = StoreRoot::for_url(&snap.location)?;
+    let (_, prefix) = object::store_from_url(&snap.location)?;
+    let mut objects = Vec::with_capacity(snap.files.len());
+    for f in &snap.files {
+        objects.push(object_store::ObjectMeta {
+            location: root.path_of(&f.url)?,
+            last_modified: chrono::DateTime::<chrono::Utc>::default(),
+            size: f.size,
+            e_tag: None,
+            version: None,
+        });
+    }
+    Ok(Source::from_objects(
+        &snap.location,
+        root.store(),
+        &prefix,
+        objects,
+        options,
+    ))
+}
+
+/// A local data file as a listing of `table` would show it.
+fn display_name(table: &str, file: &Path) -> String {
+    let base = Path::new(table);
+    let abs_base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    match file.strip_prefix(&abs_base) {
+        Ok(rel) => base.join(rel).display().to_string(),
+        Err(_) => file.display().to_string(),
+    }
+}
