@@ -40,6 +40,8 @@ pub struct InspectArgs {
     pub columns: Vec<String>,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
+    #[command(flatten)]
+    pub table: crate::lake::TableArgs,
 }
 
 pub fn run(a: InspectArgs) -> u8 {
@@ -74,13 +76,15 @@ pub fn run(a: InspectArgs) -> u8 {
             }
         }
     };
-    let tally = match inspect_each(&a.file, &keys, &a.columns, each) {
+    let tally = match inspect_each(&a.file, &a.table.options(), &keys, &a.columns, each) {
         Ok(t) => t,
         Err(e) => {
             err!("sbbf inspect: {}", crate::path_error(&a.file, &e));
             return 2;
         }
     };
+    // Text: said on stderr, every time (stdout holds the reports); JSON: a last line.
+    crate::lake::say_version("sbbf inspect", tally.table.as_ref(), a.format, true);
     if let Some(e) = tally.no_file_has_column() {
         err!("sbbf inspect: {e}");
     }

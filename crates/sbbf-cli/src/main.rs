@@ -43,6 +43,7 @@ pub(crate) fn output_failed(e: std::io::Error) -> ! {
 mod index;
 mod inspect;
 mod keys;
+mod lake;
 mod probe;
 mod progress;
 #[cfg(feature = "query")]

@@ -131,6 +131,8 @@ pub struct ProbeArgs {
     pub no_index: bool,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
+    #[command(flatten)]
+    pub table: crate::lake::TableArgs,
 }
 
 pub fn run(mut a: ProbeArgs) -> u8 {
@@ -185,6 +187,7 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         concurrency: a.concurrency as usize,
         keys,
         policy: None,
+        lake: a.table.options(),
     };
     let values = std::sync::Arc::new(a.values.clone());
     let encode = move |ty: &ColumnType| {
@@ -204,6 +207,7 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
     if let Some(w) = probe.warning() {
         err!("sbbf probe: warning: {w}");
     }
+    crate::lake::say_version("sbbf probe", probe.table(), a.format, a.stats);
     let mut outcome = Outcome::new(a, probe.is_many());
     outcome.show_progress(probe.len());
     let run = probe.run(|p| {

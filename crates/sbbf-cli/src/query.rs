@@ -78,6 +78,8 @@ pub struct QueryArgs {
     /// (files changed or added since the index was built are read as without it).
     #[arg(long)]
     no_index: bool,
+    #[command(flatten)]
+    lake: crate::lake::TableArgs,
 }
 
 pub fn run(a: QueryArgs) -> u8 {
@@ -120,7 +122,7 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let ctx = SessionContext::new_with_config(config);
-    for (_, path) in &tables {
+    for (_, path) in tables.iter().filter(|_| a.lake.as_directory) {
         if let Some(format) =
             sbbf_parquet::write::output::table_format_at(std::path::Path::new(path))
         {
@@ -133,7 +135,8 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut registered = Vec::new();
     for (name, path) in &tables {
         let path = table_path(&ctx, path)?;
-        let table = SbbfTable::with_options(&ctx.state(), &path, !a.no_sbbf, !a.no_index)
+        let lake = a.lake.options();
+        let table = SbbfTable::with_lake(&ctx.state(), &path, !a.no_sbbf, !a.no_index, &lake)
             .await
             .map_err(|e| format!("table `{name}` ({path}): {e}"))?
             .with_name(name.as_str());
@@ -163,9 +166,14 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             s.pruned_index = rgs;
             per_table.insert(name.clone(), QueryStats::new(row_groups, &s, a.no_sbbf));
         }
+        let versions: std::collections::BTreeMap<_, _> = registered
+            .iter()
+            .filter_map(|(name, t)| Some((name.clone(), t.table_version()?.clone())))
+            .collect();
         let line = QueryStatsLine {
             t: per_table["t"].clone(),
             tables: (registered.len() > 1).then_some(per_table),
+            versions: (!versions.is_empty()).then_some(versions),
         };
         err!("{}", crate::to_json(&line));
     }

@@ -44,6 +44,8 @@ pub struct VerifyArgs {
     pub format: Format,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
+    #[command(flatten)]
+    pub table: crate::lake::TableArgs,
 }
 
 pub fn run(a: VerifyArgs) -> u8 {
@@ -86,13 +88,15 @@ pub fn run(a: VerifyArgs) -> u8 {
         }
     };
     let bar = |_: &str| crate::progress::bar("verifying");
-    let tally = match verify_each(&a.file, &keys, &a.columns, a.samples, bar, each) {
+    let tally = match verify_each(&a.file, &a.table.options(), &keys, &a.columns, a.samples, bar, each) {
         Ok(t) => t,
         Err(e) => {
             err!("sbbf verify: {}", crate::path_error(&a.file, &e));
             return 2;
         }
     };
+    // Text: said on stderr, every time (stdout holds the reports); JSON: a last line.
+    crate::lake::say_version("sbbf verify", tally.table.as_ref(), a.format, true);
     if let Some(e) = tally.no_file_has_column() {
         err!("sbbf verify: {e}");
     }

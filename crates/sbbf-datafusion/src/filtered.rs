@@ -42,6 +42,9 @@ enum Rule {
     Hidden(Path),
     /// These objects (object path -> size, row groups), each while its size is the same.
     Dropped(Arc<Dropped>),
+    /// Only these objects: a lake table's snapshot files (the rest of its folder is files
+    /// the table removed or never committed, and its log).
+    Only(Arc<std::collections::HashSet<Path>>),
 }
 
 /// Files and row groups a [`FilteredStore`]'s listings left out by [`Rule::Dropped`].
@@ -64,6 +67,7 @@ impl Rule {
                 }
                 _ => true,
             },
+            Rule::Only(files) => files.contains(&m.location),
         }
     }
 
@@ -71,7 +75,7 @@ impl Rule {
     fn keeps_prefix(&self, p: &Path) -> bool {
         match self {
             Rule::Hidden(root) => !hidden_below(root, p),
-            Rule::Dropped(_) => true,
+            Rule::Dropped(_) | Rule::Only(_) => true,
         }
     }
 }
@@ -119,6 +123,7 @@ impl fmt::Display for FilteredStore {
         match self.rule {
             Rule::Hidden(_) => write!(f, "Visible({})", self.inner),
             Rule::Dropped(_) => write!(f, "Hiding({})", self.inner),
+            Rule::Only(_) => write!(f, "Snapshot({})", self.inner),
         }
     }
 }
@@ -232,6 +237,29 @@ pub(crate) fn visible_url(
     };
     let (store_url, listing) = view_url(table, scheme)?;
     let view = FilteredStore::without_hidden(store, table.prefix().clone());
+    env.register_object_store(&store_url, Arc::new(view));
+    Some(listing)
+}
+
+/// A URL of its own (`sbbf-snapshot-N`) for a view of `store` that lists only `files`, the
+/// files of a lake table's snapshot, registered in `env`; `None` when `table` cannot be
+/// given one.
+pub(crate) fn snapshot_url(
+    env: &datafusion::execution::runtime_env::RuntimeEnv,
+    table: &ListingTableUrl,
+    store: Arc<dyn ObjectStore>,
+    files: std::collections::HashSet<Path>,
+) -> Option<ListingTableUrl> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let url: &url::Url = table.as_ref();
+    let scheme = if url.scheme() == "file" {
+        format!("{LOCAL_SCHEME_PREFIX}snap-{n}")
+    } else {
+        format!("sbbf-snapshot-{n}")
+    };
+    let (store_url, listing) = view_url(table, scheme)?;
+    let view = FilteredStore::new(store, Rule::Only(Arc::new(files)));
     env.register_object_store(&store_url, Arc::new(view));
     Some(listing)
 }

@@ -5,10 +5,13 @@
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::Session;
-use datafusion::common::Result;
+use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::{ListingTableConfig, ListingTableUrl};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::ObjectStore;
+use sbbf_parquet::lake::{Deletes, Format, Snapshot, StoreRoot};
+use sbbf_parquet::source::{LakeOptions, TableVersion};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The store of `url` and the files DataFusion lists under it.
@@ -188,6 +191,8 @@ pub(crate) struct TableFiles {
     /// Whether the schema merges those of all files (else: the first file's, as for a
     /// local glob).
     pub(crate) merge: bool,
+    /// The table version read, when the path is a Delta or Iceberg table.
+    pub(crate) table: Option<TableVersion>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -199,7 +204,25 @@ pub(crate) async fn list_table(
     path: &str,
     url: &ListingTableUrl,
     ext: &str,
+    lake: &LakeOptions,
 ) -> Result<TableFiles> {
+    if !lake.as_directory {
+        let snap = sbbf_parquet::lake::snapshot(path, lake.as_of)
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        match snap {
+            Some(snap) => return lake_table(state, path, ext, snap).await,
+            None if lake.as_of.is_some() => {
+                let e = sbbf_parquet::LakeError::NotATable {
+                    path: path.to_string(),
+                };
+                return Err(DataFusionError::External(Box::new(
+                    sbbf_parquet::Error::from(e),
+                )));
+            }
+            None => {}
+        }
+    }
     let mut warnings = Vec::new();
     // The table's files, listed once: for its partition keys and its schema.
     // A local glob names the files `sbbf probe` and a shell name: `*` stays inside one
@@ -272,5 +295,151 @@ pub(crate) async fn list_table(
         partitions,
         warnings,
         merge,
+        table: None,
+    })
+}
+
+/// A Delta or Iceberg table as its snapshot: the folder listed once, and only the files the
+/// snapshot names kept (through a view of the store that lists nothing else); a file it
+/// names that storage lacks is an error naming it. What the scan cannot apply yet (deletes,
+/// Delta column mapping, Iceberg renames matched by field id) is refused, naming the
+/// feature: a count that includes deleted rows would be silently wrong.
+async fn lake_table(state: &dyn Session, path: &str, ext: &str, snap: Snapshot) -> Result<TableFiles> {
+    let refuse = |feature: String| {
+        DataFusionError::External(Box::new(sbbf_parquet::Error::from(
+            sbbf_parquet::LakeError::Unsupported {
+                format: snap.format.name(),
+                table: path.to_string(),
+                feature: format!("{feature} (sbbf query does not apply it yet)"),
+            },
+        )))
+    };
+    if let Some(f) = snap.files_with_deletes().next() {
+        let kind = match f.deletes {
+            Deletes::Vector { .. } => "deletion vectors",
+            _ => "delete files (position or equality deletes)",
+        };
+        let n = snap.files_with_deletes().count();
+        return Err(refuse(format!("{kind} on {n} data file(s)")));
+    }
+    if let Some(c) = snap.columns.iter().find(|c| c.physical.is_some()) {
+        return Err(refuse(format!("column mapping (column `{}`)", c.name)));
+    }
+    if let Some(c) = snap.columns.iter().find(|c| !c.earlier_names.is_empty()) {
+        return Err(refuse(format!(
+            "a renamed column (`{}`, earlier `{}`) matched by field id",
+            c.name,
+            c.earlier_names.join("`, `")
+        )));
+    }
+    // The folder the files lie below: a Delta table's root; an Iceberg table's files are
+    // wherever its manifests say, so the deepest folder above them all.
+    let root = match snap.format {
+        Format::Delta => table_folder(path),
+        Format::Iceberg => common_folder(snap.files.iter().map(|f| f.url.as_str()))
+            .unwrap_or_else(|| table_folder(path)),
+    };
+    let root_url = ListingTableUrl::parse(&root)?;
+    let (store, listed) = list_files(state, &root_url, ext).await?;
+    let at = match sbbf_parquet::source::object::is_remote_url(&root) {
+        true => StoreRoot::for_url(&root),
+        false => Ok(StoreRoot::local()),
+    }
+    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let mut wanted = HashSet::with_capacity(snap.files.len());
+    for f in &snap.files {
+        let p = at
+            .path_of(&f.url)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        wanted.insert(p);
+    }
+    let files: Vec<object_store::ObjectMeta> = listed
+        .into_iter()
+        .filter(|m| wanted.contains(&m.location))
+        .collect();
+    if files.len() < wanted.len() {
+        let found: HashSet<&object_store::path::Path> = files.iter().map(|m| &m.location).collect();
+        let missing = snap
+            .files
+            .iter()
+            .find(|f| at.path_of(&f.url).is_ok_and(|p| !found.contains(&p)))
+            .map(|f| f.url.clone())
+            .unwrap_or_default();
+        let e = sbbf_parquet::LakeError::MissingFile {
+            format: snap.format.name(),
+            table: path.to_string(),
+            file: missing,
+        };
+        return Err(DataFusionError::External(Box::new(sbbf_parquet::Error::from(e))));
+    }
+    let table_url = crate::filtered::snapshot_url(
+        state.runtime_env(),
+        &root_url,
+        Arc::clone(&store),
+        wanted,
+    )
+    .ok_or_else(|| DataFusionError::Plan(format!("{path}: cannot list its snapshot's files")))?;
+    // Delta keeps partition values out of the files: they are read from the hive folders
+    // its writers lay the files in, which must name exactly the table's partition columns.
+    let partitions = match (snap.format, snap.partition_columns.is_empty()) {
+        (Format::Delta, false) => {
+            let (parts, _) = hive_partitions(&root_url, &files);
+            let keys: Vec<&str> = parts.iter().map(|(k, _)| k.as_str()).collect();
+            let want: Vec<&str> = snap.partition_columns.iter().map(String::as_str).collect();
+            if keys != want {
+                return Err(refuse(format!(
+                    "partition columns {} whose values are not in the files' folder names",
+                    want.join(", ")
+                )));
+            }
+            parts
+        }
+        // Iceberg data files hold their partition source columns.
+        _ => Vec::new(),
+    };
+    Ok(TableFiles {
+        store,
+        files,
+        config: ListingTableConfig::new(table_url),
+        partitions,
+        warnings: snap.notes.iter().map(|n| format!("{path}: {n}")).collect(),
+        merge: true,
+        table: Some(snap.version()),
+    })
+}
+
+/// The folder of a table given as a folder or as an Iceberg metadata file
+/// (`t/metadata/v3.metadata.json` is table `t/`), ending in `/`.
+fn table_folder(path: &str) -> String {
+    let p = path.trim_end_matches('/');
+    let p = match p.ends_with(".metadata.json") {
+        true => p
+            .rsplit_once('/')
+            .map(|(dir, _)| dir.rsplit_once('/').map_or(dir, |(t, _)| t))
+            .unwrap_or(p),
+        false => p,
+    };
+    match sbbf_parquet::source::object::is_remote_url(p) {
+        true => format!("{p}/"),
+        false => {
+            let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.into());
+            format!("{}/", abs.display())
+        }
+    }
+}
+
+/// The deepest folder above every location (URLs), as a URL or local path ending in `/`.
+fn common_folder<'a>(mut urls: impl Iterator<Item = &'a str>) -> Option<String> {
+    let first = urls.next()?;
+    let mut common = first.rsplit_once('/')?.0.to_string();
+    for u in urls {
+        while !u.starts_with(&format!("{common}/")) {
+            common = common.rsplit_once('/')?.0.to_string();
+        }
+    }
+    let folder = format!("{common}/");
+    Some(match folder.strip_prefix("file://") {
+        Some(local) => local.to_string(),
+        None => folder,
     })
 }

@@ -277,4 +277,7 @@ pub struct QueryStatsLine {
     /// Every table's, by name (only with more than one table).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tables: Option<std::collections::BTreeMap<String, QueryStats>>,
+    /// The version read of each table that is a Delta or Iceberg table, by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versions: Option<std::collections::BTreeMap<String, sbbf_parquet::source::TableVersion>>,
 }

@@ -7,6 +7,7 @@ use crate::filtered::{hiding_url, FilteredStore};
 use crate::index::{ask, Asked, Dropped};
 use crate::join::SbbfSource;
 use crate::listing::{list_files, list_table, TableFiles};
+use sbbf_parquet::source::{LakeOptions, TableVersion};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
@@ -73,6 +74,8 @@ pub struct SbbfTable {
     /// What listing the files met and went around (a symbolic link loop, hive folders that
     /// are not columns), to show once.
     warnings: Vec<String>,
+    /// The table version read, when the path is a Delta or Iceberg table.
+    table: Option<TableVersion>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -131,6 +134,33 @@ impl SbbfTable {
         enabled: bool,
         use_index: bool,
     ) -> Result<SbbfTable> {
+        SbbfTable::with_lake(state, path, enabled, use_index, &LakeOptions::default()).await
+    }
+
+    /// [`SbbfTable::with_options`], a Delta or Iceberg table read as `lake` says: by default
+    /// its current snapshot's data files only (never the files its folder keeps that the
+    /// table removed), at [`LakeOptions::as_of`] an older snapshot, with
+    /// [`LakeOptions::as_directory`] its folder as plain files. Deletes (deletion vectors,
+    /// delete files), Delta column mapping and Iceberg renames are refused for now with an
+    /// error naming them, rather than read wrong.
+    ///
+    /// ```no_run
+    /// # async fn run() -> datafusion::common::Result<()> {
+    /// use datafusion::prelude::SessionContext;
+    /// use sbbf_parquet::source::{AsOf, LakeOptions};
+    /// let ctx = SessionContext::new();
+    /// let lake = LakeOptions { as_of: Some(AsOf::Version(3)), as_directory: false };
+    /// let t = sbbf_datafusion::SbbfTable::with_lake(&ctx.state(), "delta/events/", true, true, &lake).await?;
+    /// println!("{:?}", t.table_version());
+    /// # Ok(()) }
+    /// ```
+    pub async fn with_lake(
+        state: &dyn Session,
+        path: &str,
+        enabled: bool,
+        use_index: bool,
+        lake: &LakeOptions,
+    ) -> Result<SbbfTable> {
         let url = ListingTableUrl::parse(path)?;
         let mut format =
             ParquetFormat::default().with_options(state.table_options().parquet.clone());
@@ -153,10 +183,14 @@ impl SbbfTable {
             partitions,
             warnings,
             merge,
-        } = list_table(state, path, &url, &options.file_extension).await?;
-        // A directory or prefix may have an index; anything else has none.
+            table,
+        } = list_table(state, path, &url, &options.file_extension, lake).await?;
+        // A directory or prefix may have an index; anything else has none. A lake table's
+        // index is not used by queries yet.
         let root = match sbbf_index::Root::open(path) {
-            Ok(Some(root)) if enabled && use_index && url.is_collection() => Some(root),
+            Ok(Some(root)) if enabled && use_index && url.is_collection() && table.is_none() => {
+                Some(root)
+            }
             _ => None,
         };
         let known = match &root {
@@ -209,7 +243,13 @@ impl SbbfTable {
             name: None,
             index,
             warnings,
+            table,
         })
+    }
+
+    /// The table version read, when the path is a Delta or Iceberg table.
+    pub fn table_version(&self) -> Option<&TableVersion> {
+        self.table.as_ref()
     }
 
     /// Whether scans use the table's index (`PATH/_sbbf_index/`, `sbbf index build`) to
@@ -332,6 +372,7 @@ impl SbbfTable {
             name: None,
             index: None,
             warnings: Vec::new(),
+            table: None,
         }
     }
 

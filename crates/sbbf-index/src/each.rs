@@ -15,7 +15,8 @@ use futures::{FutureExt as _, StreamExt as _};
 use sbbf_parquet::format::column::ColumnType;
 use sbbf_parquet::prune::{Dnf, PreparedPredicate};
 use sbbf_parquet::source::object::FileProbe;
-use sbbf_parquet::source::{Source, SourceOptions};
+use sbbf_parquet::lake;
+use sbbf_parquet::source::{Source, SourceOptions, TableVersion};
 use sbbf_parquet::{Encoded, IoStats};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -42,6 +43,9 @@ pub struct ProbeSummary {
     /// The reads of the files read directly: requests and bytes summed, waves the most of any
     /// one file (they are read side by side).
     pub direct: IoStats,
+    /// The table version read, when the path is a Delta or Iceberg table read as its
+    /// snapshot.
+    pub table: Option<TableVersion>,
 }
 
 /// A probe of `column` over the files a path names, opened (listed, the index consulted)
@@ -77,6 +81,7 @@ pub struct ProbeEach<F> {
     source: Source,
     index: Option<IndexStats>,
     warning: Option<String>,
+    table: Option<TableVersion>,
 }
 
 impl<F> ProbeEach<F>
@@ -95,33 +100,60 @@ where
         options: SourceOptions,
         use_index: bool,
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
+        // A table's snapshot is read once, here: its files are the listing, and its schema
+        // says how files name the column.
+        let snap = match options.lake.as_directory {
+            true => None,
+            false => lake::snapshot(path, options.lake.as_of).await?.map(Arc::new),
+        };
+        if snap.is_none() && options.lake.as_of.is_some() && !options.lake.as_directory {
+            return Err(sbbf_parquet::LakeError::NotATable {
+                path: path.to_string(),
+            }
+            .into());
+        }
+        let column = match &snap {
+            Some(s) => s.file_column(column)?,
+            None => column.to_string(),
+        };
         let root = match use_index {
-            true => Root::open(path).ok().flatten(),
+            true => Root::open(path).ok().flatten().map(|r| {
+                let r = r.with_lake(options.lake.clone());
+                match &snap {
+                    Some(s) => r.with_snapshot(Arc::clone(s)),
+                    None => r,
+                }
+            }),
             false => None,
         };
         if let Some(root) = root {
             // Listing errors are the direct listing's to report, in its words.
-            if let Ok(p) = plan(&root, column, encode.clone(), options.clone()).await {
+            if let Ok(p) = plan(&root, &column, encode.clone(), options.clone()).await {
                 return Ok(ProbeEach {
-                    column: column.to_string(),
+                    column,
                     encode,
                     many: p.many,
                     planned: Some(p.files),
                     source: p.source,
                     index: Some(p.stats),
                     warning: p.warning,
+                    table: p.table,
                 });
             }
         }
-        let source = Source::open(path, options).await?;
+        let (source, table) = match &snap {
+            Some(s) => (lake::source_of(s, options)?, Some(s.version())),
+            None => (Source::open(path, options).await?, None),
+        };
         Ok(ProbeEach {
-            column: column.to_string(),
+            column,
             encode,
             many: source.is_many(),
             planned: None,
             source,
             index: None,
             warning: None,
+            table,
         })
     }
 
@@ -129,6 +161,12 @@ where
     /// without the column is a result of its own.
     pub fn is_many(&self) -> bool {
         self.many
+    }
+
+    /// The table version read, when the path is a Delta or Iceberg table read as its
+    /// snapshot.
+    pub fn table(&self) -> Option<&TableVersion> {
+        self.table.as_ref()
     }
 
     /// The number of files the run will hand over.
@@ -211,6 +249,7 @@ where
         Ok(ProbeSummary {
             index: self.index,
             direct: direct_io,
+            table: self.table,
         })
     }
 }
@@ -251,16 +290,32 @@ pub async fn prune_each(
     strict: bool,
     mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
+    // A table's snapshot is read once: its files, and how they name the filters' columns.
+    let snap = match options.lake.as_directory {
+        true => None,
+        false => lake::snapshot(path, options.lake.as_of).await?.map(Arc::new),
+    };
+    let mut filters = filters;
+    if let Some(s) = &snap {
+        for leaf in filters.0.iter_mut().flatten() {
+            if let Some(c) = &leaf.column {
+                leaf.column = Some(s.file_column(c)?);
+            }
+        }
+    }
     let filters = Arc::new(filters);
     let (by_index, warning) = match use_index {
-        true => index_rules_out(path, &filters, options.clone()).await,
+        true => index_rules_out(path, &filters, options.clone(), snap.clone()).await,
         false => (None, None),
     };
     // With the index: every listed file in order with whether it is left out, and a source of
     // the others.
     let (order, source) = match by_index {
         Some((order, source)) => (Some(order), source),
-        None => (None, Source::open(path, options).await?),
+        None => match &snap {
+            Some(s) => (None, lake::source_of(s, options)?),
+            None => (None, lake::open(path, options).await?.source),
+        },
     };
     let policy = source.policy();
     // Files that lack the same filter columns get the same predicate, prepared once: its key
@@ -381,9 +436,15 @@ async fn index_rules_out(
     path: &str,
     filters: &Dnf,
     options: SourceOptions,
+    snap: Option<Arc<lake::Snapshot>>,
 ) -> (Option<IndexSplit>, Option<String>) {
     let Ok(Some(root)) = Root::open(path) else {
         return (None, None);
+    };
+    let root = root.with_lake(options.lake.clone());
+    let root = match snap {
+        Some(s) => root.with_snapshot(s),
+        None => root,
     };
     // One predicate for every file: the columns are checked per file later.
     let Some(predicate) = filters.predicate_for(|_| Ok(0), &mut Vec::new()) else {

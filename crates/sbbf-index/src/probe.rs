@@ -11,7 +11,7 @@ use crate::table::{is_fresh, Listed, Loaded, ReadStats, Root};
 use crate::{Error, IndexError};
 use bytes::Bytes;
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::source::{Source, SourceOptions};
+use sbbf_parquet::source::{Source, SourceOptions, TableVersion};
 use sbbf_parquet::{Answer, Encoded, FilterState, ReadError, RowGroupAnswer};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -122,6 +122,8 @@ pub struct ProbePlan {
     pub stats: IndexStats,
     /// Why the index was ignored, when it exists but is unusable: show it once.
     pub warning: Option<String>,
+    /// The table version read, when the root is a Delta or Iceberg table.
+    pub table: Option<TableVersion>,
 }
 
 /// Lists the table at `root` and reads its index at once, answers what the index can for
@@ -136,9 +138,9 @@ pub async fn plan<F>(
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
-    let (listing, loaded) = futures::future::join(root.list(), root.load()).await;
-    let listing = listing?;
-    if listing.is_empty() {
+    let (listing, loaded) = futures::future::join(root.list_table(), root.load()).await;
+    let (listing, table) = listing?;
+    if listing.is_empty() && table.is_none() {
         if let Root::Store { prefix, .. } = root {
             return Err(sbbf_parquet::Error::from(ReadError::NoObjects {
                 location: if prefix.as_ref().is_empty() {
@@ -214,6 +216,7 @@ where
         }
     }
     let many = match root {
+        _ if table.is_some() => true,
         Root::Local { .. } => listing.len() > 1,
         Root::Store { .. } => true,
     };
@@ -223,6 +226,7 @@ where
         files,
         stats,
         warning,
+        table,
     })
 }
 

@@ -8,7 +8,10 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use sbbf_parquet::source::object;
-use sbbf_parquet::source::{local_files, object_name, read_at, Source, SourceOptions};
+use sbbf_parquet::lake::{Snapshot, StoreRoot};
+use sbbf_parquet::source::{
+    local_files, object_name, read_at, LakeOptions, Source, SourceOptions, TableVersion,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +38,8 @@ pub enum Root {
         arg: String,
         /// The directory.
         dir: PathBuf,
+        /// How a Delta or Iceberg table at the root is read.
+        lake: LakeRead,
     },
     /// A prefix on an object store.
     Store {
@@ -44,7 +49,16 @@ pub enum Root {
         store: Arc<dyn ObjectStore>,
         /// The prefix in it.
         prefix: StorePath,
+        /// How a Delta or Iceberg table at the root is read.
+        lake: LakeRead,
     },
+}
+
+/// How a Delta or Iceberg table at a root is read, and its snapshot once read.
+#[derive(Debug, Clone, Default)]
+pub struct LakeRead {
+    options: LakeOptions,
+    snapshot: Option<Arc<Snapshot>>,
 }
 
 /// One data file of a listing.
@@ -117,6 +131,7 @@ impl Root {
                 url: arg.to_string(),
                 store,
                 prefix,
+                lake: LakeRead::default(),
             }));
         }
         let dir = Path::new(arg);
@@ -124,6 +139,7 @@ impl Root {
             return Ok(Some(Root::Local {
                 arg: arg.to_string(),
                 dir: dir.to_path_buf(),
+                lake: LakeRead::default(),
             }));
         }
         Ok(None)
@@ -135,6 +151,38 @@ impl Root {
             url: url.to_string(),
             store,
             prefix,
+            lake: LakeRead::default(),
+        }
+    }
+
+    /// This root, a Delta or Iceberg table at it read as `lake` says (by default: its current
+    /// snapshot's files, never its folder's).
+    pub fn with_lake(mut self, options: LakeOptions) -> Root {
+        match &mut self {
+            Root::Local { lake, .. } | Root::Store { lake, .. } => lake.options = options,
+        }
+        self
+    }
+
+    /// This root with its table's snapshot already read (so it is read once per command).
+    pub fn with_snapshot(mut self, snap: Arc<Snapshot>) -> Root {
+        match &mut self {
+            Root::Local { lake, .. } | Root::Store { lake, .. } => lake.snapshot = Some(snap),
+        }
+        self
+    }
+
+    fn lake(&self) -> &LakeRead {
+        match self {
+            Root::Local { lake, .. } | Root::Store { lake, .. } => lake,
+        }
+    }
+
+    /// The root as given (a path or a URL).
+    pub fn arg(&self) -> &str {
+        match self {
+            Root::Local { arg, .. } => arg,
+            Root::Store { url, .. } => url,
         }
     }
 
@@ -155,11 +203,82 @@ impl Root {
         }
     }
 
-    /// The table's data files (every `*.parquet` below the root), sorted, with what a listing
-    /// shows of each: one listing of the prefix; locally a walk and one `stat` per file.
+    /// The table's data files, with what a listing shows of each: a Delta or Iceberg table's
+    /// snapshot files (see [`Root::list_table`]); else every `*.parquet` below the root,
+    /// sorted: one listing of the prefix; locally a walk and one `stat` per file.
     pub async fn list(&self) -> Result<Vec<Listed>, Error> {
+        Ok(self.list_table().await?.0)
+    }
+
+    /// [`Root::list`], and the table version read when the root is a Delta or Iceberg table:
+    /// then the files are its snapshot's (in the log's or manifests' order), a local file with
+    /// its own `stat`, an object with the size the table records and a tag made of its path
+    /// and size (a table's data files are written once under a new name and never changed in
+    /// place, by both formats' protocols; the table's own commit removes a file, and a removed
+    /// file is no longer listed).
+    pub async fn list_table(&self) -> Result<(Vec<Listed>, Option<TableVersion>), Error> {
+        let LakeRead { options, snapshot } = self.lake();
+        if let Some(snap) = snapshot {
+            return Ok((self.listed_snapshot(snap)?, Some(snap.version())));
+        }
+        let lake = options;
+        if !lake.as_directory {
+            if let Some(snap) = sbbf_parquet::lake::snapshot(self.arg(), lake.as_of).await? {
+                let listed = self.listed_snapshot(&snap)?;
+                return Ok((listed, Some(snap.version())));
+            }
+            if lake.as_of.is_some() {
+                return Err(sbbf_parquet::Error::from(sbbf_parquet::LakeError::NotATable {
+                    path: self.arg().to_string(),
+                })
+                .into());
+            }
+        }
+        Ok((self.list_folder().await?, None))
+    }
+
+    fn listed_snapshot(&self, snap: &Snapshot) -> Result<Vec<Listed>, Error> {
         match self {
-            Root::Local { arg, dir } => {
+            Root::Local { dir, .. } => {
+                let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                let files = sbbf_parquet::lake::local_files(snap)?;
+                Ok(files
+                    .into_iter()
+                    .map(|(name, p)| {
+                        let (size, stamp) = match std::fs::metadata(&p) {
+                            Ok(meta) => (meta.len(), local_stamp(&meta)),
+                            Err(_) => (0, Stamp::UNKNOWN_LOCAL),
+                        };
+                        Listed {
+                            name,
+                            rel: rel_path(&p, &abs),
+                            size,
+                            stamp,
+                            at: At::Local(p),
+                        }
+                    })
+                    .collect())
+            }
+            Root::Store { url, .. } => {
+                let root = StoreRoot::for_url(url)?;
+                let mut objects = Vec::with_capacity(snap.files.len());
+                for f in &snap.files {
+                    objects.push(ObjectMeta {
+                        location: root.path_of(&f.url)?,
+                        last_modified: Default::default(),
+                        size: f.size,
+                        e_tag: Some(format!("table-file:{}:{}", f.url, f.size)),
+                        version: None,
+                    });
+                }
+                Ok(self.listed_objects(objects))
+            }
+        }
+    }
+
+    async fn list_folder(&self) -> Result<Vec<Listed>, Error> {
+        match self {
+            Root::Local { arg, dir, .. } => {
                 let (arg, dir) = (arg.clone(), dir.clone());
                 let run = move || -> Result<Vec<Listed>, Error> {
                     let paths = local_files(&arg).map_err(sbbf_parquet::Error::from)?;
@@ -173,13 +292,7 @@ impl Root {
                             Ok(meta) => (meta.len(), local_stamp(&meta)),
                             Err(_) => (0, Stamp::UNKNOWN_LOCAL),
                         };
-                        let rel = p
-                            .strip_prefix(&dir)
-                            .unwrap_or(&p)
-                            .components()
-                            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                            .collect::<Vec<_>>()
-                            .join("/");
+                        let rel = rel_path(&p, &dir);
                         out.push(Listed {
                             name: p.display().to_string(),
                             rel,
@@ -252,7 +365,9 @@ impl Root {
                     .collect(),
                 options,
             ),
-            Root::Store { url, store, prefix } => Source::from_objects(
+            Root::Store {
+                url, store, prefix, ..
+            } => Source::from_objects(
                 url,
                 Arc::clone(store),
                 prefix,
@@ -765,4 +880,14 @@ pub(crate) fn write_all(
 ) -> std::io::Result<()> {
     crc.update(bytes);
     w.write_all(bytes)
+}
+
+/// `p` relative to `dir`, `/`-separated (the whole path when it is not below `dir`).
+fn rel_path(p: &Path, dir: &Path) -> String {
+    p.strip_prefix(dir)
+        .unwrap_or(p)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }

@@ -60,7 +60,6 @@ pub enum Error {
         first: Option<Box<Error>>,
     },
     /// A Delta or Iceberg table could not be read as its snapshot (feature `lake`).
-    #[cfg(feature = "lake")]
     #[error(transparent)]
     Lake(Box<LakeError>),
     /// Several leaf columns fit this path (dots inside field names, or duplicate names).

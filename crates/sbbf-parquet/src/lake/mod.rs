@@ -10,9 +10,9 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_parquet::lake::{open, LakeOptions};
+//! use sbbf_parquet::lake::open;
 //! use sbbf_parquet::source::SourceOptions;
-//! let opened = open("events/", &LakeOptions::default(), SourceOptions::default()).await?;
+//! let opened = open("events/", SourceOptions::default()).await?;
 //! if let Some(table) = &opened.table {
 //!     println!("{} version {}: {} files", table.format, table.version, table.files.len());
 //! }
@@ -24,12 +24,12 @@ pub mod delta;
 pub mod iceberg;
 mod location;
 
+pub use crate::source::{AsOf, LakeOptions, TableVersion};
 pub use location::StoreRoot;
 
 use crate::source::{object, Source, SourceOptions};
 use crate::{Error, LakeError};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 /// Which table format a path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,16 @@ pub enum Format {
     Iceberg,
 }
 
+impl Format {
+    /// The format's name in messages: `Delta`, `Iceberg`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Delta => "Delta",
+            Format::Iceberg => "Iceberg",
+        }
+    }
+}
+
 impl std::fmt::Display for Format {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -47,57 +57,6 @@ impl std::fmt::Display for Format {
             Format::Iceberg => "iceberg",
         })
     }
-}
-
-/// Which snapshot of a table to read: a version (a Delta version, an Iceberg snapshot id) or
-/// the snapshot current at a time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AsOf {
-    /// A Delta table version, or an Iceberg snapshot id.
-    Version(i64),
-    /// Milliseconds since the Unix epoch: the last snapshot committed at or before it.
-    TimestampMs(i64),
-}
-
-impl FromStr for AsOf {
-    type Err = Error;
-
-    /// An integer is a version (or snapshot id); anything else must be an RFC 3339 time
-    /// (`2026-12-03T15:00:00Z`).
-    ///
-    /// ```
-    /// use sbbf_parquet::lake::AsOf;
-    /// assert_eq!("3".parse::<AsOf>().unwrap(), AsOf::Version(3));
-    /// assert_eq!(
-    ///     "1970-01-01T00:00:01Z".parse::<AsOf>().unwrap(),
-    ///     AsOf::TimestampMs(1000)
-    /// );
-    /// assert!("yesterday".parse::<AsOf>().is_err());
-    /// ```
-    fn from_str(s: &str) -> Result<AsOf, Error> {
-        let s = s.trim();
-        if let Ok(v) = s.parse::<i64>() {
-            return Ok(AsOf::Version(v));
-        }
-        chrono::DateTime::parse_from_rfc3339(s)
-            .map(|t| AsOf::TimestampMs(t.timestamp_millis()))
-            .map_err(|_| {
-                LakeError::AsOfText {
-                    text: s.to_string(),
-                }
-                .into()
-            })
-    }
-}
-
-/// How [`open`] treats a path that is a table.
-#[derive(Debug, Clone, Default)]
-pub struct LakeOptions {
-    /// Read this snapshot instead of the current one.
-    pub as_of: Option<AsOf>,
-    /// Read the folder as plain Parquet files even where it is a table (repair work: removed
-    /// and uncommitted files included).
-    pub as_directory: bool,
 }
 
 /// Rows a data file's deletes take away, as the snapshot records them.
@@ -143,6 +102,20 @@ pub struct DataFile {
     pub deletes: Deletes,
 }
 
+/// A top-level column of a table: its name, and how its data files name it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LakeColumn {
+    /// Its name in the table's current schema.
+    pub name: String,
+    /// Its name in the data files when it differs (Delta column mapping: `col-5f1c...`).
+    pub physical: Option<String>,
+    /// Its field id (Iceberg; Delta column mapping's id), when known.
+    pub field_id: Option<i64>,
+    /// Other names the same field had in earlier schemas (an Iceberg rename): files written
+    /// before the rename hold it under one of these.
+    pub earlier_names: Vec<String>,
+}
+
 /// A table's snapshot: the version read and its data files.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -160,12 +133,66 @@ pub struct Snapshot {
     pub partition_columns: Vec<String>,
     /// The data files (Parquet only), in the order the log or manifests list them.
     pub files: Vec<DataFile>,
+    /// The current schema's top-level columns, with how files name them.
+    pub columns: Vec<LakeColumn>,
     /// What the reader should know about how the snapshot was found (e.g. an Iceberg folder
     /// read without its catalog).
     pub notes: Vec<String>,
 }
 
 impl Snapshot {
+    /// Which version of which table this is, for reports.
+    pub fn version(&self) -> TableVersion {
+        TableVersion {
+            format: self.format.to_string(),
+            location: self.location.clone(),
+            version: self.version,
+            timestamp_ms: self.timestamp_ms,
+            files: self.files.len(),
+        }
+    }
+
+    /// The column path that data files hold for the table's column `column` (a path, `a.b`
+    /// for a nested field): the same path, or under Delta column mapping its physical name.
+    /// A column whose files name it in more than one way (an Iceberg column renamed after
+    /// files were written, found by field id) is refused rather than answered from some of
+    /// them: a file that seems to lack the column would be taken to hold none of its values.
+    pub fn file_column(&self, column: &str) -> Result<String, Error> {
+        let (top, rest) = match column.split_once('.') {
+            Some((t, r)) => (t, Some(r)),
+            None => (column, None),
+        };
+        let Some(c) = self.columns.iter().find(|c| c.name == top) else {
+            return Ok(column.to_string());
+        };
+        if !c.earlier_names.is_empty() {
+            return Err(LakeError::Unsupported {
+                format: self.format.name(),
+                table: self.location.clone(),
+                feature: format!(
+                    "a renamed column (`{}`, earlier {}): matching its files by field id",
+                    c.name,
+                    c.earlier_names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+            .into());
+        }
+        match (&c.physical, rest) {
+            (None, _) => Ok(column.to_string()),
+            (Some(p), None) => Ok(p.clone()),
+            (Some(_), Some(_)) => Err(LakeError::Unsupported {
+                format: self.format.name(),
+                table: self.location.clone(),
+                feature: "column mapping on a nested field".to_string(),
+            }
+            .into()),
+        }
+    }
+
     /// The files with deletes that apply to them.
     pub fn files_with_deletes(&self) -> impl Iterator<Item = &DataFile> {
         self.files.iter().filter(|f| f.deletes.any())
@@ -226,7 +253,8 @@ pub async fn snapshot(arg: &str, as_of: Option<AsOf>) -> Result<Option<Snapshot>
 /// The files `arg` names: a table's snapshot files when `arg` is a Delta or Iceberg table
 /// (unless [`LakeOptions::as_directory`]), else what [`Source::open`] lists. A file the
 /// snapshot names that storage lacks is found when it is read, and named then.
-pub async fn open(arg: &str, lake: &LakeOptions, options: SourceOptions) -> Result<Opened, Error> {
+pub async fn open(arg: &str, options: SourceOptions) -> Result<Opened, Error> {
+    let lake = options.lake.clone();
     if !lake.as_directory {
         if let Some(snap) = snapshot(arg, lake.as_of).await? {
             let source = source_of(&snap, options)?;
@@ -252,15 +280,8 @@ pub async fn open(arg: &str, lake: &LakeOptions, options: SourceOptions) -> Resu
 /// (the table path followed by the file's path below it; the file's URL when it lies
 /// elsewhere).
 pub fn source_of(snap: &Snapshot, options: SourceOptions) -> Result<Source, Error> {
-    let many = true;
     if !object::is_remote_url(&snap.location) {
-        let mut paths: Vec<(String, PathBuf)> = Vec::with_capacity(snap.files.len());
-        for f in &snap.files {
-            let path = location::local_path(&f.url)?;
-            let name = display_name(&snap.location, &path);
-            paths.push((name, path));
-        }
-        return Ok(Source::from_named_paths(paths, many, options));
+        return Ok(Source::from_named_paths(local_files(snap)?, true, options));
     }
     let root = StoreRoot::for_url(&snap.location)?;
     let (_, prefix) = object::store_from_url(&snap.location)?;
@@ -281,6 +302,17 @@ pub fn source_of(snap: &Snapshot, options: SourceOptions) -> Result<Source, Erro
         objects,
         options,
     ))
+}
+
+/// A local table's data files: each as results name it (below the table's path, as a
+/// listing of its folder would show it) and its path.
+pub fn local_files(snap: &Snapshot) -> Result<Vec<(String, PathBuf)>, Error> {
+    let mut paths = Vec::with_capacity(snap.files.len());
+    for f in &snap.files {
+        let path = location::local_path(&f.url)?;
+        paths.push((display_name(&snap.location, &path), path));
+    }
+    Ok(paths)
 }
 
 /// A local data file as a listing of `table` would show it.

@@ -7,6 +7,7 @@
 //! anyway). Each file's report reaches the caller as soon as it is made, in the path's order.
 
 use crate::report::{InspectReport, VerifyReport};
+use crate::source::{LakeOptions, TableVersion};
 use crate::{Error, KeySet};
 use std::path::Path;
 
@@ -36,6 +37,9 @@ pub struct Tally {
     /// The first asked column that no file has, among several files (with one file, a missing
     /// column is that file's error).
     pub column_in_no_file: Option<String>,
+    /// The table version read, when the path is a Delta or Iceberg table read as its
+    /// snapshot.
+    pub table: Option<TableVersion>,
 }
 
 impl Tally {
@@ -85,6 +89,7 @@ impl MissingColumns for VerifyReport {
 /// ```
 pub fn inspect_each(
     path: &str,
+    lake: &LakeOptions,
     keys: &KeySet,
     columns: &[String],
     each: impl FnMut(FileReport<InspectReport>),
@@ -92,6 +97,7 @@ pub fn inspect_each(
     let remote_columns = columns.to_vec();
     run(
         path,
+        lake,
         keys,
         columns,
         |shown, file, many| {
@@ -124,6 +130,7 @@ pub fn inspect_each(
 /// ```
 pub fn verify_each<P: FnMut(usize, usize)>(
     path: &str,
+    lake: &LakeOptions,
     keys: &KeySet,
     columns: &[String],
     samples: u64,
@@ -133,6 +140,7 @@ pub fn verify_each<P: FnMut(usize, usize)>(
     let (remote_columns, remote_keys) = (columns.to_vec(), keys.clone());
     run(
         path,
+        lake,
         keys,
         columns,
         |shown, file, many| {
@@ -152,6 +160,7 @@ pub fn verify_each<P: FnMut(usize, usize)>(
 /// The loop both reports share: local files one after the other, objects through the source.
 fn run<T, L, R>(
     path: &str,
+    lake: &LakeOptions,
     keys: &KeySet,
     columns: &[String],
     mut local: L,
@@ -181,8 +190,15 @@ where
             warnings,
         });
     };
-    let many = match remote_run(path, keys, remote, &mut note)? {
-        Some(many) => many,
+    let (remote, table) = lake_run(path, lake, keys, &mut local, remote, &mut note)?;
+    let many = match table {
+        Some(_) => true,
+        None => match remote
+            .map(|r| remote_run(path, keys, r, &mut note))
+            .transpose()?
+            .flatten()
+        {
+            Some(many) => many,
         None => {
             let paths = crate::source::local_files(path)?;
             let many = paths.len() > 1;
@@ -193,8 +209,10 @@ where
             }
             many
         }
+        },
     };
     tally.many = many;
+    tally.table = table;
     if many {
         tally.column_in_no_file = columns
             .iter()
@@ -203,6 +221,83 @@ where
             .map(|(c, _)| c.clone());
     }
     Ok(tally)
+}
+
+/// When `path` is a Delta or Iceberg table (and not to be read as a folder): its snapshot's
+/// files, local ones through `local`, objects through `remote` (then `None` is handed back in
+/// its place), and the version read. A file the snapshot names that storage lacks is that
+/// file's error, naming the table as broken.
+#[cfg(feature = "lake")]
+fn lake_run<T, L, R>(
+    path: &str,
+    lake: &LakeOptions,
+    keys: &KeySet,
+    local: &mut L,
+    remote: R,
+    note: &mut impl FnMut(String, Result<T, Error>, Vec<String>),
+) -> Result<(Option<R>, Option<TableVersion>), Error>
+where
+    T: Send + 'static,
+    L: FnMut(&str, &Path, bool) -> (Result<T, Error>, Vec<String>),
+    R: Fn(&str, crate::ParquetFile<bytes::Bytes>, bool) -> Result<T, Error> + Send + Sync + 'static,
+{
+    use crate::lake;
+    use crate::source::{block_on, object, SourceOptions};
+    use futures::StreamExt as _;
+    if lake.as_directory {
+        return Ok((Some(remote), None));
+    }
+    let Some(snap) = block_on(lake::snapshot(path, lake.as_of))?? else {
+        if lake.as_of.is_some() {
+            return Err(crate::LakeError::NotATable {
+                path: path.to_string(),
+            }
+            .into());
+        }
+        return Ok((Some(remote), None));
+    };
+    let version = snap.version();
+    if !object::is_remote_url(path) {
+        for (shown, file) in lake::local_files(&snap)? {
+            if !file.exists() {
+                let missing = crate::LakeError::MissingFile {
+                    format: snap.format.name(),
+                    table: snap.location.clone(),
+                    file: shown.clone(),
+                };
+                note(shown, Err(missing.into()), Vec::new());
+                continue;
+            }
+            let (report, warnings) = local(&shown, &file, true);
+            note(shown, report, warnings);
+        }
+        return Ok((None, Some(version)));
+    }
+    let options = SourceOptions {
+        keys: keys.clone(),
+        ..SourceOptions::default()
+    };
+    let source = lake::source_of(&snap, options)?;
+    block_on(async {
+        let mut reports = source.run_whole(move |shown, pq| remote(shown, pq, true));
+        while let Some((file, report)) = reports.next().await {
+            note(file, report, Vec::new());
+        }
+    })?;
+    Ok((None, Some(version)))
+}
+
+#[cfg(not(feature = "lake"))]
+fn lake_run<T, L, R>(
+    _: &str,
+    _: &LakeOptions,
+    _: &KeySet,
+    _: &mut L,
+    remote: R,
+    _: &mut impl FnMut(String, Result<T, Error>, Vec<String>),
+) -> Result<(Option<R>, Option<TableVersion>), Error> {
+    // Without lake support every path is files.
+    Ok((Some(remote), None))
 }
 
 /// When `url` is an object-store URL: the objects it names, each read whole and reported by

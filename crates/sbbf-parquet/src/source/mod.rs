@@ -9,6 +9,8 @@ mod many;
 pub mod object;
 
 pub use local::{is_fs_loop, is_hidden_name, local_files};
+use crate::Error;
+use std::str::FromStr;
 #[cfg(feature = "object_store")]
 pub use many::*;
 
@@ -26,4 +28,71 @@ pub fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, crate::Err
         .build()
         .map_err(crate::Error::Runtime)?;
     Ok(runtime.block_on(work))
+}
+
+/// Which snapshot of a table to read: a version (a Delta version, an Iceberg snapshot id) or
+/// the snapshot current at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsOf {
+    /// A Delta table version, or an Iceberg snapshot id.
+    Version(i64),
+    /// Milliseconds since the Unix epoch: the last snapshot committed at or before it.
+    TimestampMs(i64),
+}
+
+impl FromStr for AsOf {
+    type Err = Error;
+
+    /// An integer is a version (or snapshot id); anything else must be an RFC 3339 time
+    /// (`2026-12-03T15:00:00Z`).
+    ///
+    /// ```
+    /// use sbbf_parquet::source::AsOf;
+    /// assert_eq!("3".parse::<AsOf>().unwrap(), AsOf::Version(3));
+    /// assert_eq!(
+    ///     "1970-01-01T00:00:01Z".parse::<AsOf>().unwrap(),
+    ///     AsOf::TimestampMs(1000)
+    /// );
+    /// assert!("yesterday".parse::<AsOf>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<AsOf, Error> {
+        let s = s.trim();
+        if let Ok(v) = s.parse::<i64>() {
+            return Ok(AsOf::Version(v));
+        }
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| AsOf::TimestampMs(t.timestamp_millis()))
+            .map_err(|_| {
+                crate::LakeError::AsOfText {
+                    text: s.to_string(),
+                }
+                .into()
+            })
+    }
+}
+
+/// How a path that is a Delta or Iceberg table is read (module `lake`, feature `lake`).
+#[derive(Debug, Clone, Default)]
+pub struct LakeOptions {
+    /// Read this snapshot instead of the current one.
+    pub as_of: Option<AsOf>,
+    /// Read the folder as plain Parquet files even where it is a table (repair work: removed
+    /// and uncommitted files included).
+    pub as_directory: bool,
+}
+
+/// Which version of which table a command read, for reports (JSON, `--stats`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct TableVersion {
+    /// `delta` or `iceberg`.
+    pub format: String,
+    /// The table as given.
+    pub location: String,
+    /// A Delta version, or an Iceberg snapshot id (-1: no snapshot yet).
+    pub version: i64,
+    /// When that version was committed (ms since the epoch), when known.
+    pub timestamp_ms: Option<i64>,
+    /// How many data files the snapshot has.
+    pub files: usize,
 }
