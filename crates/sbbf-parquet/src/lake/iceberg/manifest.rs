@@ -149,6 +149,13 @@ impl<'a> Record<'a> {
     }
 }
 
+/// The most apache-avro may allocate for one length it reads (a block, a string, an array's
+/// item count). Its default, 512 MiB, lets a 7-byte record that claims 500 million array items
+/// reserve 28 GB for their values and abort the process. Iceberg writers keep blocks far
+/// smaller (Java flushes every 64 kB, pyiceberg writes a block per entry), and 16 Mi items
+/// reserve under 1 GB of address space, which is not touched before the decoding fails.
+const AVRO_MAX_ALLOCATION: usize = 16 << 20;
+
 /// Calls `each` with every record of the Avro file `bytes` (`file` names it in messages).
 fn for_each_record(
     bytes: &[u8],
@@ -156,6 +163,9 @@ fn for_each_record(
     file: &str,
     mut each: impl FnMut(&Value) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    // Process-wide and set once: the first call in the process decides (this crate is the
+    // only Avro reader in it, unless a host set its own limit first).
+    apache_avro::util::max_allocation_bytes(AVRO_MAX_ALLOCATION);
     let reader = Reader::new(bytes)
         .map_err(|e| cx.error_from(format!("{file} is not a readable Avro file ({e})"), e))?;
     for (i, value) in reader.enumerate() {

@@ -831,3 +831,45 @@ fn partition_values_render_as_iceberg_shows_them() {
         "-0.0 and 0.0 are different partitions"
     );
 }
+
+/// A record whose array claims 500 million items: refused by the allocation limit, where
+/// apache-avro's default would reserve 28 GB and abort.
+#[test]
+fn hostile_avro_lengths_are_an_error() {
+    let (t, _) = simple_table();
+    let schema = Schema::parse_str(
+        r#"{"type": "record", "name": "manifest_entry", "fields": [{"name": "a", "type": {"type": "array", "items": "long"}}]}"#,
+    )
+    .unwrap();
+    let mut w = Writer::new(&schema, Vec::new());
+    w.append(Value::Record(vec![(
+        "a".into(),
+        Value::Array(vec![Value::Long(1)]),
+    )]))
+    .unwrap();
+    let mut bytes = w.into_inner().unwrap();
+    let n = bytes.len();
+    let sync = bytes[n - 16..].to_vec();
+    assert_eq!(&bytes[n - 21..n - 16], &[0x02, 0x06, 0x02, 0x02, 0x00]);
+    bytes.truncate(n - 21);
+    // One record of 7 bytes: an array claiming 500,000,000 items (zigzag varint), one item.
+    let mut count = Vec::new();
+    let mut z: u64 = 500_000_000 << 1;
+    while z >= 0x80 {
+        count.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    count.push(z as u8);
+    let data: Vec<u8> = count.iter().copied().chain([0x02, 0x00]).collect();
+    bytes.push(0x02);
+    bytes.push((data.len() as u8) << 1);
+    bytes.extend_from_slice(&data);
+    bytes.extend_from_slice(&sync);
+    t.write("metadata/m1.avro", &bytes);
+    let e = lake(
+        t.read("metadata/00001-abc.metadata.json", None)
+            .unwrap_err(),
+    );
+    assert!(matches!(e, LakeError::Iceberg { .. }), "{e}");
+    assert!(e.to_string().contains("m1.avro"), "{e}");
+}
