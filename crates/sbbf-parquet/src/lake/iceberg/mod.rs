@@ -343,17 +343,27 @@ async fn find_metadata(
 /// The Hadoop-style pointer to the current metadata file.
 const HINT: &str = "version-hint.text";
 
-/// The metadata file a version hint names among `names`: a version N (`vN.metadata.json`,
-/// or its gzip form), or a file name (or path ending in one).
+/// The metadata file a version hint names among `names`: a version N (`vN.metadata.json`
+/// or its gzip form; else the one numbered N, `0000N-<uuid>.metadata.json`), or a file name
+/// (or a path ending in one).
 fn hinted<'a>(hint: &str, names: &'a [String]) -> Option<&'a String> {
-    let wanted: Vec<String> = match hint.parse::<u64>() {
-        Ok(n) => vec![
-            format!("v{n}.metadata.json"),
-            format!("v{n}.gz.metadata.json"),
-        ],
-        Err(_) => vec![hint.rsplit('/').next().unwrap_or(hint).to_string()],
-    };
-    names.iter().find(|n| wanted.contains(n))
+    match hint.parse::<u64>() {
+        Ok(n) => {
+            let plain = [
+                format!("v{n}.metadata.json"),
+                format!("v{n}.gz.metadata.json"),
+            ];
+            let numbered = || names.iter().find(|name| metadata_number(name) == Some(n));
+            names
+                .iter()
+                .find(|name| plain.contains(name))
+                .or_else(numbered)
+        }
+        Err(_) => {
+            let file = hint.rsplit('/').next().unwrap_or(hint);
+            names.iter().find(|name| *name == file)
+        }
+    }
 }
 
 /// The number of a metadata file's name: `NNNNN-<uuid>.metadata.json` or

@@ -417,6 +417,22 @@ fn a_folder_is_read_through_its_version_hint() {
     // A hint naming the file in full works too.
     t.write("metadata/version-hint.text", b"v2.metadata.json");
     assert_eq!(t.read("", None).unwrap().version, -1);
+    // A number names NNNNN-<uuid> files too, when there is no vN file.
+    t.write("metadata/version-hint.text", b"00001");
+    std::fs::remove_file(t.path("metadata/v1.metadata.json")).unwrap();
+    let snap = t.read("", None).unwrap();
+    assert!(snap
+        .metadata
+        .as_deref()
+        .is_some_and(|m| m.ends_with("/00001-abc.metadata.json")));
+    // A hint naming nothing there: the highest-numbered file, and the note says so.
+    t.write("metadata/version-hint.text", b"7");
+    let snap = t.read("", None).unwrap();
+    let notes = snap.notes.join("\n");
+    assert!(
+        notes.contains("`7`") && notes.contains("highest-numbered"),
+        "{notes}"
+    );
 }
 
 #[test]
