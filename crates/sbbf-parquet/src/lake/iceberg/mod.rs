@@ -2,11 +2,32 @@
 //! manifest list and its manifests (Avro), as the Iceberg spec defines them (format versions
 //! 1 to 3). Read by us rather than through the `iceberg` crate, which would build a second
 //! arrow and parquet beside ours.
+//!
+//! This file finds the metadata file and chooses the snapshot; `metadata` holds the JSON
+//! fields, `manifest` the Avro records, `partition` how partition values become text and
+//! `plan` which deletes apply to which data files.
 
-use super::{AsOf, Snapshot, StoreRoot};
-use crate::Error;
+mod manifest;
+mod metadata;
+mod partition;
+mod plan;
+#[cfg(test)]
+mod tests;
+
+use super::{AsOf, Format, Snapshot, StoreRoot};
+use crate::{Error, LakeError, ReadError};
+use futures::StreamExt as _;
+use manifest::ManifestRef;
+use metadata::TableMetadata;
 use std::path::Path;
 use url::Url;
+
+/// The format's name in errors.
+const FORMAT: &str = "Iceberg";
+
+/// How many manifests are fetched at once: enough to hide an object store's latency, few
+/// enough not to hold many manifests in memory.
+const CONCURRENT_MANIFESTS: usize = 8;
 
 /// Whether the local folder `metadata` holds Iceberg metadata files (`*.metadata.json`).
 pub(crate) fn has_metadata_files(metadata: &Path) -> bool {
@@ -18,6 +39,57 @@ pub(crate) fn has_metadata_files(metadata: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Builds this table's errors: each names the table (its metadata file once known).
+pub(super) struct Context {
+    table: String,
+}
+
+impl Context {
+    /// Something in the table's files is malformed or missing.
+    fn error(&self, reason: impl Into<String>) -> Error {
+        LakeError::Iceberg {
+            table: self.table.clone(),
+            reason: reason.into(),
+            source: None,
+        }
+        .into()
+    }
+
+    /// As [`Context::error`], with the error that revealed it.
+    fn error_from(
+        &self,
+        reason: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        LakeError::Iceberg {
+            table: self.table.clone(),
+            reason: reason.into(),
+            source: Some(Box::new(source)),
+        }
+        .into()
+    }
+
+    /// The table uses `feature`, which this reader refuses.
+    fn unsupported(&self, feature: impl Into<String>) -> Error {
+        LakeError::Unsupported {
+            format: FORMAT,
+            table: self.table.clone(),
+            feature: feature.into(),
+        }
+        .into()
+    }
+
+    /// No snapshot fits what was asked.
+    fn no_snapshot(&self, asked: String) -> Error {
+        LakeError::NoSuchSnapshot {
+            format: FORMAT,
+            table: self.table.clone(),
+            asked,
+        }
+        .into()
+    }
+}
+
 /// Reads the snapshot of the Iceberg table `url` names (a metadata file, or a table folder),
 /// `arg` being how the user named it.
 pub(crate) async fn snapshot(
@@ -26,6 +98,313 @@ pub(crate) async fn snapshot(
     url: &Url,
     as_of: Option<AsOf>,
 ) -> Result<Snapshot, Error> {
-    let _ = (root, arg, url, as_of);
-    todo!("iceberg")
+    let mut notes = Vec::new();
+    let metadata_url = match url.path().ends_with('/') {
+        true => find_metadata(root, arg, url, &mut notes).await?,
+        false => url.clone(),
+    };
+    let cx = Context {
+        table: metadata_url.to_string(),
+    };
+    let bytes = get_named(root, &cx, metadata_url.as_str(), "metadata file").await?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err(cx.unsupported("gzip-compressed metadata"));
+    }
+    let meta = metadata::parse(&bytes, &cx)?;
+    if !(1..=3).contains(&meta.format_version) {
+        return Err(cx.unsupported(format!("format version {}", meta.format_version)));
+    }
+    if meta.encryption_keys.as_ref().is_some_and(|k| !k.is_empty()) {
+        return Err(cx.unsupported("encryption"));
+    }
+    if url.path().ends_with('/') {
+        note_moved(&meta, url, &mut notes);
+    }
+    let specs = meta.specs();
+    let partition_columns = specs
+        .get(&meta.default_spec_id())
+        .map(|s| s.fields.iter().map(|f| f.name.clone()).collect())
+        .unwrap_or_default();
+    let mut snap = Snapshot {
+        format: Format::Iceberg,
+        location: arg.to_string(),
+        version: -1,
+        timestamp_ms: None,
+        metadata: Some(cx.table.clone()),
+        partition_columns,
+        files: Vec::new(),
+        notes,
+    };
+    let Some(id) = choose(&meta, as_of, &cx)? else {
+        return Ok(snap);
+    };
+    let Some(chosen) = meta.snapshot(id) else {
+        return Err(cx.error(format!(
+            "the current snapshot {id} is not among the table's snapshots"
+        )));
+    };
+    if chosen.key_id.is_some() {
+        return Err(cx.unsupported("encryption"));
+    }
+    snap.version = id;
+    snap.timestamp_ms = Some(chosen.timestamp_ms);
+
+    let manifests = match (&chosen.manifest_list, &chosen.manifests) {
+        (Some(list), _) => {
+            let what = format!("manifest list of snapshot {id}");
+            let bytes = get_named(root, &cx, list, &what).await?;
+            manifest::read_manifest_list(&bytes, &cx, list)?
+        }
+        (None, Some(paths)) => {
+            let seq = chosen.sequence_number.unwrap_or(0);
+            paths
+                .iter()
+                .map(|p| ManifestRef::v1(p.clone(), seq))
+                .collect()
+        }
+        (None, None) => {
+            return Err(cx.error(format!(
+                "snapshot {id} has neither `manifest-list` nor `manifests`"
+            )))
+        }
+    };
+
+    // Manifests are fetched a few at a time and read in list order, so the files keep the
+    // order the manifests give them.
+    let cx_ref = &cx;
+    let mut fetched = futures::stream::iter(manifests)
+        .map(|m| async move {
+            let what = match m.content {
+                0 => "data manifest",
+                _ => "delete manifest",
+            };
+            let bytes = get_named(root, cx_ref, &m.path, what).await?;
+            Ok::<_, Error>((m, bytes))
+        })
+        .buffered(CONCURRENT_MANIFESTS);
+    let mut data = Vec::new();
+    let mut deletes = Vec::new();
+    while let Some(got) = fetched.next().await {
+        let (m, bytes) = got?;
+        let spec = m
+            .spec_id
+            .or(Some(meta.default_spec_id()))
+            .and_then(|id| specs.get(&id));
+        for entry in manifest::read_manifest(&bytes, &cx, &m, spec)? {
+            match entry.content {
+                0 if is_parquet(&entry.format) => data.push(entry),
+                0 => {
+                    return Err(cx.unsupported(format!(
+                        "{} data files ({}); only Parquet data files are read",
+                        entry.format, entry.path
+                    )))
+                }
+                _ => deletes.push(entry),
+            }
+        }
+    }
+    snap.files = plan::attach(data, deletes, &specs);
+    Ok(snap)
+}
+
+fn is_parquet(format: &str) -> bool {
+    format.eq_ignore_ascii_case("parquet")
+}
+
+/// Which snapshot to read: the current one, the one with the asked id, or the one the
+/// snapshot log says was current at the asked time (spec "Point in Time Reads"). `None`: the
+/// table has no snapshot yet (and none was asked for).
+fn choose(meta: &TableMetadata, as_of: Option<AsOf>, cx: &Context) -> Result<Option<i64>, Error> {
+    match as_of {
+        None => Ok(meta.current_snapshot_id()),
+        Some(AsOf::Version(id)) => match meta.snapshot(id) {
+            Some(_) => Ok(Some(id)),
+            None => Err(cx.no_snapshot(format!("{id} ({})", known(&meta.snapshot_ids())))),
+        },
+        Some(AsOf::TimestampMs(t)) => {
+            let when = chrono::DateTime::from_timestamp_millis(t)
+                .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+                .unwrap_or_else(|| format!("{t} ms"));
+            let Some(log) = meta.snapshot_log.as_ref().filter(|l| !l.is_empty()) else {
+                return Err(cx.no_snapshot(format!(
+                    "at or before {when} (its metadata has no snapshot log to tell)"
+                )));
+            };
+            // The log is in commit order; the last entry at or before the time is the
+            // snapshot that was current then.
+            let Some(entry) = log.iter().rev().find(|e| e.timestamp_ms <= t) else {
+                return Err(cx.no_snapshot(format!(
+                    "at or before {when} (its first logged snapshot is later)"
+                )));
+            };
+            match meta.snapshot(entry.snapshot_id) {
+                Some(_) => Ok(Some(entry.snapshot_id)),
+                None => Err(cx.no_snapshot(format!(
+                    "at or before {when}: snapshot {} was current then but has expired",
+                    entry.snapshot_id
+                ))),
+            }
+        }
+    }
+}
+
+/// "its snapshots are 1, 2 and 3" (at most ten shown), for messages.
+fn known(ids: &[i64]) -> String {
+    const SHOWN: usize = 10;
+    if ids.is_empty() {
+        return "it has no snapshots".to_string();
+    }
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(" and {} more", ids.len() - SHOWN));
+    }
+    format!("its snapshots: {text}")
+}
+
+/// Reads the object at `url`, which the table names as `what`: when storage does not have it
+/// the error says the table is broken and names it; other failures are the store's.
+async fn get_named(
+    root: &StoreRoot,
+    cx: &Context,
+    url: &str,
+    what: &str,
+) -> Result<bytes::Bytes, Error> {
+    match root.get(url).await {
+        Err(Error::Read(ReadError::Store {
+            source: source @ object_store::Error::NotFound { .. },
+            ..
+        })) => Err(cx.error_from(
+            format!("the table names {what} {url}, which storage does not have"),
+            source,
+        )),
+        other => other,
+    }
+}
+
+/// The metadata file of the table folder `url`: the one `metadata/version-hint.text` names,
+/// else the highest-numbered one. Either way the folder was read without its catalog, which
+/// `notes` says.
+async fn find_metadata(
+    root: &StoreRoot,
+    arg: &str,
+    url: &Url,
+    notes: &mut Vec<String>,
+) -> Result<Url, Error> {
+    let cx = Context {
+        table: arg.to_string(),
+    };
+    let folder = url
+        .join("metadata/")
+        .map_err(|e| cx.error_from(format!("{url} has no metadata folder URL"), e))?;
+    let (_, names) = root.list_dir(folder.as_str()).await?;
+    let mut hint_note = String::new();
+    if names.iter().any(|n| n == HINT) {
+        let hint_url = format!("{folder}{HINT}");
+        let text = get_named(root, &cx, &hint_url, "version hint").await?;
+        let hint = String::from_utf8_lossy(&text).trim().to_string();
+        match hinted(&hint, &names) {
+            Some(name) => {
+                notes.push(format!(
+                    "{arg} was read without its catalog, from metadata/{name} (which metadata/{HINT} names); \
+                     a catalog, where the table has one, is authoritative and may name a newer metadata file"
+                ));
+                return join(&cx, &folder, name);
+            }
+            None => {
+                hint_note = format!(
+                    " (metadata/{HINT} says `{}`, which names no metadata file there)",
+                    hint.chars().take(100).collect::<String>()
+                );
+            }
+        }
+    }
+    let newest = names
+        .iter()
+        .filter_map(|n| metadata_number(n).map(|v| (v, n)))
+        .max()
+        .map(|(_, n)| n);
+    let Some(name) = newest else {
+        return Err(cx.error(format!(
+            "{folder} holds no metadata file (NNNNN-<uuid>.metadata.json or vN.metadata.json){hint_note}"
+        )));
+    };
+    notes.push(format!(
+        "{arg} was read without its catalog, from metadata/{name}, the highest-numbered metadata file{hint_note}; \
+         a catalog, where the table has one, is authoritative and may name another metadata file"
+    ));
+    join(&cx, &folder, name)
+}
+
+/// The Hadoop-style pointer to the current metadata file.
+const HINT: &str = "version-hint.text";
+
+/// The metadata file a version hint names among `names`: a version N (`vN.metadata.json`
+/// or its gzip form; else the one numbered N, `0000N-<uuid>.metadata.json`), or a file name
+/// (or a path ending in one).
+fn hinted<'a>(hint: &str, names: &'a [String]) -> Option<&'a String> {
+    match hint.parse::<u64>() {
+        Ok(n) => {
+            let plain = [
+                format!("v{n}.metadata.json"),
+                format!("v{n}.gz.metadata.json"),
+            ];
+            let numbered = || names.iter().find(|name| metadata_number(name) == Some(n));
+            names
+                .iter()
+                .find(|name| plain.contains(name))
+                .or_else(numbered)
+        }
+        Err(_) => {
+            let file = hint.rsplit('/').next().unwrap_or(hint);
+            names.iter().find(|name| *name == file)
+        }
+    }
+}
+
+/// The number of a metadata file's name: `NNNNN-<uuid>.metadata.json` or
+/// `vN.metadata.json` (either possibly `.gz.metadata.json`); `None` for other names.
+fn metadata_number(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(".metadata.json")?;
+    let stem = stem.strip_suffix(".gz").unwrap_or(stem);
+    if let Some(n) = stem.strip_prefix('v') {
+        return n.parse().ok();
+    }
+    let (n, _uuid) = stem.split_once('-')?;
+    match !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+        true => n.parse().ok(),
+        false => None,
+    }
+}
+
+fn join(cx: &Context, folder: &Url, name: &str) -> Result<Url, Error> {
+    folder
+        .join(name)
+        .map_err(|e| cx.error_from(format!("metadata file name `{name}` is not usable"), e))
+}
+
+/// Notes when the metadata says the table lives elsewhere than the folder read (a copied or
+/// moved table): its data files are named where it was written, not where it was read.
+fn note_moved(meta: &TableMetadata, url: &Url, notes: &mut Vec<String>) {
+    let location = meta.location.trim_end_matches('/');
+    let said = match location.starts_with('/') {
+        true => Url::from_directory_path(location).ok(),
+        false => Url::parse(&format!("{location}/")).ok(),
+    };
+    if let Some(said) = said {
+        if said.scheme() != url.scheme()
+            || said.host_str() != url.host_str()
+            || said.path() != url.path()
+        {
+            notes.push(format!(
+                "the table's metadata says it lives at {}, not at {url}, where it was read: \
+                 its files are the ones its manifests name, there",
+                meta.location
+            ));
+        }
+    }
 }

@@ -1,0 +1,249 @@
+//! The table metadata file (JSON; spec "Table Metadata", "Appendix C"): the fields a
+//! snapshot's data files are found with. Fields this reader does not use are left to serde to
+//! skip, so a newer writer's additions do not break it.
+
+use super::Context;
+use crate::Error;
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// The metadata fields read, as written (kebab-case names; v1 and v2/v3 spellings both).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) struct TableMetadata {
+    /// 1, 2 or 3; a newer version may change what the fields below mean, so it is refused.
+    pub format_version: i64,
+    /// Where the table says it lives (required by every version).
+    pub location: String,
+    /// The current snapshot: absent, null or -1 when the table has none yet.
+    pub current_snapshot_id: Option<i64>,
+    /// Every snapshot kept.
+    pub snapshots: Option<Vec<SnapshotEntry>>,
+    /// Which snapshot was current when: the history time travel reads.
+    pub snapshot_log: Option<Vec<LogEntry>>,
+    /// The partition specs (v2 on; v1 writers may write them too).
+    pub partition_specs: Option<Vec<PartitionSpec>>,
+    /// The spec new data is written with.
+    pub default_spec_id: Option<i32>,
+    /// v1: the one partition spec (its fields).
+    pub partition_spec: Option<Vec<PartitionField>>,
+    /// The schemas (v2 on), as JSON: only field ids and types are looked at.
+    pub schemas: Option<Vec<serde_json::Value>>,
+    /// The current schema's id.
+    pub current_schema_id: Option<i32>,
+    /// v1: the one schema.
+    pub schema: Option<serde_json::Value>,
+    /// Branches and tags: `main` stands for the current snapshot when the id is absent.
+    pub refs: Option<HashMap<String, SnapshotRef>>,
+    /// Keys of an encrypted table (v3).
+    pub encryption_keys: Option<Vec<serde_json::Value>>,
+}
+
+/// One snapshot in `snapshots`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) struct SnapshotEntry {
+    /// Its id: what a version asks for.
+    pub snapshot_id: i64,
+    /// When it was committed.
+    pub timestamp_ms: i64,
+    /// Its sequence number (v2 on; v1: 0).
+    pub sequence_number: Option<i64>,
+    /// Its manifest list (v2 on; v1 may name manifests instead).
+    pub manifest_list: Option<String>,
+    /// v1: its manifests, when it has no manifest list.
+    pub manifests: Option<Vec<String>>,
+    /// v3: the key that encrypts the manifest list's key metadata.
+    pub key_id: Option<String>,
+}
+
+/// One entry of `snapshot-log`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) struct LogEntry {
+    /// When the snapshot became current.
+    pub timestamp_ms: i64,
+    /// The snapshot.
+    pub snapshot_id: i64,
+}
+
+/// A branch or tag.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) struct SnapshotRef {
+    /// The snapshot it points at.
+    pub snapshot_id: i64,
+}
+
+/// A partition spec.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) struct PartitionSpec {
+    /// Its id, which manifests name.
+    pub spec_id: i32,
+    /// Its fields, in the order data files' partition tuples hold them.
+    pub fields: Vec<PartitionField>,
+}
+
+/// A partition field.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) struct PartitionField {
+    /// Its name, as the partition tuple names it.
+    pub name: String,
+    /// `identity`, `bucket[N]`, `truncate[W]`, `year`, `month`, `day`, `hour`, `void`.
+    pub transform: String,
+    /// The source column's field id.
+    pub source_id: Option<i32>,
+}
+
+/// A partition spec as manifests are read with it: each field's name, transform and source
+/// type (for rendering values as text).
+#[derive(Debug, Clone)]
+pub(super) struct Spec {
+    /// The fields.
+    pub fields: Vec<SpecField>,
+}
+
+/// One field of a [`Spec`].
+#[derive(Debug, Clone)]
+pub(super) struct SpecField {
+    /// The partition field's name.
+    pub name: String,
+    /// Its transform.
+    pub transform: String,
+    /// The source column's Iceberg type (`date`, `decimal(9,2)`, ...), when the schema has it.
+    pub source_type: Option<String>,
+}
+
+impl Spec {
+    /// Whether no field partitions anything: equality deletes in such a spec are global.
+    pub fn is_unpartitioned(&self) -> bool {
+        self.fields.iter().all(|f| f.transform == "void")
+    }
+}
+
+/// Parses the metadata file's bytes.
+pub(super) fn parse(bytes: &[u8], cx: &Context) -> Result<TableMetadata, Error> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        cx.error_from(
+            format!("the metadata file is not valid table metadata JSON ({e})"),
+            e,
+        )
+    })
+}
+
+impl TableMetadata {
+    /// The partition specs by id, with their source columns' types from the current schema.
+    pub fn specs(&self) -> HashMap<i32, Spec> {
+        let types = self.current_schema().map(field_types).unwrap_or_default();
+        let resolve = |fields: &[PartitionField]| Spec {
+            fields: fields
+                .iter()
+                .map(|f| SpecField {
+                    name: f.name.clone(),
+                    transform: f.transform.clone(),
+                    source_type: f.source_id.and_then(|s| types.get(&s).cloned()),
+                })
+                .collect(),
+        };
+        let mut specs = HashMap::new();
+        if let Some(fields) = &self.partition_spec {
+            specs.insert(0, resolve(fields));
+        }
+        for s in self.partition_specs.iter().flatten() {
+            specs.insert(s.spec_id, resolve(&s.fields));
+        }
+        specs
+    }
+
+    /// The spec new data is written with: `default-spec-id`, or v1's only spec.
+    pub fn default_spec_id(&self) -> i32 {
+        self.default_spec_id.unwrap_or(0)
+    }
+
+    /// The current schema (v2: by `current-schema-id`; v1: `schema`).
+    fn current_schema(&self) -> Option<&serde_json::Value> {
+        let by_id = self.schemas.iter().flatten().find(|s| {
+            s.get("schema-id").and_then(|v| v.as_i64()) == self.current_schema_id.map(i64::from)
+        });
+        by_id.or(self.schema.as_ref())
+    }
+
+    /// The current snapshot's id: `current-snapshot-id`, else the `main` branch; `None` when
+    /// the table has no snapshot (-1 is how v1 and v2 writers say so).
+    pub fn current_snapshot_id(&self) -> Option<i64> {
+        let id = self.current_snapshot_id.or_else(|| {
+            self.refs
+                .as_ref()
+                .and_then(|r| r.get("main"))
+                .map(|r| r.snapshot_id)
+        });
+        id.filter(|&id| id != -1)
+    }
+
+    /// The snapshot with id `id`.
+    pub fn snapshot(&self, id: i64) -> Option<&SnapshotEntry> {
+        self.snapshots
+            .iter()
+            .flatten()
+            .find(|s| s.snapshot_id == id)
+    }
+
+    /// The ids of the snapshots kept, for messages.
+    pub fn snapshot_ids(&self) -> Vec<i64> {
+        self.snapshots
+            .iter()
+            .flatten()
+            .map(|s| s.snapshot_id)
+            .collect()
+    }
+}
+
+/// The primitive types of a schema's fields by field id (nested structs, list elements and
+/// map keys and values included: a partition may take its source from any of them).
+fn field_types(schema: &serde_json::Value) -> HashMap<i32, String> {
+    let mut types = HashMap::new();
+    collect_types(schema, &mut types, 0);
+    types
+}
+
+/// Walks a struct/list/map type, noting each primitive field's type; `depth` bounds the
+/// recursion on hostile input.
+fn collect_types(ty: &serde_json::Value, out: &mut HashMap<i32, String>, depth: usize) {
+    const MAX_DEPTH: usize = 64;
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let id_of = |v: Option<&serde_json::Value>| {
+        v.and_then(|v| v.as_i64())
+            .and_then(|v| i32::try_from(v).ok())
+    };
+    let mut child = |id: Option<i32>, t: Option<&serde_json::Value>| match t {
+        Some(serde_json::Value::String(s)) => {
+            if let Some(id) = id {
+                out.insert(id, s.clone());
+            }
+        }
+        Some(t @ serde_json::Value::Object(_)) => collect_types(t, out, depth + 1),
+        _ => {}
+    };
+    match ty.get("type").and_then(|t| t.as_str()) {
+        Some("struct") => {
+            for f in ty
+                .get("fields")
+                .and_then(|f| f.as_array())
+                .into_iter()
+                .flatten()
+            {
+                child(id_of(f.get("id")), f.get("type"));
+            }
+        }
+        Some("list") => child(id_of(ty.get("element-id")), ty.get("element")),
+        Some("map") => {
+            child(id_of(ty.get("key-id")), ty.get("key"));
+            child(id_of(ty.get("value-id")), ty.get("value"));
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,151 @@
+//! Which delete files apply to which data files (spec "Scan Planning"), by data sequence
+//! number, partition and `referenced_data_file`. Deletes are only counted (to report them and
+//! refuse what they would make wrong), never applied, so where the rules cannot be decided
+//! (an unknown spec, an unknown sequence number) a delete is counted as applying.
+
+use super::manifest::Entry;
+use super::metadata::Spec;
+use crate::lake::{DataFile, Deletes};
+use std::collections::HashMap;
+
+/// A partition as deletes are matched on: the spec id and the values' text.
+type PartitionKey = (Option<i32>, Vec<Option<String>>);
+
+fn key(e: &Entry) -> PartitionKey {
+    (
+        e.spec_id,
+        e.partition.iter().map(|(_, v)| v.clone()).collect(),
+    )
+}
+
+/// Sequence numbers, sorted, to count those above a data file's quickly.
+#[derive(Default)]
+struct Seqs(Vec<i64>);
+
+impl Seqs {
+    /// How many are at least `seq` (`strict`: above it).
+    fn from(&self, seq: i64, strict: bool) -> u32 {
+        let start = self
+            .0
+            .partition_point(|&s| if strict { s <= seq } else { s < seq });
+        u32::try_from(self.0.len() - start).unwrap_or(u32::MAX)
+    }
+}
+
+/// The deletes of a snapshot, indexed for matching.
+#[derive(Default)]
+struct Index {
+    /// Deletion vectors by the data file they reference: (sequence number, deleted rows).
+    vectors: HashMap<String, Vec<(i64, u64)>>,
+    /// Position delete files that name their one data file.
+    position_by_file: HashMap<String, Seqs>,
+    /// Position delete files for a whole partition.
+    position_by_partition: HashMap<PartitionKey, Seqs>,
+    /// Equality delete files of a partition.
+    equality_by_partition: HashMap<PartitionKey, Seqs>,
+    /// Equality delete files of an unpartitioned spec: they apply to every partition.
+    equality_global: Seqs,
+}
+
+/// The snapshot's data files with the deletes that apply to each, in the order given.
+/// `specs` tells which delete files were written unpartitioned.
+pub(super) fn attach(
+    data: Vec<Entry>,
+    deletes: Vec<Entry>,
+    specs: &HashMap<i32, Spec>,
+) -> Vec<DataFile> {
+    let mut ix = Index::default();
+    for d in deletes {
+        let seq = d.sequence_number;
+        let is_vector = d.format.eq_ignore_ascii_case("puffin");
+        match (d.content, d.referenced_data_file.clone()) {
+            (1, Some(file)) if is_vector => {
+                ix.vectors
+                    .entry(file)
+                    .or_default()
+                    .push((seq, d.record_count));
+            }
+            (1, Some(file)) => ix.position_by_file.entry(file).or_default().0.push(seq),
+            (1, None) => ix
+                .position_by_partition
+                .entry(key(&d))
+                .or_default()
+                .0
+                .push(seq),
+            _ => {
+                // An unknown spec might be unpartitioned: counted as global, to be safe.
+                let global = d
+                    .spec_id
+                    .and_then(|id| specs.get(&id))
+                    .is_none_or(Spec::is_unpartitioned);
+                match global {
+                    true => ix.equality_global.0.push(seq),
+                    false => ix
+                        .equality_by_partition
+                        .entry(key(&d))
+                        .or_default()
+                        .0
+                        .push(seq),
+                }
+            }
+        }
+    }
+    fn sort<K>(m: &mut HashMap<K, Seqs>) {
+        m.values_mut().for_each(|s| s.0.sort_unstable());
+    }
+    sort(&mut ix.position_by_file);
+    sort(&mut ix.position_by_partition);
+    sort(&mut ix.equality_by_partition);
+    ix.equality_global.0.sort_unstable();
+
+    data.into_iter()
+        .map(|f| {
+            let deletes = ix.deletes_of(&f);
+            DataFile {
+                url: f.path,
+                size: f.size,
+                rows: Some(f.record_count),
+                partition: f.partition,
+                deletes,
+            }
+        })
+        .collect()
+}
+
+impl Index {
+    fn deletes_of(&self, f: &Entry) -> Deletes {
+        let seq = f.sequence_number;
+        let k = key(f);
+        let count = |m: &HashMap<_, Seqs>, key, strict| {
+            m.get(key).map_or(0, |s: &Seqs| s.from(seq, strict))
+        };
+        let equality = count(&self.equality_by_partition, &k, true)
+            .saturating_add(self.equality_global.from(seq, true));
+        // The newest vector that applies holds every earlier position delete of the file
+        // (the spec requires it), so position delete files are not counted beside it.
+        let vector = self
+            .vectors
+            .get(&f.path)
+            .and_then(|v| v.iter().filter(|(s, _)| *s >= seq).max_by_key(|(s, _)| *s));
+        if let Some(&(_, rows)) = vector {
+            return match equality {
+                0 => Deletes::Vector { rows: Some(rows) },
+                // `Deletes` holds a vector or files, not both: the vector is counted as one
+                // position delete so the equality deletes still show.
+                _ => Deletes::Files {
+                    position: 1,
+                    equality,
+                },
+            };
+        }
+        let position = count(&self.position_by_partition, &k, false).saturating_add(
+            self.position_by_file
+                .get(&f.path)
+                .map_or(0, |s| s.from(seq, false)),
+        );
+        match (position, equality) {
+            (0, 0) => Deletes::None,
+            (position, equality) => Deletes::Files { position, equality },
+        }
+    }
+}
