@@ -8,6 +8,9 @@ PYARROW_VERSION=26.0.1
 DUCKDB_VERSION=2.0.1
 PYSPARK_VERSION=4.3.0
 NUMPY_VERSION=2.4.6
+# Delta Lake and Apache Iceberg writers/readers for the lake-table fixtures (tools/gen/lake_tables.py).
+DELTALAKE_VERSION=1.6.6
+PYICEBERG_VERSION=0.12.0
 # The Python package sbbf (crates/sbbf-python): its build tool and test runner.
 MATURIN_VERSION=1.16.0
 PYTEST_VERSION=9.2.0
@@ -28,11 +31,12 @@ fi
     || die "pip upgrade failed"
 "$venv/bin/python" -m pip install --disable-pip-version-check -q \
     "pyarrow==$PYARROW_VERSION" "duckdb==$DUCKDB_VERSION" "pyspark==$PYSPARK_VERSION" "numpy==$NUMPY_VERSION" \
+    "deltalake==$DELTALAKE_VERSION" "pyiceberg[sql-sqlite,pyarrow]==$PYICEBERG_VERSION" \
     "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" \
     || die "pip install failed"
 
 "$venv/bin/python" - <<PY || die "version check failed"
-import pyarrow, duckdb, pyspark, numpy, pytest
+import pyarrow, duckdb, pyspark, numpy, pytest, deltalake, pyiceberg, sqlalchemy
 import importlib.metadata as m
 assert m.version("maturin") == "$MATURIN_VERSION", m.version("maturin")
 assert pytest.__version__ == "$PYTEST_VERSION", pytest.__version__
@@ -40,7 +44,10 @@ assert pyarrow.__version__ == "$PYARROW_VERSION", pyarrow.__version__
 assert duckdb.__version__ == "$DUCKDB_VERSION", duckdb.__version__
 assert pyspark.__version__ == "$PYSPARK_VERSION", pyspark.__version__
 assert numpy.__version__ == "$NUMPY_VERSION", numpy.__version__
-print("setup-venv.sh: ok: pyarrow", pyarrow.__version__, "duckdb", duckdb.__version__, "pyspark", pyspark.__version__)
+assert m.version("deltalake") == "$DELTALAKE_VERSION", m.version("deltalake")
+assert m.version("pyiceberg") == "$PYICEBERG_VERSION", m.version("pyiceberg")
+print("setup-venv.sh: ok: pyarrow", pyarrow.__version__, "duckdb", duckdb.__version__, "pyspark", pyspark.__version__,
+      "deltalake", m.version("deltalake"), "pyiceberg", m.version("pyiceberg"))
 PY
 
 if ! command -v java >/dev/null; then

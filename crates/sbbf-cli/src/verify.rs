@@ -88,7 +88,15 @@ pub fn run(a: VerifyArgs) -> u8 {
         }
     };
     let bar = |_: &str| crate::progress::bar("verifying");
-    let tally = match verify_each(&a.file, &a.table.options(), &keys, &a.columns, a.samples, bar, each) {
+    let tally = match verify_each(
+        &a.file,
+        &a.table.options(),
+        &keys,
+        &a.columns,
+        a.samples,
+        bar,
+        each,
+    ) {
         Ok(t) => t,
         Err(e) => {
             err!("sbbf verify: {}", crate::path_error(&a.file, &e));

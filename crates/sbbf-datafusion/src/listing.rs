@@ -304,13 +304,18 @@ pub(crate) async fn list_table(
 /// names that storage lacks is an error naming it. What the scan cannot apply yet (deletes,
 /// Delta column mapping, Iceberg renames matched by field id) is refused, naming the
 /// feature: a count that includes deleted rows would be silently wrong.
-async fn lake_table(state: &dyn Session, path: &str, ext: &str, snap: Snapshot) -> Result<TableFiles> {
+async fn lake_table(
+    state: &dyn Session,
+    path: &str,
+    ext: &str,
+    snap: Snapshot,
+) -> Result<TableFiles> {
     let refuse = |feature: String| {
         DataFusionError::External(Box::new(sbbf_parquet::Error::from(
             sbbf_parquet::LakeError::Unsupported {
                 format: snap.format.name(),
                 table: path.to_string(),
-                feature: format!("{feature} (sbbf query does not apply it yet)"),
+                feature: format!("{feature} in a query"),
             },
         )))
     };
@@ -370,15 +375,15 @@ async fn lake_table(state: &dyn Session, path: &str, ext: &str, snap: Snapshot) 
             table: path.to_string(),
             file: missing,
         };
-        return Err(DataFusionError::External(Box::new(sbbf_parquet::Error::from(e))));
+        return Err(DataFusionError::External(Box::new(
+            sbbf_parquet::Error::from(e),
+        )));
     }
-    let table_url = crate::filtered::snapshot_url(
-        state.runtime_env(),
-        &root_url,
-        Arc::clone(&store),
-        wanted,
-    )
-    .ok_or_else(|| DataFusionError::Plan(format!("{path}: cannot list its snapshot's files")))?;
+    let table_url =
+        crate::filtered::snapshot_url(state.runtime_env(), &root_url, Arc::clone(&store), wanted)
+            .ok_or_else(|| {
+            DataFusionError::Plan(format!("{path}: cannot list its snapshot's files"))
+        })?;
     // Delta keeps partition values out of the files: they are read from the hive folders
     // its writers lay the files in, which must name exactly the table's partition columns.
     let partitions = match (snap.format, snap.partition_columns.is_empty()) {

@@ -7,7 +7,6 @@ use crate::filtered::{hiding_url, FilteredStore};
 use crate::index::{ask, Asked, Dropped};
 use crate::join::SbbfSource;
 use crate::listing::{list_files, list_table, TableFiles};
-use sbbf_parquet::source::{LakeOptions, TableVersion};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
@@ -31,6 +30,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use object_store::ObjectStore;
 use sbbf_parquet::prune::PreparedPredicate;
+use sbbf_parquet::source::{LakeOptions, TableVersion};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

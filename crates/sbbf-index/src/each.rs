@@ -13,9 +13,9 @@ use crate::table::Root;
 use crate::Error;
 use futures::{FutureExt as _, StreamExt as _};
 use sbbf_parquet::format::column::ColumnType;
+use sbbf_parquet::lake;
 use sbbf_parquet::prune::{Dnf, PreparedPredicate};
 use sbbf_parquet::source::object::FileProbe;
-use sbbf_parquet::lake;
 use sbbf_parquet::source::{Source, SourceOptions, TableVersion};
 use sbbf_parquet::{Encoded, IoStats};
 use std::collections::BTreeMap;
@@ -104,7 +104,9 @@ where
         // says how files name the column.
         let snap = match options.lake.as_directory {
             true => None,
-            false => lake::snapshot(path, options.lake.as_of).await?.map(Arc::new),
+            false => lake::snapshot(path, options.lake.as_of)
+                .await?
+                .map(Arc::new),
         };
         if snap.is_none() && options.lake.as_of.is_some() && !options.lake.as_directory {
             return Err(sbbf_parquet::LakeError::NotATable {
@@ -293,7 +295,9 @@ pub async fn prune_each(
     // A table's snapshot is read once: its files, and how they name the filters' columns.
     let snap = match options.lake.as_directory {
         true => None,
-        false => lake::snapshot(path, options.lake.as_of).await?.map(Arc::new),
+        false => lake::snapshot(path, options.lake.as_of)
+            .await?
+            .map(Arc::new),
     };
     let mut filters = filters;
     if let Some(s) = &snap {

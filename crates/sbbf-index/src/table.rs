@@ -7,8 +7,8 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
-use sbbf_parquet::source::object;
 use sbbf_parquet::lake::{Snapshot, StoreRoot};
+use sbbf_parquet::source::object;
 use sbbf_parquet::source::{
     local_files, object_name, read_at, LakeOptions, Source, SourceOptions, TableVersion,
 };
@@ -228,10 +228,12 @@ impl Root {
                 return Ok((listed, Some(snap.version())));
             }
             if lake.as_of.is_some() {
-                return Err(sbbf_parquet::Error::from(sbbf_parquet::LakeError::NotATable {
-                    path: self.arg().to_string(),
-                })
-                .into());
+                return Err(
+                    sbbf_parquet::Error::from(sbbf_parquet::LakeError::NotATable {
+                        path: self.arg().to_string(),
+                    })
+                    .into(),
+                );
             }
         }
         Ok((self.list_folder().await?, None))
@@ -355,16 +357,18 @@ impl Root {
         options: SourceOptions,
     ) -> Source {
         match self {
-            Root::Local { .. } => Source::from_paths(
-                files
+            // Named as listed (a lake table's files below the table's path as given).
+            Root::Local { .. } => {
+                let named: Vec<(String, PathBuf)> = files
                     .into_iter()
                     .filter_map(|l| match &l.at {
-                        At::Local(p) => Some(p.clone()),
+                        At::Local(p) => Some((l.name.clone(), p.clone())),
                         At::Object(_) => None,
                     })
-                    .collect(),
-                options,
-            ),
+                    .collect();
+                let many = named.len() > 1;
+                Source::from_named_paths(named, many, options)
+            }
             Root::Store {
                 url, store, prefix, ..
             } => Source::from_objects(

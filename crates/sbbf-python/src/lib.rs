@@ -501,9 +501,13 @@ fn inspect_source(
     py.detach(|| {
         let keys = key_set(footer_key, column_keys)?;
         let mut lines = Vec::new();
-        let tally = sbbf_parquet::report::inspect_each(&source, &keys, &columns, |f| {
-            lines.push((f.file, f.report))
-        });
+        let tally = sbbf_parquet::report::inspect_each(
+            &source,
+            &Default::default(),
+            &keys,
+            &columns,
+            |f| lines.push((f.file, f.report)),
+        );
         each_file(tally, lines, &source)
     })
     .map_err(Failure::into_py)
@@ -528,6 +532,7 @@ fn verify_source(
         let no_progress = |_: &str| |_, _| {};
         let tally = sbbf_parquet::report::verify_each(
             &source,
+            &Default::default(),
             &keys,
             &columns,
             samples,

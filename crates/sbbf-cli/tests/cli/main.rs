@@ -9,6 +9,7 @@ mod corrupt;
 mod crash;
 mod encrypted;
 mod index;
+mod lake;
 mod paths;
 mod query;
 mod s3;

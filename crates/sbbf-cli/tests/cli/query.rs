@@ -223,17 +223,22 @@ fn a_directory_means_every_file_below_it_as_for_probe() {
 }
 
 #[test]
-fn a_lake_table_root_is_read_with_a_warning() {
+fn a_broken_lake_table_is_an_error_and_its_folder_is_read_only_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     ids_file(&dir.path().join("part-0.parquet"), 0, 10);
     std::fs::create_dir_all(dir.path().join("_delta_log")).unwrap();
-    let o = sbbf(&[
-        "query",
-        dir.path().to_str().unwrap(),
-        "SELECT count(*) AS n FROM t",
-        "--format",
-        "json",
-    ]);
+    let path = dir.path().to_str().unwrap();
+    let sql = "SELECT count(*) AS n FROM t";
+    // A Delta table without a log entry has no snapshot: an error naming it, not its folder.
+    let o = sbbf(&["query", path, sql, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stderr).contains("Delta table"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Read as a folder on request, with a warning that removed files are read too.
+    let o = sbbf(&["query", path, sql, "--format", "json", "--as-directory"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("Delta table"),

@@ -72,7 +72,11 @@ fn read(
     let err = |e| kernel_error(arg, e);
     let engine = DefaultEngineBuilder::new(store).build();
     let root = url.as_str();
-    let latest = || KernelSnapshot::builder_for(root).build(&engine).map_err(err);
+    let latest = || {
+        KernelSnapshot::builder_for(root)
+            .build(&engine)
+            .map_err(err)
+    };
     let snap = match as_of {
         None => latest()?,
         Some(AsOf::Version(v)) => {
@@ -83,7 +87,9 @@ fn read(
                 .map_err(|e| {
                     // A version past the log's end is no snapshot; else the kernel's reason.
                     match latest() {
-                        Ok(l) if l.version() < v => no_such(arg, format!("version {v} (the latest is {})", l.version())),
+                        Ok(l) if l.version() < v => {
+                            no_such(arg, format!("version {v} (the latest is {})", l.version()))
+                        }
                         _ => no_such(arg, format!("version {v} ({e})")),
                     }
                 })?
@@ -136,7 +142,10 @@ fn read(
     let scan = snap.scan_builder().build().map_err(err)?;
     let mut seen: Vec<Seen> = Vec::new();
     for meta in scan.scan_metadata(&engine).map_err(err)? {
-        seen = meta.map_err(err)?.visit_scan_files(seen, keep).map_err(err)?;
+        seen = meta
+            .map_err(err)?
+            .visit_scan_files(seen, keep)
+            .map_err(err)?;
     }
     let mut files = Vec::with_capacity(seen.len());
     for s in seen {

@@ -162,7 +162,7 @@ pub(crate) fn table_url(arg: &str) -> Result<Url, Error> {
         }
         return Ok(u);
     }
-    let abs = std::fs::canonicalize(arg).map_err(|e| ReadError::Open(e))?;
+    let abs = std::fs::canonicalize(arg).map_err(ReadError::Open)?;
     let u = match file {
         true => Url::from_file_path(&abs),
         false => Url::from_directory_path(&abs),

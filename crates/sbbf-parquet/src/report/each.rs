@@ -80,7 +80,7 @@ impl MissingColumns for VerifyReport {
 /// use sbbf_parquet::report::each::inspect_each;
 /// # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata");
 /// let mut reports = Vec::new();
-/// let tally = inspect_each(&format!("{dir}/pa_*.parquet"), &Default::default(), &[], |r| {
+/// let tally = inspect_each(&format!("{dir}/pa_*.parquet"), &Default::default(), &Default::default(), &[], |r| {
 ///     reports.push(r)
 /// })?;
 /// assert!(tally.many && tally.files == reports.len());
@@ -122,7 +122,7 @@ pub fn inspect_each(
 /// use sbbf_parquet::report::each::verify_each;
 /// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet");
 /// let mut false_negatives = 0;
-/// let tally = verify_each(file, &Default::default(), &[], 100, |_| |_, _| {}, |r| {
+/// let tally = verify_each(file, &Default::default(), &Default::default(), &[], 100, |_| |_, _| {}, |r| {
 ///     false_negatives += r.report.map(|r| r.false_negatives).unwrap_or(0)
 /// })?;
 /// assert_eq!((tally.files, tally.failed, false_negatives), (1, 0, 0));
@@ -199,16 +199,16 @@ where
             .flatten()
         {
             Some(many) => many,
-        None => {
-            let paths = crate::source::local_files(path)?;
-            let many = paths.len() > 1;
-            for file in &paths {
-                let shown = file.display().to_string();
-                let (report, warnings) = local(&shown, file, many);
-                note(shown, report, warnings);
+            None => {
+                let paths = crate::source::local_files(path)?;
+                let many = paths.len() > 1;
+                for file in &paths {
+                    let shown = file.display().to_string();
+                    let (report, warnings) = local(&shown, file, many);
+                    note(shown, report, warnings);
+                }
+                many
             }
-            many
-        }
         },
     };
     tally.many = many;

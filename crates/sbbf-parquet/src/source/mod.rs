@@ -8,11 +8,11 @@ mod many;
 #[cfg(feature = "object_store")]
 pub mod object;
 
-pub use local::{is_fs_loop, is_hidden_name, local_files};
 use crate::Error;
-use std::str::FromStr;
+pub use local::{is_fs_loop, is_hidden_name, local_files};
 #[cfg(feature = "object_store")]
 pub use many::*;
+use std::str::FromStr;
 
 /// Runs `work` to completion on a multi-threaded runtime started for it: how a synchronous
 /// caller (a command, a Python call) drives the async sources.

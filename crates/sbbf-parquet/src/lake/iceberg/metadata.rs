@@ -163,6 +163,52 @@ impl TableMetadata {
     }
 
     /// The current schema (v2: by `current-schema-id`; v1: `schema`).
+    /// The current schema's top-level columns by field id, each with the other names its
+    /// id had in earlier schemas (a rename: files written before it hold the old name).
+    pub(crate) fn columns(&self) -> Vec<crate::lake::LakeColumn> {
+        let fields = |schema: &serde_json::Value| -> Vec<(i64, String)> {
+            schema
+                .get("fields")
+                .and_then(|f| f.as_array())
+                .map(|fs| {
+                    fs.iter()
+                        .filter_map(|f| {
+                            Some((f.get("id")?.as_i64()?, f.get("name")?.as_str()?.to_string()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let Some(current) = self.current_schema() else {
+            return Vec::new();
+        };
+        let all: Vec<(i64, String)> = self
+            .schemas
+            .iter()
+            .flatten()
+            .chain(self.schema.iter())
+            .flat_map(fields)
+            .collect();
+        fields(current)
+            .into_iter()
+            .map(|(id, name)| {
+                let mut earlier: Vec<String> = all
+                    .iter()
+                    .filter(|(i, n)| *i == id && *n != name)
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                earlier.sort();
+                earlier.dedup();
+                crate::lake::LakeColumn {
+                    name,
+                    physical: None,
+                    field_id: Some(id),
+                    earlier_names: earlier,
+                }
+            })
+            .collect()
+    }
+
     fn current_schema(&self) -> Option<&serde_json::Value> {
         let by_id = self.schemas.iter().flatten().find(|s| {
             s.get("schema-id").and_then(|v| v.as_i64()) == self.current_schema_id.map(i64::from)

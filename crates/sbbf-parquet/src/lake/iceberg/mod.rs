@@ -133,6 +133,7 @@ pub(crate) async fn snapshot(
         metadata: Some(cx.table.clone()),
         partition_columns,
         files: Vec::new(),
+        columns: meta.columns(),
         notes,
     };
     let Some(id) = choose(&meta, as_of, &cx)? else {

@@ -1,0 +1,369 @@
+//! Delta and Iceberg tables read as their snapshots, checked against the formats' own
+//! readers: `testdata/lake/*.expected.json` holds what deltalake 1.6.6 and pyiceberg 0.12
+//! answered for every version of each table (`tools/gen/lake_tables.py`; kernel tables from
+//! delta-kernel-rs answered by deltalake's SQL engine). Nothing here compares with our own
+//! output.
+
+use crate::common::{sbbf, text};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn lake_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lake")
+}
+
+fn oracle(name: &str) -> Value {
+    let p = lake_dir().join(format!("{name}.expected.json"));
+    serde_json::from_slice(&std::fs::read(&p).expect("oracle")).expect("oracle JSON")
+}
+
+/// Iceberg metadata names files by absolute URI: the fixtures were written under this root,
+/// and are put back there (once per test run) to be read.
+const ICEBERG_ROOT: &str = "/tmp/sbbf-lake-fixtures/iceberg";
+
+fn iceberg_table(name: &str) -> String {
+    static PLACED: std::sync::Once = std::sync::Once::new();
+    PLACED.call_once(|| {
+        let to = Path::new(ICEBERG_ROOT);
+        let _ = std::fs::remove_dir_all(to);
+        copy_dir(&lake_dir().join("iceberg"), to);
+    });
+    format!("{ICEBERG_ROOT}/ns/{name}")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// The files `sbbf probe TABLE COLUMN VALUE` answers for (every file line of its JSON),
+/// relative to the table, and the table line.
+fn probe_files(
+    table: &str,
+    column: &str,
+    value: &str,
+    extra: &[&str],
+) -> (BTreeSet<String>, Value) {
+    let mut args = vec!["probe", table, column, value, "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = sbbf(&args);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.code() != Some(2),
+        "{args:?}: {}\n{stdout}",
+        text(&out.stderr)
+    );
+    let mut files = BTreeSet::new();
+    let mut version = Value::Null;
+    let prefix = format!("{}/", table.trim_end_matches('/'));
+    for line in stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if let Some(t) = v.get("table") {
+            version = t.clone();
+        }
+        if let Some(f) = v.get("file").and_then(Value::as_str) {
+            let rel = f.strip_prefix(&prefix).unwrap_or(f);
+            files.insert(rel.to_string());
+        }
+    }
+    (files, version)
+}
+
+fn expected_files(version: &Value) -> BTreeSet<String> {
+    version["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every version's files, by `--as-of`, are the snapshot's, and the current one is the
+/// default; a removed file is never answered for.
+fn every_version_reads_its_snapshot(table: &str, name: &str, column: &str) {
+    let o = oracle(name);
+    for v in o["versions"].as_array().unwrap() {
+        let version = v["version"].as_i64().unwrap().to_string();
+        let (files, table_line) =
+            probe_files(table, column, "7", &["--as-of", &version, "--no-index"]);
+        assert_eq!(files, expected_files(v), "{name} version {version}");
+        assert_eq!(
+            table_line["version"].as_i64(),
+            v["version"].as_i64(),
+            "{name}"
+        );
+    }
+    let last = o["versions"].as_array().unwrap().last().unwrap().clone();
+    let (files, table_line) = probe_files(table, column, "7", &[]);
+    assert_eq!(files, expected_files(&last), "{name} current");
+    assert_eq!(table_line["version"], o["current_version"], "{name}");
+}
+
+/// No value the format's reader finds is called absent in every file (a false negative).
+fn no_false_negative(table: &str, name: &str, column: &str) {
+    let o = oracle(name);
+    let last = o["versions"].as_array().unwrap().last().unwrap().clone();
+    for (value, count) in last["count_by_id"].as_object().unwrap() {
+        if count.as_i64() == Some(0) {
+            continue;
+        }
+        let out = sbbf(&["probe", table, column, value, "-l"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name} {value}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            !text(&out.stdout).trim().is_empty(),
+            "{name}: {value} called absent everywhere"
+        );
+    }
+}
+
+#[test]
+fn delta_tables_read_as_their_snapshots() {
+    for name in [
+        "delta_basic",
+        "delta_partitioned",
+        "delta_evolved",
+        "delta_checkpoint",
+    ] {
+        let table = lake_dir().join(name).display().to_string();
+        every_version_reads_its_snapshot(&table, name, "id");
+        no_false_negative(&table, name, "id");
+    }
+}
+
+#[test]
+fn iceberg_tables_read_as_their_snapshots() {
+    for name in ["ice_basic", "ice_partitioned"] {
+        let table = iceberg_table(name);
+        every_version_reads_its_snapshot(&table, name, "id");
+        no_false_negative(&table, name, "id");
+    }
+}
+
+#[test]
+fn an_iceberg_table_given_by_its_metadata_file_reads_the_same() {
+    let table = iceberg_table("ice_basic");
+    let o = oracle("ice_basic");
+    let meta = format!("{table}/{}", o["current_metadata_file"].as_str().unwrap());
+    let out = sbbf(&["probe", &meta, "id", "600", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let files = text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("\"file\""))
+        .count();
+    let last = o["versions"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(files, expected_files(&last).len());
+}
+
+#[test]
+fn a_renamed_iceberg_column_is_refused_not_answered_from_some_files() {
+    let table = iceberg_table("ice_renamed");
+    let out = sbbf(&["probe", &table, "name", "v7"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("renamed column"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A column that was not renamed is answered.
+    let (files, _) = probe_files(&table, "id", "7", &[]);
+    let o = oracle("ice_renamed");
+    assert_eq!(
+        files,
+        expected_files(o["versions"].as_array().unwrap().last().unwrap())
+    );
+}
+
+#[test]
+fn the_folder_is_read_as_plain_files_only_when_asked() {
+    let table = lake_dir().join("delta_basic").display().to_string();
+    let o = oracle("delta_basic");
+    let folder: BTreeSet<String> = o["folder_parquet_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    let (files, table_line) = probe_files(&table, "id", "7", &["--as-directory", "--no-index"]);
+    assert_eq!(files, folder);
+    assert!(table_line.is_null());
+    // A version of a folder that is no table is an error, not an answer.
+    let plain = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/conformance");
+    let out = sbbf(&[
+        "probe",
+        &plain.display().to_string(),
+        "id",
+        "7",
+        "--as-of",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not a Delta or Iceberg table"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_version_the_table_does_not_have_is_an_error() {
+    let table = lake_dir().join("delta_basic").display().to_string();
+    let out = sbbf(&["probe", &table, "id", "7", "--as-of", "99"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no snapshot version 99"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sbbf(&["probe", &table, "id", "7", "--as-of", "next tuesday"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn delta_kernel_tables_with_deletion_vectors_column_mapping_and_v2_checkpoints() {
+    for (name, column) in [
+        ("table-with-dv-small", "value"),
+        ("table-with-columnmapping-mode-name", "LongType"),
+        ("table-with-columnmapping-mode-id", "LongType"),
+        ("v2-checkpoints-parquet-without-sidecars", "id"),
+        ("v2-json-sidecars-struct-stats-only", "id"),
+    ] {
+        let o = oracle(&format!("kernel/{name}"));
+        let last = o["versions"].as_array().unwrap().last().unwrap().clone();
+        let table = lake_dir().join("kernel").join(name).display().to_string();
+        // Column names in the oracle are the table's; under column mapping files hold
+        // physical names, which the probe finds.
+        if last.get("files").and_then(Value::as_array).is_some() {
+            let (files, _) = probe_files(&table, column, "1", &[]);
+            assert_eq!(files, expected_files(&last), "{name}");
+        }
+        for (value, count) in last["count_by_id"].as_object().unwrap() {
+            if count.as_i64().unwrap_or(0) == 0 {
+                continue;
+            }
+            let out = sbbf(&["probe", &table, column, value, "-l"]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name} {value}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
+
+/// `sbbf query TABLE` counts what the format's reader counts, at every version.
+#[cfg(feature = "query")]
+fn counts_match(table: &str, name: &str) {
+    let o = oracle(name);
+    for v in o["versions"].as_array().unwrap() {
+        let version = v["version"].as_i64().unwrap().to_string();
+        let out = sbbf(&[
+            "query",
+            table,
+            "SELECT count(*) AS n FROM t",
+            "--format",
+            "json",
+            "--as-of",
+            &version,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name} {version}: {}",
+            text(&out.stderr)
+        );
+        let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+        assert_eq!(row["n"], v["row_count"], "{name} version {version}");
+    }
+    let last = o["versions"].as_array().unwrap().last().unwrap().clone();
+    for (value, count) in last["count_by_id"].as_object().unwrap() {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE id = {value}");
+        let out = sbbf(&["query", table, &sql, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+        assert_eq!(&row["n"], count, "{name} id = {value}");
+    }
+}
+
+#[cfg(feature = "query")]
+#[test]
+fn queries_count_what_the_formats_readers_count() {
+    for name in [
+        "delta_basic",
+        "delta_partitioned",
+        "delta_evolved",
+        "delta_checkpoint",
+    ] {
+        counts_match(&lake_dir().join(name).display().to_string(), name);
+    }
+    for name in ["ice_basic", "ice_partitioned"] {
+        counts_match(&iceberg_table(name), name);
+    }
+}
+
+#[cfg(feature = "query")]
+#[test]
+fn delta_partition_columns_come_from_the_snapshot() {
+    let table = lake_dir().join("delta_partitioned").display().to_string();
+    let o = oracle("delta_partitioned");
+    let out = sbbf(&[
+        "query",
+        &table,
+        "SELECT count(*) AS n FROM t WHERE p = 'b'",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The partition `b` was deleted in the last version: its files are still in the folder.
+    let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let last = o["versions"].as_array().unwrap().last().unwrap().clone();
+    let b_files = expected_files(&last)
+        .iter()
+        .filter(|f| f.starts_with("p=b/"))
+        .count();
+    assert_eq!(b_files, 0);
+    assert_eq!(row["n"], 0);
+}
+
+#[cfg(feature = "query")]
+#[test]
+fn what_a_query_cannot_apply_yet_is_refused_by_name() {
+    for (name, what) in [
+        ("table-with-dv-small", "deletion vectors"),
+        ("table-with-columnmapping-mode-name", "column mapping"),
+    ] {
+        let table = lake_dir().join("kernel").join(name).display().to_string();
+        let out = sbbf(&["query", &table, "SELECT count(*) FROM t"]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            text(&out.stderr).contains(what),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = sbbf(&[
+        "query",
+        &iceberg_table("ice_renamed"),
+        "SELECT count(*) FROM t",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("renamed column"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""Write small Delta Lake and Apache Iceberg test tables plus oracle answers.
+
+Usage (with tools/.venv/bin/python, see tools/setup/setup-venv.sh):
+
+    lake_tables.py OUTDIR [--iceberg-root /tmp/sbbf-lake-fixtures/iceberg]
+    lake_tables.py --oracles-only DIR [DIR ...]   # oracles for existing Delta tables (testdata/lake/kernel)
+
+Writes under OUTDIR:
+    delta_basic/ delta_partitioned/ delta_evolved/ delta_checkpoint/    Delta tables (deltalake)
+    iceberg/                  copy of the Iceberg warehouse (pyiceberg SqlCatalog, sqlite catalog.db)
+    <table>.expected.json     per table: answers of the format's OWN reader for every version/snapshot
+
+Every answer in the oracle files comes from deltalake's / pyiceberg's readers (DeltaTable,
+QueryBuilder, Table.scan) after the tables were written; nothing is computed from what this script
+intended to write. The data is deterministic; file names (UUIDs), commit timestamps, Iceberg snapshot
+ids and the sqlite catalog are not.
+
+Iceberg metadata holds absolute file URIs, so the Iceberg tables are written under a FIXED warehouse
+root (--iceberg-root, default /tmp/sbbf-lake-fixtures/iceberg; the directory is deleted and
+recreated) and the whole warehouse is then copied to OUTDIR/iceberg. A test that reads the copy must
+place it at exactly that root again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import urllib.parse
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+DEFAULT_ICEBERG_ROOT = "/tmp/sbbf-lake-fixtures/iceberg"
+
+# ids probed in every version: present, deleted (by some later version), never written.
+PROBE_IDS = [0, 7, 499, 500, 600, 999, 1000, 1500, 1999, 2000, 2999, 3000, 4000, -1]
+
+DELTA_TABLES = ["delta_basic", "delta_partitioned", "delta_evolved", "delta_checkpoint"]
+ICEBERG_TABLES = ["ice_basic", "ice_partitioned", "ice_renamed"]
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+
+
+def rows(lo: int, hi: int, **extra) -> pa.Table:
+    """ids lo..hi-1 (int64), s = 's<id>' (string), plus columns computed from the id."""
+    ids = list(range(lo, hi))
+    cols = {"id": pa.array(ids, pa.int64()), "s": pa.array([f"s{i}" for i in ids], pa.string())}
+    for name, fn in extra.items():
+        vals = [fn(i) for i in ids]
+        cols[name] = pa.array(vals, pa.int64() if isinstance(vals[0], int) else pa.string())
+    return pa.table(cols)
+
+
+def rel_to(base: str, uri: str) -> str:
+    """Path of `uri` relative to the table folder `base` (both plain paths or file:// URIs)."""
+
+    def norm(x: str) -> str:
+        if x.startswith("file://"):
+            x = urllib.parse.unquote(urllib.parse.urlparse(x).path)
+        return os.path.normpath(x)
+
+    r = os.path.relpath(norm(uri), norm(base))
+    assert not r.startswith(".."), (base, uri)
+    return r.replace(os.sep, "/")
+
+
+def folder_parquet(table_dir: Path, skip_dirs: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """(*.parquet outside skip_dirs, *.parquet inside skip_dirs), relative, sorted."""
+    data, meta = [], []
+    for p in sorted(table_dir.rglob("*.parquet")):
+        r = p.relative_to(table_dir).as_posix()
+        (meta if r.split("/")[0] in skip_dirs else data).append(r)
+    return data, meta
+
+
+def bloom_columns(path: Path) -> list[str]:
+    """Leaf columns (path_in_schema) with a Bloom filter in at least one row group (pyarrow footer)."""
+    md = pq.ParquetFile(path).metadata
+    out = set()
+    for rg in range(md.num_row_groups):
+        for c in range(md.num_columns):
+            col = md.row_group(rg).column(c)
+            if col.bloom_filter_offset is not None:
+                out.add(col.path_in_schema)
+    return sorted(out)
+
+
+def count_by(table: pa.Table, column: str, values: list[int]) -> dict[str, int]:
+    if column not in table.column_names:
+        return {str(v): 0 for v in values}
+    col = table.column(column)
+    return {str(v): int(pc.sum(pc.equal(col, v)).as_py() or 0) for v in values}
+
+
+def non_null(table: pa.Table) -> dict[str, int]:
+    return {n: table.num_rows - table.column(n).null_count for n in table.column_names}
+
+
+def write_json(path: Path, obj) -> None:
+    path.write_text(json.dumps(obj, indent=1, sort_keys=False) + "\n")
+
+
+def clean_junk(d: Path) -> None:
+    for p in list(d.rglob("*")):
+        if p.is_dir() and p.name == "__pycache__":
+            shutil.rmtree(p)
+        elif p.is_file() and p.name.startswith(".") and p.name.endswith(".crc"):
+            p.unlink()
+
+
+# ----------------------------------------------------------------------------------------------
+# Delta
+
+
+def delta_writer_props(ndv: int):
+    from deltalake import BloomFilterProperties, ColumnProperties, WriterProperties
+
+    # compression must be given: with explicit WriterProperties, deltalake 1.6.6 writes UNCOMPRESSED
+    # (its SNAPPY default applies only when writer_properties is None). ZSTD keeps the fixtures small.
+    return WriterProperties(
+        compression="ZSTD",
+        column_properties={
+            "id": ColumnProperties(
+                bloom_filter_properties=BloomFilterProperties(set_bloom_filter_enabled=True, fpp=0.01, ndv=ndv)
+            )
+        }
+    )
+
+
+def make_delta(out: Path) -> None:
+    from deltalake import DeltaTable, write_deltalake
+
+    wp1000 = delta_writer_props(1000)
+    wp3000 = delta_writer_props(3000)
+
+    # delta_basic: 3 appends, compact, delete id < 500
+    t = out / "delta_basic"
+    for k in range(3):
+        write_deltalake(t, rows(k * 1000, (k + 1) * 1000), mode="append", writer_properties=wp1000)
+    DeltaTable(t).optimize.compact(writer_properties=wp3000)
+    DeltaTable(t).delete("id < 500", writer_properties=wp3000)
+
+    # delta_partitioned: p in a/b/c, two appends, delete p = 'b' (partition-only: remove actions only)
+    t = out / "delta_partitioned"
+    pfn = lambda i: "abc"[i % 3]  # noqa: E731
+    write_deltalake(t, rows(0, 600, p=pfn), mode="append", partition_by=["p"], writer_properties=wp1000)
+    write_deltalake(t, rows(600, 1200, p=pfn), mode="append", partition_by=["p"], writer_properties=wp1000)
+    DeltaTable(t).delete("p = 'b'", writer_properties=wp1000)
+
+    # delta_evolved: the second append adds column `extra` (schema merge); old files lack it
+    t = out / "delta_evolved"
+    write_deltalake(t, rows(0, 1000), mode="append", writer_properties=wp1000)
+    write_deltalake(t, rows(1000, 2000, extra=lambda i: i * 10), mode="append", schema_mode="merge",
+                    writer_properties=wp1000)
+
+    # delta_checkpoint: 12 appends (v0..v11), checkpoint at v11, 2 more appends (v12, v13)
+    t = out / "delta_checkpoint"
+    for k in range(12):
+        write_deltalake(t, rows(k * 100, (k + 1) * 100), mode="append", writer_properties=wp1000)
+    DeltaTable(t).create_checkpoint()
+    for k in range(12, 14):
+        write_deltalake(t, rows(k * 100, (k + 1) * 100), mode="append", writer_properties=wp1000)
+
+
+def delta_sql(dt, sql: str):
+    from deltalake import QueryBuilder
+
+    return pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())
+
+
+def delta_oracle(table_dir: Path, probe_ids: list[int] | None = None, id_column: str | None = None,
+                 strict: bool = False) -> dict:
+    """Answers of deltalake for every version of the Delta table at table_dir.
+
+    Row counts come from deltalake's SQL engine (QueryBuilder, DataFusion), which handles
+    deletion vectors and column mapping. DeltaTable.to_pyarrow_table() is asked too: "agrees",
+    "refused: ..." or, where it silently answers differently, its answers (strict: fail instead)."""
+    from deltalake import DeltaTable
+
+    table_dir = table_dir.resolve()
+    latest = DeltaTable(str(table_dir))
+    history = {h["version"]: h for h in latest.history()}
+    notes: list[str] = []
+    versions = []
+    auto_probes: dict[str, list[int]] = {}
+    for v in range(0, latest.version() + 1):
+        try:
+            dt = DeltaTable(str(table_dir), version=v)
+        except Exception as e:  # e.g. log files cleaned up before a checkpoint
+            notes.append(f"version {v}: DeltaTable(version={v}) failed: {e}")
+            continue
+        h = history.get(v, {})
+        schema = dt.schema()
+        columns = [f.name for f in schema.fields]
+        rank = {"long": 0, "integer": 1, "short": 2, "byte": 3}
+        int_cols = sorted((rank[f.type.type], f.name) for f in schema.fields
+                          if getattr(f.type, "type", None) in rank)
+        col = id_column or ("id" if "id" in columns else (int_cols[0][1] if int_cols else None))
+        entry: dict = {"version": v, "timestamp_ms": h.get("timestamp"), "operation": h.get("operation")}
+        try:
+            uris = dt.file_uris()
+            entry["files"] = sorted(rel_to(dt.table_uri, u) for u in uris)
+        except Exception as e:
+            entry["files"] = None
+            notes.append(f"version {v}: file_uris() refused: {e}")
+        try:
+            adds = pa.table(dt.get_add_actions(flatten=True))
+            # the add actions' `path` as deltalake reports it (percent-decoded, relative)
+            entry["add_paths"] = sorted(adds.column("path").to_pylist())
+        except Exception as e:
+            notes.append(f"version {v}: get_add_actions() refused: {e}")
+        try:
+            dvs = pa.table(dt.deletion_vectors()).to_pylist()
+            if dvs:
+                # per file with a deletion vector: the row positions deltalake's DV reader says are deleted
+                entry["deleted_rows_by_file"] = {
+                    rel_to(dt.table_uri, d["filepath"]): [i for i, keep in enumerate(d["selection_vector"]) if not keep]
+                    for d in sorted(dvs, key=lambda d: d["filepath"])}
+        except Exception as e:
+            notes.append(f"version {v}: deletion_vectors() refused: {e}")
+        q = lambda s: '"' + s.replace('"', '""') + '"'  # noqa: E731
+        entry["row_count"] = int(delta_sql(dt, "select count(*) as n from t").column(0)[0].as_py())
+        entry["columns"] = columns
+        probes = probe_ids if probe_ids is not None else PROBE_IDS
+        if col is not None and not strict:
+            # tables made elsewhere: probe every value deltalake returns in any version (the tables
+            # are tiny) plus two absent ones; the same probes in every version
+            if col not in auto_probes:
+                vals: set = set()
+                for w in range(0, latest.version() + 1):
+                    dw = DeltaTable(str(table_dir), version=w)
+                    if col in [f.name for f in dw.schema().fields]:
+                        got = delta_sql(dw, f"select distinct {q(col)} as k from t where {q(col)} is not null")
+                        vals |= set(got.column("k").to_pylist())
+                auto_probes[col] = sorted(vals)[:50] + [-1, 4000]
+            probes = auto_probes[col]
+        if col is not None:
+            entry["count_by_column"] = col
+            got = delta_sql(dt, f"select {q(col)} as k, count(*) as n from t "
+                                f"where {q(col)} in ({', '.join(str(i) for i in probes)}) group by {q(col)}")
+            found = dict(zip(got.column("k").to_pylist(), got.column("n").to_pylist()))
+            entry["count_by_id"] = {str(i): int(found.get(i, 0)) for i in probes}
+        nn = delta_sql(dt, "select " + ", ".join(f"count({q(c)}) as {q(c)}" for c in columns) + " from t")
+        entry["non_null_counts"] = {c: int(nn.column(c)[0].as_py()) for c in columns}
+        try:
+            tbl = dt.to_pyarrow_table()
+        except Exception as e:
+            entry["to_pyarrow_table"] = f"refused: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        else:
+            got = {"row_count": tbl.num_rows, "non_null_counts": non_null(tbl)}
+            if col is not None:
+                got["count_by_id"] = count_by(tbl, col, probes)
+            if all(got[k] == entry[k] for k in got):
+                entry["to_pyarrow_table"] = "agrees"
+            elif strict:
+                raise AssertionError(f"{table_dir} v{v}: to_pyarrow_table {got} != SQL {entry}")
+            else:  # e.g. column mapping: deltalake 1.6.6 returns all-null columns instead of refusing
+                entry["to_pyarrow_table"] = {"status": "DISAGREES with the SQL engine (not the oracle)", **got}
+        versions.append(entry)
+
+    data_files, log_files = folder_parquet(table_dir, skip_dirs=("_delta_log",))
+    current = versions[-1]
+    out = {
+        "format": "delta",
+        "reader": "deltalake " + __import__("deltalake").__version__,
+        "current_version": latest.version(),
+        "protocol": {"min_reader_version": latest.protocol().min_reader_version,
+                     "min_writer_version": latest.protocol().min_writer_version,
+                     "reader_features": latest.protocol().reader_features,
+                     "writer_features": latest.protocol().writer_features},
+        "configuration": latest.metadata().configuration,
+        "partition_columns": latest.metadata().partition_columns,
+        "columns": current["columns"],
+        "versions": versions,
+        "folder_parquet_files": data_files,
+        "log_parquet_files": log_files,
+        "bloom_filter_columns": {f: bloom_columns(table_dir / f) for f in data_files},
+    }
+    lc = table_dir / "_delta_log" / "_last_checkpoint"
+    if lc.exists():
+        out["last_checkpoint"] = json.loads(lc.read_text())
+    if notes:
+        out["notes"] = notes
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Iceberg
+
+
+ICEBERG_BLOOM_PROPS = {
+    "write.parquet.bloom-filter-enabled.column.id": "true",
+    "write.parquet.bloom-filter-fpp.column.id": "0.01",
+}
+ICEBERG_BLOOM_NDV = 1000
+
+
+def install_iceberg_bloom_shim() -> None:
+    """pyiceberg 0.12.0 does not implement `write.parquet.bloom-filter-enabled.column.<col>` (it only
+    warns "Parquet writer option(s) [...] not implemented"). Wrap its writer-kwargs function so that
+    the property is honoured: pyarrow's ParquetWriter gets bloom_filter_options for those columns
+    (fpp from write.parquet.bloom-filter-fpp.column.<col>, default 0.01; ndv ICEBERG_BLOOM_NDV).
+    Everything else (field ids, stats, manifests) stays pyiceberg's own write path."""
+    import pyiceberg.io.pyarrow as pio
+
+    if getattr(pio._get_parquet_writer_kwargs, "_sbbf_shim", False):
+        return
+    orig = pio._get_parquet_writer_kwargs
+    prefix = "write.parquet.bloom-filter-enabled.column."
+
+    def kwargs(props):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"Parquet writer option\(s\) .*bloom-filter")
+            out = orig(props)
+        opts = {}
+        for k, v in props.items():
+            if k.startswith(prefix) and str(v).lower() == "true":
+                col = k[len(prefix):]
+                fpp = float(props.get(f"write.parquet.bloom-filter-fpp.column.{col}", "0.01"))
+                opts[col] = {"ndv": ICEBERG_BLOOM_NDV, "fpp": fpp}
+        if opts:
+            out["bloom_filter_options"] = opts
+        return out
+
+    kwargs._sbbf_shim = True
+    pio._get_parquet_writer_kwargs = kwargs
+
+
+def make_iceberg(root: Path) -> None:
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    install_iceberg_bloom_shim()
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+    cat.create_namespace("ns")
+
+    base = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "s", StringType(), required=False))
+
+    t = cat.create_table("ns.ice_basic", schema=base, properties=ICEBERG_BLOOM_PROPS)
+    for k in range(3):
+        t.append(rows(k * 1000, (k + 1) * 1000))
+    t.delete("id < 500")
+
+    part_schema = Schema(NestedField(1, "id", LongType(), required=False),
+                         NestedField(2, "s", StringType(), required=False),
+                         NestedField(3, "p", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=3, field_id=1000, transform=IdentityTransform(), name="p"))
+    t = cat.create_table("ns.ice_partitioned", schema=part_schema, partition_spec=spec,
+                         properties=ICEBERG_BLOOM_PROPS)
+    pfn = lambda i: "abc"[i % 3]  # noqa: E731
+    t.append(rows(0, 600, p=pfn))
+    t.append(rows(600, 1200, p=pfn))
+
+    t = cat.create_table("ns.ice_renamed", schema=base, properties=ICEBERG_BLOOM_PROPS)
+    t.append(rows(0, 1000))
+    with t.update_schema() as u:
+        u.rename_column("s", "name")
+    t.append(rows(1000, 2000).rename_columns(["id", "name"]))
+
+
+def iceberg_oracle(root: Path, ident: str) -> dict:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+    t = cat.load_table(ident)
+    md = t.metadata
+    loc = t.location()
+    table_dir = Path(urllib.parse.unquote(urllib.parse.urlparse(loc).path)) if loc.startswith("file:") else Path(loc)
+    versions = []
+    for snap in md.snapshots:
+        scan = t.scan(snapshot_id=snap.snapshot_id)
+        tasks = list(scan.plan_files())
+        tbl = scan.to_arrow()
+        schema = next(s for s in md.schemas if s.schema_id == snap.schema_id)
+        versions.append({
+            "version": snap.snapshot_id,
+            "timestamp_ms": snap.timestamp_ms,
+            "sequence_number": snap.sequence_number,
+            "parent_snapshot_id": snap.parent_snapshot_id,
+            "schema_id": snap.schema_id,
+            "operation": snap.summary.operation.value if snap.summary else None,
+            "summary": {k: v for k, v in (snap.summary.additional_properties.items() if snap.summary else [])},
+            "manifest_list": rel_to(loc, snap.manifest_list),
+            "files": sorted(rel_to(loc, task.file.file_path) for task in tasks),
+            "delete_files": sorted({rel_to(loc, d.file_path) for task in tasks for d in task.delete_files}),
+            "row_count": tbl.num_rows,
+            "count_by_id": count_by(tbl, "id", PROBE_IDS),
+            "columns": tbl.column_names,
+            "snapshot_schema": [[f.field_id, f.name] for f in schema.fields],
+            "non_null_counts": non_null(tbl),
+        })
+    data_files, _ = folder_parquet(table_dir)
+    meta_dir = table_dir / "metadata"
+    out = {
+        "format": "iceberg",
+        "reader": "pyiceberg " + __import__("pyiceberg").__version__,
+        "identifier": ident,
+        "format_version": md.format_version,
+        "table_location": loc,
+        "table_folder": table_dir.relative_to(root).as_posix(),
+        # where the table is in OUTDIR (the copy of the warehouse), relative to OUTDIR
+        "copy_folder": "iceberg/" + table_dir.relative_to(root).as_posix(),
+        "current_version": md.current_snapshot_id,
+        "current_metadata_file": rel_to(loc, t.metadata_location),
+        "metadata_log": [rel_to(loc, e.metadata_file) for e in md.metadata_log],
+        "metadata_files": sorted(p.relative_to(table_dir).as_posix() for p in meta_dir.glob("*.metadata.json")),
+        "snapshot_ids": [s.snapshot_id for s in md.snapshots],
+        "schemas": {str(s.schema_id): [[f.field_id, f.name, str(f.field_type)] for f in s.fields] for s in md.schemas},
+        "current_schema_id": md.current_schema_id,
+        "partition_spec": [[f.source_id, f.field_id, f.name, str(f.transform)] for f in md.spec().fields],
+        "properties": dict(md.properties),
+        "columns": versions[-1]["columns"] if versions else [],
+        "versions": versions,
+        "folder_parquet_files": data_files,
+        "bloom_filter_columns": {f: bloom_columns(table_dir / f) for f in data_files},
+    }
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir", nargs="?", help="output folder (created; existing tables in it are replaced)")
+    ap.add_argument("--iceberg-root", default=DEFAULT_ICEBERG_ROOT,
+                    help=f"fixed Iceberg warehouse root (deleted and rewritten; default {DEFAULT_ICEBERG_ROOT})")
+    ap.add_argument("--oracles-only", nargs="+", metavar="DIR",
+                    help="only write DIR.expected.json for existing Delta tables DIR (e.g. copied upstream tables)")
+    args = ap.parse_args()
+
+    if args.oracles_only:
+        for d in args.oracles_only:
+            d = Path(d).resolve()
+            write_json(d.parent / f"{d.name}.expected.json", delta_oracle(d))
+            print(f"lake_tables.py: wrote {d.parent / (d.name + '.expected.json')}")
+        return 0
+    if not args.outdir:
+        ap.error("OUTDIR is required")
+
+    out = Path(args.outdir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for name in DELTA_TABLES:
+        shutil.rmtree(out / name, ignore_errors=True)
+    shutil.rmtree(out / "iceberg", ignore_errors=True)
+
+    make_delta(out)
+    for name in DELTA_TABLES:
+        clean_junk(out / name)
+        write_json(out / f"{name}.expected.json", delta_oracle(out / name, strict=True))
+
+    root = Path(args.iceberg_root).resolve()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_iceberg(root)
+    for w in caught:
+        print(f"lake_tables.py: pyiceberg warning: {w.message}", file=sys.stderr)
+    for ident in ICEBERG_TABLES:
+        write_json(out / f"{ident}.expected.json", iceberg_oracle(root, f"ns.{ident}"))
+    shutil.copytree(root, out / "iceberg")
+    clean_junk(out / "iceberg")
+    print(f"lake_tables.py: wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
