@@ -122,7 +122,7 @@ impl StoreRoot {
 
     /// What kind of table the folder `url` holds (one delimited listing).
     pub(super) async fn detect(&self, url: &str) -> Result<Option<Format>, Error> {
-        let (dirs, _) = self.list_dir(&table_url(url)?.to_string()).await?;
+        let (dirs, _) = self.list_dir(table_url(url)?.as_ref()).await?;
         if dirs.iter().any(|d| d == "_delta_log") {
             return Ok(Some(Format::Delta));
         }
