@@ -121,6 +121,7 @@ impl StoreRoot {
     }
 
     /// What kind of table the folder `url` holds (one delimited listing).
+    #[allow(dead_code)] // Remote detection is off for now (see `lake::detect`).
     pub(super) async fn detect(&self, url: &str) -> Result<Option<Format>, Error> {
         let (dirs, _) = self.list_dir(table_url(url)?.as_ref()).await?;
         if dirs.iter().any(|d| d == "_delta_log") {

@@ -216,8 +216,10 @@ pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
         return Ok(Some(Format::Iceberg));
     }
     if object::is_remote_url(arg) {
-        let root = StoreRoot::for_url(arg)?;
-        return root.detect(arg).await;
+        // Not yet: finding a table under a URL costs a listing of its root before every
+        // command on a prefix (and web servers do not list); an object-store table is read
+        // as its snapshot when named by its Iceberg metadata file (above).
+        return Ok(None);
     }
     let p = Path::new(arg);
     if !p.is_dir() {
