@@ -220,12 +220,36 @@ fn view_url(table: &ListingTableUrl, scheme: String) -> Option<(url::Url, Listin
 }
 
 /// Registers a view of `store` (the store of `table`) without its hidden names in the
-/// session, and returns the table's URL through it. Its scheme is its own (`sbbf-visible-N`,
-/// or `sbbf-local-visible-N` for a local table: its filters are read as a local file's).
+/// session, and returns the table's URL through it (see [`register_view`]).
 pub(crate) fn visible_url(
     env: &datafusion::execution::runtime_env::RuntimeEnv,
     table: &ListingTableUrl,
     store: Arc<dyn ObjectStore>,
+) -> Option<ListingTableUrl> {
+    let view = FilteredStore::without_hidden(store, table.prefix().clone());
+    register_view(env, table, view, "visible")
+}
+
+/// Registers a view of `store` (the store of `table`) that lists only `files`, the files of
+/// a lake table's snapshot, and returns the table's URL through it (see [`register_view`]).
+pub(crate) fn snapshot_url(
+    env: &datafusion::execution::runtime_env::RuntimeEnv,
+    table: &ListingTableUrl,
+    store: Arc<dyn ObjectStore>,
+    files: std::collections::HashSet<Path>,
+) -> Option<ListingTableUrl> {
+    let view = FilteredStore::new(store, Rule::Only(Arc::new(files)));
+    register_view(env, table, view, "snapshot")
+}
+
+/// Registers `view` in the session under a scheme of its own (`sbbf-KIND-N`, or
+/// `sbbf-local-visible-N` for a local table: its filters are read as a local file's) and
+/// returns `table`'s URL through it; `None` when `table` cannot be given one.
+fn register_view(
+    env: &datafusion::execution::runtime_env::RuntimeEnv,
+    table: &ListingTableUrl,
+    view: FilteredStore,
+    kind: &str,
 ) -> Option<ListingTableUrl> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -233,33 +257,9 @@ pub(crate) fn visible_url(
     let scheme = if url.scheme() == "file" {
         format!("{LOCAL_SCHEME_PREFIX}{n}")
     } else {
-        format!("sbbf-visible-{n}")
+        format!("sbbf-{kind}-{n}")
     };
     let (store_url, listing) = view_url(table, scheme)?;
-    let view = FilteredStore::without_hidden(store, table.prefix().clone());
-    env.register_object_store(&store_url, Arc::new(view));
-    Some(listing)
-}
-
-/// A URL of its own (`sbbf-snapshot-N`) for a view of `store` that lists only `files`, the
-/// files of a lake table's snapshot, registered in `env`; `None` when `table` cannot be
-/// given one.
-pub(crate) fn snapshot_url(
-    env: &datafusion::execution::runtime_env::RuntimeEnv,
-    table: &ListingTableUrl,
-    store: Arc<dyn ObjectStore>,
-    files: std::collections::HashSet<Path>,
-) -> Option<ListingTableUrl> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let url: &url::Url = table.as_ref();
-    let scheme = if url.scheme() == "file" {
-        format!("{LOCAL_SCHEME_PREFIX}snap-{n}")
-    } else {
-        format!("sbbf-snapshot-{n}")
-    };
-    let (store_url, listing) = view_url(table, scheme)?;
-    let view = FilteredStore::new(store, Rule::Only(Arc::new(files)));
     env.register_object_store(&store_url, Arc::new(view));
     Some(listing)
 }

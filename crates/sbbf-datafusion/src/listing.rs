@@ -206,22 +206,11 @@ pub(crate) async fn list_table(
     ext: &str,
     lake: &LakeOptions,
 ) -> Result<TableFiles> {
-    if !lake.as_directory {
-        let snap = sbbf_parquet::lake::snapshot(path, lake.as_of)
-            .await
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        match snap {
-            Some(snap) => return lake_table(state, path, ext, snap).await,
-            None if lake.as_of.is_some() => {
-                let e = sbbf_parquet::LakeError::NotATable {
-                    path: path.to_string(),
-                };
-                return Err(DataFusionError::External(Box::new(
-                    sbbf_parquet::Error::from(e),
-                )));
-            }
-            None => {}
-        }
+    let snap = sbbf_parquet::lake::snapshot(path, lake)
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    if let Some(snap) = snap {
+        return lake_table(state, path, ext, snap).await;
     }
     let mut warnings = Vec::new();
     // The table's files, listed once: for its partition keys and its schema.
@@ -409,21 +398,14 @@ async fn lake_table(
         partitions,
         warnings: snap.notes.iter().map(|n| format!("{path}: {n}")).collect(),
         merge: true,
-        table: Some(snap.version()),
+        table: Some(snap.table_version()),
     })
 }
 
-/// The folder of a table given as a folder or as an Iceberg metadata file
-/// (`t/metadata/v3.metadata.json` is table `t/`), ending in `/`.
+/// The folder of the table `path` names ([`sbbf_parquet::lake::table_folder`]) as a
+/// listing URL: an object-store URL, or an absolute local path, ending in `/`.
 fn table_folder(path: &str) -> String {
-    let p = path.trim_end_matches('/');
-    let p = match p.ends_with(".metadata.json") {
-        true => p
-            .rsplit_once('/')
-            .map(|(dir, _)| dir.rsplit_once('/').map_or(dir, |(t, _)| t))
-            .unwrap_or(p),
-        false => p,
-    };
+    let p = sbbf_parquet::lake::table_folder(path);
     match sbbf_parquet::source::object::is_remote_url(p) {
         true => format!("{p}/"),
         false => {

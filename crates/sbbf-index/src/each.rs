@@ -102,18 +102,7 @@ where
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
         // A table's snapshot is read once, here: its files are the listing, and its schema
         // says how files name the column.
-        let snap = match options.lake.as_directory {
-            true => None,
-            false => lake::snapshot(path, options.lake.as_of)
-                .await?
-                .map(Arc::new),
-        };
-        if snap.is_none() && options.lake.as_of.is_some() && !options.lake.as_directory {
-            return Err(sbbf_parquet::LakeError::NotATable {
-                path: path.to_string(),
-            }
-            .into());
-        }
+        let snap = lake::snapshot(path, &options.lake).await?.map(Arc::new);
         let column = match &snap {
             Some(s) => s.file_column(column)?,
             None => column.to_string(),
@@ -144,7 +133,7 @@ where
             }
         }
         let (source, table) = match &snap {
-            Some(s) => (lake::source_of(s, options)?, Some(s.version())),
+            Some(s) => (lake::source_of(s, options)?, Some(s.table_version())),
             None => (Source::open(path, options).await?, None),
         };
         Ok(ProbeEach {
@@ -293,12 +282,7 @@ pub async fn prune_each(
     mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
     // A table's snapshot is read once: its files, and how they name the filters' columns.
-    let snap = match options.lake.as_directory {
-        true => None,
-        false => lake::snapshot(path, options.lake.as_of)
-            .await?
-            .map(Arc::new),
-    };
+    let snap = lake::snapshot(path, &options.lake).await?.map(Arc::new);
     let mut filters = filters;
     if let Some(s) = &snap {
         for leaf in filters.0.iter_mut().flatten() {
@@ -318,7 +302,7 @@ pub async fn prune_each(
         Some((order, source)) => (Some(order), source),
         None => match &snap {
             Some(s) => (None, lake::source_of(s, options)?),
-            None => (None, lake::open(path, options).await?.source),
+            None => (None, Source::open(path, options).await?),
         },
     };
     let policy = source.policy();

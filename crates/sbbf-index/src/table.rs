@@ -218,25 +218,18 @@ impl Root {
     /// file is no longer listed).
     pub async fn list_table(&self) -> Result<(Vec<Listed>, Option<TableVersion>), Error> {
         let LakeRead { options, snapshot } = self.lake();
-        if let Some(snap) = snapshot {
-            return Ok((self.listed_snapshot(snap)?, Some(snap.version())));
-        }
-        let lake = options;
-        if !lake.as_directory {
-            if let Some(snap) = sbbf_parquet::lake::snapshot(self.arg(), lake.as_of).await? {
-                let listed = self.listed_snapshot(&snap)?;
-                return Ok((listed, Some(snap.version())));
+        let read;
+        let snap = match snapshot {
+            Some(snap) => Some(snap.as_ref()),
+            None => {
+                read = sbbf_parquet::lake::snapshot(self.arg(), options).await?;
+                read.as_ref()
             }
-            if lake.as_of.is_some() {
-                return Err(
-                    sbbf_parquet::Error::from(sbbf_parquet::LakeError::NotATable {
-                        path: self.arg().to_string(),
-                    })
-                    .into(),
-                );
-            }
+        };
+        match snap {
+            Some(snap) => Ok((self.listed_snapshot(snap)?, Some(snap.table_version()))),
+            None => Ok((self.list_folder().await?, None)),
         }
-        Ok((self.list_folder().await?, None))
     }
 
     fn listed_snapshot(&self, snap: &Snapshot) -> Result<Vec<Listed>, Error> {

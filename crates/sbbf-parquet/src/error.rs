@@ -627,6 +627,16 @@ pub enum LakeError {
         /// The location.
         location: String,
     },
+    /// A metadata file or manifest larger than any table's: not read.
+    #[error("{location} is {size} bytes, more than the {limit} a table's metadata file or manifest may have")]
+    TooLarge {
+        /// The object.
+        location: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A version was asked of something that is not a table.
     #[error("{path} is not a Delta or Iceberg table, so it has no versions")]
     NotATable {

@@ -23,11 +23,10 @@ pub(crate) async fn snapshot(
     as_of: Option<AsOf>,
 ) -> Result<Snapshot, Error> {
     let store = root.store();
-    let arg = arg.to_string();
-    let url = url.clone();
-    tokio::task::spawn_blocking(move || read(store, &arg, &url, as_of))
+    let (table, url) = (arg.to_string(), url.clone());
+    tokio::task::spawn_blocking(move || read(store, &table, &url, as_of))
         .await
-        .map_err(|e| kernel_error("", e))?
+        .map_err(|e| kernel_error(arg, e))?
 }
 
 fn kernel_error(table: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {

@@ -2,7 +2,6 @@
 //! `/`, an object store at its bucket), so the absolute locations a table's log or manifests
 //! hold map to paths in it.
 
-use super::Format;
 use crate::source::object;
 use crate::LakeError;
 use crate::{Error, ReadError};
@@ -11,6 +10,9 @@ use object_store::{ObjectStore, ObjectStoreExt as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 use url::Url;
+
+/// The largest log entry, metadata file or manifest read whole.
+const MAX_METADATA_OBJECT: u64 = 256 << 20;
 
 /// A store and the URL its root stands for: `file:///` for the local file system,
 /// `s3://bucket/` (and the like) for an object store.
@@ -96,6 +98,16 @@ impl StoreRoot {
             source,
         };
         let got = self.store.get(&path).await.map_err(store_err)?;
+        // The size the store reports is checked before the body is read: a metadata file
+        // or manifest of gigabytes is no table's (real ones are kilobytes to megabytes).
+        if got.meta.size > MAX_METADATA_OBJECT {
+            return Err(LakeError::TooLarge {
+                location: url.to_string(),
+                size: got.meta.size,
+                limit: MAX_METADATA_OBJECT,
+            }
+            .into());
+        }
         Ok(got.bytes().await.map_err(store_err)?)
     }
 
@@ -118,19 +130,6 @@ impl StoreRoot {
             listed.common_prefixes.iter().map(name).collect(),
             listed.objects.iter().map(|o| name(&o.location)).collect(),
         ))
-    }
-
-    /// What kind of table the folder `url` holds (one delimited listing).
-    #[allow(dead_code)] // Remote detection is off for now (see `lake::detect`).
-    pub(super) async fn detect(&self, url: &str) -> Result<Option<Format>, Error> {
-        let (dirs, _) = self.list_dir(table_url(url)?.as_ref()).await?;
-        if dirs.iter().any(|d| d == "_delta_log") {
-            return Ok(Some(Format::Delta));
-        }
-        if dirs.iter().any(|d| d == "metadata") {
-            return Ok(Some(Format::Iceberg));
-        }
-        Ok(None)
     }
 }
 

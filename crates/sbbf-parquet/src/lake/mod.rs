@@ -142,7 +142,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Which version of which table this is, for reports.
-    pub fn version(&self) -> TableVersion {
+    pub fn table_version(&self) -> TableVersion {
         TableVersion {
             format: self.format.to_string(),
             location: self.location.clone(),
@@ -235,10 +235,22 @@ pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
     Ok(None)
 }
 
-/// Reads the snapshot of the table at `arg` (see [`detect`]); `None` when `arg` is no table.
-pub async fn snapshot(arg: &str, as_of: Option<AsOf>) -> Result<Option<Snapshot>, Error> {
-    let Some(format) = detect(arg).await? else {
+/// Reads the snapshot of the table at `arg` as `lake` says: `None` when `arg` is no table
+/// (see [`detect`]) or is to be read as a folder ([`LakeOptions::as_directory`]); an error
+/// when a version is asked of something that is no table. Every caller that turns a path
+/// into files asks here, once per command.
+pub async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Snapshot>, Error> {
+    if lake.as_directory {
         return Ok(None);
+    }
+    let Some(format) = detect(arg).await? else {
+        return match lake.as_of {
+            Some(_) => Err(LakeError::NotATable {
+                path: arg.to_string(),
+            }
+            .into()),
+            None => Ok(None),
+        };
     };
     let root = match object::is_remote_url(arg) {
         true => StoreRoot::for_url(arg)?,
@@ -246,8 +258,8 @@ pub async fn snapshot(arg: &str, as_of: Option<AsOf>) -> Result<Option<Snapshot>
     };
     let url = location::table_url(arg)?;
     let snap = match format {
-        Format::Delta => delta::snapshot(&root, arg, &url, as_of).await?,
-        Format::Iceberg => iceberg::snapshot(&root, arg, &url, as_of).await?,
+        Format::Delta => delta::snapshot(&root, arg, &url, lake.as_of).await?,
+        Format::Iceberg => iceberg::snapshot(&root, arg, &url, lake.as_of).await?,
     };
     Ok(Some(snap))
 }
@@ -256,26 +268,12 @@ pub async fn snapshot(arg: &str, as_of: Option<AsOf>) -> Result<Option<Snapshot>
 /// (unless [`LakeOptions::as_directory`]), else what [`Source::open`] lists. A file the
 /// snapshot names that storage lacks is found when it is read, and named then.
 pub async fn open(arg: &str, options: SourceOptions) -> Result<Opened, Error> {
-    let lake = options.lake.clone();
-    if !lake.as_directory {
-        if let Some(snap) = snapshot(arg, lake.as_of).await? {
-            let source = source_of(&snap, options)?;
-            return Ok(Opened {
-                source,
-                table: Some(snap),
-            });
-        }
-        if lake.as_of.is_some() {
-            return Err(LakeError::NotATable {
-                path: arg.to_string(),
-            }
-            .into());
-        }
-    }
-    Ok(Opened {
-        source: Source::open(arg, options).await?,
-        table: None,
-    })
+    let table = snapshot(arg, &options.lake).await?;
+    let source = match &table {
+        Some(snap) => source_of(snap, options)?,
+        None => Source::open(arg, options).await?,
+    };
+    Ok(Opened { source, table })
 }
 
 /// The snapshot's files as a [`Source`], named as a listing of the table's folder names them
@@ -306,23 +304,38 @@ pub fn source_of(snap: &Snapshot, options: SourceOptions) -> Result<Source, Erro
     ))
 }
 
-/// A local table's data files: each as results name it (below the table's path, as a
-/// listing of its folder would show it) and its path.
+/// A local table's data files: each as results name it (below the table's folder, as a
+/// listing of it would show it) and its path.
 pub fn local_files(snap: &Snapshot) -> Result<Vec<(String, PathBuf)>, Error> {
+    let base = PathBuf::from(table_folder(&snap.location));
+    let abs_base = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
     let mut paths = Vec::with_capacity(snap.files.len());
     for f in &snap.files {
         let path = location::local_path(&f.url)?;
-        paths.push((display_name(&snap.location, &path), path));
+        let name = match path.strip_prefix(&abs_base) {
+            Ok(rel) => base.join(rel).display().to_string(),
+            Err(_) => path.display().to_string(),
+        };
+        paths.push((name, path));
     }
     Ok(paths)
 }
 
-/// A local data file as a listing of `table` would show it.
-fn display_name(table: &str, file: &Path) -> String {
-    let base = Path::new(table);
-    let abs_base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
-    match file.strip_prefix(&abs_base) {
-        Ok(rel) => base.join(rel).display().to_string(),
-        Err(_) => file.display().to_string(),
+/// The folder of the table `arg` names, as given (no trailing `/`): `arg` itself, or for an
+/// Iceberg metadata file (`t/metadata/v3.metadata.json`) the folder above its `metadata/`.
+///
+/// ```
+/// use sbbf_parquet::lake::table_folder;
+/// assert_eq!(table_folder("t/metadata/v3.metadata.json"), "t");
+/// assert_eq!(table_folder("s3://b/t/"), "s3://b/t");
+/// ```
+pub fn table_folder(arg: &str) -> &str {
+    let p = arg.trim_end_matches('/');
+    if !p.ends_with(".metadata.json") {
+        return p;
+    }
+    match p.rsplit_once('/') {
+        Some((dir, _)) => dir.rsplit_once('/').map_or(dir, |(t, _)| t),
+        None => p,
     }
 }

@@ -244,19 +244,10 @@ where
     use crate::lake;
     use crate::source::{block_on, object, SourceOptions};
     use futures::StreamExt as _;
-    if lake.as_directory {
-        return Ok((Some(remote), None));
-    }
-    let Some(snap) = block_on(lake::snapshot(path, lake.as_of))?? else {
-        if lake.as_of.is_some() {
-            return Err(crate::LakeError::NotATable {
-                path: path.to_string(),
-            }
-            .into());
-        }
+    let Some(snap) = block_on(lake::snapshot(path, lake))?? else {
         return Ok((Some(remote), None));
     };
-    let version = snap.version();
+    let version = snap.table_version();
     if !object::is_remote_url(path) {
         for (shown, file) in lake::local_files(&snap)? {
             if !file.exists() {
