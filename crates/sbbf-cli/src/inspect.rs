@@ -44,7 +44,10 @@ pub struct InspectArgs {
     pub table: crate::lake::TableArgs,
 }
 
-pub fn run(a: InspectArgs) -> u8 {
+pub fn run(mut a: InspectArgs) -> u8 {
+    if let Err(code) = a.table.resolve_in_place("inspect", &mut a.file) {
+        return code;
+    }
     let keys = match a.keys.key_set() {
         Ok(k) => k,
         Err(e) => {

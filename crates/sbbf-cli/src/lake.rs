@@ -2,6 +2,7 @@
 //! which table version was read.
 
 use crate::Format;
+use sbbf_parquet::lake::catalog::Catalog;
 use sbbf_parquet::source::{AsOf, LakeOptions, TableVersion};
 
 /// How a Delta Lake or Apache Iceberg table is read (a folder with `_delta_log/`, a
@@ -17,6 +18,16 @@ pub struct TableArgs {
     /// its snapshot: only the data files its log or metadata names.
     #[arg(long, conflicts_with = "as_of")]
     pub as_directory: bool,
+    /// Read PATH as an Iceberg table named NAMESPACE.TABLE in this catalog, the authority on
+    /// its current metadata: `sqlite:///PATH` (a SQL catalog in SQLite, as pyiceberg's
+    /// SqlCatalog and Java's JdbcCatalog write it) or `http(s)://HOST/...` (a REST catalog;
+    /// a bearer token from SBBF_CATALOG_TOKEN).
+    #[arg(long, value_name = "URI", conflicts_with = "as_directory")]
+    pub catalog: Option<String>,
+    /// Which catalog of several in one SQL database (its `catalog_name`); for a REST
+    /// catalog, the warehouse to ask for.
+    #[arg(long, value_name = "NAME", requires = "catalog")]
+    pub catalog_name: Option<String>,
 }
 
 fn parse_as_of(s: &str) -> Result<AsOf, String> {
@@ -24,6 +35,36 @@ fn parse_as_of(s: &str) -> Result<AsOf, String> {
 }
 
 impl TableArgs {
+    /// PATH as the library reads it: with `--catalog`, the current metadata file of the
+    /// table PATH names (NAMESPACE.TABLE); else PATH itself.
+    pub async fn resolve(&self, path: &str) -> Result<String, sbbf_parquet::Error> {
+        match &self.catalog {
+            Some(uri) => {
+                let c = Catalog::new(uri, self.catalog_name.as_deref());
+                sbbf_parquet::lake::catalog::metadata_location(&c, path).await
+            }
+            None => Ok(path.to_string()),
+        }
+    }
+
+    /// [`TableArgs::resolve`] for a command that does not run async: PATH replaced in place;
+    /// a failure is said on stderr and returned as exit code 2.
+    pub fn resolve_in_place(&self, command: &str, path: &mut String) -> Result<(), u8> {
+        if self.catalog.is_none() {
+            return Ok(());
+        }
+        match sbbf_parquet::source::block_on(self.resolve(path)) {
+            Ok(Ok(p)) => {
+                *path = p;
+                Ok(())
+            }
+            Ok(Err(e)) | Err(e) => {
+                err!("sbbf {command}: {e}");
+                Err(2)
+            }
+        }
+    }
+
     /// The library's options.
     pub fn options(&self) -> LakeOptions {
         LakeOptions {

@@ -178,7 +178,14 @@ pub fn run(mut a: ProbeArgs) -> u8 {
 /// Local files, object stores and indexed tables alike: the library's one table-level loop
 /// ([`ProbeEach`]) and tally ([`ProbeTally`]); this only renders.
 async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
-    let arg = a.file.as_str();
+    let arg = match a.table.resolve(&a.file).await {
+        Ok(p) => p,
+        Err(e) => {
+            err!("sbbf probe: {e}");
+            return 2;
+        }
+    };
+    let arg = arg.as_str();
     if let Err(e) = check_http_endpoint(arg) {
         err!("sbbf probe: {arg}: {e}");
         return 2;

@@ -97,7 +97,17 @@ pub fn run(a: QueryArgs) -> u8 {
 }
 
 async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let tables = table_args(a)?;
+    let mut tables = table_args(a)?;
+    if a.lake.catalog.is_some() {
+        // PATH names a table in the catalog; a --table PATH does when it is no file or URL.
+        for (i, (_, path)) in tables.iter_mut().enumerate() {
+            let plain = std::path::Path::new(path.as_str()).exists()
+                || sbbf_parquet::source::object::is_remote_url(path);
+            if i == 0 || !plain {
+                *path = a.lake.resolve(path).await?;
+            }
+        }
+    }
     // DATAFUSION_* variables set DataFusion's options (DATAFUSION_EXECUTION_TARGET_PARTITIONS,
     // DATAFUSION_EXECUTION_PARQUET_PRUNING=false, ...).
     let mut config = SessionConfig::from_env()?;

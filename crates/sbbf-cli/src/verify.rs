@@ -48,7 +48,10 @@ pub struct VerifyArgs {
     pub table: crate::lake::TableArgs,
 }
 
-pub fn run(a: VerifyArgs) -> u8 {
+pub fn run(mut a: VerifyArgs) -> u8 {
+    if let Err(code) = a.table.resolve_in_place("verify", &mut a.file) {
+        return code;
+    }
     let keys = match a.keys.key_set() {
         Ok(k) => k,
         Err(e) => {

@@ -122,6 +122,16 @@ impl Error {
                 NoFilesReason::NotFound | NoFilesReason::Walk(_) => Fault::File,
                 _ => Fault::Input,
             },
+            // A version the table lacks, a version asked of no table, a table feature not
+            // read yet: the question's, not the files'.
+            Error::Lake(e) => match **e {
+                LakeError::Unsupported { .. }
+                | LakeError::NoSuchSnapshot { .. }
+                | LakeError::AsOfText { .. }
+                | LakeError::NoSuchTable { .. }
+                | LakeError::NotATable { .. } => Fault::Input,
+                _ => Fault::File,
+            },
             _ => Fault::File,
         }
     }
@@ -642,6 +652,22 @@ pub enum LakeError {
     NotATable {
         /// The path.
         path: String,
+    },
+    /// An Iceberg catalog could not be read, or answered something unusable.
+    #[error("Iceberg catalog {catalog}: {reason}")]
+    Catalog {
+        /// The catalog's URI.
+        catalog: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The catalog has no such table.
+    #[error("Iceberg catalog {catalog} has no table {table}")]
+    NoSuchTable {
+        /// The catalog's URI.
+        catalog: String,
+        /// The table asked for (`NS.TABLE`).
+        table: String,
     },
 }
 

@@ -160,7 +160,8 @@ fn to_json(line: &impl serde::Serialize) -> String {
 /// for the files it rules out, unless `use_index` is false; the other files are probed as
 /// without one. Returns the lines and a warning about an unusable index.
 #[pyfunction]
-#[pyo3(signature = (source, column, values, shown_values, exact_bits, use_index = true))]
+#[pyo3(signature = (source, column, values, shown_values, exact_bits, use_index = true, as_of = None, as_directory = false))]
+#[allow(clippy::too_many_arguments)]
 fn probe_source(
     py: Python<'_>,
     source: String,
@@ -169,7 +170,10 @@ fn probe_source(
     shown_values: Vec<String>,
     exact_bits: bool,
     use_index: bool,
+    as_of: Option<String>,
+    as_directory: bool,
 ) -> PyResult<(Vec<String>, Option<String>)> {
+    let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     use sbbf_index::each::ProbeEach;
     use sbbf_parquet::report::{Counted, ProbeTally};
     use sbbf_parquet::source::{block_on, SourceOptions};
@@ -183,7 +187,10 @@ fn probe_source(
     };
     let result = py.detach(|| -> Result<(Vec<String>, Option<String>), Failure> {
         block_on(async {
-            let options = SourceOptions::default();
+            let options = SourceOptions {
+                lake,
+                ..SourceOptions::default()
+            };
             let probe = ProbeEach::open(&source, &column, encode, options, use_index).await?;
             let warning = probe.warning().map(str::to_string);
             let mut tally = ProbeTally::new(&column, shown_values.len(), probe.is_many());
@@ -331,22 +338,28 @@ type FileRowGroups = Vec<(String, Vec<usize>)>;
 /// every row group (schema evolution). A table root with an index (unless `use_index` is
 /// false) leaves out unread the files the index proves hold no matching row (an empty list).
 #[pyfunction]
-#[pyo3(signature = (source, filters, strict = true, use_index = true))]
+#[pyo3(signature = (source, filters, strict = true, use_index = true, as_of = None, as_directory = false))]
 fn row_groups_source(
     py: Python<'_>,
     source: String,
     filters: Vec<Vec<FilterLeaf<'_>>>,
     strict: bool,
     use_index: bool,
+    as_of: Option<String>,
+    as_directory: bool,
 ) -> PyResult<(FileRowGroups, Option<String>)> {
     use sbbf_parquet::source::{block_on, SourceOptions};
     use std::ops::ControlFlow;
     let filters = read_filters(&filters)?;
+    let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     py.detach(|| {
         block_on(async {
             let mut out = Vec::new();
             let mut failed = None;
-            let options = SourceOptions::default();
+            let options = SourceOptions {
+                lake,
+                ..SourceOptions::default()
+            };
             let summary = sbbf_index::each::prune_each(
                 &source,
                 filters,
@@ -490,24 +503,23 @@ fn each_file<T: serde::Serialize>(
 /// URL), of `columns` when given, as `sbbf inspect --format json` prints them (the library's
 /// `InspectReport`s, as JSON), and whether there are several files.
 #[pyfunction]
-#[pyo3(signature = (source, columns, footer_key, column_keys))]
+#[pyo3(signature = (source, columns, footer_key, column_keys, as_of = None, as_directory = false))]
 fn inspect_source(
     py: Python<'_>,
     source: String,
     columns: Vec<String>,
     footer_key: Option<String>,
     column_keys: std::collections::BTreeMap<String, String>,
+    as_of: Option<String>,
+    as_directory: bool,
 ) -> PyResult<(bool, Vec<String>)> {
     py.detach(|| {
         let keys = key_set(footer_key, column_keys)?;
+        let lake = lake_options(as_of, as_directory)?;
         let mut lines = Vec::new();
-        let tally = sbbf_parquet::report::inspect_each(
-            &source,
-            &Default::default(),
-            &keys,
-            &columns,
-            |f| lines.push((f.file, f.report)),
-        );
+        let tally = sbbf_parquet::report::inspect_each(&source, &lake, &keys, &columns, |f| {
+            lines.push((f.file, f.report))
+        });
         each_file(tally, lines, &source)
     })
     .map_err(Failure::into_py)
@@ -517,7 +529,8 @@ fn inspect_source(
 /// in the files `source` names, as `sbbf verify --format json` prints them (the library's
 /// `VerifyReport`s, as JSON), and whether there are several files.
 #[pyfunction]
-#[pyo3(signature = (source, columns, samples, footer_key, column_keys))]
+#[pyo3(signature = (source, columns, samples, footer_key, column_keys, as_of = None, as_directory = false))]
+#[allow(clippy::too_many_arguments)]
 fn verify_source(
     py: Python<'_>,
     source: String,
@@ -525,14 +538,17 @@ fn verify_source(
     samples: u64,
     footer_key: Option<String>,
     column_keys: std::collections::BTreeMap<String, String>,
+    as_of: Option<String>,
+    as_directory: bool,
 ) -> PyResult<(bool, Vec<String>)> {
     py.detach(|| {
         let keys = key_set(footer_key, column_keys)?;
+        let lake = lake_options(as_of, as_directory)?;
         let mut lines = Vec::new();
         let no_progress = |_: &str| |_, _| {};
         let tally = sbbf_parquet::report::verify_each(
             &source,
-            &Default::default(),
+            &lake,
             &keys,
             &columns,
             samples,
@@ -540,6 +556,123 @@ fn verify_source(
             |f| lines.push((f.file, f.report)),
         );
         each_file(tally, lines, &source)
+    })
+    .map_err(Failure::into_py)
+}
+
+/// How a Delta or Iceberg table is read, from Python's `as_of` (a version, snapshot id or RFC
+/// 3339 time, as text) and `as_directory`.
+fn lake_options(
+    as_of: Option<String>,
+    as_directory: bool,
+) -> Result<sbbf_parquet::source::LakeOptions, Failure> {
+    if as_directory && as_of.is_some() {
+        return Err(Failure::Input(
+            "as_of and as_directory=True exclude each other: a folder has no versions".to_string(),
+        ));
+    }
+    let as_of = match as_of {
+        Some(t) => Some(t.parse().map_err(Failure::from)?),
+        None => None,
+    };
+    Ok(sbbf_parquet::source::LakeOptions {
+        as_of,
+        as_directory,
+    })
+}
+
+/// The snapshot of the Delta or Iceberg table `source` names, as JSON (`None` when `source`
+/// is no table, or with `as_directory`): format, version, time, partition columns, columns
+/// (names, how files name them, types), and each data file's local path or URL, size, rows,
+/// partition values (as text) and whether deletes apply to it.
+#[pyfunction]
+#[pyo3(signature = (source, as_of = None, as_directory = false))]
+fn table_snapshot(
+    py: Python<'_>,
+    source: String,
+    as_of: Option<String>,
+    as_directory: bool,
+) -> PyResult<Option<String>> {
+    let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
+    py.detach(|| -> Result<Option<String>, Failure> {
+        let snap = sbbf_parquet::source::block_on(sbbf_parquet::lake::snapshot(&source, &lake))??;
+        let Some(snap) = snap else {
+            return Ok(None);
+        };
+        let local = match sbbf_parquet::source::object::is_remote_url(&snap.location) {
+            true => None,
+            false => Some(sbbf_parquet::lake::local_files(&snap)?),
+        };
+        let files: Vec<serde_json::Value> = snap
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let path = match &local {
+                    Some(l) => l[i].1.display().to_string(),
+                    None => f.url.clone(),
+                };
+                let partition: serde_json::Map<String, serde_json::Value> = f
+                    .partition
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+                    .collect();
+                serde_json::json!({
+                    "path": path,
+                    "size": f.size,
+                    "rows": f.rows,
+                    "partition": partition,
+                    "deletes": f.deletes.any(),
+                })
+            })
+            .collect();
+        let columns: Vec<serde_json::Value> = snap
+            .columns
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "name": c.name,
+                    "physical": c.physical,
+                    "field_id": c.field_id,
+                    "earlier_names": c.earlier_names,
+                    "type": c.data_type,
+                })
+            })
+            .collect();
+        let v = snap.table_version();
+        Ok(Some(
+            serde_json::json!({
+                "format": v.format,
+                "location": v.location,
+                "version": v.version,
+                "timestamp_ms": v.timestamp_ms,
+                "metadata": snap.metadata,
+                "partition_columns": snap.partition_columns,
+                "columns": columns,
+                "files": files,
+                "notes": snap.notes,
+            })
+            .to_string(),
+        ))
+    })
+    .map_err(Failure::into_py)
+}
+
+/// The current metadata file of the Iceberg table `table` (`NS.TABLE`) in the catalog at
+/// `uri` (`sqlite:///PATH` or `http(s)://...`), `name` choosing among several catalogs.
+#[pyfunction]
+#[pyo3(signature = (uri, table, name = None))]
+fn catalog_table(
+    py: Python<'_>,
+    uri: String,
+    table: String,
+    name: Option<String>,
+) -> PyResult<String> {
+    py.detach(|| -> Result<String, Failure> {
+        let c = sbbf_parquet::lake::catalog::Catalog::new(&uri, name.as_deref());
+        Ok(sbbf_parquet::source::block_on(
+            sbbf_parquet::lake::catalog::metadata_location(&c, &table),
+        )??)
     })
     .map_err(Failure::into_py)
 }
@@ -844,6 +977,8 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(add_json, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
     m.add_function(wrap_pyfunction!(verify_source, m)?)?;
+    m.add_function(wrap_pyfunction!(table_snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog_table, m)?)?;
     m.add_class::<PySbbf>()?;
     m.add("KERNEL", sbbf::kernel_name())?;
     Ok(())

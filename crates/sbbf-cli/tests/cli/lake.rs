@@ -365,3 +365,206 @@ fn what_a_query_cannot_apply_yet_is_refused_by_name() {
         text(&out.stderr)
     );
 }
+
+/// `sbbf probe NS.TABLE --catalog URI ...`: the files answered for, below the table's folder,
+/// and the table line.
+fn probe_through_catalog(
+    ident: &str,
+    folder: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, BTreeSet<String>, Value, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"));
+    // 600 is in every snapshot of ice_basic: exit 0.
+    cmd.args([
+        "probe",
+        ident,
+        "id",
+        "600",
+        "--format",
+        "json",
+        "--no-index",
+    ])
+    .args(extra);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let mut files = BTreeSet::new();
+    let mut table = Value::Null;
+    for line in text(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if let Some(t) = v.get("table") {
+            table = t.clone();
+        }
+        if let Some(f) = v.get("file").and_then(Value::as_str) {
+            let rel = f.strip_prefix(&format!("{folder}/")).unwrap_or(f);
+            files.insert(rel.to_string());
+        }
+    }
+    (out.status.code(), files, table, text(&out.stderr))
+}
+
+/// pyiceberg's SqlCatalog (`catalog.db`, written with the tables) names each table's current
+/// metadata file; through it the table reads as the oracle's current snapshot, and older
+/// ones by `--as-of`.
+#[test]
+fn an_iceberg_table_is_read_through_its_sql_catalog() {
+    let folder = iceberg_table("ice_basic");
+    let catalog = format!("sqlite://{ICEBERG_ROOT}/catalog.db");
+    let o = oracle("ice_basic");
+    let versions = o["versions"].as_array().unwrap();
+    let last = versions.last().unwrap();
+    for extra in [
+        vec!["--catalog", &catalog],
+        vec!["--catalog", &catalog, "--catalog-name", "default"],
+    ] {
+        let (code, files, table, err) = probe_through_catalog("ns.ice_basic", &folder, &extra, &[]);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(files, expected_files(last));
+        assert_eq!(table["version"], o["current_version"]);
+    }
+    let first = &versions[0];
+    let v = first["version"].as_i64().unwrap().to_string();
+    let (code, files, _, err) = probe_through_catalog(
+        "ns.ice_basic",
+        &folder,
+        &["--catalog", &catalog, "--as-of", &v],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(files, expected_files(first));
+    // A table or a catalog name the catalog lacks, and no catalog at all, are errors.
+    for (ident, extra, says) in [
+        (
+            "ns.nope",
+            vec!["--catalog", &catalog],
+            "has no table ns.nope",
+        ),
+        (
+            "ns.ice_basic",
+            vec!["--catalog", &catalog, "--catalog-name", "other"],
+            "has no table ns.ice_basic",
+        ),
+        ("ice_basic", vec!["--catalog", &catalog], "NAMESPACE.TABLE"),
+        (
+            "ns.ice_basic",
+            vec!["--catalog", "sqlite:///nonexistent/catalog.db"],
+            "no SQLite file",
+        ),
+        (
+            "ns.ice_basic",
+            vec!["--catalog", "ftp://x"],
+            "not a catalog",
+        ),
+    ] {
+        let (code, files, _, err) = probe_through_catalog(ident, &folder, &extra, &[]);
+        assert_eq!(code, Some(2), "{ident} {extra:?}: {err}");
+        assert!(files.is_empty());
+        assert!(err.contains(says), "{ident} {extra:?}: {err}");
+    }
+    let out = sbbf(&[
+        "inspect",
+        "ns.ice_basic",
+        "--catalog",
+        &catalog,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// A REST catalog as the spec has it: `v1/config` gives a prefix, the table's answer its
+/// `metadata-location`; the bearer token from SBBF_CATALOG_TOKEN is sent.
+#[test]
+fn an_iceberg_table_is_read_through_a_rest_catalog() {
+    use std::io::{BufRead, BufReader, Write};
+    let folder = iceberg_table("ice_basic");
+    let o = oracle("ice_basic");
+    let metadata = format!(
+        "file://{folder}/{}",
+        o["current_metadata_file"].as_str().unwrap()
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut authorized = false;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                    break;
+                }
+                authorized |= h.to_ascii_lowercase().trim() == "authorization: bearer s3cret";
+            }
+            let path = request.split_whitespace().nth(1).unwrap_or("").to_string();
+            let (status, body) = if !authorized {
+                (
+                    "401 Unauthorized",
+                    r#"{"error":{"message":"no token","code":401}}"#.to_string(),
+                )
+            } else if path.starts_with("/api/v1/config") {
+                (
+                    "200 OK",
+                    r#"{"defaults":{},"overrides":{"prefix":"wh/main"}}"#.to_string(),
+                )
+            } else if path == "/api/v1/wh/main/namespaces/ns/tables/ice_basic" {
+                (
+                    "200 OK",
+                    format!(r#"{{"metadata-location":"{metadata}","metadata":{{}}}}"#),
+                )
+            } else {
+                (
+                    "404 Not Found",
+                    r#"{"error":{"message":"Table does not exist","code":404}}"#.to_string(),
+                )
+            };
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let catalog = format!("http://127.0.0.1:{port}/api");
+    let token = [("SBBF_CATALOG_TOKEN", "s3cret")];
+    let (code, files, table, err) =
+        probe_through_catalog("ns.ice_basic", &folder, &["--catalog", &catalog], &token);
+    assert_eq!(code, Some(0), "{err}");
+    let last = o["versions"].as_array().unwrap().last().unwrap();
+    assert_eq!(files, expected_files(last));
+    assert_eq!(table["version"], o["current_version"]);
+    let (code, _, _, err) =
+        probe_through_catalog("ns.nope", &folder, &["--catalog", &catalog], &token);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("has no table ns.nope"), "{err}");
+    let (code, _, _, err) =
+        probe_through_catalog("ns.ice_basic", &folder, &["--catalog", &catalog], &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("401") && err.contains("no token"), "{err}");
+}
+
+#[cfg(feature = "query")]
+#[test]
+fn a_query_reads_an_iceberg_table_through_its_catalog() {
+    iceberg_table("ice_basic");
+    let catalog = format!("sqlite://{ICEBERG_ROOT}/catalog.db");
+    let o = oracle("ice_basic");
+    let last = o["versions"].as_array().unwrap().last().unwrap();
+    let out = sbbf(&[
+        "query",
+        "ns.ice_basic",
+        "SELECT count(*) AS n FROM t",
+        "--format",
+        "json",
+        "--catalog",
+        &catalog,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(row["n"], last["row_count"]);
+}

@@ -136,6 +136,7 @@ fn read(
             },
             field_id: f.column_mapping_id(),
             earlier_names: Vec::new(),
+            data_type: Some(f.data_type().to_string()),
         })
         .collect();
     let scan = snap.scan_builder().build().map_err(err)?;

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod catalog;
 pub mod delta;
 pub mod iceberg;
 mod location;
@@ -114,6 +115,9 @@ pub struct LakeColumn {
     /// Other names the same field had in earlier schemas (an Iceberg rename): files written
     /// before the rename hold it under one of these.
     pub earlier_names: Vec<String>,
+    /// Its type as the format names it (Delta: `long`, `string`, `decimal(10,2)`,
+    /// `struct<...>`; Iceberg: `long`, `string`, `timestamptz`, `struct`), when known.
+    pub data_type: Option<String>,
 }
 
 /// A table's snapshot: the version read and its data files.

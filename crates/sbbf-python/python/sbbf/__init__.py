@@ -4,12 +4,20 @@
 - `row_groups`: the row groups of a file that pyarrow-style `filters` may need.
 - `read_table`: `pyarrow.parquet.read_table` that skips the row groups the filters rule out.
 - `add`, `inspect`, `verify`: add filters to a file, report on them, check them against the data.
+- `snapshot`: the data files, version and columns of a Delta Lake or Iceberg table;
+  `catalog_table`: an Iceberg table's current metadata file, from its catalog.
 - `Sbbf`: the raw filter, with batch `insert_many` / `contains_many` over numpy and pyarrow arrays.
 
 Values are Python objects (`int`, `float`, `str`, `bytes`, `bool`, `datetime.date`,
 `datetime.datetime` naive or aware, `datetime.time`, `decimal.Decimal`, `uuid.UUID`, numpy
 scalars, pyarrow scalars); a `str` given for a column of another type is read by the column's
 type as the command line reads it (`"2024-01-31"` for a DATE, `"12.34"` for a DECIMAL(9,2)).
+
+A Delta Lake table (a folder with `_delta_log/`) or an Iceberg table (its `*.metadata.json`,
+or a folder with `metadata/`) is read as its snapshot: only the data files its log or
+metadata names, never files it removed. `as_of=` reads an older snapshot (a Delta version,
+an Iceberg snapshot id, or a time: an aware `datetime` or RFC 3339 text);
+`as_directory=True` reads the folder as plain files instead (every file in it).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ __all__ = [
     "InputError",
     "Sbbf",
     "add",
+    "catalog_table",
     "index_build",
     "index_inspect",
     "index_update",
@@ -41,6 +50,7 @@ __all__ = [
     "probe",
     "read_table",
     "row_groups",
+    "snapshot",
     "verify",
 ]
 
@@ -49,6 +59,60 @@ Source = Union[str, "os.PathLike[str]"]
 def _path(source: Source) -> str:
     p = os.fspath(source)
     return p.decode() if isinstance(p, bytes) else p
+
+
+AsOf = Union[int, str, datetime.datetime, None]
+
+
+def _as_of(as_of: AsOf) -> Optional[str]:
+    """`as_of` as the native module takes it: text (a version, a snapshot id, RFC 3339)."""
+    if as_of is None:
+        return None
+    if isinstance(as_of, bool):
+        raise InputError(f"as_of={as_of!r}: a version, a snapshot id or a time, not a bool")
+    if isinstance(as_of, int):
+        return str(as_of)
+    if isinstance(as_of, datetime.datetime):
+        if as_of.tzinfo is None:
+            raise InputError(f"as_of={as_of!r}: a time needs its zone (an aware datetime)")
+        return as_of.isoformat()
+    if isinstance(as_of, str):
+        return as_of
+    raise InputError(f"as_of={as_of!r}: a version, a snapshot id or a time "
+                     f"(int, str or aware datetime), not {type(as_of).__name__}")
+
+
+def snapshot(source: Source, *, as_of: AsOf = None) -> Optional[dict]:
+    """The snapshot of the Delta Lake or Iceberg table at `source` (`None` when `source` is
+    no table): `{"format", "location", "version", "timestamp_ms", "metadata",
+    "partition_columns", "columns": [{"name", "physical", "field_id", "earlier_names",
+    "type"}], "files": [{"path", "size", "rows", "partition", "deletes"}], "notes"}`.
+
+    `version` is the Delta version or the Iceberg snapshot id read; `files` are the data files
+    it names (local paths, or URLs for an object store) with their partition values as text
+    and whether deletes (deletion vectors, delete files) apply to them. `as_of` reads an older
+    snapshot.
+
+    >>> import sbbf
+    >>> sbbf.snapshot("testdata/lake/delta_basic", as_of=0)["version"]  # doctest: +SKIP
+    0
+    """
+    text = _sbbf.table_snapshot(_path(source), _as_of(as_of), False)
+    return None if text is None else json.loads(text)
+
+
+def catalog_table(catalog: str, table: str, *, name: Optional[str] = None) -> str:
+    """The current metadata file of the Iceberg table `table` (`"NAMESPACE.TABLE"`) in
+    `catalog`, the authority on it: `"sqlite:///PATH"` (a SQL catalog in SQLite, as
+    pyiceberg's SqlCatalog and Java's JdbcCatalog write it; `name` picks the `catalog_name`
+    among several) or `"http(s)://HOST/..."` (a REST catalog; `name` is the warehouse; a
+    bearer token from the `SBBF_CATALOG_TOKEN` environment variable). Give the answer to
+    any function here as the table's path.
+
+    >>> meta = sbbf.catalog_table("sqlite:///warehouse/catalog.db", "ns.events")  # doctest: +SKIP
+    >>> sbbf.read_table(meta, filters=[("id", "=", 7)])  # doctest: +SKIP
+    """
+    return _sbbf.catalog_table(catalog, table, name)
 
 
 def _value(v: Any) -> Any:
@@ -79,6 +143,8 @@ def probe(
     *,
     exact_bits: bool = False,
     index: bool = True,
+    as_of: AsOf = None,
+    as_directory: bool = False,
 ) -> List[dict]:
     """Which row groups may hold `values` in `column`: one object per file, the objects
     `sbbf probe --format json` prints (`{"file", "column", "physical_type", "logical_type",
@@ -97,6 +163,11 @@ def probe(
     rules out, with the same objects; files it cannot rule out (new, changed, not covered)
     are probed directly, and an unusable index is ignored with a warning. `index=False`
     probes every file.
+
+    A Delta or Iceberg table is probed as its snapshot (`as_of`, `as_directory`: see the
+    module's help): a column under Delta's column mapping is probed by the name its files
+    hold; a column Iceberg renamed raises `InputError` (files written before the rename hold
+    the old name; matching them by field id is not done yet).
     """
     if isinstance(values, (str, bytes)):
         values = [values]
@@ -109,7 +180,8 @@ def probe(
     # Placeholders for the report; each is replaced by the value given.
     shown = [v if isinstance(v, str) else "" for v in given]
     # Files, directories, globs and object-store URLs go through the library's one source.
-    lines, warning = _sbbf.probe_source(_path(source), column, native, shown, exact_bits, index)
+    lines, warning = _sbbf.probe_source(_path(source), column, native, shown, exact_bits, index,
+                                        _as_of(as_of), as_directory)
     if warning:
         warnings.warn(warning, stacklevel=2)
     out = []
@@ -153,8 +225,8 @@ def _dnf(filters: Any) -> Optional[List[List[Tuple[Any, str, Any]]]]:
     return out
 
 
-def row_groups(source: Source, filters: Any, *,
-               index: bool = True) -> Union[List[int], Dict[str, List[int]]]:
+def row_groups(source: Source, filters: Any, *, index: bool = True, as_of: AsOf = None,
+               as_directory: bool = False) -> Union[List[int], Dict[str, List[int]]]:
     """The row groups that may hold rows satisfying `filters` (sorted, distinct): a list for
     one file; for a directory (every `*.parquet` below it), a glob or an object-store URL, a
     dict from each file (as `probe` names it) to its list, in path order.
@@ -165,13 +237,15 @@ def row_groups(source: Source, filters: Any, *,
     `InputError` (naming near misses); among several files, only a column no file has does
     (a file without it keeps its row groups). A table root with an index (`index_build`)
     leaves out unread the files the index proves hold no matching row (an empty list);
-    `index=False` reads every file's filters.
+    `index=False` reads every file's filters. A Delta or Iceberg table: its snapshot's files
+    (`as_of`, `as_directory`: see the module's help).
     """
     path = _path(source)
     dnf = _dnf(filters) or []
-    if not _sbbf.is_remote_url(path) and os.path.isfile(path):
+    if as_of is None and not _sbbf.is_remote_url(path) and os.path.isfile(path) and \
+            not path.endswith(".metadata.json"):
         return _sbbf.row_groups(path, dnf, True)
-    kept, warning = _sbbf.row_groups_source(path, dnf, True, index)
+    kept, warning = _sbbf.row_groups_source(path, dnf, True, index, _as_of(as_of), as_directory)
     if warning:
         warnings.warn(warning, stacklevel=2)
     return dict(kept)
@@ -185,13 +259,14 @@ _DATASET_OPTIONS = (
 )
 
 
-def _source_keep(url: str, dnf: Any, local: bool = False) -> Any:
+def _source_keep(url: str, dnf: Any, local: bool = False, as_of: Optional[str] = None,
+                 as_directory: bool = False) -> Any:
     """For the fragments of a dataset at `url` (a local directory, or an object-store URL,
     whose fragments pyarrow names `bucket/key`): the row groups the filters keep, through the
     library's source and the table's index; `None` (read whole) for a file it did not
     answer."""
     try:
-        found, warning = _sbbf.row_groups_source(url, dnf, False, True)
+        found, warning = _sbbf.row_groups_source(url, dnf, False, True, as_of, as_directory)
     except Error as e:
         warnings.warn(f"sbbf cannot prune {url} ({e}); its row groups are read whole",
                       stacklevel=3)
@@ -199,10 +274,10 @@ def _source_keep(url: str, dnf: Any, local: bool = False) -> Any:
     if warning:
         warnings.warn(warning, stacklevel=3)
     if local:
-        kept = {os.path.abspath(f): rgs for f, rgs in found}
+        kept = {os.path.realpath(f): rgs for f, rgs in found}
 
         def keep(frag: Any) -> Optional[List[int]]:
-            return kept.get(os.path.abspath(frag.path))
+            return kept.get(os.path.realpath(frag.path))
         return keep
     scheme = url.split("://", 1)[0]
     kept = dict(found)
@@ -212,8 +287,8 @@ def _source_keep(url: str, dnf: Any, local: bool = False) -> Any:
     return keep
 
 
-def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = None,
-               **kwargs: Any) -> pa.Table:
+def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = None, *,
+               as_of: AsOf = None, as_directory: bool = False, **kwargs: Any) -> pa.Table:
     """`pyarrow.parquet.read_table(source, filters=filters, columns=columns, **kwargs)`,
     reading only the row groups `row_groups` keeps: the same rows, in the same order, with
     the same schema (pyarrow applies the same filter expression to what is read).
@@ -223,6 +298,14 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     store, with credentials from the `AWS_*`/`GOOGLE_*` environment; if that store cannot
     read the files, a warning says so and they are read whole). Files given through another
     `filesystem=` are read whole.
+
+    A Delta or Iceberg table is read as its snapshot (`as_of`, `as_directory`: see the
+    module's help): its data files only, with the table's columns in the table's order (null
+    where a file predates a column), Delta partition columns from the snapshot's partition
+    values, rows in the snapshot's file order. A table with deletes (deletion vectors, delete
+    files), Delta column mapping or an Iceberg rename raises `InputError` naming it: those
+    are not applied yet, and reading the files as they are would return rows the table does
+    not have.
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -232,6 +315,15 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     unknown = set(kwargs) - set(_DATASET_OPTIONS)
     if unknown:
         raise TypeError(f"read_table() got unexpected keyword arguments: {sorted(unknown)}")
+    if isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs:
+        text = _sbbf.table_snapshot(_path(source), _as_of(as_of), as_directory)
+        if text is not None:
+            if kwargs:
+                raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
+            return _read_snapshot(json.loads(text), _path(source), filters, columns,
+                                  _as_of(as_of), use_threads)
+    elif as_of is not None:
+        raise InputError("as_of needs a table's path (a Delta or Iceberg table)")
     dataset = pq.ParquetDataset(source, filters=filters, **kwargs)
     inner = getattr(dataset, "_dataset", None)
     dnf = _dnf(filters)
@@ -260,6 +352,104 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
         )
     return dataset.read(columns=columns, use_threads=use_threads,
                         use_pandas_metadata=use_pandas_metadata)
+
+
+# A table format's primitive type names, as Arrow types (partition values and columns no file
+# has yet are built from these).
+_LAKE_TYPES = {
+    "string": pa.string(), "binary": pa.binary(), "boolean": pa.bool_(),
+    "byte": pa.int8(), "short": pa.int16(), "integer": pa.int32(), "int": pa.int32(),
+    "long": pa.int64(), "float": pa.float32(), "double": pa.float64(), "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"), "timestamptz": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"), "uuid": pa.binary(16), "time": pa.time64("us"),
+}
+
+
+def _lake_type(name: Optional[str], where: str) -> pa.DataType:
+    if name in _LAKE_TYPES:
+        if name == "timestamp" and where.startswith("Iceberg"):
+            return pa.timestamp("us")  # Iceberg's `timestamp` has no zone; `timestamptz` has
+        return _LAKE_TYPES[name]
+    if name and name.startswith("decimal("):
+        p, s = name[len("decimal("):-1].split(",")
+        return pa.decimal128(int(p), int(s))
+    raise InputError(f"{where}: a column of type {name!r} that no data file holds yet")
+
+
+def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[str]],
+                   as_of: Optional[str], use_threads: bool) -> pa.Table:
+    """Reads a table's snapshot (`_sbbf.table_snapshot`) as the table's reader would."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    what = "Delta" if snap["format"] == "delta" else "Iceberg"
+    where = f"{what} table {snap['location']} (version {snap['version']})"
+    with_deletes = sum(1 for f in snap["files"] if f["deletes"])
+    if with_deletes:
+        raise InputError(f"{where}: deletes apply to {with_deletes} data file(s) (deletion "
+                         "vectors or delete files), which read_table does not apply yet")
+    mapped = [c["name"] for c in snap["columns"] if c["physical"]]
+    if mapped:
+        raise InputError(f"{where}: column mapping (columns {mapped} are stored under other "
+                         "names) is not read yet")
+    renamed = [c["name"] for c in snap["columns"] if c["earlier_names"]]
+    if renamed:
+        raise InputError(f"{where}: renamed columns {renamed} (files before the rename hold "
+                         "another name; matching by field id) are not read yet")
+    remote = _sbbf.is_remote_url(snap["location"])
+    if remote:
+        fs, _ = pa.fs.FileSystem.from_uri(snap["location"])
+        paths = [f["path"].split("://", 1)[1] for f in snap["files"]]
+    else:
+        fs = pa.fs.LocalFileSystem()
+        paths = [f["path"] for f in snap["files"]]
+    fmt = ds.ParquetFileFormat()
+    # Delta keeps partition values in the log, not in the files.
+    parts = snap["partition_columns"] if snap["format"] == "delta" else []
+    types = {c["name"]: c["type"] for c in snap["columns"]}
+    part_types = {p: _lake_type(types.get(p), where) for p in parts}
+    fragments = []
+    for f, p in zip(snap["files"], paths):
+        expr = ds.scalar(True)
+        for name in parts:
+            v = f["partition"].get(name)
+            ty = part_types[name]
+            if v is None:
+                expr = expr & ds.field(name).is_null()
+            else:
+                value = v.encode() if pa.types.is_binary(ty) else v
+                expr = expr & (ds.field(name) == pa.scalar(value).cast(ty))
+        fragments.append(fmt.make_fragment(p, filesystem=fs, partition_expression=expr))
+    found = {}
+    if fragments:
+        unified = pa.unify_schemas([fr.physical_schema for fr in fragments],
+                                   promote_options="permissive")
+        # View types read back as their plain types: pyarrow cannot filter views yet, and the
+        # table's type is `string`/`binary` whichever layout a writer chose.
+        plain = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
+        found = {f.name: f.with_type(plain.get(f.type, f.type)) for f in unified}
+    fields = []
+    for c in snap["columns"]:
+        if c["name"] in part_types:
+            fields.append(pa.field(c["name"], part_types[c["name"]]))
+        elif c["name"] in found:
+            fields.append(found[c["name"]])
+        else:
+            fields.append(pa.field(c["name"], _lake_type(c["type"], where)))
+    schema = pa.schema(fields)
+    dnf = _dnf(filters)
+    if dnf is not None and fragments:
+        keep = _source_keep(path, dnf, local=not remote, as_of=as_of)
+        pruned = []
+        for fr in fragments:
+            kept = keep(fr)
+            if kept is not None and len(kept) < fr.num_row_groups:
+                fr = fr.subset(row_group_ids=kept)
+            pruned.append(fr)
+        fragments = pruned
+    dataset = ds.FileSystemDataset(fragments, schema=schema, format=fmt, filesystem=fs)
+    expr = pq.filters_to_expression(filters) if filters else None
+    return dataset.to_table(columns=columns, filter=expr, use_threads=use_threads)
 
 
 def _columns(columns: Union[str, Sequence[str], None]) -> List[str]:
@@ -331,7 +521,8 @@ def _reports(path: str, many_and_lines: Tuple[bool, List[str]]) -> Union[dict, L
 
 
 def inspect(source: Source, columns: Union[str, Sequence[str], None] = None, *,
-            keys: Optional[Mapping[str, Any]] = None) -> Union[dict, List[dict]]:
+            keys: Optional[Mapping[str, Any]] = None, as_of: AsOf = None,
+            as_directory: bool = False) -> Union[dict, List[dict]]:
     """Every filter of `source` (of `columns` when given), as `sbbf inspect --format json`
     reports it: offset, length, bitset size, bits set, fill, implied false-positive rate and
     problems per column chunk, the problem count, the file's encryption and warnings. `keys`
@@ -340,25 +531,27 @@ def inspect(source: Source, columns: Union[str, Sequence[str], None] = None, *,
     `source` is a file (one report, a dict) or, as for `probe`, a directory, a glob or an
     object-store URL (a list of reports, one per file, in path order: a file that cannot be
     read is `{"file", "error"}`, a column a file lacks is in its `columns_not_in_file`; no
-    file with an asked column raises `InputError`)."""
+    file with an asked column raises `InputError`). A Delta or Iceberg table: its snapshot's
+    files (`as_of`, `as_directory`: see the module's help)."""
     footer, column_keys = _keys(keys)
     path = _path(source)
-    return _reports(path, _sbbf.inspect_source(path, _columns(columns), footer, column_keys))
+    return _reports(path, _sbbf.inspect_source(path, _columns(columns), footer, column_keys,
+                                               _as_of(as_of), as_directory))
 
 
 def verify(source: Source, columns: Union[str, Sequence[str], None] = None, *,
-           samples: int = 10_000,
-           keys: Optional[Mapping[str, Any]] = None) -> Union[dict, List[dict]]:
+           samples: int = 10_000, keys: Optional[Mapping[str, Any]] = None,
+           as_of: AsOf = None, as_directory: bool = False) -> Union[dict, List[dict]]:
     """Decodes the data of `source` and checks that every stored value tests "maybe" in its
     chunk's filter (`false_negatives` must be 0), and measures the real false-positive rate
     with `samples` random absent values per chunk; as `sbbf verify --format json`. An
     encrypted file is verified with its `keys` (see `add`); a chunk whose key is not given
     says why in `not_verified`. `source` is a file (a dict) or a directory, glob or
-    object-store URL (a list, as for `inspect`)."""
+    object-store URL (a list, as for `inspect`; a table's snapshot, as for `inspect`)."""
     footer, column_keys = _keys(keys)
     path = _path(source)
     return _reports(path, _sbbf.verify_source(path, _columns(columns), int(samples), footer,
-                                              column_keys))
+                                              column_keys, _as_of(as_of), as_directory))
 
 
 def _raw_one(v: Any) -> pa.Array:

@@ -12,6 +12,8 @@ def probe_source(
     shown_values: Sequence[str],
     exact_bits: bool,
     use_index: bool = True,
+    as_of: Optional[str] = None,
+    as_directory: bool = False,
 ) -> Tuple[List[str], Optional[str]]:
     """`sbbf probe --format json` lines for every file, and a warning about an unusable
     index."""
@@ -30,6 +32,8 @@ def row_groups_source(
     filters: Sequence[Sequence[Tuple[Any, str, Any]]],
     strict: bool = True,
     use_index: bool = True,
+    as_of: Optional[str] = None,
+    as_directory: bool = False,
 ) -> Tuple[List[Tuple[str, List[int]]], Optional[str]]:
     """`(file, row groups)` for every file a directory, glob or URL names, and a warning
     about an unusable index."""
@@ -49,7 +53,12 @@ def add_json(
     and lock)."""
 
 def inspect_source(
-    source: str, columns: Sequence[str], footer_key: Optional[str], column_keys: Mapping[str, str]
+    source: str,
+    columns: Sequence[str],
+    footer_key: Optional[str],
+    column_keys: Mapping[str, str],
+    as_of: Optional[str] = None,
+    as_directory: bool = False,
 ) -> Tuple[bool, List[str]]:
     """Whether `source` names several files, and the `sbbf inspect --format json` line of
     each."""
@@ -60,9 +69,20 @@ def verify_source(
     samples: int,
     footer_key: Optional[str],
     column_keys: Mapping[str, str],
+    as_of: Optional[str] = None,
+    as_directory: bool = False,
 ) -> Tuple[bool, List[str]]:
     """Whether `source` names several files, and the `sbbf verify --format json` line of
     each."""
+
+def table_snapshot(
+    source: str, as_of: Optional[str] = None, as_directory: bool = False
+) -> Optional[str]:
+    """The snapshot of the Delta or Iceberg table `source` names, as JSON; `None` for no
+    table (or with `as_directory`)."""
+
+def catalog_table(uri: str, table: str, name: Optional[str] = None) -> str:
+    """The current metadata file of the Iceberg table `table` (`NS.TABLE`) in a catalog."""
 
 class Sbbf:
     """A split-block Bloom filter (the bitset alone)."""

@@ -162,18 +162,29 @@ impl TableMetadata {
         self.default_spec_id.unwrap_or(0)
     }
 
-    /// The current schema (v2: by `current-schema-id`; v1: `schema`).
     /// The current schema's top-level columns by field id, each with the other names its
     /// id had in earlier schemas (a rename: files written before it hold the old name).
     pub(crate) fn columns(&self) -> Vec<crate::lake::LakeColumn> {
-        let fields = |schema: &serde_json::Value| -> Vec<(i64, String)> {
+        // (id, name, type: the primitive's name, or `struct`/`list`/`map`).
+        let fields = |schema: &serde_json::Value| -> Vec<(i64, String, Option<String>)> {
             schema
                 .get("fields")
                 .and_then(|f| f.as_array())
                 .map(|fs| {
                     fs.iter()
                         .filter_map(|f| {
-                            Some((f.get("id")?.as_i64()?, f.get("name")?.as_str()?.to_string()))
+                            let ty = match f.get("type") {
+                                Some(serde_json::Value::String(t)) => Some(t.clone()),
+                                Some(t) => {
+                                    t.get("type").and_then(|t| t.as_str()).map(str::to_string)
+                                }
+                                None => None,
+                            };
+                            Some((
+                                f.get("id")?.as_i64()?,
+                                f.get("name")?.as_str()?.to_string(),
+                                ty,
+                            ))
                         })
                         .collect()
                 })
@@ -182,7 +193,7 @@ impl TableMetadata {
         let Some(current) = self.current_schema() else {
             return Vec::new();
         };
-        let all: Vec<(i64, String)> = self
+        let all: Vec<(i64, String, Option<String>)> = self
             .schemas
             .iter()
             .flatten()
@@ -191,11 +202,11 @@ impl TableMetadata {
             .collect();
         fields(current)
             .into_iter()
-            .map(|(id, name)| {
+            .map(|(id, name, data_type)| {
                 let mut earlier: Vec<String> = all
                     .iter()
-                    .filter(|(i, n)| *i == id && *n != name)
-                    .map(|(_, n)| n.clone())
+                    .filter(|(i, n, _)| *i == id && *n != name)
+                    .map(|(_, n, _)| n.clone())
                     .collect();
                 earlier.sort();
                 earlier.dedup();
@@ -204,6 +215,7 @@ impl TableMetadata {
                     physical: None,
                     field_id: Some(id),
                     earlier_names: earlier,
+                    data_type,
                 }
             })
             .collect()

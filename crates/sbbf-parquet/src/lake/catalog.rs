@@ -1,0 +1,315 @@
+//! Iceberg catalogs: where a table named `NS.TABLE` keeps its current metadata file.
+//!
+//! A catalog is the authority on an Iceberg table's current metadata (a folder's newest
+//! metadata file may belong to a commit the catalog never took). Two kinds are read:
+//!
+//! - the SQL catalog in a SQLite file (`sqlite:///PATH`): the `iceberg_tables` table that
+//!   pyiceberg's `SqlCatalog` and Java's `JdbcCatalog` share (`catalog_name`,
+//!   `table_namespace`, `table_name`, `metadata_location`);
+//! - the REST catalog (`http://` or `https://`): `GET v1/config` for the server's prefix, then
+//!   `GET v1/{prefix}/namespaces/{ns}/tables/{table}`'s `metadata-location`. A bearer token is
+//!   taken from `SBBF_CATALOG_TOKEN` when set.
+//!
+//! The answer is a metadata file's location, read from there on as any `*.metadata.json`.
+
+use crate::{Error, LakeError};
+
+/// The environment variable whose value is sent as a REST catalog's bearer token.
+pub const TOKEN_VAR: &str = "SBBF_CATALOG_TOKEN";
+
+/// Largest catalog answer read (a REST response, which inlines the table's metadata).
+const MAX_RESPONSE: usize = 256 << 20;
+
+/// A catalog, as given on the command line (`--catalog URI [--catalog-name NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    /// `sqlite:///PATH` or `http(s)://HOST/...`.
+    pub uri: String,
+    /// The catalog's name among several in one SQL database (`catalog_name`); for REST,
+    /// the warehouse asked of `v1/config`.
+    pub name: Option<String>,
+}
+
+impl Catalog {
+    /// A catalog at `uri`, named `name` when it holds several.
+    ///
+    /// ```
+    /// use sbbf_parquet::lake::catalog::Catalog;
+    /// let c = Catalog::new("sqlite:///tmp/warehouse/catalog.db", Some("default"));
+    /// assert_eq!(c.name.as_deref(), Some("default"));
+    /// ```
+    pub fn new(uri: &str, name: Option<&str>) -> Catalog {
+        Catalog {
+            uri: uri.to_string(),
+            name: name.map(str::to_string),
+        }
+    }
+}
+
+fn catalog_error(catalog: &Catalog, reason: impl Into<String>) -> Error {
+    LakeError::Catalog {
+        catalog: catalog.uri.clone(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+/// Splits `NS.TABLE` (`a.b.t`: namespace `a.b`) into namespace levels and table name.
+fn identifier<'a>(catalog: &Catalog, table: &'a str) -> Result<(Vec<&'a str>, &'a str), Error> {
+    let parts: Vec<&str> = table.split('.').collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+        return Err(catalog_error(
+            catalog,
+            format!("`{table}` is not a table identifier: give NAMESPACE.TABLE (e.g. ns.events)"),
+        ));
+    }
+    let (name, ns) = parts.split_last().expect("two parts at least");
+    Ok((ns.to_vec(), name))
+}
+
+/// The current metadata file of `table` (`NS.TABLE`) in `catalog`: a local path for a
+/// `file:` location, else the object-store URL the catalog gives.
+pub async fn metadata_location(catalog: &Catalog, table: &str) -> Result<String, Error> {
+    let location = lookup(catalog, table).await?;
+    if !location.starts_with("file:") {
+        return Ok(location);
+    }
+    let path = url::Url::parse(&location)
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .ok_or_else(|| LakeError::BadLocation {
+            location: location.clone(),
+        })?;
+    Ok(path.display().to_string())
+}
+
+async fn lookup(catalog: &Catalog, table: &str) -> Result<String, Error> {
+    let (ns, name) = identifier(catalog, table)?;
+    if let Some(path) = catalog.uri.strip_prefix("sqlite://") {
+        let (catalog, ns, name) = (catalog.clone(), ns.join("."), name.to_string());
+        let path = path.to_string();
+        return tokio::task::spawn_blocking(move || sql_lookup(&catalog, &path, &ns, &name))
+            .await
+            .map_err(|e| LakeError::Catalog {
+                catalog: String::new(),
+                reason: e.to_string(),
+            })?;
+    }
+    if catalog.uri.starts_with("http://") || catalog.uri.starts_with("https://") {
+        return rest_lookup(catalog, &ns, name).await;
+    }
+    Err(catalog_error(
+        catalog,
+        "not a catalog this reads: give sqlite:///PATH (a SQL catalog in SQLite) or http(s)://... (a REST catalog)",
+    ))
+}
+
+/// The SQL catalog: one row of `iceberg_tables`.
+fn sql_lookup(catalog: &Catalog, path: &str, ns: &str, name: &str) -> Result<String, Error> {
+    use rusqlite::{Connection, OpenFlags};
+    // sqlite:///abs/path and sqlite:relative both name a file; never create one.
+    if !std::path::Path::new(path).is_file() {
+        return Err(catalog_error(catalog, format!("no SQLite file at {path}")));
+    }
+    let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| catalog_error(catalog, e.to_string()))?;
+    let sql = "SELECT * FROM iceberg_tables WHERE table_namespace = ?1 AND table_name = ?2";
+    let mut stmt = db
+        .prepare(sql)
+        .map_err(|e| catalog_error(catalog, format!("not a SQL catalog ({e})")))?;
+    let columns: Vec<String> = stmt.column_names().iter().map(|c| c.to_string()).collect();
+    let col = |n: &str| columns.iter().position(|c| c == n);
+    let (Some(cat_col), Some(loc_col)) = (col("catalog_name"), col("metadata_location")) else {
+        return Err(catalog_error(
+            catalog,
+            "not a SQL catalog (iceberg_tables lacks catalog_name or metadata_location)",
+        ));
+    };
+    let type_col = col("iceberg_type");
+    let rows = stmt
+        .query_map([ns, name], |r| {
+            Ok((
+                r.get::<_, String>(cat_col)?,
+                r.get::<_, Option<String>>(loc_col)?,
+                match type_col {
+                    Some(i) => r.get::<_, Option<String>>(i)?,
+                    None => None,
+                },
+            ))
+        })
+        .map_err(|e| catalog_error(catalog, e.to_string()))?;
+    let mut found = Vec::new();
+    for row in rows {
+        let (cat, loc, kind) = row.map_err(|e| catalog_error(catalog, e.to_string()))?;
+        // JdbcCatalog's V1 schema keeps views in the same table.
+        if kind
+            .as_deref()
+            .is_some_and(|k| !k.eq_ignore_ascii_case("TABLE"))
+        {
+            continue;
+        }
+        if catalog.name.as_deref().is_none_or(|n| n == cat) {
+            found.push((cat, loc));
+        }
+    }
+    let table = format!("{ns}.{name}");
+    match found.len() {
+        0 => Err(LakeError::NoSuchTable {
+            catalog: catalog.uri.clone(),
+            table,
+        }
+        .into()),
+        1 => {
+            let (_, loc) = found.remove(0);
+            loc.ok_or_else(|| catalog_error(catalog, format!("{table} has no metadata location")))
+        }
+        _ => Err(catalog_error(
+            catalog,
+            format!(
+                "{table} is in catalogs {}: say which with --catalog-name",
+                found
+                    .iter()
+                    .map(|(c, _)| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+/// The REST catalog: its configuration's prefix, then the table.
+async fn rest_lookup(catalog: &Catalog, ns: &[&str], name: &str) -> Result<String, Error> {
+    let base = url::Url::parse(&format!("{}/", catalog.uri.trim_end_matches('/')))
+        .map_err(|e| catalog_error(catalog, e.to_string()))?;
+    let client = reqwest::Client::new();
+    let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
+    let get = |url: url::Url| {
+        let mut req = client.get(url);
+        if let Some(t) = &token {
+            req = req.bearer_auth(t);
+        }
+        async move {
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| catalog_error(catalog, e.to_string()))?;
+            let status = resp.status();
+            let body = read_capped(catalog, resp).await?;
+            Ok::<_, Error>((status, body))
+        }
+    };
+    let mut config = base
+        .join("v1/config")
+        .map_err(|e| catalog_error(catalog, e.to_string()))?;
+    if let Some(w) = &catalog.name {
+        config.query_pairs_mut().append_pair("warehouse", w);
+    }
+    let (status, body) = get(config).await?;
+    let config = json_answer(catalog, "v1/config", status, &body)?;
+    // The server's prefix: overrides win over defaults.
+    let prefix = ["overrides", "defaults"]
+        .iter()
+        .find_map(|k| config.get(k)?.get("prefix")?.as_str())
+        .map(str::to_string);
+    let mut url = base.clone();
+    {
+        let mut segs = url
+            .path_segments_mut()
+            .map_err(|_| catalog_error(catalog, "not a base URL"))?;
+        segs.pop_if_empty().push("v1");
+        if let Some(p) = &prefix {
+            segs.extend(p.split('/').filter(|s| !s.is_empty()));
+        }
+        // Namespace levels are joined by the unit separator (0x1F) in one path segment.
+        segs.push("namespaces")
+            .push(&ns.join("\u{1f}"))
+            .push("tables")
+            .push(name);
+    }
+    let (status, body) = get(url).await?;
+    let table = format!("{}.{name}", ns.join("."));
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Err(LakeError::NoSuchTable {
+            catalog: catalog.uri.clone(),
+            table,
+        }
+        .into());
+    }
+    let loaded = json_answer(catalog, &format!("loading {table}"), status, &body)?;
+    loaded
+        .get("metadata-location")
+        .and_then(|l| l.as_str())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            catalog_error(
+                catalog,
+                format!("{table}: the answer has no metadata-location (a staged table?)"),
+            )
+        })
+}
+
+/// A successful answer's JSON; else an error with the status and the server's message.
+fn json_answer(
+    catalog: &Catalog,
+    what: &str,
+    status: reqwest::StatusCode,
+    body: &[u8],
+) -> Result<serde_json::Value, Error> {
+    if !status.is_success() {
+        return Err(catalog_error(
+            catalog,
+            format!("{what} answered {status}{}", rest_message(body)),
+        ));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| catalog_error(catalog, format!("{what}: the answer is not JSON ({e})")))
+}
+
+/// A response body, refused past [`MAX_RESPONSE`] bytes.
+async fn read_capped(catalog: &Catalog, mut resp: reqwest::Response) -> Result<Vec<u8>, Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| catalog_error(catalog, e.to_string()))?
+    {
+        if body.len() + chunk.len() > MAX_RESPONSE {
+            return Err(catalog_error(
+                catalog,
+                format!("an answer over {MAX_RESPONSE} bytes"),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// `: MESSAGE` from a REST error body (`{"error": {"message": ...}}`), else nothing.
+fn rest_message(body: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("error")?.get("message")?.as_str().map(str::to_string))
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_split_at_the_last_dot() {
+        let c = Catalog::new("sqlite:///x.db", None);
+        assert_eq!(identifier(&c, "ns.t").unwrap(), (vec!["ns"], "t"));
+        assert_eq!(identifier(&c, "a.b.t").unwrap(), (vec!["a", "b"], "t"));
+        assert!(identifier(&c, "t").is_err());
+        assert!(identifier(&c, "ns.").is_err());
+    }
+
+    #[test]
+    fn rest_error_messages_are_read() {
+        let body = br#"{"error": {"message": "Table does not exist", "code": 404}}"#;
+        assert_eq!(rest_message(body), ": Table does not exist");
+        assert_eq!(rest_message(b"<html>"), "");
+    }
+}

@@ -1,0 +1,188 @@
+"""Delta Lake and Iceberg tables read as their snapshots from Python: tables are written afresh
+by the formats' own writers (deltalake, pyiceberg, through tools/gen/lake_tables.py) and every
+answer is compared with what the formats' own readers return for the same version. Nothing here
+compares with sbbf's own output."""
+import datetime
+import os
+import shutil
+import sys
+
+import pyarrow as pa
+import pytest
+
+import sbbf
+from conftest import REPO, TESTDATA
+
+sys.path.insert(0, str(REPO / "tools" / "gen"))
+import lake_tables  # noqa: E402  (the fixtures' generator: deltalake and pyiceberg writers)
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lake")
+    lake_tables.make_delta(out)
+    lake_tables.make_iceberg(out / "iceberg")
+    return out
+
+
+def _rows(t: pa.Table):
+    """A table's rows, sorted, as plain Python values (string and string-view alike)."""
+    names = sorted(t.column_names)
+    return sorted(zip(*(t.column(n).to_pylist() for n in names)), key=repr), names
+
+
+def _same_rows(ours: pa.Table, theirs: pa.Table):
+    assert sorted(ours.column_names) == sorted(theirs.column_names)
+    assert ours.num_rows == theirs.num_rows
+    assert _rows(ours) == _rows(theirs)
+
+
+def _delta_versions(path):
+    from deltalake import DeltaTable
+    return range(DeltaTable(str(path)).version() + 1)
+
+
+@pytest.mark.parametrize("name", lake_tables.DELTA_TABLES)
+def test_delta_read_table_equals_deltalake_at_every_version(lake, name):
+    from deltalake import DeltaTable
+    path = lake / name
+    for v in _delta_versions(path):
+        theirs = DeltaTable(str(path), version=v).to_pyarrow_table()
+        ours = sbbf.read_table(str(path), as_of=v)
+        _same_rows(ours, theirs)
+        # The table's own columns, in the table's order.
+        assert ours.column_names == theirs.column_names, v
+    # The current version is the default.
+    _same_rows(sbbf.read_table(str(path)), DeltaTable(str(path)).to_pyarrow_table())
+
+
+@pytest.mark.parametrize("name", lake_tables.DELTA_TABLES)
+def test_delta_snapshot_files_are_deltalakes(lake, name):
+    from deltalake import DeltaTable
+    path = lake / name
+    for v in _delta_versions(path):
+        dt = DeltaTable(str(path), version=v)
+        snap = sbbf.snapshot(path, as_of=v)
+        assert snap["format"] == "delta" and snap["version"] == v
+        want = {os.path.realpath(u.removeprefix("file://")) for u in dt.file_uris()}
+        assert {os.path.realpath(f["path"]) for f in snap["files"]} == want, v
+
+
+def test_delta_filters_prune_and_equal_deltalake(lake):
+    from deltalake import DeltaTable
+    path = str(lake / "delta_basic")
+    for v in _delta_versions(path):
+        for probe in [7, 600, 1500, 2999, 4000]:
+            theirs = DeltaTable(path, version=v).to_pyarrow_table(
+                filters=[("id", "=", probe)])
+            ours = sbbf.read_table(path, filters=[("id", "=", probe)], as_of=v)
+            _same_rows(ours, theirs)
+            # No false "absent": a value the table holds is kept by row_groups.
+            kept = sbbf.row_groups(path, [("id", "=", probe)], as_of=v)
+            if theirs.num_rows:
+                assert any(kept.values()), (v, probe, kept)
+
+
+def test_delta_partition_columns_come_from_the_log(lake):
+    from deltalake import DeltaTable
+    path = str(lake / "delta_partitioned")
+    theirs = DeltaTable(path).to_pyarrow_table(filters=[("p", "=", "a")])
+    ours = sbbf.read_table(path, filters=[("p", "=", "a")])
+    _same_rows(ours, theirs)
+    assert ours.num_rows > 0
+    assert sbbf.read_table(path, filters=[("p", "=", "b")]).num_rows == 0
+
+
+def test_delta_probe_answers_only_current_files(lake):
+    from deltalake import DeltaTable
+    path = str(lake / "delta_basic")
+    current = {os.path.realpath(u.removeprefix("file://"))
+               for u in DeltaTable(path).file_uris()}
+    answers = sbbf.probe(path, "id", [600])
+    assert {os.path.realpath(a["file"]) for a in answers} == current
+    # 600 is in the table: some row group of a current file says "maybe".
+    assert any(v["result"] == "maybe" for a in answers for rg in a["row_groups"]
+               for v in rg["values"])
+    # The folder read as files holds the removed ones too.
+    folder = sbbf.probe(path, "id", [600], as_directory=True)
+    assert len(folder) > len(answers)
+
+
+def test_as_of_by_time_reads_the_version_current_then(lake):
+    from deltalake import DeltaTable
+    path = str(lake / "delta_basic")
+    history = {h["version"]: h["timestamp"] for h in DeltaTable(path).history()}
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    at = epoch + datetime.timedelta(milliseconds=history[1])
+    assert sbbf.snapshot(path, as_of=at)["version"] == 1
+    _same_rows(sbbf.read_table(path, as_of=at.isoformat()),
+               DeltaTable(path, version=1).to_pyarrow_table())
+
+
+def _iceberg(lake, ident):
+    from pyiceberg.catalog.sql import SqlCatalog
+    root = lake / "iceberg"
+    cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+    return cat.load_table(ident)
+
+
+@pytest.mark.parametrize("ident", ["ns.ice_basic", "ns.ice_partitioned"])
+def test_iceberg_read_table_equals_pyiceberg_at_every_snapshot(lake, ident):
+    t = _iceberg(lake, ident)
+    metadata = t.metadata_location.removeprefix("file://")
+    folder = os.path.dirname(os.path.dirname(metadata))
+    for s in t.metadata.snapshots:
+        theirs = t.scan(snapshot_id=s.snapshot_id).to_arrow()
+        for source in (metadata, folder):
+            ours = sbbf.read_table(source, as_of=s.snapshot_id)
+            _same_rows(ours, theirs)
+            snap = sbbf.snapshot(source, as_of=s.snapshot_id)
+            want = {task.file.file_path.removeprefix("file://")
+                    for task in t.scan(snapshot_id=s.snapshot_id).plan_files()}
+            assert {f["path"] for f in snap["files"]} == want
+    theirs = t.scan(row_filter="id == 1500").to_arrow()
+    _same_rows(sbbf.read_table(metadata, filters=[("id", "=", 1500)]), theirs)
+
+
+def test_iceberg_rename_is_refused_not_read_wrong(lake):
+    t = _iceberg(lake, "ns.ice_renamed")
+    metadata = t.metadata_location.removeprefix("file://")
+    with pytest.raises(sbbf.InputError, match="renamed"):
+        sbbf.read_table(metadata)
+    with pytest.raises(sbbf.InputError, match="renamed"):
+        sbbf.probe(metadata, "name", ["s7"])
+
+
+def test_deletion_vectors_are_refused_not_read_wrong():
+    table = TESTDATA / "lake" / "kernel" / "table-with-dv-small"
+    snap = sbbf.snapshot(table)
+    assert any(f["deletes"] for f in snap["files"])
+    with pytest.raises(sbbf.InputError, match="deletes"):
+        sbbf.read_table(str(table))
+
+
+def test_as_of_needs_a_table_and_a_real_version(lake, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(lake / "delta_basic" / sbbf.snapshot(lake / "delta_basic")["files"][0]["path"],
+                plain / "a.parquet")
+    assert sbbf.snapshot(plain) is None
+    with pytest.raises(sbbf.InputError):
+        sbbf.probe(plain, "id", [1], as_of=0)
+    with pytest.raises(sbbf.InputError):
+        sbbf.read_table(str(lake / "delta_basic"), as_of=0, as_directory=True)
+    with pytest.raises(sbbf.InputError, match="zone"):
+        sbbf.snapshot(lake / "delta_basic", as_of=datetime.datetime(2026, 1, 1))
+    with pytest.raises(sbbf.Error):
+        sbbf.snapshot(lake / "delta_basic", as_of=99)
+
+
+def test_catalog_table_names_the_catalogs_current_metadata(lake):
+    t = _iceberg(lake, "ns.ice_basic")
+    catalog = f"sqlite:///{lake / 'iceberg' / 'catalog.db'}"
+    meta = sbbf.catalog_table(catalog, "ns.ice_basic")
+    assert meta == t.metadata_location.removeprefix("file://")
+    assert sbbf.catalog_table(catalog, "ns.ice_basic", name="default") == meta
+    _same_rows(sbbf.read_table(meta), t.scan().to_arrow())
+    with pytest.raises(sbbf.InputError, match="no table ns.nope"):
+        sbbf.catalog_table(catalog, "ns.nope")
