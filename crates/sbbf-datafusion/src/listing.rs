@@ -206,7 +206,16 @@ pub(crate) async fn list_table(
     ext: &str,
     lake: &LakeOptions,
 ) -> Result<TableFiles> {
-    let snap = sbbf_parquet::lake::snapshot(path, lake)
+    // A remote table is read through the session's store for its URL (the one the scan
+    // reads through), not one configured anew from the environment.
+    let root = match sbbf_parquet::source::object::is_remote_url(path) {
+        true => Some(sbbf_parquet::lake::StoreRoot::with_store(
+            state.runtime_env().object_store(url)?,
+            AsRef::<url::Url>::as_ref(&url.object_store()).clone(),
+        )),
+        false => None,
+    };
+    let snap = sbbf_parquet::lake::snapshot_in(root, path, lake)
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     if let Some(snap) = snap {

@@ -13,7 +13,7 @@ fn lake_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lake")
 }
 
-fn oracle(name: &str) -> Value {
+pub(crate) fn oracle(name: &str) -> Value {
     let p = lake_dir().join(format!("{name}.expected.json"));
     serde_json::from_slice(&std::fs::read(&p).expect("oracle")).expect("oracle JSON")
 }
@@ -78,7 +78,7 @@ fn probe_files(
     (files, version)
 }
 
-fn expected_files(version: &Value) -> BTreeSet<String> {
+pub(crate) fn expected_files(version: &Value) -> BTreeSet<String> {
     version["files"]
         .as_array()
         .unwrap()
@@ -265,11 +265,16 @@ fn delta_kernel_tables_with_deletion_vectors_column_mapping_and_v2_checkpoints()
 
 /// `sbbf query TABLE` counts what the format's reader counts, at every version.
 #[cfg(feature = "query")]
-fn counts_match(table: &str, name: &str) {
-    let o = oracle(name);
-    for v in o["versions"].as_array().unwrap() {
+/// `SELECT count(*)` of `table` at every version the oracle `name` knows is the count the
+/// format's reader gave; `run` runs the sbbf command (with a store's settings, for S3).
+pub(crate) fn counts_at_every_version(
+    table: &str,
+    name: &str,
+    run: &dyn Fn(&[&str]) -> std::process::Output,
+) {
+    for v in oracle(name)["versions"].as_array().unwrap() {
         let version = v["version"].as_i64().unwrap().to_string();
-        let out = sbbf(&[
+        let out = run(&[
             "query",
             table,
             "SELECT count(*) AS n FROM t",
@@ -287,6 +292,11 @@ fn counts_match(table: &str, name: &str) {
         let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
         assert_eq!(row["n"], v["row_count"], "{name} version {version}");
     }
+}
+
+fn counts_match(table: &str, name: &str) {
+    counts_at_every_version(table, name, &|args| sbbf(args));
+    let o = oracle(name);
     let last = o["versions"].as_array().unwrap().last().unwrap().clone();
     for (value, count) in last["count_by_id"].as_object().unwrap() {
         let sql = format!("SELECT count(*) AS n FROM t WHERE id = {value}");

@@ -252,3 +252,97 @@ fn inspect_and_verify_take_object_store_urls_and_answer_as_local() {
     );
     assert!(String::from_utf8_lossy(&one.stdout).contains("\"chunks\""));
 }
+
+/// Uploads every file below `dir` (a lake table: data files, `_delta_log/`) under `prefix/`.
+fn upload_tree(moto: &Moto, bucket: &str, prefix: &str, dir: &std::path::Path) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().unwrap().is_dir() {
+            upload_tree(moto, bucket, &format!("{prefix}/{name}"), &e.path());
+        } else {
+            moto.put(
+                bucket,
+                &format!("{prefix}/{name}"),
+                &std::fs::read(e.path()).unwrap(),
+            );
+        }
+    }
+}
+
+/// The data files `sbbf probe URL id 600` answers for, below `url`, and its table line.
+fn probed_files(moto: &Moto, url: &str, extra: &[&str]) -> (Vec<String>, serde_json::Value) {
+    let mut args = vec!["probe", url, "id", "600", "--format", "json", "--no-index"];
+    args.extend_from_slice(extra);
+    let out = sbbf(moto, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let base = format!("{}/", url.trim_end_matches('/'));
+    let mut files = Vec::new();
+    let mut table = serde_json::Value::Null;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(t) = v.get("table") {
+            table = t.clone();
+        }
+        if let Some(f) = v.get("file").and_then(|f| f.as_str()) {
+            files.push(f.strip_prefix(&base).unwrap_or(f).to_string());
+        }
+    }
+    files.sort();
+    (files, table)
+}
+
+/// A Delta table under an S3 prefix is its snapshot, as on a local disk: deltalake's answer
+/// for every version (testdata/lake's oracle), the folder only with `--as-directory`.
+#[test]
+fn a_delta_table_on_s3_reads_as_its_snapshot() {
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    let lake = repo().join("testdata/lake");
+    upload_tree(&moto, "lake", "t/delta_basic", &lake.join("delta_basic"));
+    let oracle = crate::lake::oracle("delta_basic");
+    let files_of = |v: &serde_json::Value| -> Vec<String> {
+        crate::lake::expected_files(v).into_iter().collect()
+    };
+    let versions = oracle["versions"].as_array().unwrap();
+    for url in ["s3://lake/t/delta_basic/", "s3://lake/t/delta_basic"] {
+        let (files, table) = probed_files(&moto, url, &[]);
+        assert_eq!(files, files_of(versions.last().unwrap()), "{url}");
+        assert_eq!(table["version"], oracle["current_version"], "{url}");
+        assert_eq!(table["format"], "delta");
+    }
+    for v in versions {
+        let version = v["version"].as_i64().unwrap().to_string();
+        let (files, table) =
+            probed_files(&moto, "s3://lake/t/delta_basic/", &["--as-of", &version]);
+        assert_eq!(files, files_of(v), "version {version}");
+        assert_eq!(table["version"], v["version"]);
+    }
+    let (files, table) = probed_files(&moto, "s3://lake/t/delta_basic/", &["--as-directory"]);
+    assert_eq!(files.len(), 5, "{files:?}");
+    assert!(table.is_null());
+}
+
+#[cfg(feature = "query")]
+#[test]
+fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    let lake = repo().join("testdata/lake");
+    upload_tree(
+        &moto,
+        "lake",
+        "delta_partitioned",
+        &lake.join("delta_partitioned"),
+    );
+    crate::lake::counts_at_every_version(
+        "s3://lake/delta_partitioned/",
+        "delta_partitioned",
+        &|args| sbbf(&moto, args),
+    );
+}

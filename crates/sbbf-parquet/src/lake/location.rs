@@ -39,7 +39,12 @@ impl StoreRoot {
         // The store is rooted where the URL's path starts: its base is the URL without the
         // path the store resolved.
         let mut base = parsed.clone();
-        let full = parsed.path().trim_start_matches('/').to_string();
+        // (A folder URL's trailing `/` is not part of the path the store resolved.)
+        let full = parsed
+            .path()
+            .trim_start_matches('/')
+            .trim_end_matches('/')
+            .to_string();
         let rest = path.as_ref();
         let root_path = full
             .strip_suffix(rest)
@@ -54,6 +59,12 @@ impl StoreRoot {
             base.set_path(&p);
         }
         Ok(StoreRoot { store, base })
+    }
+
+    /// A store the caller configured (a query engine's registered store), whose root stands
+    /// for `base` (`s3://bucket/`).
+    pub fn with_store(store: Arc<dyn ObjectStore>, base: Url) -> StoreRoot {
+        StoreRoot { store, base }
     }
 
     /// The store.
@@ -176,4 +187,22 @@ pub(crate) fn local_path(url: &str) -> Result<PathBuf, Error> {
         return Ok(PathBuf::from(url));
     }
     parse(url)?.to_file_path().map_err(|_| bad_url(url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_is_rooted_at_its_bucket_whether_or_not_the_url_ends_in_a_slash() {
+        for url in ["s3://lake/t/x/", "s3://lake/t/x", "s3://lake/"] {
+            let root = StoreRoot::for_url(url).unwrap();
+            assert_eq!(root.base().as_str(), "s3://lake/", "{url}");
+            assert_eq!(
+                root.path_of("s3://lake/t/x/_delta_log").unwrap().as_ref(),
+                "t/x/_delta_log",
+                "{url}"
+            );
+        }
+    }
 }

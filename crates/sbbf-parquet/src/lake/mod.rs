@@ -215,15 +215,21 @@ pub struct Opened {
 
 /// What kind of table `arg` is, if any, without reading its log: a folder with
 /// `_delta_log/`, a `*.metadata.json` file, a folder with `metadata/` holding metadata files.
+///
+/// Under an object-store URL that names a prefix (it ends in `/`, or its last name has no
+/// extension) the same is asked of the store: the first page of `_delta_log/` and of
+/// `metadata/`, two requests in one round trip. A URL naming an object (`.../f.parquet`) and a
+/// web server's URL (which cannot be listed) are never tables.
 pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
+    detect_in(None, arg).await
+}
+
+async fn detect_in(root: Option<&StoreRoot>, arg: &str) -> Result<Option<Format>, Error> {
     if arg.ends_with(".metadata.json") {
         return Ok(Some(Format::Iceberg));
     }
     if object::is_remote_url(arg) {
-        // Not yet: finding a table under a URL costs a listing of its root before every
-        // command on a prefix (and web servers do not list); an object-store table is read
-        // as its snapshot when named by its Iceberg metadata file (above).
-        return Ok(None);
+        return detect_remote(root, arg).await;
     }
     let p = Path::new(arg);
     if !p.is_dir() {
@@ -239,15 +245,93 @@ pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
     Ok(None)
 }
 
+/// Whether a URL names a prefix a table could live under (see [`detect`]).
+fn names_a_prefix(url: &str) -> bool {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        return false;
+    }
+    if url.ends_with('/') {
+        return true;
+    }
+    let last = url.rsplit('/').next().unwrap_or_default();
+    !last.contains('.') && !last.contains(['*', '?', '['])
+}
+
+async fn detect_remote(root: Option<&StoreRoot>, arg: &str) -> Result<Option<Format>, Error> {
+    use futures::StreamExt;
+    if !names_a_prefix(arg) {
+        return Ok(None);
+    }
+    let root = match root {
+        Some(r) => r.clone(),
+        None => StoreRoot::for_url(arg)?,
+    };
+    let base = location::table_url(arg)?;
+    let folder = |name: &str| -> Result<object_store::path::Path, Error> {
+        let url = base.join(name).map_err(|_| LakeError::BadLocation {
+            location: format!("{base}{name}"),
+        })?;
+        root.path_of(url.as_str().trim_end_matches('/'))
+    };
+    let (log, meta) = (folder("_delta_log/")?, folder("metadata/")?);
+    let store = root.store();
+    let listed = |e: object_store::Error| -> Error {
+        crate::ReadError::Store {
+            location: arg.to_string(),
+            source: e,
+        }
+        .into()
+    };
+    // The first page of each: a Delta log holds at least one object; an Iceberg metadata
+    // folder a metadata file or a version hint (its names sort first: 00000-..., v1...).
+    let delta = async { store.list(Some(&log)).next().await.transpose() };
+    let iceberg = async {
+        let mut found = false;
+        let mut names = store.list(Some(&meta)).take(1000);
+        while let Some(m) = names.next().await {
+            let name = m?.location.filename().unwrap_or_default().to_string();
+            if name.ends_with(".metadata.json") || name == "version-hint.text" {
+                found = true;
+                break;
+            }
+        }
+        Ok::<bool, object_store::Error>(found)
+    };
+    let (delta, iceberg) = futures::future::join(delta, iceberg).await;
+    if delta.map_err(listed)?.is_some() {
+        return Ok(Some(Format::Delta));
+    }
+    if iceberg.map_err(listed)? {
+        return Ok(Some(Format::Iceberg));
+    }
+    Ok(None)
+}
+
 /// Reads the snapshot of the table at `arg` as `lake` says: `None` when `arg` is no table
 /// (see [`detect`]) or is to be read as a folder ([`LakeOptions::as_directory`]); an error
 /// when a version is asked of something that is no table. Every caller that turns a path
 /// into files asks here, once per command.
 pub async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Snapshot>, Error> {
+    snapshot_in(None, arg, lake).await
+}
+
+/// [`snapshot`] through a store the caller configured for a remote `arg` (a query engine's
+/// registered store, rooted at the bucket); `None`: the store the URL names, configured from
+/// the environment.
+pub async fn snapshot_in(
+    root: Option<StoreRoot>,
+    arg: &str,
+    lake: &LakeOptions,
+) -> Result<Option<Snapshot>, Error> {
     if lake.as_directory {
         return Ok(None);
     }
-    let Some(format) = detect(arg).await? else {
+    let remote = object::is_remote_url(arg);
+    let root = match (root, remote) {
+        (Some(r), true) => Some(r),
+        _ => None,
+    };
+    let Some(format) = detect_in(root.as_ref(), arg).await? else {
         return match lake.as_of {
             Some(_) => Err(LakeError::NotATable {
                 path: arg.to_string(),
@@ -256,9 +340,10 @@ pub async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Snapshot>,
             None => Ok(None),
         };
     };
-    let root = match object::is_remote_url(arg) {
-        true => StoreRoot::for_url(arg)?,
-        false => StoreRoot::local(),
+    let root = match (root, remote) {
+        (Some(r), _) => r,
+        (None, true) => StoreRoot::for_url(arg)?,
+        (None, false) => StoreRoot::local(),
     };
     let url = location::table_url(arg)?;
     let snap = match format {
