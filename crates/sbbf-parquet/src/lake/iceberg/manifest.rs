@@ -166,6 +166,7 @@ fn for_each_record(
     // Process-wide and set once: the first call in the process decides (this crate is the
     // only Avro reader in it, unless a host set its own limit first).
     apache_avro::util::max_allocation_bytes(AVRO_MAX_ALLOCATION);
+    super::container::check(bytes, cx, file, super::container::MAX_BLOCK)?;
     let reader = Reader::new(bytes)
         .map_err(|e| cx.error_from(format!("{file} is not a readable Avro file ({e})"), e))?;
     for (i, value) in reader.enumerate() {

@@ -7,6 +7,7 @@
 //! fields, `manifest` the Avro records, `partition` how partition values become text and
 //! `plan` which deletes apply to which data files.
 
+mod container;
 mod manifest;
 mod metadata;
 mod partition;
