@@ -109,11 +109,8 @@ where
         };
         let root = match use_index {
             true => Root::open(path).ok().flatten().map(|r| {
-                let r = r.with_lake(options.lake.clone());
-                match &snap {
-                    Some(s) => r.with_snapshot(Arc::clone(s)),
-                    None => r,
-                }
+                r.with_lake(options.lake.clone())
+                    .with_snapshot(snap.clone())
             }),
             false => None,
         };
@@ -429,11 +426,7 @@ async fn index_rules_out(
     let Ok(Some(root)) = Root::open(path) else {
         return (None, None);
     };
-    let root = root.with_lake(options.lake.clone());
-    let root = match snap {
-        Some(s) => root.with_snapshot(s),
-        None => root,
-    };
+    let root = root.with_lake(options.lake.clone()).with_snapshot(snap);
     // One predicate for every file: the columns are checked per file later.
     let Some(predicate) = filters.predicate_for(|_| Ok(0), &mut Vec::new()) else {
         return (None, None);

@@ -54,11 +54,13 @@ pub enum Root {
     },
 }
 
-/// How a Delta or Iceberg table at a root is read, and its snapshot once read.
+/// How a Delta or Iceberg table at a root is read, and what reading it found once asked:
+/// `Some(None)` when the root is no table (or is read as a folder), so the question, which
+/// costs a round trip on an object store, is asked once per command.
 #[derive(Debug, Clone, Default)]
 pub struct LakeRead {
     options: LakeOptions,
-    snapshot: Option<Arc<Snapshot>>,
+    snapshot: Option<Option<Arc<Snapshot>>>,
 }
 
 /// One data file of a listing.
@@ -164,8 +166,9 @@ impl Root {
         self
     }
 
-    /// This root with its table's snapshot already read (so it is read once per command).
-    pub fn with_snapshot(mut self, snap: Arc<Snapshot>) -> Root {
+    /// This root with its table's snapshot already asked for (so it is read once per
+    /// command): `None` when the root is no table or is read as a folder.
+    pub fn with_snapshot(mut self, snap: Option<Arc<Snapshot>>) -> Root {
         match &mut self {
             Root::Local { lake, .. } | Root::Store { lake, .. } => lake.snapshot = Some(snap),
         }
@@ -220,7 +223,7 @@ impl Root {
         let LakeRead { options, snapshot } = self.lake();
         let read;
         let snap = match snapshot {
-            Some(snap) => Some(snap.as_ref()),
+            Some(known) => known.as_deref(),
             None => {
                 read = sbbf_parquet::lake::snapshot(self.arg(), options).await?;
                 read.as_ref()

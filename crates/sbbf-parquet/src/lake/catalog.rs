@@ -17,6 +17,9 @@ use crate::{Error, LakeError};
 /// The environment variable whose value is sent as a REST catalog's bearer token.
 pub const TOKEN_VAR: &str = "SBBF_CATALOG_TOKEN";
 
+/// How long one REST request may take, answer included.
+const REST_TIMEOUT_SECS: u64 = 120;
+
 /// Largest catalog answer read (a REST response, which inlines the table's metadata).
 const MAX_RESPONSE: usize = 256 << 20;
 
@@ -181,7 +184,12 @@ fn sql_lookup(catalog: &Catalog, path: &str, ns: &str, name: &str) -> Result<Str
 async fn rest_lookup(catalog: &Catalog, ns: &[&str], name: &str) -> Result<String, Error> {
     let base = url::Url::parse(&format!("{}/", catalog.uri.trim_end_matches('/')))
         .map_err(|e| catalog_error(catalog, e.to_string()))?;
-    let client = reqwest::Client::new();
+    // A catalog that stops answering is an error, not a command that never ends.
+    let client = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .timeout(std::time::Duration::from_secs(REST_TIMEOUT_SECS))
+        .build()
+        .map_err(|e| catalog_error(catalog, e.to_string()))?;
     let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
     let get = |url: url::Url| {
         let mut req = client.get(url);

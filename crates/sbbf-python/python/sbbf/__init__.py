@@ -321,7 +321,7 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
             if kwargs:
                 raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
             return _read_snapshot(json.loads(text), _path(source), filters, columns,
-                                  _as_of(as_of), use_threads)
+                                  use_threads)
     elif as_of is not None:
         raise InputError("as_of needs a table's path (a Delta or Iceberg table)")
     dataset = pq.ParquetDataset(source, filters=filters, **kwargs)
@@ -331,14 +331,15 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     if dnf is not None and isinstance(inner, ds.FileSystemDataset):
         if isinstance(inner.filesystem, pa.fs.LocalFileSystem):
             if isinstance(source, (str, os.PathLike)) and os.path.isdir(_path(source)):
-                # One pass over the directory, with its table index when it has one.
-                keep = _source_keep(_path(source), dnf, local=True)
+                # One pass over the directory, with its table index when it has one (already
+                # found to be no lake table: not asked again).
+                keep = _source_keep(_path(source), dnf, local=True, as_directory=True)
             else:
                 def keep(frag):
                     return _sbbf.row_groups(frag.path, dnf)
         elif isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs and \
                 _sbbf.is_remote_url(_path(source)):
-            keep = _source_keep(_path(source), dnf)
+            keep = _source_keep(_path(source), dnf, as_directory=True)
     if keep is not None:
         fragments = []
         for frag in inner.get_fragments():
@@ -370,14 +371,17 @@ def _lake_type(name: Optional[str], where: str) -> pa.DataType:
         if name == "timestamp" and where.startswith("Iceberg"):
             return pa.timestamp("us")  # Iceberg's `timestamp` has no zone; `timestamptz` has
         return _LAKE_TYPES[name]
-    if name and name.startswith("decimal("):
-        p, s = name[len("decimal("):-1].split(",")
-        return pa.decimal128(int(p), int(s))
+    if name and name.startswith("decimal(") and name.endswith(")"):
+        try:
+            p, s = name[len("decimal("):-1].split(",")
+            return pa.decimal128(int(p), int(s))
+        except ValueError:
+            pass
     raise InputError(f"{where}: a column of type {name!r} that no data file holds yet")
 
 
 def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[str]],
-                   as_of: Optional[str], use_threads: bool) -> pa.Table:
+                   use_threads: bool) -> pa.Table:
     """Reads a table's snapshot (`_sbbf.table_snapshot`) as the table's reader would."""
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -439,7 +443,9 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
     schema = pa.schema(fields)
     dnf = _dnf(filters)
     if dnf is not None and fragments:
-        keep = _source_keep(path, dnf, local=not remote, as_of=as_of)
+        # The version just read, not "current" again: a commit in between must not change
+        # which files the pruning answers for.
+        keep = _source_keep(path, dnf, local=not remote, as_of=str(snap["version"]))
         pruned = []
         for fr in fragments:
             kept = keep(fr)
