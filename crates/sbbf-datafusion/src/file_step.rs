@@ -2,6 +2,7 @@
 //! min/max pruning against the file's own schema, then our Bloom filters, row group by row
 //! group. The table's planning and the join path (`join`) both run it.
 
+use crate::lake::Columns;
 use crate::metric;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::Session;
@@ -25,7 +26,7 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use object_store::ObjectStore;
-use sbbf_parquet::prune::PreparedPredicate;
+use sbbf_parquet::prune::{predicate_columns, PreparedPredicate};
 use sbbf_parquet::read::async_driver::REMOTE_POLICY;
 use sbbf_parquet::source::object::ObjectReader;
 use sbbf_parquet::IoPolicy;
@@ -58,6 +59,9 @@ pub(crate) struct StatsStep {
     expr: Arc<dyn PhysicalExpr>,
     schema: SchemaRef,
     max_in: usize,
+    /// How the predicate is rewritten to each file's schema: DataFusion's default adapter,
+    /// or a lake table's (columns matched by field id or physical name).
+    adapter: Arc<dyn PhysicalExprAdapterFactory>,
     /// The pruning predicate of each file schema met so far (`None`: nothing to prune with
     /// in files of that schema). Most tables have one or a few schemas.
     by_schema: Mutex<HashMap<Schema, Option<Arc<PruningPredicate>>>>,
@@ -70,6 +74,7 @@ impl StatsStep {
         state: &dyn Session,
         filters: &[Expr],
         schema: &SchemaRef,
+        adapter: Option<Arc<dyn PhysicalExprAdapterFactory>>,
     ) -> Option<StatsStep> {
         // As DataFusion's scan builds it (its `IN` size cap included).
         let max_in = state.config_options().execution.parquet.max_in_list_size;
@@ -90,6 +95,7 @@ impl StatsStep {
             expr,
             schema: Arc::clone(schema),
             max_in,
+            adapter: adapter.unwrap_or_else(|| Arc::new(DefaultPhysicalExprAdapterFactory)),
             by_schema: Mutex::default(),
         };
         // Nothing to prune with in the table's own schema: none in any file's either.
@@ -107,7 +113,8 @@ impl StatsStep {
         let built = (|| {
             // DataFusion's own steps at file open: adapt to the file's schema, simplify
             // (casts moved to the literals where they can be), build.
-            let adapter = DefaultPhysicalExprAdapterFactory
+            let adapter = self
+                .adapter
                 .create(Arc::clone(&self.schema), Arc::clone(&file_ref))
                 .ok()?;
             let expr = adapter.rewrite(Arc::clone(&self.expr)).ok()?;
@@ -185,6 +192,8 @@ pub(crate) struct Step<'a> {
     pub(crate) bloom: Option<&'a PreparedPredicate>,
     pub(crate) stats: Option<&'a StatsStep>,
     pub(crate) metrics: &'a Metrics,
+    /// How a lake table's files name its columns, when not as the table does.
+    pub(crate) columns: Option<&'a Columns>,
 }
 
 impl Step<'_> {
@@ -208,7 +217,9 @@ impl Step<'_> {
             self.metrics.pruned_statistics.add(skipped);
         }
         if let Some(pred) = self.bloom {
-            if plan.row_group_index_iter().next().is_some() {
+            let probed = plan.row_group_index_iter().next().is_some()
+                && names_match(self.columns, &metadata, pred);
+            if probed {
                 bloom_narrow(
                     self.store,
                     self.policy,
@@ -253,6 +264,23 @@ fn attached_plan(file: &PartitionedFile, n: usize) -> ParquetAccessPlan {
         .filter(|p| p.len() == n)
         .cloned()
         .unwrap_or_else(|| ParquetAccessPlan::new_all(n))
+}
+
+/// Whether the file names the columns of `pred` as the table does. Our filters are found by
+/// column name: where a lake table's file names one otherwise (a renamed Iceberg column,
+/// Delta column mapping), the name would find another column's filter or none, and the file
+/// is left to the scan.
+fn names_match(
+    columns: Option<&Columns>,
+    metadata: &ParquetMetaData,
+    pred: &PreparedPredicate,
+) -> bool {
+    let Some(cols) = columns else {
+        return true;
+    };
+    let file_meta = metadata.file_metadata();
+    parquet_to_arrow_schema(file_meta.schema_descr(), file_meta.key_value_metadata())
+        .is_ok_and(|s| cols.same_names(&s, predicate_columns(pred.predicate()).into_iter()))
 }
 
 /// Skips in `plan` the row groups still scanned that our filters rule out for `pred`; the
@@ -380,10 +408,14 @@ pub(crate) async fn file_plan(
     file: &PartitionedFile,
     pred: &PreparedPredicate,
     metrics: &Metrics,
+    columns: Option<&Columns>,
 ) -> Option<ParquetAccessPlan> {
     let n = metadata.num_row_groups();
     let mut plan = attached_plan(file, n);
     let before = plan.row_group_index_iter().count();
+    if !names_match(columns, &metadata, pred) {
+        return None;
+    }
     bloom_narrow(store, policy, file, metadata, pred, metrics, &mut plan).await;
     (plan.row_group_index_iter().count() < before).then_some(plan)
 }

@@ -35,6 +35,7 @@
 use crate::expr::{dynamic_filters, dynamic_predicate};
 use crate::file_step::{file_plan, footer, policy_for, Metrics};
 use crate::index::{ask, Asked, Dropped};
+use crate::lake::Columns;
 use crate::metric;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::datatypes::{DataType, Schema};
@@ -77,6 +78,8 @@ pub struct SbbfSource {
     /// The join filters translated and their key sets hashed, shared by every partition of
     /// the scan: a million keys are hashed once per update, not once per partition or file.
     translated: Arc<Mutex<Option<Translated>>>,
+    /// How a lake table's files name its columns, when not as the table does.
+    columns: Option<Arc<Columns>>,
 }
 
 impl SbbfSource {
@@ -88,7 +91,16 @@ impl SbbfSource {
             cache,
             index: None,
             translated: Arc::default(),
+            columns: None,
         }
+    }
+
+    /// The same source for a lake table whose files name its columns as `columns` says:
+    /// a file whose fields the join's columns would be looked up in by another name is
+    /// left to the scan, its filters unread.
+    pub(crate) fn with_columns(mut self, columns: Option<Arc<Columns>>) -> Self {
+        self.columns = columns;
+        self
     }
 
     /// The same source, asking the table's index (`root`, the table at `table`) which files a
@@ -112,6 +124,7 @@ impl SbbfSource {
             cache: Arc::clone(&self.cache),
             index: self.index.clone(),
             translated: Arc::clone(&self.translated),
+            columns: self.columns.clone(),
         })
     }
 }
@@ -181,6 +194,7 @@ impl FileSource for SbbfSource {
                 join: JoinMetrics::new(set),
                 index: self.index.clone(),
                 translated: Arc::clone(&self.translated),
+                columns: self.columns.clone(),
             }),
         }))
     }
@@ -495,6 +509,7 @@ struct Shared {
     /// key set is translated and hashed once per update, not once per file (shared by the
     /// scan's partitions, [`SbbfSource::translated`]).
     translated: Arc<Mutex<Option<Translated>>>,
+    columns: Option<Arc<Columns>>,
 }
 
 impl Shared {
@@ -625,6 +640,7 @@ impl Shared {
             &file,
             &pred.predicate,
             &self.metrics,
+            self.columns.as_deref(),
         )
         .await;
         if let Some(plan) = plan {

@@ -4,7 +4,7 @@
 //! check itself is `sbbf_testkit::layering`, shared by every crate.
 
 /// The modules, first to last: translating filters, metric names, the table index and the
-/// store views that list without files, then the per-file step, listing and schema, the
+/// store views that list without files, a lake table's column matching, then the per-file step, listing and schema, the
 /// join path, and the table that ties them together.
 const ORDER: &[&str] = &[
     "expr",      // DataFusion filters to Bloom-filter predicates
@@ -12,6 +12,7 @@ const ORDER: &[&str] = &[
     "stats",     // what a scan pruned and read, from an executed plan's metrics
     "index",     // asking the table index which files a scan can leave out
     "filtered",  // a store view whose listings leave out hidden names or dropped files
+    "lake",      // a lake table's columns matched to each file's fields
     "file_step", // the per-file step: footer, min/max pruning, Bloom filters
     "listing",   // a table's files: globs, hidden names, hive folders, link loops
     "schema",    // a table's schema from its footers or its index

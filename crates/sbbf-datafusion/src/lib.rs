@@ -47,6 +47,7 @@ mod file_step;
 mod filtered;
 mod index;
 mod join;
+mod lake;
 #[cfg(test)]
 mod layering;
 mod listing;

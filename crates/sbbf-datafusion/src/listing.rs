@@ -193,6 +193,8 @@ pub(crate) struct TableFiles {
     pub(crate) merge: bool,
     /// The table version read, when the path is a Delta or Iceberg table.
     pub(crate) table: Option<TableVersion>,
+    /// How a lake table's files name its columns, when not as the table does.
+    pub(crate) columns: Option<Arc<crate::lake::Columns>>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -294,14 +296,15 @@ pub(crate) async fn list_table(
         warnings,
         merge,
         table: None,
+        columns: None,
     })
 }
 
 /// A Delta or Iceberg table as its snapshot: the folder listed once, and only the files the
 /// snapshot names kept (through a view of the store that lists nothing else); a file it
-/// names that storage lacks is an error naming it. What the scan cannot apply yet (deletes,
-/// Delta column mapping, Iceberg renames matched by field id) is refused, naming the
-/// feature: a count that includes deleted rows would be silently wrong.
+/// names that storage lacks is an error naming it. Columns are matched to each file's fields
+/// by field id or physical name (`crate::lake`). What the scan cannot apply yet (deletes) is
+/// refused, naming the feature: a count that includes deleted rows would be silently wrong.
 async fn lake_table(
     state: &dyn Session,
     path: &str,
@@ -324,16 +327,6 @@ async fn lake_table(
         };
         let n = snap.files_with_deletes().count();
         return Err(refuse(format!("{kind} on {n} data file(s)")));
-    }
-    if let Some(c) = snap.columns.iter().find(|c| c.physical.is_some()) {
-        return Err(refuse(format!("column mapping (column `{}`)", c.name)));
-    }
-    if let Some(c) = snap.columns.iter().find(|c| !c.earlier_names.is_empty()) {
-        return Err(refuse(format!(
-            "a renamed column (`{}`, earlier `{}`) matched by field id",
-            c.name,
-            c.earlier_names.join("`, `")
-        )));
     }
     // The folder the files lie below: a Delta table's root; an Iceberg table's files are
     // wherever its manifests say, so the deepest folder above them all.
@@ -408,6 +401,7 @@ async fn lake_table(
         warnings: snap.notes.iter().map(|n| format!("{path}: {n}")).collect(),
         merge: true,
         table: Some(snap.table_version()),
+        columns: crate::lake::Columns::of(&snap, path).map(Arc::new),
     })
 }
 

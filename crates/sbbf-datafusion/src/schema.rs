@@ -66,7 +66,7 @@ pub(crate) async fn schema_from_index(
             None => true,
         })
         .collect();
-    infer_schema(state, options, url, store, &chosen, true)
+    infer_schema(state, options, url, store, &chosen, true, None)
         .await
         .ok()
 }
@@ -89,6 +89,7 @@ pub(crate) async fn infer_schema(
     store: &Arc<dyn ObjectStore>,
     files: &[object_store::ObjectMeta],
     merge: bool,
+    as_table: Option<&crate::lake::Columns>,
 ) -> Result<SchemaRef> {
     use datafusion::common::DataFusionError;
     use futures::TryStreamExt;
@@ -108,7 +109,14 @@ pub(crate) async fn infer_schema(
                 .infer_schema(state, store, std::slice::from_ref(m))
                 .await
             {
-                Ok(schema) => Ok((m.location.clone(), schema)),
+                // A lake table's files, each as the table names its columns.
+                Ok(schema) => Ok((
+                    m.location.clone(),
+                    match as_table {
+                        Some(cols) => Arc::new(cols.file_schema_as_table(&schema)),
+                        None => schema,
+                    },
+                )),
                 Err(e) => Err(DataFusionError::Execution(format!(
                     "{}: {e}",
                     object_name(url, &m.location)
@@ -141,7 +149,11 @@ pub(crate) async fn infer_schema(
         }
     };
     let all: Vec<&Schema> = schemas.iter().map(|(_, s)| s.as_ref()).collect();
-    Ok(Arc::new(nullable_where_missing(merged, &all)))
+    let merged = nullable_where_missing(merged, &all);
+    Ok(Arc::new(match as_table {
+        Some(cols) => cols.table_schema(&merged)?,
+        None => merged,
+    }))
 }
 
 /// `merged` with every column (and struct field) that some file of `files` lacks made

@@ -6,11 +6,12 @@ use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
 use crate::filtered::{hiding_url, FilteredStore};
 use crate::index::{ask, Asked, Dropped};
 use crate::join::SbbfSource;
+use crate::lake::{ByTableColumns, Columns};
 use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -76,6 +77,8 @@ pub struct SbbfTable {
     warnings: Vec<String>,
     /// The table version read, when the path is a Delta or Iceberg table.
     table: Option<TableVersion>,
+    /// How a lake table's files name its columns, when not as the table does.
+    columns: Option<Arc<Columns>>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -140,9 +143,12 @@ impl SbbfTable {
     /// [`SbbfTable::with_options`], a Delta or Iceberg table read as `lake` says: by default
     /// its current snapshot's data files only (never the files its folder keeps that the
     /// table removed), at [`LakeOptions::as_of`] an older snapshot, with
-    /// [`LakeOptions::as_directory`] its folder as plain files. Deletes (deletion vectors,
-    /// delete files), Delta column mapping and Iceberg renames are refused for now with an
-    /// error naming them, rather than read wrong.
+    /// [`LakeOptions::as_directory`] its folder as plain files. Columns are the table's, each
+    /// found in every file as the format says (Iceberg field ids: a renamed column is read
+    /// from files written before the rename; Delta column mapping's physical names and ids).
+    /// Deletes (deletion vectors, delete files) and the fields inside a nested column under
+    /// Delta column mapping are refused for now with an error naming them, rather than read
+    /// wrong.
     ///
     /// ```no_run
     /// # async fn run() -> datafusion::common::Result<()> {
@@ -184,6 +190,7 @@ impl SbbfTable {
             warnings,
             merge,
             table,
+            columns,
         } = list_table(state, path, &url, &options.file_extension, lake).await?;
         // A directory or prefix may have an index; anything else has none. A lake table's
         // index is not used by queries yet.
@@ -201,12 +208,28 @@ impl SbbfTable {
         };
         let schema = match known {
             Some(schema) => Some(schema),
-            None if files.iter().any(|m| m.size > 0) => {
-                Some(infer_schema(state, &options, &url, &store, &files, merge).await?)
-            }
-            None => None,
+            None if files.iter().any(|m| m.size > 0) => Some(
+                infer_schema(
+                    state,
+                    &options,
+                    &url,
+                    &store,
+                    &files,
+                    merge,
+                    columns.as_deref(),
+                )
+                .await?,
+            ),
+            // A lake table with no file yet: its columns as its schema types them.
+            None => match &columns {
+                Some(cols) => Some(Arc::new(cols.table_schema(&Schema::empty())?)),
+                None => None,
+            },
         };
-        let config = config.with_listing_options(options);
+        let mut config = config.with_listing_options(options);
+        if let Some(cols) = &columns {
+            config = config.with_expr_adapter_factory(Arc::new(ByTableColumns(Arc::clone(cols))));
+        }
         let mut config = match schema {
             Some(schema) => config.with_schema(schema),
             // No file to learn from: DataFusion says what it makes of that.
@@ -244,6 +267,7 @@ impl SbbfTable {
             index,
             warnings,
             table,
+            columns,
         })
     }
 
@@ -373,6 +397,7 @@ impl SbbfTable {
             index: None,
             warnings: Vec::new(),
             table: None,
+            columns: None,
         }
     }
 
@@ -424,11 +449,16 @@ impl SbbfTable {
             // DataFusion alone; the files' row groups are still counted, so that `--stats`
             // adds up the same way (footers from the cache the listing filled).
             count_row_groups(&store, &cache, &files, &metrics, self.file_concurrency).await;
+            if !self.exact_statistics() {
+                let config = without_statistics(config.clone());
+                return Ok(DataSourceExec::from_data_source(config));
+            }
             return Ok(plan);
         }
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
-        let mut source = SbbfSource::new(Arc::clone(config.file_source()), Arc::clone(&cache));
+        let mut source = SbbfSource::new(Arc::clone(config.file_source()), Arc::clone(&cache))
+            .with_columns(self.columns.clone());
         // With an index, the join's keys are asked of it first: files it rules out are
         // dropped unread.
         if let (Some(ix), [table_url]) = (&self.index, self.inner.table_paths().as_slice()) {
@@ -441,7 +471,12 @@ impl SbbfTable {
         let bloom = predicate(filters, config.file_schema()).map(PreparedPredicate::new);
         // Statistics first: the row groups min/max rule out cost no filter read.
         let stats = if state.config_options().execution.parquet.pruning {
-            StatsStep::new(state, filters, config.file_schema())
+            StatsStep::new(
+                state,
+                filters,
+                config.file_schema(),
+                config.expr_adapter_factory.clone(),
+            )
         } else {
             None
         };
@@ -452,6 +487,7 @@ impl SbbfTable {
             bloom: bloom.as_ref(),
             stats: stats.as_ref(),
             metrics: &metrics,
+            columns: self.columns.as_deref(),
         };
         let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {
@@ -490,8 +526,44 @@ impl SbbfTable {
             .with_file_groups(groups)
             .with_source(source)
             .build();
+        let config = match self.exact_statistics() {
+            true => config,
+            false => without_statistics(config),
+        };
         Ok(DataSourceExec::from_data_source(config))
     }
+
+    /// Whether the statistics DataFusion gathered from the files' footers are the table's:
+    /// not where a lake table's files name its columns otherwise (a file's column of the
+    /// same name may be another column of the table).
+    fn exact_statistics(&self) -> bool {
+        self.columns.is_none()
+    }
+}
+
+/// `config` with no statistics of its files: nothing is answered from them (`count(*)`) and
+/// no file is pruned by them.
+fn without_statistics(config: FileScanConfig) -> FileScanConfig {
+    let schema = Arc::clone(config.file_source().table_schema().table_schema());
+    let groups: Vec<FileGroup> = config
+        .file_groups
+        .iter()
+        .map(|g| {
+            FileGroup::new(
+                g.iter()
+                    .cloned()
+                    .map(|mut f| {
+                        f.statistics = None;
+                        f
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    FileScanConfigBuilder::from(config)
+        .with_file_groups(groups)
+        .with_statistics(Statistics::new_unknown(&schema))
+        .build()
 }
 
 /// Counts the row groups of `files` into [`metric::ROW_GROUPS`] (`--no-sbbf`).

@@ -1,0 +1,369 @@
+//! Which column of a lake table's data file is which column of the table. A table's files
+//! need not name its columns as the table does: an Iceberg column renamed after files were
+//! written keeps its field id and its old name in those files (and a column dropped and added
+//! again under the same name is another column: another id); under Delta column mapping the
+//! files name columns by physical names (`col-5f1c...`) and, in `id` mode, by field id.
+//! Matching by name would read a renamed column as null in old files, or, worse, another
+//! column's values where a name was reused.
+//!
+//! [`Columns`] matches each table column to a file's field (by field id where the file has
+//! ids, else by the physical name, else by name); [`ByTableColumns`] gives DataFusion's scan
+//! the same matching for every file it opens, and the scan's own steps ask it too.
+
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr_adapter::{
+    DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
+};
+use sbbf_parquet::lake::{Format, LakeColumn, Snapshot};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A lake table's columns, and how its files name them.
+#[derive(Debug)]
+pub(crate) struct Columns {
+    format: Format,
+    table: String,
+    /// The columns the data files hold (a Delta table's partition columns are in none).
+    columns: Vec<LakeColumn>,
+    /// Delta column mapping is on: the fields inside a nested column have physical names too.
+    mapped: bool,
+}
+
+impl Columns {
+    /// The columns of `snap`, when its files may name them otherwise than the table does
+    /// (every Iceberg table: ids decide; a Delta table under column mapping); `None` when
+    /// names are the files' names.
+    pub(crate) fn of(snap: &Snapshot, table: &str) -> Option<Columns> {
+        let mapped = snap
+            .columns
+            .iter()
+            .any(|c| c.physical.is_some() || c.field_id.is_some());
+        if snap.format == Format::Delta && !mapped {
+            return None;
+        }
+        let columns = snap
+            .columns
+            .iter()
+            .filter(|c| !snap.partition_columns.contains(&c.name))
+            .cloned()
+            .collect();
+        Some(Columns {
+            format: snap.format,
+            table: table.to_string(),
+            columns,
+            mapped: snap.format == Format::Delta && mapped,
+        })
+    }
+
+    fn column(&self, name: &str) -> Option<&LakeColumn> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The field of a file's schema that holds table column `c`: the one with its field id
+    /// where the file's fields carry ids, else the one with its physical name (Delta column
+    /// mapping), else the one with its name. `None`: the file does not have the column.
+    fn find<'a>(&self, c: &LakeColumn, file: &'a Schema) -> Option<&'a Field> {
+        let has_ids = file.fields().iter().any(|f| field_id(f).is_some());
+        if let (Some(id), true) = (c.field_id, has_ids) {
+            return file
+                .fields()
+                .iter()
+                .find(|f| field_id(f) == Some(id))
+                .map(|f| f.as_ref());
+        }
+        let name = c.physical.as_deref().unwrap_or(&c.name);
+        file.field_with_name(name).ok()
+    }
+
+    /// A file's schema as the table names it: each table column the file has, under the
+    /// table's name and in the table's order; fields that are no column of the table
+    /// (dropped columns) left out.
+    pub(crate) fn file_schema_as_table(&self, file: &Schema) -> Schema {
+        let fields: Vec<Field> = self
+            .columns
+            .iter()
+            .filter_map(|c| {
+                self.find(c, file)
+                    .map(|f| f.clone().with_name(c.name.clone()))
+            })
+            .collect();
+        Schema::new_with_metadata(fields, file.metadata().clone())
+    }
+
+    /// The table's file schema from `merged` (its files' schemas as the table names them,
+    /// merged), in the table's order; a column no file has yet is typed from the table's
+    /// schema.
+    pub(crate) fn table_schema(&self, merged: &Schema) -> Result<Schema> {
+        let mut fields = Vec::with_capacity(self.columns.len());
+        for c in &self.columns {
+            match merged.field_with_name(&c.name) {
+                Ok(f) => fields.push(f.clone()),
+                Err(_) => {
+                    let t = c
+                        .data_type
+                        .as_deref()
+                        .and_then(|t| arrow_type(self.format, t))
+                        .ok_or_else(|| {
+                            self.refuse(format!(
+                                "column `{}` of type {}, which no data file holds yet",
+                                c.name,
+                                c.data_type.as_deref().unwrap_or("unknown")
+                            ))
+                        })?;
+                    fields.push(Field::new(c.name.clone(), t, true));
+                }
+            }
+        }
+        Ok(Schema::new_with_metadata(fields, merged.metadata().clone()))
+    }
+
+    /// Whether a file of schema `file` holds every column in `columns` (top-level names of
+    /// the table; `a.b` for a nested field) under the same name, so that what reads it by
+    /// name (our filters) reads the right column.
+    pub(crate) fn same_names<'a>(
+        &self,
+        file: &Schema,
+        mut columns: impl Iterator<Item = &'a str>,
+    ) -> bool {
+        columns.all(|path| {
+            let (top, nested) = match path.split_once('.') {
+                Some((t, _)) => (t, true),
+                None => (path, false),
+            };
+            let Some(c) = self.column(top) else {
+                return true;
+            };
+            if nested && self.mapped {
+                return false;
+            }
+            let by_table = self.find(c, file).map(|f| f.name().as_str());
+            let by_name = file.field_with_name(top).ok().map(|f| f.name().as_str());
+            by_table == by_name
+        })
+    }
+
+    fn refuse(&self, feature: String) -> DataFusionError {
+        DataFusionError::External(Box::new(sbbf_parquet::Error::from(
+            sbbf_parquet::LakeError::Unsupported {
+                format: self.format.name(),
+                table: self.table.clone(),
+                feature: format!("{feature} in a query"),
+            },
+        )))
+    }
+}
+
+/// The field id a file's field carries, if any.
+fn field_id(f: &Field) -> Option<i64> {
+    f.metadata().get(PARQUET_FIELD_ID_META_KEY)?.parse().ok()
+}
+
+/// The Arrow type of a primitive type as the format names it (`long`, `decimal(10,2)`,
+/// `timestamptz`), as Parquet files of the format are read; `None` for nested and unknown
+/// types.
+fn arrow_type(format: Format, t: &str) -> Option<DataType> {
+    let utc = || Some(Arc::from("+00:00"));
+    Some(match t {
+        "boolean" => DataType::Boolean,
+        "byte" => DataType::Int8,
+        "short" => DataType::Int16,
+        "int" | "integer" => DataType::Int32,
+        "long" => DataType::Int64,
+        "float" => DataType::Float32,
+        "double" => DataType::Float64,
+        "date" => DataType::Date32,
+        "string" => DataType::Utf8,
+        "binary" => DataType::Binary,
+        "uuid" => DataType::FixedSizeBinary(16),
+        "time" => DataType::Time64(TimeUnit::Microsecond),
+        // Delta's `timestamp` is an instant; Iceberg's is local time (`timestamptz` the instant).
+        "timestamp" if format == Format::Delta => DataType::Timestamp(TimeUnit::Microsecond, utc()),
+        "timestamp" | "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        "timestamptz" => DataType::Timestamp(TimeUnit::Microsecond, utc()),
+        "timestamp_ns" => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        "timestamptz_ns" => DataType::Timestamp(TimeUnit::Nanosecond, utc()),
+        _ => {
+            if let Some(ps) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
+                let (p, s) = ps.split_once(',')?;
+                let (p, s): (u8, i8) = (p.trim().parse().ok()?, s.trim().parse().ok()?);
+                return match p {
+                    1..=38 => Some(DataType::Decimal128(p, s)),
+                    _ => None,
+                };
+            }
+            let n = t.strip_prefix("fixed[")?.strip_suffix(']')?.parse().ok()?;
+            DataType::FixedSizeBinary(n)
+        }
+    })
+}
+
+/// DataFusion's scan adapter for a lake table: each file's fields matched to the table's
+/// columns as [`Columns`] matches them, then DataFusion's own adaptation (casts, nulls for
+/// the columns a file lacks).
+#[derive(Debug)]
+pub(crate) struct ByTableColumns(pub(crate) Arc<Columns>);
+
+impl PhysicalExprAdapterFactory for ByTableColumns {
+    fn create(
+        &self,
+        logical_file_schema: SchemaRef,
+        physical_file_schema: SchemaRef,
+    ) -> Result<Arc<dyn PhysicalExprAdapter>> {
+        let cols = &self.0;
+        let taken: HashSet<&str> = physical_file_schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        let mut renamed = HashMap::new();
+        let mut nested = HashSet::new();
+        let fields: Fields = logical_file_schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let Some(c) = cols.column(f.name()) else {
+                    return Arc::clone(f);
+                };
+                let name = match cols.find(c, &physical_file_schema) {
+                    Some(pf) => {
+                        if cols.mapped && pf.data_type().is_nested() {
+                            nested.insert(f.name().clone());
+                        }
+                        pf.name().clone()
+                    }
+                    // A name the file has no field of: DataFusion reads the column as null.
+                    None => {
+                        let mut n = format!("{} (not in this file)", f.name());
+                        while taken.contains(n.as_str()) {
+                            n.push('_');
+                        }
+                        n
+                    }
+                };
+                if name == *f.name() {
+                    return Arc::clone(f);
+                }
+                renamed.insert(f.name().clone(), name.clone());
+                Arc::new(f.as_ref().clone().with_name(name))
+            })
+            .collect();
+        let logical = Arc::new(Schema::new_with_metadata(
+            fields,
+            logical_file_schema.metadata().clone(),
+        ));
+        Ok(Arc::new(FileColumns {
+            renamed,
+            nested,
+            columns: Arc::clone(cols),
+            inner: DefaultPhysicalExprAdapterFactory.create(logical, physical_file_schema)?,
+        }))
+    }
+}
+
+/// The adapter of one file: column references renamed to the file's names, then adapted by
+/// DataFusion's default adapter.
+#[derive(Debug)]
+struct FileColumns {
+    /// Table name -> the file's name for it.
+    renamed: HashMap<String, String>,
+    /// Nested columns whose inner fields the file names by physical names: not read yet.
+    nested: HashSet<String>,
+    columns: Arc<Columns>,
+    inner: Arc<dyn PhysicalExprAdapter>,
+}
+
+impl PhysicalExprAdapter for FileColumns {
+    fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        let expr = expr
+            .transform(|e| {
+                let Some(c) = e.downcast_ref::<Column>() else {
+                    return Ok(Transformed::no(e));
+                };
+                if self.nested.contains(c.name()) {
+                    return Err(self.columns.refuse(format!(
+                        "column mapping inside a nested column (`{}`)",
+                        c.name()
+                    )));
+                }
+                Ok(match self.renamed.get(c.name()) {
+                    Some(to) => Transformed::yes(Arc::new(Column::new(to, c.index())) as _),
+                    None => Transformed::no(e),
+                })
+            })
+            .data()?;
+        self.inner.rewrite(expr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_id(name: &str, id: i64) -> Field {
+        Field::new(name, DataType::Int64, true).with_metadata(HashMap::from([(
+            PARQUET_FIELD_ID_META_KEY.to_string(),
+            id.to_string(),
+        )]))
+    }
+
+    fn iceberg(columns: &[(&str, i64)]) -> Columns {
+        Columns {
+            format: Format::Iceberg,
+            table: "t".into(),
+            columns: columns
+                .iter()
+                .map(|(n, id)| LakeColumn {
+                    name: n.to_string(),
+                    field_id: Some(*id),
+                    data_type: Some("long".into()),
+                    ..Default::default()
+                })
+                .collect(),
+            mapped: false,
+        }
+    }
+
+    #[test]
+    fn ids_decide_where_names_were_swapped_or_reused() {
+        // The table swapped `a` and `b`; `c` was dropped and added again (id 4).
+        let cols = iceberg(&[("a", 2), ("b", 1), ("c", 4)]);
+        let file = Schema::new(vec![with_id("a", 1), with_id("b", 2), with_id("c", 3)]);
+        let seen = cols.file_schema_as_table(&file);
+        let names: Vec<(&str, i64)> = seen
+            .fields()
+            .iter()
+            .map(|f| (f.name().as_str(), field_id(f).unwrap()))
+            .collect();
+        assert_eq!(names, [("a", 2), ("b", 1)]);
+        assert!(!cols.same_names(&file, ["a"].into_iter()));
+        assert!(!cols.same_names(&file, ["c"].into_iter()));
+        let plain = Schema::new(vec![with_id("a", 2)]);
+        assert!(cols.same_names(&plain, ["a", "zz"].into_iter()));
+        // A column in no file is typed from the table; an unknown type is refused.
+        let t = cols.table_schema(&seen).unwrap();
+        assert_eq!(t.field(2).data_type(), &DataType::Int64);
+    }
+
+    #[test]
+    fn format_type_names() {
+        use DataType as D;
+        for (f, t, want) in [
+            (Format::Delta, "decimal(10,2)", Some(D::Decimal128(10, 2))),
+            (Format::Iceberg, "fixed[7]", Some(D::FixedSizeBinary(7))),
+            (
+                Format::Iceberg,
+                "timestamp",
+                Some(D::Timestamp(TimeUnit::Microsecond, None)),
+            ),
+            (Format::Delta, "struct<a:long>", None),
+            (Format::Delta, "decimal(99,2)", None),
+        ] {
+            assert_eq!(arrow_type(f, t), want, "{t}");
+        }
+    }
+}
