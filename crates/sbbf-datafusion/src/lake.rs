@@ -9,17 +9,24 @@
 //! [`Columns`] matches each table column to a file's field (by field id where the file has
 //! ids, else by the physical name, else by name); [`ByTableColumns`] gives DataFusion's scan
 //! the same matching for every file it opens, and the scan's own steps ask it too.
+//!
+//! [`Deleted`] holds the Delta deletion vectors of a table's files: the rows a vector
+//! deletes are left out of the file's access plan, so the scan never reads them.
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
-use sbbf_parquet::lake::{Format, LakeColumn, Snapshot};
+use sbbf_parquet::lake::{Format, LakeColumn, Snapshot, StoreRoot};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -156,6 +163,109 @@ impl Columns {
             },
         )))
     }
+}
+
+/// The deletion vectors of a Delta table's files, read as the scan's files are planned.
+#[derive(Debug)]
+pub(crate) struct Deleted {
+    snap: Arc<Snapshot>,
+    root: StoreRoot,
+    /// The URL of each file with a vector, by its location in the store the scan reads.
+    by_location: HashMap<object_store::path::Path, String>,
+}
+
+impl Deleted {
+    /// The vectors of `snap`'s files (whose store locations `root` gives), or `None` when
+    /// no file has one.
+    pub(crate) fn of(snap: Snapshot, root: StoreRoot) -> Result<Option<Deleted>> {
+        let mut by_location = HashMap::new();
+        for f in snap.files_with_deletes() {
+            let at = root
+                .path_of(&f.url)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            by_location.insert(at, f.url.clone());
+        }
+        if by_location.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Deleted {
+            snap: Arc::new(snap),
+            root,
+            by_location,
+        }))
+    }
+
+    /// Whether `file` has a deletion vector.
+    pub(crate) fn has(&self, file: &PartitionedFile) -> bool {
+        self.by_location.contains_key(&file.object_meta.location)
+    }
+
+    /// `file`'s access plan (the one attached to it, or every row group) without the rows
+    /// its deletion vector deletes: a row group they all are is skipped, one with some
+    /// scanned through a row selection. `None`: the file has no vector.
+    pub(crate) async fn plan(
+        &self,
+        file: &PartitionedFile,
+        metadata: &ParquetMetaData,
+    ) -> Result<Option<ParquetAccessPlan>> {
+        let Some(url) = self.by_location.get(&file.object_meta.location) else {
+            return Ok(None);
+        };
+        let sizes: Vec<u64> = metadata
+            .row_groups()
+            .iter()
+            .map(|g| u64::try_from(g.num_rows()).unwrap_or(0))
+            .collect();
+        let total = sizes.iter().sum();
+        let deleted = self
+            .snap
+            .deleted_rows(&self.root, url, Some(total))
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let Some(deleted) = deleted else {
+            return Ok(None);
+        };
+        let n = sizes.len();
+        let mut plan = file
+            .extensions
+            .get::<ParquetAccessPlan>()
+            .filter(|p| p.len() == n)
+            .cloned()
+            .unwrap_or_else(|| ParquetAccessPlan::new_all(n));
+        let mut rest = deleted.as_slice();
+        let mut start = 0u64;
+        for (rg, rows) in sizes.into_iter().enumerate() {
+            let end = start + rows;
+            let here = rest.partition_point(|&d| d < end);
+            let (gone, after) = rest.split_at(here);
+            rest = after;
+            if gone.len() as u64 == rows {
+                plan.skip(rg);
+            } else if !gone.is_empty() {
+                plan.scan_selection(rg, kept_rows(start, end, gone));
+            }
+            start = end;
+        }
+        Ok(Some(plan))
+    }
+}
+
+/// The selection of the rows `start..end` of a file without those in `gone` (ascending, all
+/// in that range), counted from `start`.
+fn kept_rows(start: u64, end: u64, gone: &[u64]) -> RowSelection {
+    let mut selectors = Vec::with_capacity(gone.len() * 2 + 1);
+    let mut at = start;
+    for &d in gone {
+        if d > at {
+            selectors.push(RowSelector::select((d - at) as usize));
+        }
+        selectors.push(RowSelector::skip(1));
+        at = d + 1;
+    }
+    if at < end {
+        selectors.push(RowSelector::select((end - at) as usize));
+    }
+    RowSelection::from(selectors)
 }
 
 /// The field id a file's field carries, if any.
@@ -347,6 +457,17 @@ mod tests {
         // A column in no file is typed from the table; an unknown type is refused.
         let t = cols.table_schema(&seen).unwrap();
         assert_eq!(t.field(2).data_type(), &DataType::Int64);
+    }
+
+    #[test]
+    fn deleted_rows_become_a_selection() {
+        let sel = kept_rows(10, 20, &[10, 11, 15, 19]);
+        let kept: Vec<bool> = sel
+            .iter()
+            .flat_map(|s| std::iter::repeat_n(!s.skip, s.row_count))
+            .collect();
+        let want: Vec<bool> = (10..20).map(|r| ![10, 11, 15, 19].contains(&r)).collect();
+        assert_eq!(kept, want);
     }
 
     #[test]

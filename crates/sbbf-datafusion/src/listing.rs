@@ -195,6 +195,8 @@ pub(crate) struct TableFiles {
     pub(crate) table: Option<TableVersion>,
     /// How a lake table's files name its columns, when not as the table does.
     pub(crate) columns: Option<Arc<crate::lake::Columns>>,
+    /// A Delta table's deletion vectors, when any file has one.
+    pub(crate) deleted: Option<Arc<crate::lake::Deleted>>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -297,14 +299,16 @@ pub(crate) async fn list_table(
         merge,
         table: None,
         columns: None,
+        deleted: None,
     })
 }
 
 /// A Delta or Iceberg table as its snapshot: the folder listed once, and only the files the
 /// snapshot names kept (through a view of the store that lists nothing else); a file it
 /// names that storage lacks is an error naming it. Columns are matched to each file's fields
-/// by field id or physical name (`crate::lake`). What the scan cannot apply yet (deletes) is
-/// refused, naming the feature: a count that includes deleted rows would be silently wrong.
+/// by field id or physical name, and Delta deletion vectors leave their rows out of the scan
+/// (`crate::lake`). What the scan cannot apply yet (Iceberg deletes) is refused, naming the
+/// feature: a count that includes deleted rows would be silently wrong.
 async fn lake_table(
     state: &dyn Session,
     path: &str,
@@ -320,7 +324,12 @@ async fn lake_table(
             },
         )))
     };
-    if let Some(f) = snap.files_with_deletes().next() {
+    // Delta's deletion vectors are applied (`crate::lake::Deleted`); Iceberg's deletes not
+    // yet.
+    if let Some(f) = snap
+        .files_with_deletes()
+        .find(|_| snap.format == Format::Iceberg)
+    {
         let kind = match f.deletes {
             Deletes::Vector { .. } => "deletion vectors",
             _ => "delete files (position or equality deletes)",
@@ -393,15 +402,21 @@ async fn lake_table(
         // Iceberg data files hold their partition source columns.
         _ => Vec::new(),
     };
+    let (table, columns) = (
+        Some(snap.table_version()),
+        crate::lake::Columns::of(&snap, path).map(Arc::new),
+    );
+    let warnings = snap.notes.iter().map(|n| format!("{path}: {n}")).collect();
     Ok(TableFiles {
         store,
         files,
         config: ListingTableConfig::new(table_url),
         partitions,
-        warnings: snap.notes.iter().map(|n| format!("{path}: {n}")).collect(),
+        warnings,
         merge: true,
-        table: Some(snap.table_version()),
-        columns: crate::lake::Columns::of(&snap, path).map(Arc::new),
+        table,
+        columns,
+        deleted: crate::lake::Deleted::of(snap, at)?.map(Arc::new),
     })
 }
 

@@ -6,7 +6,7 @@ use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
 use crate::filtered::{hiding_url, FilteredStore};
 use crate::index::{ask, Asked, Dropped};
 use crate::join::SbbfSource;
-use crate::lake::{ByTableColumns, Columns};
+use crate::lake::{ByTableColumns, Columns, Deleted};
 use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
@@ -28,7 +28,7 @@ use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::metrics::{Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use sbbf_parquet::prune::PreparedPredicate;
 use sbbf_parquet::source::{LakeOptions, TableVersion};
@@ -79,6 +79,8 @@ pub struct SbbfTable {
     table: Option<TableVersion>,
     /// How a lake table's files name its columns, when not as the table does.
     columns: Option<Arc<Columns>>,
+    /// A Delta table's deletion vectors, when any file has one.
+    deleted: Option<Arc<Deleted>>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -146,9 +148,9 @@ impl SbbfTable {
     /// [`LakeOptions::as_directory`] its folder as plain files. Columns are the table's, each
     /// found in every file as the format says (Iceberg field ids: a renamed column is read
     /// from files written before the rename; Delta column mapping's physical names and ids).
-    /// Deletes (deletion vectors, delete files) and the fields inside a nested column under
-    /// Delta column mapping are refused for now with an error naming them, rather than read
-    /// wrong.
+    /// The rows Delta deletion vectors delete are left out of the scan. Iceberg deletes and
+    /// the fields inside a nested column under Delta column mapping are refused for now with
+    /// an error naming them, rather than read wrong.
     ///
     /// ```no_run
     /// # async fn run() -> datafusion::common::Result<()> {
@@ -191,6 +193,7 @@ impl SbbfTable {
             merge,
             table,
             columns,
+            deleted,
         } = list_table(state, path, &url, &options.file_extension, lake).await?;
         // A directory or prefix may have an index; anything else has none. A lake table's
         // index is not used by queries yet.
@@ -268,6 +271,7 @@ impl SbbfTable {
             warnings,
             table,
             columns,
+            deleted,
         })
     }
 
@@ -398,6 +402,7 @@ impl SbbfTable {
             warnings: Vec::new(),
             table: None,
             columns: None,
+            deleted: None,
         }
     }
 
@@ -449,11 +454,16 @@ impl SbbfTable {
             // DataFusion alone; the files' row groups are still counted, so that `--stats`
             // adds up the same way (footers from the cache the listing filled).
             count_row_groups(&store, &cache, &files, &metrics, self.file_concurrency).await;
-            if !self.exact_statistics() {
-                let config = without_statistics(config.clone());
-                return Ok(DataSourceExec::from_data_source(config));
+            if self.exact_statistics() {
+                return Ok(plan);
             }
-            return Ok(plan);
+            let groups = self
+                .without_deleted(&store, &cache, config.file_groups.clone())
+                .await?;
+            let config = FileScanConfigBuilder::from(config.clone())
+                .with_file_groups(groups)
+                .build();
+            return Ok(DataSourceExec::from_data_source(without_statistics(config)));
         }
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
@@ -522,6 +532,7 @@ impl SbbfTable {
                 )
             })
             .collect();
+        let groups = self.without_deleted(&store, &cache, groups).await?;
         let config = FileScanConfigBuilder::from(config.clone())
             .with_file_groups(groups)
             .with_source(source)
@@ -535,9 +546,47 @@ impl SbbfTable {
 
     /// Whether the statistics DataFusion gathered from the files' footers are the table's:
     /// not where a lake table's files name its columns otherwise (a file's column of the
-    /// same name may be another column of the table).
+    /// same name may be another column of the table), nor where deletion vectors delete
+    /// rows the footers count.
     fn exact_statistics(&self) -> bool {
-        self.columns.is_none()
+        self.columns.is_none() && self.deleted.is_none()
+    }
+
+    /// `groups` with the rows each file's deletion vector deletes left out of its access
+    /// plan (a file they all are is dropped). A vector that cannot be read fails the scan:
+    /// its rows would be counted.
+    async fn without_deleted(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        cache: &Arc<FileMetadataCache>,
+        groups: Vec<FileGroup>,
+    ) -> Result<Vec<FileGroup>> {
+        let Some(deleted) = &self.deleted else {
+            return Ok(groups);
+        };
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let files: Vec<Option<PartitionedFile>> = futures::stream::iter(g.iter().cloned())
+                .map(|mut f| async move {
+                    if !deleted.has(&f) {
+                        return Ok::<_, datafusion::common::DataFusionError>(Some(f));
+                    }
+                    let metadata = footer(store, cache, &f).await?;
+                    Ok(match deleted.plan(&f, &metadata).await? {
+                        Some(plan) if plan.row_group_index_iter().next().is_none() => None,
+                        Some(plan) => {
+                            f.extensions.insert(plan);
+                            Some(f)
+                        }
+                        None => Some(f),
+                    })
+                })
+                .buffered(self.file_concurrency)
+                .try_collect()
+                .await?;
+            out.push(FileGroup::new(files.into_iter().flatten().collect()));
+        }
+        Ok(out)
     }
 }
 

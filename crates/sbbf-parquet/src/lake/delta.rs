@@ -8,7 +8,7 @@
 use super::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
 use crate::{Error, LakeError};
 use delta_kernel::history_manager::{latest_version_as_of, HistoryCommitType};
-use delta_kernel::scan::state::ScanFile;
+use delta_kernel::scan::state::{DvInfo, ScanFile};
 use delta_kernel::schema::{ColumnMetadataKey, MetadataValue};
 use delta_kernel::Snapshot as KernelSnapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
@@ -37,6 +37,58 @@ fn kernel_error(table: &str, e: impl std::error::Error + Send + Sync + 'static) 
     .into()
 }
 
+/// The deletion vectors of a Delta snapshot's files, read when asked: a table of many files
+/// with vectors costs one read per file whose rows are wanted, not one per file at open.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Vectors {
+    /// The table's root, which relative vector paths are below.
+    root: Option<Url>,
+    /// Each file's vector, by the file's URL.
+    by_file: HashMap<String, DvInfo>,
+}
+
+impl Vectors {
+    pub(crate) async fn deleted_rows(
+        &self,
+        store: &StoreRoot,
+        table: &str,
+        file: &str,
+        rows: Option<u64>,
+    ) -> Result<Option<Vec<u64>>, Error> {
+        let (Some(root), Some(dv)) = (self.root.clone(), self.by_file.get(file).cloned()) else {
+            return Ok(None);
+        };
+        let store = store.store();
+        let name = table.to_string();
+        let read = tokio::task::spawn_blocking(move || {
+            let engine = DefaultEngineBuilder::new(store).build();
+            dv.get_row_indexes(&engine, &root)
+        })
+        .await
+        .map_err(|e| kernel_error(table, e))?
+        .map_err(|e| kernel_error(table, e))?;
+        let Some(mut deleted) = read else {
+            return Ok(None);
+        };
+        deleted.sort_unstable();
+        deleted.dedup();
+        if let (Some(rows), Some(&last)) = (rows, deleted.last()) {
+            if last >= rows {
+                return Err(LakeError::Delta {
+                    table: name,
+                    source: format!(
+                        "the deletion vector of {file} deletes row {last}, and the file has \
+                         {rows} rows"
+                    )
+                    .into(),
+                }
+                .into());
+            }
+        }
+        Ok(Some(deleted))
+    }
+}
+
 /// One scan file, as the visitor keeps it (the callback is a plain `fn`).
 struct Seen {
     path: String,
@@ -44,6 +96,7 @@ struct Seen {
     rows: Option<u64>,
     partition: HashMap<String, String>,
     deletes: Deletes,
+    dv: Option<DvInfo>,
 }
 
 fn keep(seen: &mut Vec<Seen>, f: ScanFile) {
@@ -59,6 +112,7 @@ fn keep(seen: &mut Vec<Seen>, f: ScanFile) {
         rows: f.stats.as_ref().map(|s| s.num_records),
         partition: f.partition_values,
         deletes,
+        dv: f.dv_info.has_vector().then_some(f.dv_info),
     });
 }
 
@@ -148,6 +202,10 @@ fn read(
             .map_err(err)?;
     }
     let mut files = Vec::with_capacity(seen.len());
+    let mut vectors = Vectors {
+        root: Some(url.clone()),
+        by_file: HashMap::new(),
+    };
     for s in seen {
         // Paths are relative to the table root (percent-encoded) or absolute URLs.
         let file_url = url.join(&s.path).map_err(|_| LakeError::BadLocation {
@@ -157,6 +215,9 @@ fn read(
             .iter()
             .map(|(name, phys)| (name.clone(), s.partition.get(phys).cloned()))
             .collect();
+        if let Some(dv) = s.dv {
+            vectors.by_file.insert(file_url.to_string(), dv);
+        }
         files.push(DataFile {
             url: file_url.to_string(),
             size: u64::try_from(s.size).unwrap_or(0),
@@ -175,6 +236,7 @@ fn read(
         files,
         columns,
         notes: Vec::new(),
+        vectors,
     })
 }
 

@@ -142,6 +142,9 @@ pub struct Snapshot {
     /// What the reader should know about how the snapshot was found (e.g. an Iceberg folder
     /// read without its catalog).
     pub notes: Vec<String>,
+    /// Delta: the table's root and each file's deletion vector, read when asked
+    /// ([`Snapshot::deleted_rows`]).
+    vectors: delta::Vectors,
 }
 
 impl Snapshot {
@@ -200,6 +203,48 @@ impl Snapshot {
     /// The files with deletes that apply to them.
     pub fn files_with_deletes(&self) -> impl Iterator<Item = &DataFile> {
         self.files.iter().filter(|f| f.deletes.any())
+    }
+
+    /// The rows of `file` (one of this snapshot's files, by its [`DataFile::url`]) that its
+    /// Delta deletion vector deletes: positions in the file (0 is its first row), ascending;
+    /// `None` when no deletion vector applies. The vector is read now (inline in the log,
+    /// or a file beside the table's, through `root`); a vector that names a row past
+    /// `rows` (the file's row count, when given) is an error: the table is damaged. Iceberg
+    /// deletes are not read yet (an [`LakeError::Unsupported`] naming them).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
+    /// use sbbf_parquet::lake::{snapshot, LakeOptions, StoreRoot};
+    /// let snap = snapshot("events/", &LakeOptions::default()).await?.expect("a table");
+    /// for f in snap.files_with_deletes() {
+    ///     let gone = snap.deleted_rows(&StoreRoot::local(), &f.url, None).await?;
+    ///     println!("{}: {} rows deleted", f.url, gone.map_or(0, |g| g.len()));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn deleted_rows(
+        &self,
+        root: &StoreRoot,
+        file: &str,
+        rows: Option<u64>,
+    ) -> Result<Option<Vec<u64>>, Error> {
+        if let Some(f) = self.files.iter().find(|f| f.url == file) {
+            if matches!(f.deletes, Deletes::Files { .. }) || self.format == Format::Iceberg {
+                if f.deletes.any() {
+                    return Err(LakeError::Unsupported {
+                        format: self.format.name(),
+                        table: self.location.clone(),
+                        feature: "Iceberg deletes (position, equality or vector) read as rows"
+                            .to_string(),
+                    }
+                    .into());
+                }
+                return Ok(None);
+            }
+        }
+        self.vectors
+            .deleted_rows(root, &self.location, file, rows)
+            .await
     }
 }
 

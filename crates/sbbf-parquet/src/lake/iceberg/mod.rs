@@ -136,6 +136,7 @@ pub(crate) async fn snapshot(
         files: Vec::new(),
         columns: meta.columns(),
         notes,
+        vectors: Default::default(),
     };
     let Some(id) = choose(&meta, as_of, &cx)? else {
         return Ok(snap);
