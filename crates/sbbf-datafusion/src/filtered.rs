@@ -42,9 +42,11 @@ enum Rule {
     Hidden(Path),
     /// These objects (object path -> size, row groups), each while its size is the same.
     Dropped(Arc<Dropped>),
-    /// Only these objects: a lake table's snapshot files (the rest of its folder is files
-    /// the table removed or never committed, and its log).
-    Only(Arc<std::collections::HashSet<Path>>),
+    /// Only these objects, listed from here and not from the store: a lake table's snapshot
+    /// files, as its log or manifests describe them (the rest of its folder is files the
+    /// table removed or never committed, and its log; a listing of it would cost a request
+    /// per 1,000 names on an object store).
+    Only(Arc<Vec<ObjectMeta>>),
 }
 
 /// Files and row groups a [`FilteredStore`]'s listings left out by [`Rule::Dropped`].
@@ -67,7 +69,7 @@ impl Rule {
                 }
                 _ => true,
             },
-            Rule::Only(files) => files.contains(&m.location),
+            Rule::Only(_) => false,
         }
     }
 
@@ -171,6 +173,15 @@ impl ObjectStore for FilteredStore {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        if let Rule::Only(files) = &self.rule {
+            let below: Vec<object_store::Result<ObjectMeta>> = files
+                .iter()
+                .filter(|m| prefix.is_none_or(|p| m.location.prefix_matches(p)))
+                .cloned()
+                .map(Ok)
+                .collect();
+            return futures::stream::iter(below).boxed();
+        }
         let (rule, counts) = (self.rule.clone(), Arc::clone(&self.counts));
         self.inner
             .list(prefix)
@@ -185,6 +196,9 @@ impl ObjectStore for FilteredStore {
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        if let Rule::Only(files) = &self.rule {
+            return Ok(delimited(files, prefix));
+        }
         let mut r = self.inner.list_with_delimiter(prefix).await?;
         r.objects.retain(|m| self.rule.keeps(&self.counts, m));
         r.common_prefixes.retain(|p| self.rule.keeps_prefix(p));
@@ -198,6 +212,35 @@ impl ObjectStore for FilteredStore {
         options: CopyOptions,
     ) -> object_store::Result<()> {
         self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// The objects of `files` directly below `prefix`, and the folders below it that hold the
+/// others, as a store's delimited listing answers.
+fn delimited(files: &[ObjectMeta], prefix: Option<&Path>) -> ListResult {
+    let mut objects = Vec::new();
+    let mut folders = std::collections::BTreeSet::new();
+    let depth = prefix.map_or(0, |p| p.parts().count());
+    for m in files {
+        if prefix.is_some_and(|p| m.location.prefix_match(p).is_none()) {
+            continue;
+        }
+        let parts: Vec<_> = m.location.parts().skip(depth).collect();
+        match parts.as_slice() {
+            [_] => objects.push(m.clone()),
+            [first, _, ..] => {
+                let folder = match prefix {
+                    Some(p) => p.clone().join(first.clone()),
+                    None => Path::from_iter([first.clone()]),
+                };
+                folders.insert(folder);
+            }
+            [] => {}
+        }
+    }
+    ListResult {
+        common_prefixes: folders.into_iter().collect(),
+        objects,
     }
 }
 
@@ -230,13 +273,14 @@ pub(crate) fn visible_url(
     register_view(env, table, view, "visible")
 }
 
-/// Registers a view of `store` (the store of `table`) that lists only `files`, the files of
-/// a lake table's snapshot, and returns the table's URL through it (see [`register_view`]).
+/// Registers a view of `store` (the store of `table`) whose listings are `files`, the files
+/// of a lake table's snapshot (the store is never listed), and returns the table's URL
+/// through it (see [`register_view`]).
 pub(crate) fn snapshot_url(
     env: &datafusion::execution::runtime_env::RuntimeEnv,
     table: &ListingTableUrl,
     store: Arc<dyn ObjectStore>,
-    files: std::collections::HashSet<Path>,
+    files: Vec<ObjectMeta>,
 ) -> Option<ListingTableUrl> {
     let view = FilteredStore::new(store, Rule::Only(Arc::new(files)));
     register_view(env, table, view, "snapshot")
@@ -273,4 +317,34 @@ pub(crate) fn hiding_url(table: &ListingTableUrl) -> Option<(url::Url, ListingTa
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     view_url(table, format!("sbbf-index-{n}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_view_lists_as_a_store_does() {
+        let meta = |p: &str| ObjectMeta {
+            location: Path::from(p),
+            last_modified: Default::default(),
+            size: 1,
+            e_tag: None,
+            version: None,
+        };
+        let files = [
+            meta("t/x.parquet"),
+            meta("t/p=1/y.parquet"),
+            meta("t/p=1/q=2/z.parquet"),
+            meta("u/w.parquet"),
+        ];
+        let r = delimited(&files, Some(&Path::from("t")));
+        let objects: Vec<&str> = r.objects.iter().map(|m| m.location.as_ref()).collect();
+        let folders: Vec<&str> = r.common_prefixes.iter().map(|p| p.as_ref()).collect();
+        assert_eq!(objects, ["t/x.parquet"]);
+        assert_eq!(folders, ["t/p=1"]);
+        let r = delimited(&files, None);
+        assert!(r.objects.is_empty());
+        assert_eq!(r.common_prefixes, [Path::from("t"), Path::from("u")]);
+    }
 }

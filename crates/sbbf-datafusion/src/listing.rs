@@ -11,7 +11,6 @@ use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::ObjectStore;
 use sbbf_parquet::lake::{Deletes, Format, Snapshot, StoreRoot};
 use sbbf_parquet::source::{LakeOptions, TableVersion};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The store of `url` and the files DataFusion lists under it.
@@ -345,45 +344,47 @@ async fn lake_table(
             .unwrap_or_else(|| table_folder(path)),
     };
     let root_url = ListingTableUrl::parse(&root)?;
-    let (store, listed) = list_files(state, &root_url, ext).await?;
     let at = match sbbf_parquet::source::object::is_remote_url(&root) {
         true => StoreRoot::for_url(&root),
         false => Ok(StoreRoot::local()),
     }
     .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    let mut wanted = HashSet::with_capacity(snap.files.len());
-    for f in &snap.files {
-        let p = at
-            .path_of(&f.url)
+    // The files as the snapshot describes them: the data folder is never listed. A local
+    // file the snapshot names and the disk lacks is named now; a remote one when it is read.
+    if !sbbf_parquet::source::object::is_remote_url(&root) {
+        let local = sbbf_parquet::lake::local_files(&snap)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        wanted.insert(p);
+        if let Some((_, missing)) = local.iter().find(|(_, p)| !p.is_file()) {
+            let e = sbbf_parquet::LakeError::MissingFile {
+                format: snap.format.name(),
+                table: path.to_string(),
+                file: missing.display().to_string(),
+            };
+            return Err(DataFusionError::External(Box::new(
+                sbbf_parquet::Error::from(e),
+            )));
+        }
     }
-    let files: Vec<object_store::ObjectMeta> = listed
-        .into_iter()
-        .filter(|m| wanted.contains(&m.location))
-        .collect();
-    if files.len() < wanted.len() {
-        let found: HashSet<&object_store::path::Path> = files.iter().map(|m| &m.location).collect();
-        let missing = snap
-            .files
-            .iter()
-            .find(|f| at.path_of(&f.url).is_ok_and(|p| !found.contains(&p)))
-            .map(|f| f.url.clone())
-            .unwrap_or_default();
-        let e = sbbf_parquet::LakeError::MissingFile {
-            format: snap.format.name(),
-            table: path.to_string(),
-            file: missing,
-        };
-        return Err(DataFusionError::External(Box::new(
-            sbbf_parquet::Error::from(e),
-        )));
+    let mut files = Vec::with_capacity(snap.files.len());
+    for f in snap.files.iter().filter(|f| f.url.ends_with(ext)) {
+        files.push(object_store::ObjectMeta {
+            location: at
+                .path_of(&f.url)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?,
+            last_modified: Default::default(),
+            size: f.size,
+            e_tag: None,
+            version: None,
+        });
     }
-    let table_url =
-        crate::filtered::snapshot_url(state.runtime_env(), &root_url, Arc::clone(&store), wanted)
-            .ok_or_else(|| {
-            DataFusionError::Plan(format!("{path}: cannot list its snapshot's files"))
-        })?;
+    let store = state.runtime_env().object_store(&root_url)?;
+    let table_url = crate::filtered::snapshot_url(
+        state.runtime_env(),
+        &root_url,
+        Arc::clone(&store),
+        files.clone(),
+    )
+    .ok_or_else(|| DataFusionError::Plan(format!("{path}: cannot list its snapshot's files")))?;
     // Delta keeps partition values out of the files: they are read from the hive folders
     // its writers lay the files in, which must name exactly the table's partition columns.
     let partitions = match (snap.format, snap.partition_columns.is_empty()) {

@@ -141,6 +141,18 @@ impl Moto {
         names
     }
 
+    /// The requests the server has logged so far, one line each as its log shows them
+    /// (`"GET /bucket?list-type=2&prefix=t%2F... HTTP/1.1" 200 -`): to count what a command
+    /// asked of it.
+    pub fn requests(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once('"').map(|(_, r)| r.to_string()))
+            .filter(|r| r.contains(" HTTP/1."))
+            .collect()
+    }
+
     /// The environment the CLI reads its S3 settings from.
     pub fn env(&self) -> Vec<(&'static str, String)> {
         vec![

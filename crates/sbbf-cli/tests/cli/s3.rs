@@ -345,4 +345,36 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
         "delta_partitioned",
         &|args| sbbf(&moto, args),
     );
+    // The snapshot names the files: the data folder is never listed, only the log.
+    let lists = |requests: &[String]| -> Vec<String> {
+        requests
+            .iter()
+            .filter(|r| r.contains("list-type=2"))
+            .cloned()
+            .collect()
+    };
+    let before = moto.requests().len();
+    let out = sbbf(
+        &moto,
+        &[
+            "query",
+            "s3://lake/delta_partitioned/",
+            "SELECT count(*) FROM t WHERE p = 'a'",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = moto.requests();
+    let listed = lists(&requests[before..]);
+    assert!(!listed.is_empty(), "the log is read: {requests:?}");
+    assert!(
+        listed
+            .iter()
+            .all(|r| r.contains("_delta_log") || r.contains("metadata")),
+        "{listed:?}"
+    );
 }
