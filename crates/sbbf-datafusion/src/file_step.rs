@@ -2,7 +2,7 @@
 //! min/max pruning against the file's own schema, then our Bloom filters, row group by row
 //! group. The table's planning and the join path (`join`) both run it.
 
-use crate::lake::Columns;
+use crate::lake::{Columns, FileBounds};
 use crate::metric;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::Session;
@@ -194,6 +194,8 @@ pub(crate) struct Step<'a> {
     pub(crate) metrics: &'a Metrics,
     /// How a lake table's files name its columns, when not as the table does.
     pub(crate) columns: Option<&'a Columns>,
+    /// A lake table's per-file bounds, from its snapshot.
+    pub(crate) bounds: Option<&'a FileBounds>,
 }
 
 impl Step<'_> {
@@ -201,6 +203,13 @@ impl Step<'_> {
     /// the file is counted once ([`metric::ROW_GROUPS`]). Never skips on doubt.
     pub(crate) async fn plan(&self, file: PartitionedFile) -> Planned {
         let file = &file;
+        // The snapshot's bounds first: a file they rule out costs no read at all.
+        if let (Some(bounds), Some(pred)) = (self.bounds, self.bloom) {
+            if bounds.rule_out(file, pred.predicate()) {
+                self.metrics.files_pruned_table_stats.add(1);
+                return Planned::Drop;
+            }
+        }
         let Ok(metadata) = footer(self.store, self.cache, file).await else {
             self.metrics.file_errors.add(1);
             return Planned::Keep;
@@ -376,6 +385,7 @@ pub(crate) struct Metrics {
     pub(crate) row_groups: Count,
     pruned_statistics: Count,
     files_pruned: Count,
+    files_pruned_table_stats: Count,
 }
 
 impl Metrics {
@@ -394,6 +404,7 @@ impl Metrics {
             row_groups: counter(metric::ROW_GROUPS),
             pruned_statistics: counter(metric::PRUNED_STATISTICS),
             files_pruned: counter(metric::FILES_PRUNED),
+            files_pruned_table_stats: counter(metric::FILES_PRUNED_TABLE_STATS),
         }
     }
 }

@@ -26,7 +26,9 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
-use sbbf_parquet::lake::{Format, LakeColumn, Snapshot, StoreRoot};
+use sbbf_parquet::lake::{Bounds, Format, LakeColumn, Snapshot, StoreRoot};
+use sbbf_parquet::prune::Predicate;
+use sbbf_parquet::Literal;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -162,6 +164,50 @@ impl Columns {
                 feature: format!("{feature} in a query"),
             },
         )))
+    }
+}
+
+/// What a lake table's snapshot records of each file's column values (Delta `stats`,
+/// Iceberg manifest bounds): a file whose bounds rule the scan's `=` and `IN` filters out is
+/// dropped before its footer is read.
+#[derive(Debug)]
+pub(crate) struct FileBounds(HashMap<object_store::path::Path, Vec<Bounds>>);
+
+impl FileBounds {
+    /// The bounds of `snap`'s files (whose store locations `root` gives), or `None` when no
+    /// file has any.
+    pub(crate) fn of(snap: &Snapshot, root: &StoreRoot) -> Result<Option<FileBounds>> {
+        let mut by_location = HashMap::new();
+        for f in snap.files.iter().filter(|f| !f.bounds.is_empty()) {
+            let at = root
+                .path_of(&f.url)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            by_location.insert(at, f.bounds.clone());
+        }
+        Ok((!by_location.is_empty()).then_some(FileBounds(by_location)))
+    }
+
+    /// Whether `file`'s bounds prove `pred` false for every row of it.
+    pub(crate) fn rule_out(&self, file: &PartitionedFile, pred: &Predicate) -> bool {
+        match self.0.get(&file.object_meta.location) {
+            Some(bounds) => !may_match(pred, bounds),
+            None => false,
+        }
+    }
+}
+
+fn may_match(p: &Predicate, bounds: &[Bounds]) -> bool {
+    let holds = |column: &str, value: &Literal| {
+        bounds
+            .iter()
+            .filter(|b| b.column == column)
+            .all(|b| b.may_hold(value))
+    };
+    match p {
+        Predicate::Eq(c, v) => holds(c, v),
+        Predicate::In(c, vs) => vs.iter().any(|v| holds(c, v)),
+        Predicate::And(ps) => ps.iter().all(|p| may_match(p, bounds)),
+        Predicate::Or(ps) => ps.iter().any(|p| may_match(p, bounds)),
     }
 }
 
@@ -457,6 +503,25 @@ mod tests {
         // A column in no file is typed from the table; an unknown type is refused.
         let t = cols.table_schema(&seen).unwrap();
         assert_eq!(t.field(2).data_type(), &DataType::Int64);
+    }
+
+    #[test]
+    fn bounds_rule_out_what_no_branch_can_match() {
+        let b = [Bounds {
+            column: "id".into(),
+            min: Some(Literal::Int(10)),
+            max: Some(Literal::Int(20)),
+        }];
+        let eq = |v| Predicate::eq("id", Literal::Int(v));
+        assert!(!may_match(&eq(5), &b));
+        assert!(may_match(&eq(15), &b));
+        assert!(may_match(&Predicate::eq("other", Literal::Int(5)), &b));
+        assert!(!may_match(
+            &Predicate::In("id".into(), vec![Literal::Int(1), Literal::Int(30)]),
+            &b
+        ));
+        assert!(may_match(&Predicate::Or(vec![eq(5), eq(12)]), &b));
+        assert!(!may_match(&Predicate::And(vec![eq(12), eq(25)]), &b));
     }
 
     #[test]

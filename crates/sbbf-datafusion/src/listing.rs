@@ -196,6 +196,8 @@ pub(crate) struct TableFiles {
     pub(crate) columns: Option<Arc<crate::lake::Columns>>,
     /// A Delta table's deletion vectors, when any file has one.
     pub(crate) deleted: Option<Arc<crate::lake::Deleted>>,
+    /// A lake table's per-file bounds, when any file has some.
+    pub(crate) bounds: Option<Arc<crate::lake::FileBounds>>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -299,6 +301,7 @@ pub(crate) async fn list_table(
         table: None,
         columns: None,
         deleted: None,
+        bounds: None,
     })
 }
 
@@ -408,6 +411,7 @@ async fn lake_table(
         crate::lake::Columns::of(&snap, path).map(Arc::new),
     );
     let warnings = snap.notes.iter().map(|n| format!("{path}: {n}")).collect();
+    let bounds = crate::lake::FileBounds::of(&snap, &at)?.map(Arc::new);
     Ok(TableFiles {
         store,
         files,
@@ -418,6 +422,7 @@ async fn lake_table(
         table,
         columns,
         deleted: crate::lake::Deleted::of(snap, at)?.map(Arc::new),
+        bounds,
     })
 }
 

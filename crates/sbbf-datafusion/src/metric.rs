@@ -45,6 +45,9 @@ pub const PRUNED_STATISTICS: &str = "row_groups_pruned_statistics_sbbf";
 /// Files left out of the scan because none of their row groups can match (never
 /// opened by DataFusion).
 pub const FILES_PRUNED: &str = "sbbf_files_pruned";
+/// Files of a lake table whose snapshot's statistics (Delta `stats`, Iceberg manifest bounds)
+/// rule the scan's filters out: left out of the scan, their footers never read.
+pub const FILES_PRUNED_TABLE_STATS: &str = "sbbf_files_pruned_table_stats";
 /// Files the table's index ruled out: left out of the listing, their footers never read.
 pub const FILES_PRUNED_INDEX: &str = "sbbf_files_pruned_index";
 /// The row groups of those files (as the index recorded them).

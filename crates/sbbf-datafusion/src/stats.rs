@@ -35,6 +35,8 @@ pub struct ScanStats {
     pub in_scan: usize,
     /// Files our planning left out of the scan (no row group could match).
     pub files_pruned: usize,
+    /// Files a lake table's snapshot statistics left out of the scan (footers unread).
+    pub files_pruned_table_stats: usize,
     /// Row groups of the files the table's index left out of the listing.
     pub pruned_index: usize,
     /// Those files.
@@ -138,6 +140,7 @@ impl ScanStats {
                             metric::FILES_PRUNED => self.files_pruned += n,
                             metric::PRUNED_INDEX => self.pruned_index += n,
                             metric::FILES_PRUNED_INDEX => self.files_pruned_index += n,
+                            metric::FILES_PRUNED_TABLE_STATS => self.files_pruned_table_stats += n,
                             "bytes_scanned" => self.bytes_scanned += n,
                             _ => {}
                         }
@@ -184,11 +187,17 @@ pub struct QueryStats {
     /// count in `row_groups_pruned_bloom_join`; only when there were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_pruned_index_join: Option<usize>,
+    /// Files of a lake table its snapshot's statistics ruled out before their footers were
+    /// read (their row groups count in `row_groups_pruned_listing`; only when there were
+    /// some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_pruned_table_stats: Option<usize>,
     /// Row groups of files the table's index ruled out (never listed, footers not read).
     pub row_groups_pruned_index: usize,
     /// Row groups a LIMIT skipped.
     pub row_groups_pruned_limit: usize,
-    /// Row groups of files the listing left out (a filter on partition columns).
+    /// Row groups of files the listing left out (a filter on partition columns), and of a
+    /// lake table's files its snapshot's statistics ruled out.
     pub row_groups_pruned_listing: usize,
     /// Row groups min/max statistics skipped (before our filters were read, and in
     /// DataFusion's scan).
@@ -255,6 +264,8 @@ impl QueryStats {
             row_groups_pruned_bloom_join: s.pruned_sbbf_join,
             files_pruned_index_join: (s.join_files_pruned_index > 0)
                 .then_some(s.join_files_pruned_index),
+            files_pruned_table_stats: (s.files_pruned_table_stats > 0)
+                .then_some(s.files_pruned_table_stats),
             row_groups_pruned_limit: s.pruned_limit,
             row_groups_pruned_index: s.pruned_index,
             row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan + s.pruned_index),

@@ -6,7 +6,7 @@ use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
 use crate::filtered::{hiding_url, FilteredStore};
 use crate::index::{ask, Asked, Dropped};
 use crate::join::SbbfSource;
-use crate::lake::{ByTableColumns, Columns, Deleted};
+use crate::lake::{ByTableColumns, Columns, Deleted, FileBounds};
 use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
@@ -81,6 +81,8 @@ pub struct SbbfTable {
     columns: Option<Arc<Columns>>,
     /// A Delta table's deletion vectors, when any file has one.
     deleted: Option<Arc<Deleted>>,
+    /// A lake table's per-file bounds from its snapshot, when any file has some.
+    bounds: Option<Arc<FileBounds>>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -194,6 +196,7 @@ impl SbbfTable {
             table,
             columns,
             deleted,
+            bounds,
         } = list_table(state, path, &url, &options.file_extension, lake).await?;
         // A directory or prefix may have an index; anything else has none. A lake table's
         // index is not used by queries yet.
@@ -272,6 +275,7 @@ impl SbbfTable {
             table,
             columns,
             deleted,
+            bounds,
         })
     }
 
@@ -403,6 +407,7 @@ impl SbbfTable {
             table: None,
             columns: None,
             deleted: None,
+            bounds: None,
         }
     }
 
@@ -498,6 +503,7 @@ impl SbbfTable {
             stats: stats.as_ref(),
             metrics: &metrics,
             columns: self.columns.as_deref(),
+            bounds: self.bounds.as_deref(),
         };
         let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {

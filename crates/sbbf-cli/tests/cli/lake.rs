@@ -433,6 +433,48 @@ fn renamed_and_mapped_columns_are_read_from_every_file() {
     }
 }
 
+/// A lake table's per-file statistics (Delta `stats` in commits and checkpoints, Iceberg
+/// manifest bounds) rule files out before their footers are read; the counts stay the
+/// format's reader's (`queries_count_what_the_formats_readers_count` probes every value).
+#[cfg(feature = "query")]
+#[test]
+fn snapshot_statistics_rule_files_out_before_their_footers_are_read() {
+    let stats_of = |table: &str, sql: &str| -> (Value, Value) {
+        let out = sbbf(&["query", table, sql, "--format", "json", "--stats"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let mut lines = stdout.lines();
+        let row: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+        let stderr = text(&out.stderr);
+        let stats = stderr
+            .lines()
+            .chain(lines)
+            .find_map(|l| {
+                serde_json::from_str::<Value>(l)
+                    .ok()
+                    .filter(|v| v.get("bloom").is_some())
+            })
+            .unwrap_or_else(|| panic!("no stats line: {stdout}\n{stderr}"));
+        (row, stats)
+    };
+    // delta_checkpoint: 14 files of 100 ids each; id 150 is in one.
+    let table = lake_dir().join("delta_checkpoint").display().to_string();
+    let (row, stats) = stats_of(&table, "SELECT count(*) AS n FROM t WHERE id = 150");
+    assert_eq!(row["n"], 1);
+    assert_eq!(stats["files_pruned_table_stats"], 13, "{stats}");
+    let (row, stats) = stats_of(
+        &table,
+        "SELECT count(*) AS n FROM t WHERE id IN (150, 1350)",
+    );
+    assert_eq!(row["n"], 2);
+    assert_eq!(stats["files_pruned_table_stats"], 12, "{stats}");
+    // ice_basic: files of ids 500..999, 1000..1999 and 2000..2999.
+    let table = iceberg_table("ice_basic");
+    let (row, stats) = stats_of(&table, "SELECT count(*) AS n FROM t WHERE id = 1500");
+    assert_eq!(row["n"], 1);
+    assert_eq!(stats["files_pruned_table_stats"], 2, "{stats}");
+}
+
 /// Delta deletion vectors leave their rows out of a query: at every version, the counts of
 /// deltalake's SQL engine (deleted values 0 and 9 are not found), with our pruning and
 /// without, and whether DataFusion would answer `count(*)` from the footers' row counts.

@@ -7,8 +7,11 @@
 
 use super::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
 use crate::{Error, LakeError};
+use delta_kernel::engine_data::{FilteredRowVisitor, GetData, RowIndexIterator, TypedGetData};
+use delta_kernel::expressions::ColumnName;
 use delta_kernel::history_manager::{latest_version_as_of, HistoryCommitType};
 use delta_kernel::scan::state::{DvInfo, ScanFile};
+use delta_kernel::schema::DataType;
 use delta_kernel::schema::{ColumnMetadataKey, MetadataValue};
 use delta_kernel::Snapshot as KernelSnapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
@@ -86,6 +89,37 @@ impl Vectors {
             }
         }
         Ok(Some(deleted))
+    }
+}
+
+/// Each scan file's `stats` JSON, by its path as the log writes it: the kernel's own scan
+/// file visitor keeps only the row count.
+#[derive(Default)]
+struct StatsOf {
+    by_path: HashMap<String, String>,
+}
+
+impl FilteredRowVisitor for StatsOf {
+    fn selected_column_names_and_types(&self) -> (&'static [ColumnName], &'static [DataType]) {
+        static NAMES: std::sync::LazyLock<[ColumnName; 2]> =
+            std::sync::LazyLock::new(|| [ColumnName::new(["path"]), ColumnName::new(["stats"])]);
+        static TYPES: [DataType; 2] = [DataType::STRING, DataType::STRING];
+        (&*NAMES, &TYPES)
+    }
+
+    fn visit_filtered<'a>(
+        &mut self,
+        getters: &[&'a dyn GetData<'a>],
+        rows: RowIndexIterator<'_>,
+    ) -> delta_kernel::KernelResult<()> {
+        for row in rows {
+            let path: Option<String> = getters[0].get_opt(row, "path")?;
+            let stats: Option<String> = getters[1].get_opt(row, "stats")?;
+            if let (Some(p), Some(st)) = (path, stats) {
+                self.by_path.insert(p, st);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -180,7 +214,7 @@ fn read(
             (name.clone(), phys)
         })
         .collect();
-    let columns = schema
+    let columns: Vec<LakeColumn> = schema
         .fields()
         .map(|f| LakeColumn {
             name: f.name().to_string(),
@@ -193,14 +227,26 @@ fn read(
             data_type: Some(f.data_type().to_string()),
         })
         .collect();
-    let scan = snap.scan_builder().build().map_err(err)?;
+    let scan = std::sync::Arc::clone(&snap)
+        .scan_builder()
+        .build()
+        .map_err(err)?;
     let mut seen: Vec<Seen> = Vec::new();
+    let mut stats = StatsOf::default();
     for meta in scan.scan_metadata(&engine).map_err(err)? {
-        seen = meta
-            .map_err(err)?
-            .visit_scan_files(seen, keep)
-            .map_err(err)?;
+        let meta = meta.map_err(err)?;
+        stats.visit_rows_of(&meta.scan_files).map_err(err)?;
+        seen = meta.visit_scan_files(seen, keep).map_err(err)?;
     }
+    // A string statistic of this many characters may be a cut prefix.
+    let prefix = snap
+        .table_configuration()
+        .metadata()
+        .configuration()
+        .get("delta.dataSkippingStringPrefixLength")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(32)
+        .min(32);
     let mut files = Vec::with_capacity(seen.len());
     let mut vectors = Vectors {
         root: Some(url.clone()),
@@ -218,7 +264,12 @@ fn read(
         if let Some(dv) = s.dv {
             vectors.by_file.insert(file_url.to_string(), dv);
         }
+        let bounds = match stats.by_path.get(&s.path) {
+            Some(text) => super::bounds::delta(text, &columns, prefix),
+            None => Vec::new(),
+        };
         files.push(DataFile {
+            bounds,
             url: file_url.to_string(),
             size: u64::try_from(s.size).unwrap_or(0),
             rows: s.rows,

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+mod bounds;
 pub mod catalog;
 pub mod delta;
 pub mod iceberg;
@@ -101,6 +102,57 @@ pub struct DataFile {
     pub partition: Vec<(String, Option<String>)>,
     /// Deletes that apply to it.
     pub deletes: Deletes,
+    /// What the snapshot records of its columns' values (Delta `stats`, Iceberg manifest
+    /// bounds), where that rules values out exactly: integer, date and string columns.
+    pub bounds: Vec<Bounds>,
+}
+
+impl DataFile {
+    /// Whether `value` may be in the table's column `column` of this file: `false` only when
+    /// the snapshot's bounds of the column rule it out (the file need not be opened).
+    ///
+    /// ```
+    /// use sbbf_parquet::lake::{Bounds, DataFile};
+    /// use sbbf_parquet::Literal;
+    /// let f = DataFile {
+    ///     url: "file:///t/a.parquet".into(),
+    ///     size: 100,
+    ///     rows: Some(3),
+    ///     partition: vec![],
+    ///     deletes: Default::default(),
+    ///     bounds: vec![Bounds { column: "id".into(), min: Some(Literal::Int(5)), max: Some(Literal::Int(9)) }],
+    /// };
+    /// assert!(!f.may_hold("id", &Literal::Int(4)));
+    /// assert!(f.may_hold("id", &Literal::Int(7)));
+    /// assert!(f.may_hold("other", &Literal::Int(4)));
+    /// ```
+    pub fn may_hold(&self, column: &str, value: &crate::Literal) -> bool {
+        self.bounds
+            .iter()
+            .filter(|b| b.column == column)
+            .all(|b| b.may_hold(value))
+    }
+}
+
+/// The least and greatest value of one column in one data file, as the snapshot records
+/// them (`None`: not recorded, or not exact enough to rule a value out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounds {
+    /// The table's name of the column (top-level).
+    pub column: String,
+    /// No value is below this.
+    pub min: Option<crate::Literal>,
+    /// No value is above this.
+    pub max: Option<crate::Literal>,
+}
+
+impl Bounds {
+    /// Whether `value` may lie within these bounds: `false` only when it is below the
+    /// minimum or above the maximum, compared as values of one kind (integers, dates,
+    /// strings by their UTF-8 bytes); a literal of another kind is never ruled out.
+    pub fn may_hold(&self, value: &crate::Literal) -> bool {
+        bounds::may_hold(self, value)
+    }
 }
 
 /// A top-level column of a table: its name, and how its data files name it.

@@ -63,6 +63,10 @@ pub(super) struct Entry {
     pub sequence_number: i64,
     /// The one data file a position delete file or deletion vector applies to, when set.
     pub referenced_data_file: Option<String>,
+    /// Lower and upper bounds by field id, in Iceberg's single-value binary form (empty
+    /// when absent or not in the shape the spec gives them: nothing is ruled out then).
+    pub lower_bounds: Vec<(i32, Vec<u8>)>,
+    pub upper_bounds: Vec<(i32, Vec<u8>)>,
 }
 
 /// One Avro record's fields, read by name, with errors naming the file they come from.
@@ -265,10 +269,32 @@ pub(super) fn read_manifest(
             size: d.count("file_size_in_bytes")?,
             sequence_number,
             referenced_data_file: d.string("referenced_data_file")?.map(str::to_string),
+            lower_bounds: bounds(&d, "lower_bounds"),
+            upper_bounds: bounds(&d, "upper_bounds"),
         });
         Ok(())
     })?;
     Ok(entries)
+}
+
+/// A manifest entry's map from field id to bound (Avro: an array of `key`/`value` records).
+fn bounds(d: &Record<'_>, name: &str) -> Vec<(i32, Vec<u8>)> {
+    let Some(Value::Array(items)) = d.get(name) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| {
+            let Value::Record(kv) = unwrap(item) else {
+                return None;
+            };
+            let field = |n: &str| kv.iter().find(|(k, _)| k == n).map(|(_, v)| unwrap(v));
+            match (field("key")?, field("value")?) {
+                (Value::Int(k), Value::Bytes(b)) => Some((*k, b.clone())),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// A data file's partition tuple by partition field name. The tuple holds the spec's fields

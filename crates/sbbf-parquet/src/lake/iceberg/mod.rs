@@ -206,7 +206,7 @@ pub(crate) async fn snapshot(
             }
         }
     }
-    snap.files = plan::attach(data, deletes, &specs);
+    snap.files = plan::attach(data, deletes, &specs, &snap.columns);
     Ok(snap)
 }
 

@@ -5,7 +5,7 @@
 
 use super::manifest::Entry;
 use super::metadata::Spec;
-use crate::lake::{DataFile, Deletes};
+use crate::lake::{bounds, DataFile, Deletes, LakeColumn};
 use std::collections::HashMap;
 
 /// A partition as deletes are matched on: the spec id and the values' text.
@@ -48,11 +48,13 @@ struct Index {
 }
 
 /// The snapshot's data files with the deletes that apply to each, in the order given.
-/// `specs` tells which delete files were written unpartitioned.
+/// `specs` tells which delete files were written unpartitioned; `columns` (the table's)
+/// which field ids the manifests' bounds are of.
 pub(super) fn attach(
     data: Vec<Entry>,
     deletes: Vec<Entry>,
     specs: &HashMap<i32, Spec>,
+    columns: &[LakeColumn],
 ) -> Vec<DataFile> {
     let mut ix = Index::default();
     for d in deletes {
@@ -102,6 +104,7 @@ pub(super) fn attach(
         .map(|f| {
             let deletes = ix.deletes_of(&f);
             DataFile {
+                bounds: bounds::iceberg(&f.lower_bounds, &f.upper_bounds, columns),
                 url: f.path,
                 size: f.size,
                 rows: Some(f.record_count),
