@@ -212,10 +212,9 @@ impl Snapshot {
     }
 
     /// The column path that data files hold for the table's column `column` (a path, `a.b`
-    /// for a nested field): the same path, or under Delta column mapping its physical name.
-    /// A column whose files name it in more than one way (an Iceberg column renamed after
-    /// files were written, found by field id) is refused rather than answered from some of
-    /// them: a file that seems to lack the column would be taken to hold none of its values.
+    /// for a nested field): the same path; under Delta column mapping its physical name; for
+    /// an Iceberg column renamed after files were written, a path that finds it by field id
+    /// in each file ([`crate::read::file::by_field_id`]), whatever name the file has for it.
     pub fn file_column(&self, column: &str) -> Result<String, Error> {
         let (top, rest) = match column.split_once('.') {
             Some((t, r)) => (t, Some(r)),
@@ -224,21 +223,8 @@ impl Snapshot {
         let Some(c) = self.columns.iter().find(|c| c.name == top) else {
             return Ok(column.to_string());
         };
-        if !c.earlier_names.is_empty() {
-            return Err(LakeError::Unsupported {
-                format: self.format.name(),
-                table: self.location.clone(),
-                feature: format!(
-                    "a renamed column (`{}`, earlier {}): matching its files by field id",
-                    c.name,
-                    c.earlier_names
-                        .iter()
-                        .map(|n| format!("`{n}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-            .into());
+        if let (false, Some(id)) = (c.earlier_names.is_empty(), c.field_id) {
+            return Ok(crate::read::file::by_field_id(id, rest));
         }
         match (&c.physical, rest) {
             (None, _) => Ok(column.to_string()),

@@ -24,6 +24,30 @@ pub struct ParquetFile<R> {
     pub(crate) encryption: Encryption,
 }
 
+/// What starts a column path that names a top-level field by its Parquet field id rather than
+/// by name ([`by_field_id`]).
+pub const BY_FIELD_ID: char = '\u{1}';
+
+/// The column path of the top-level field with Parquet field id `id` (and, with `rest`, the
+/// field below it at that dotted path), whatever a file names it: an Iceberg column renamed
+/// after some files were written keeps its id in every file, under the name each was written
+/// with. [`ParquetFile::column_index`] resolves it in each file.
+///
+/// ```
+/// use sbbf_parquet::read::file::by_field_id;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet");
+/// let pq = sbbf_parquet::ParquetFile::open(std::fs::File::open(path)?)?;
+/// // pyarrow wrote no field ids: no field has id 1.
+/// assert!(pq.column_index(&by_field_id(1, None)).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn by_field_id(id: i64, rest: Option<&str>) -> String {
+    match rest {
+        Some(r) => format!("{BY_FIELD_ID}{id}.{r}"),
+        None => format!("{BY_FIELD_ID}{id}"),
+    }
+}
+
 /// The columns a request names in one file ([`ParquetFile::choose_columns`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChosenColumns {
@@ -213,6 +237,9 @@ impl<R> ParquetFile<R> {
     /// ([`Error::AmbiguousColumn`]) lists them. When none fits, the error lists near misses (a
     /// list's `lst.element` for `lst.list.element`, other case, small typos), or all leaves.
     pub fn column_index(&self, path: &str) -> Result<usize, Error> {
+        if let Some(by_id) = path.strip_prefix(BY_FIELD_ID) {
+            return self.column_by_field_id(by_id);
+        }
         let exact: Vec<usize> = (0..self.columns.len())
             .filter(|&i| self.columns[i].path == path)
             .collect();
@@ -266,6 +293,43 @@ impl<R> ParquetFile<R> {
     }
 
     /// The field names of leaf `i`, unescaped.
+    /// The leaf a field-id path names (`ID`, or `ID.rest` for a field below it; see
+    /// [`by_field_id`]): below the top-level field whose Parquet field id
+    /// is `ID`, whatever the file names it.
+    fn column_by_field_id(&self, by_id: &str) -> Result<usize, Error> {
+        let (id, rest) = match by_id.split_once('.') {
+            Some((id, rest)) => (id, Some(rest)),
+            None => (by_id, None),
+        };
+        let unknown = || Error::UnknownColumn {
+            column: match rest {
+                Some(r) => format!("the field with id {id}, then {r}"),
+                None => format!("the field with id {id}"),
+            },
+            candidates: Vec::new(),
+        };
+        let id: i32 = id.parse().map_err(|_| unknown())?;
+        let schema = self.metadata.file_metadata().schema_descr();
+        let found: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| {
+                let root = schema.get_column_root(i);
+                let info = root.get_basic_info();
+                if !info.has_id() || info.id() != id {
+                    return false;
+                }
+                let below = &self.raw_parts(i)[1..];
+                match rest {
+                    None => below.is_empty(),
+                    Some(r) => below.join(".") == r,
+                }
+            })
+            .collect();
+        match found.as_slice() {
+            [i] => Ok(*i),
+            _ => Err(unknown()),
+        }
+    }
+
     fn raw_parts(&self, i: usize) -> Vec<String> {
         self.metadata
             .file_metadata()

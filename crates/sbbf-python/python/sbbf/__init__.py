@@ -166,8 +166,8 @@ def probe(
 
     A Delta or Iceberg table is probed as its snapshot (`as_of`, `as_directory`: see the
     module's help): a column under Delta's column mapping is probed by the name its files
-    hold; a column Iceberg renamed raises `InputError` (files written before the rename hold
-    the old name; matching them by field id is not done yet).
+    hold; a column Iceberg renamed is found in each file by its field id (a file written
+    before the rename answers under the old name, in its `column`).
     """
     if isinstance(values, (str, bytes)):
         values = [values]
@@ -302,10 +302,12 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     A Delta or Iceberg table is read as its snapshot (`as_of`, `as_directory`: see the
     module's help): its data files only, with the table's columns in the table's order (null
     where a file predates a column), Delta partition columns from the snapshot's partition
-    values, rows in the snapshot's file order. A table with deletes (deletion vectors, delete
-    files), Delta column mapping or an Iceberg rename raises `InputError` naming it: those
-    are not applied yet, and reading the files as they are would return rows the table does
-    not have.
+    values, rows in the snapshot's file order. Each file's columns are found as the format
+    says: an Iceberg column by its field id (a renamed column is read from files written
+    before the rename), a Delta column under column mapping by its physical name or id. A
+    table with deletes (deletion vectors, delete files) raises `InputError` naming them:
+    those are not applied yet, and reading the files as they are would return rows the table
+    does not have.
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -392,14 +394,9 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
     if with_deletes:
         raise InputError(f"{where}: deletes apply to {with_deletes} data file(s) (deletion "
                          "vectors or delete files), which read_table does not apply yet")
-    mapped = [c["name"] for c in snap["columns"] if c["physical"]]
-    if mapped:
-        raise InputError(f"{where}: column mapping (columns {mapped} are stored under other "
-                         "names) is not read yet")
-    renamed = [c["name"] for c in snap["columns"] if c["earlier_names"]]
-    if renamed:
-        raise InputError(f"{where}: renamed columns {renamed} (files before the rename hold "
-                         "another name; matching by field id) are not read yet")
+    # Files that may name columns otherwise than the table: read one by one, each column
+    # found by field id or physical name and renamed to the table's name.
+    by_file = any(c["physical"] or c["earlier_names"] for c in snap["columns"])
     remote = _sbbf.is_remote_url(snap["location"])
     if remote:
         fs, _ = pa.fs.FileSystem.from_uri(snap["location"])
@@ -426,8 +423,12 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
         fragments.append(fmt.make_fragment(p, filesystem=fs, partition_expression=expr))
     found = {}
     if fragments:
-        unified = pa.unify_schemas([fr.physical_schema for fr in fragments],
-                                   promote_options="permissive")
+        file_schemas = [fr.physical_schema for fr in fragments]
+        if by_file:
+            file_schemas = [pa.schema([f.with_name(name) for name, f in
+                                       _as_table_columns(snap, fs_).items()])
+                            for fs_ in file_schemas]
+        unified = pa.unify_schemas(file_schemas, promote_options="permissive")
         # View types read back as their plain types: pyarrow cannot filter views yet, and the
         # table's type is `string`/`binary` whichever layout a writer chose.
         plain = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
@@ -453,9 +454,64 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
                 fr = fr.subset(row_group_ids=kept)
             pruned.append(fr)
         fragments = pruned
-    dataset = ds.FileSystemDataset(fragments, schema=schema, format=fmt, filesystem=fs)
     expr = pq.filters_to_expression(filters) if filters else None
+    if by_file:
+        return _read_each(snap, fragments, schema, parts, part_types, expr, columns,
+                          use_threads)
+    dataset = ds.FileSystemDataset(fragments, schema=schema, format=fmt, filesystem=fs)
     return dataset.to_table(columns=columns, filter=expr, use_threads=use_threads)
+
+
+def _as_table_columns(snap: dict, file_schema: pa.Schema) -> dict:
+    """The fields of a data file that hold the table's columns, by the table's names: by
+    field id where the file's fields carry ids, else by physical name (Delta column mapping),
+    else by name. A column the file lacks is left out."""
+    ids = {}
+    for f in file_schema:
+        raw = (f.metadata or {}).get(b"PARQUET:field_id")
+        if raw is not None:
+            ids[int(raw)] = f
+    out = {}
+    for c in snap["columns"]:
+        if ids and c["field_id"] is not None:
+            f = ids.get(c["field_id"])
+        else:
+            i = file_schema.get_field_index(c["physical"] or c["name"])
+            f = file_schema.field(i) if i >= 0 else None
+        if f is not None:
+            out[c["name"]] = f
+    return out
+
+
+def _read_each(snap: dict, fragments: list, schema: pa.Schema, parts: list, part_types: dict,
+               expr: Any, columns: Optional[List[str]], use_threads: bool) -> pa.Table:
+    """The snapshot's files read one by one, each file's columns renamed to the table's
+    (`_as_table_columns`), partition values and missing columns added, then filtered."""
+    wanted = columns if columns is not None else schema.names
+    if any(c["physical"] for c in snap["columns"]):
+        nested = [n for n in wanted if pa.types.is_nested(schema.field(n).type)]
+        if nested:
+            raise InputError(f"Delta table {snap['location']}: column mapping inside nested "
+                             f"columns {nested} is not read yet")
+    tables = []
+    for f, fr in zip(snap["files"], fragments):
+        held = _as_table_columns(snap, fr.physical_schema)
+        got = fr.to_table(columns=[h.name for h in held.values()], use_threads=use_threads)
+        arrays = []
+        for field in schema:
+            if field.name in part_types:
+                v = f["partition"].get(field.name)
+                value = v.encode() if v is not None and pa.types.is_binary(field.type) else v
+                arrays.append(pa.array([value] * got.num_rows).cast(field.type))
+            elif field.name in held:
+                arrays.append(got.column(held[field.name].name).cast(field.type))
+            else:
+                arrays.append(pa.nulls(got.num_rows, field.type))
+        tables.append(pa.Table.from_arrays(arrays, schema=schema))
+    table = pa.concat_tables(tables) if tables else schema.empty_table()
+    if expr is not None:
+        table = table.filter(expr)
+    return table.select(columns) if columns is not None else table
 
 
 def _columns(columns: Union[str, Sequence[str], None]) -> List[str]:
