@@ -584,14 +584,17 @@ fn lake_options(
 /// The snapshot of the Delta or Iceberg table `source` names, as JSON (`None` when `source`
 /// is no table, or with `as_directory`): format, version, time, partition columns, columns
 /// (names, how files name them, types), and each data file's local path or URL, size, rows,
-/// partition values (as text) and whether deletes apply to it.
+/// partition values (as text) and whether deletes apply to it; with `deleted_rows`, also the
+/// positions a Delta deletion vector deletes in each file it applies to (read now; an
+/// Iceberg table's deletes are an `InputError`: not read yet).
 #[pyfunction]
-#[pyo3(signature = (source, as_of = None, as_directory = false))]
+#[pyo3(signature = (source, as_of = None, as_directory = false, deleted_rows = false))]
 fn table_snapshot(
     py: Python<'_>,
     source: String,
     as_of: Option<String>,
     as_directory: bool,
+    deleted_rows: bool,
 ) -> PyResult<Option<String>> {
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     py.detach(|| -> Result<Option<String>, Failure> {
@@ -603,6 +606,22 @@ fn table_snapshot(
             true => None,
             false => Some(sbbf_parquet::lake::local_files(&snap)?),
         };
+        let mut gone: Vec<Option<Vec<u64>>> = vec![None; snap.files.len()];
+        if deleted_rows {
+            let root = match &local {
+                Some(_) => sbbf_parquet::lake::StoreRoot::local(),
+                None => sbbf_parquet::lake::StoreRoot::for_url(&snap.location)?,
+            };
+            for (i, f) in snap
+                .files
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.deletes.any())
+            {
+                gone[i] =
+                    sbbf_parquet::source::block_on(snap.deleted_rows(&root, &f.url, f.rows))??;
+            }
+        }
         let files: Vec<serde_json::Value> = snap
             .files
             .iter()
@@ -623,6 +642,7 @@ fn table_snapshot(
                     "rows": f.rows,
                     "partition": partition,
                     "deletes": f.deletes.any(),
+                    "deleted_rows": gone[i],
                 })
             })
             .collect();

@@ -304,10 +304,10 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     where a file predates a column), Delta partition columns from the snapshot's partition
     values, rows in the snapshot's file order. Each file's columns are found as the format
     says: an Iceberg column by its field id (a renamed column is read from files written
-    before the rename), a Delta column under column mapping by its physical name or id. A
-    table with deletes (deletion vectors, delete files) raises `InputError` naming them:
-    those are not applied yet, and reading the files as they are would return rows the table
-    does not have.
+    before the rename), a Delta column under column mapping by its physical name or id; the
+    rows Delta deletion vectors delete are left out. A table with Iceberg delete files raises
+    `InputError` naming them: those are not applied yet, and reading the files as they are
+    would return rows the table does not have.
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -318,7 +318,8 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     if unknown:
         raise TypeError(f"read_table() got unexpected keyword arguments: {sorted(unknown)}")
     if isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs:
-        text = _sbbf.table_snapshot(_path(source), _as_of(as_of), as_directory)
+        text = _sbbf.table_snapshot(_path(source), _as_of(as_of), as_directory,
+                                    deleted_rows=True)
         if text is not None:
             if kwargs:
                 raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
@@ -391,12 +392,14 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
     what = "Delta" if snap["format"] == "delta" else "Iceberg"
     where = f"{what} table {snap['location']} (version {snap['version']})"
     with_deletes = sum(1 for f in snap["files"] if f["deletes"])
-    if with_deletes:
-        raise InputError(f"{where}: deletes apply to {with_deletes} data file(s) (deletion "
-                         "vectors or delete files), which read_table does not apply yet")
-    # Files that may name columns otherwise than the table: read one by one, each column
-    # found by field id or physical name and renamed to the table's name.
-    by_file = any(c["physical"] or c["earlier_names"] for c in snap["columns"])
+    if with_deletes and snap["format"] != "delta":
+        raise InputError(f"{where}: deletes apply to {with_deletes} data file(s) (delete "
+                         "files), which read_table does not apply yet")
+    # Files that may name columns otherwise than the table, or whose deletion vectors take
+    # rows away: read one by one, each column found by field id or physical name and renamed
+    # to the table's name, deleted rows left out.
+    by_file = with_deletes > 0 or any(c["physical"] or c["earlier_names"]
+                                      for c in snap["columns"])
     remote = _sbbf.is_remote_url(snap["location"])
     if remote:
         fs, _ = pa.fs.FileSystem.from_uri(snap["location"])
@@ -483,6 +486,23 @@ def _as_table_columns(snap: dict, file_schema: pa.Schema) -> dict:
     return out
 
 
+def _kept_rows(fragment: Any, deleted: List[int]) -> pa.Array:
+    """Which rows of `fragment` (the row groups it reads, in order) a deletion vector
+    deleting the file positions `deleted` keeps."""
+    import pyarrow.compute as pc
+
+    meta = fragment.metadata
+    starts, at = [], 0
+    for i in range(meta.num_row_groups):
+        starts.append(at)
+        at += meta.row_group(i).num_rows
+    read = [rg.id for rg in fragment.row_groups]
+    positions = pa.concat_arrays(
+        [pa.array(range(starts[i], starts[i] + meta.row_group(i).num_rows), pa.int64())
+         for i in read]) if read else pa.array([], pa.int64())
+    return pc.invert(pc.is_in(positions, value_set=pa.array(deleted, pa.int64())))
+
+
 def _read_each(snap: dict, fragments: list, schema: pa.Schema, parts: list, part_types: dict,
                expr: Any, columns: Optional[List[str]], use_threads: bool) -> pa.Table:
     """The snapshot's files read one by one, each file's columns renamed to the table's
@@ -497,6 +517,8 @@ def _read_each(snap: dict, fragments: list, schema: pa.Schema, parts: list, part
     for f, fr in zip(snap["files"], fragments):
         held = _as_table_columns(snap, fr.physical_schema)
         got = fr.to_table(columns=[h.name for h in held.values()], use_threads=use_threads)
+        if f.get("deleted_rows"):
+            got = got.filter(_kept_rows(fr, f["deleted_rows"]))
         arrays = []
         for field in schema:
             if field.name in part_types:

@@ -76,10 +76,12 @@ def verify_source(
     each."""
 
 def table_snapshot(
-    source: str, as_of: Optional[str] = None, as_directory: bool = False
+    source: str, as_of: Optional[str] = None, as_directory: bool = False,
+    deleted_rows: bool = False,
 ) -> Optional[str]:
     """The snapshot of the Delta or Iceberg table `source` names, as JSON; `None` for no
-    table (or with `as_directory`)."""
+    table (or with `as_directory`). With `deleted_rows`, each file's `deleted_rows`: the
+    positions a Delta deletion vector deletes (Iceberg deletes raise `InputError`)."""
 
 def catalog_table(uri: str, table: str, name: Optional[str] = None) -> str:
     """The current metadata file of the Iceberg table `table` (`NS.TABLE`) in a catalog."""
