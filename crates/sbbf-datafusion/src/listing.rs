@@ -308,9 +308,10 @@ pub(crate) async fn list_table(
 /// A Delta or Iceberg table as its snapshot: the folder listed once, and only the files the
 /// snapshot names kept (through a view of the store that lists nothing else); a file it
 /// names that storage lacks is an error naming it. Columns are matched to each file's fields
-/// by field id or physical name, and Delta deletion vectors leave their rows out of the scan
-/// (`crate::lake`). What the scan cannot apply yet (Iceberg deletes) is refused, naming the
-/// feature: a count that includes deleted rows would be silently wrong.
+/// by field id or physical name, and Delta deletion vectors and Iceberg position deletes
+/// leave their rows out of the scan (`crate::lake`). What the scan cannot apply yet (Iceberg
+/// equality deletes and v3 deletion vectors) is refused, naming the feature: a count that
+/// includes deleted rows would be silently wrong.
 async fn lake_table(
     state: &dyn Session,
     path: &str,
@@ -326,17 +327,21 @@ async fn lake_table(
             },
         )))
     };
-    // Delta's deletion vectors are applied (`crate::lake::Deleted`); Iceberg's deletes not
-    // yet.
-    if let Some(f) = snap
-        .files_with_deletes()
-        .find(|_| snap.format == Format::Iceberg)
-    {
+    // Delta's deletion vectors and Iceberg's position delete files are applied
+    // (`crate::lake::Deleted`); Iceberg's equality deletes and v3 deletion vectors not yet.
+    let unread = |f: &&sbbf_parquet::lake::DataFile| {
+        snap.format == Format::Iceberg
+            && matches!(
+                f.deletes,
+                Deletes::Vector { .. } | Deletes::Files { equality: 1.., .. }
+            )
+    };
+    if let Some(f) = snap.files_with_deletes().find(unread) {
         let kind = match f.deletes {
             Deletes::Vector { .. } => "deletion vectors",
-            _ => "delete files (position or equality deletes)",
+            _ => "equality deletes",
         };
-        let n = snap.files_with_deletes().count();
+        let n = snap.files_with_deletes().filter(unread).count();
         return Err(refuse(format!("{kind} on {n} data file(s)")));
     }
     // The folder the files lie below: a Delta table's root; an Iceberg table's files are

@@ -288,6 +288,7 @@ fn read(
         columns,
         notes: Vec::new(),
         vectors,
+        positions: Default::default(),
     })
 }
 

@@ -197,6 +197,8 @@ pub struct Snapshot {
     /// Delta: the table's root and each file's deletion vector, read when asked
     /// ([`Snapshot::deleted_rows`]).
     vectors: delta::Vectors,
+    /// Iceberg: each data file's position delete files, read when asked.
+    positions: iceberg::positions::Positions,
 }
 
 impl Snapshot {
@@ -244,11 +246,12 @@ impl Snapshot {
     }
 
     /// The rows of `file` (one of this snapshot's files, by its [`DataFile::url`]) that its
-    /// Delta deletion vector deletes: positions in the file (0 is its first row), ascending;
-    /// `None` when no deletion vector applies. The vector is read now (inline in the log,
-    /// or a file beside the table's, through `root`); a vector that names a row past
-    /// `rows` (the file's row count, when given) is an error: the table is damaged. Iceberg
-    /// deletes are not read yet (an [`LakeError::Unsupported`] naming them).
+    /// deletes delete: positions in the file (0 is its first row), ascending; `None` when no
+    /// delete applies. Delta deletion vectors (inline in the log, or a file beside the
+    /// table's) and Iceberg position delete files are read now, through `root` (each delete
+    /// file once per snapshot); a position at or past `rows` (the file's row count, when
+    /// given) is an error: the table is damaged. Iceberg equality deletes and deletion
+    /// vectors are not read yet (an [`LakeError::Unsupported`] naming them).
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
@@ -266,23 +269,36 @@ impl Snapshot {
         file: &str,
         rows: Option<u64>,
     ) -> Result<Option<Vec<u64>>, Error> {
-        if let Some(f) = self.files.iter().find(|f| f.url == file) {
-            if matches!(f.deletes, Deletes::Files { .. }) || self.format == Format::Iceberg {
-                if f.deletes.any() {
-                    return Err(LakeError::Unsupported {
-                        format: self.format.name(),
-                        table: self.location.clone(),
-                        feature: "Iceberg deletes (position, equality or vector) read as rows"
-                            .to_string(),
-                    }
-                    .into());
-                }
-                return Ok(None);
+        let Some(f) = self.files.iter().find(|f| f.url == file) else {
+            return Ok(None);
+        };
+        let unsupported = |feature: &str| -> Error {
+            LakeError::Unsupported {
+                format: self.format.name(),
+                table: self.location.clone(),
+                feature: feature.to_string(),
             }
+            .into()
+        };
+        match (self.format, f.deletes) {
+            (_, Deletes::None) => Ok(None),
+            (Format::Delta, _) => {
+                self.vectors
+                    .deleted_rows(root, &self.location, file, rows)
+                    .await
+            }
+            (Format::Iceberg, Deletes::Files { equality: 0, .. }) => {
+                self.positions
+                    .deleted_rows(root, &self.location, file, rows)
+                    .await
+            }
+            (Format::Iceberg, Deletes::Files { .. }) => {
+                Err(unsupported("equality deletes (read as rows)"))
+            }
+            (Format::Iceberg, Deletes::Vector { .. }) => Err(unsupported(
+                "deletion vectors of format version 3 (read as rows)",
+            )),
         }
-        self.vectors
-            .deleted_rows(root, &self.location, file, rows)
-            .await
     }
 }
 

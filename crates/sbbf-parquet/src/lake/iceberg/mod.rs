@@ -12,6 +12,7 @@ mod manifest;
 mod metadata;
 mod partition;
 mod plan;
+pub(crate) mod positions;
 #[cfg(test)]
 mod tests;
 
@@ -137,6 +138,7 @@ pub(crate) async fn snapshot(
         columns: meta.columns(),
         notes,
         vectors: Default::default(),
+        positions: Default::default(),
     };
     let Some(id) = choose(&meta, as_of, &cx)? else {
         return Ok(snap);
@@ -206,7 +208,9 @@ pub(crate) async fn snapshot(
             }
         }
     }
-    snap.files = plan::attach(data, deletes, &specs, &snap.columns);
+    let (files, positions) = plan::attach(data, deletes, &specs, &snap.columns);
+    snap.files = files;
+    snap.positions = positions::Positions::new(positions);
     Ok(snap)
 }
 

@@ -1,7 +1,8 @@
 //! Which delete files apply to which data files (spec "Scan Planning"), by data sequence
-//! number, partition and `referenced_data_file`. Deletes are only counted (to report them and
-//! refuse what they would make wrong), never applied, so where the rules cannot be decided
-//! (an unknown spec, an unknown sequence number) a delete is counted as applying.
+//! number, partition and `referenced_data_file`. Deletes are counted (to report them and
+//! refuse what cannot be applied), and position delete files are listed per data file for
+//! `positions` to read; where the rules cannot be decided (an unknown spec, an unknown
+//! sequence number) a delete is taken as applying.
 
 use super::manifest::Entry;
 use super::metadata::Spec;
@@ -45,17 +46,22 @@ struct Index {
     equality_by_partition: HashMap<PartitionKey, Seqs>,
     /// Equality delete files of an unpartitioned spec: they apply to every partition.
     equality_global: Seqs,
+    /// Position delete files by the data file they name, and by partition: (sequence
+    /// number, path).
+    position_paths_by_file: HashMap<String, Vec<(i64, String)>>,
+    position_paths_by_partition: HashMap<PartitionKey, Vec<(i64, String)>>,
 }
 
 /// The snapshot's data files with the deletes that apply to each, in the order given.
 /// `specs` tells which delete files were written unpartitioned; `columns` (the table's)
-/// which field ids the manifests' bounds are of.
+/// which field ids the manifests' bounds are of. Also the position delete files that may
+/// apply to each data file, by its path.
 pub(super) fn attach(
     data: Vec<Entry>,
     deletes: Vec<Entry>,
     specs: &HashMap<i32, Spec>,
     columns: &[LakeColumn],
-) -> Vec<DataFile> {
+) -> (Vec<DataFile>, HashMap<String, Vec<String>>) {
     let mut ix = Index::default();
     for d in deletes {
         let seq = d.sequence_number;
@@ -67,13 +73,24 @@ pub(super) fn attach(
                     .or_default()
                     .push((seq, d.record_count));
             }
-            (1, Some(file)) => ix.position_by_file.entry(file).or_default().0.push(seq),
-            (1, None) => ix
-                .position_by_partition
-                .entry(key(&d))
-                .or_default()
-                .0
-                .push(seq),
+            (1, Some(file)) => {
+                ix.position_paths_by_file
+                    .entry(file.clone())
+                    .or_default()
+                    .push((seq, d.path.clone()));
+                ix.position_by_file.entry(file).or_default().0.push(seq)
+            }
+            (1, None) => {
+                ix.position_paths_by_partition
+                    .entry(key(&d))
+                    .or_default()
+                    .push((seq, d.path.clone()));
+                ix.position_by_partition
+                    .entry(key(&d))
+                    .or_default()
+                    .0
+                    .push(seq)
+            }
             _ => {
                 // An unknown spec might be unpartitioned: counted as global, to be safe.
                 let global = d
@@ -100,9 +117,15 @@ pub(super) fn attach(
     sort(&mut ix.equality_by_partition);
     ix.equality_global.0.sort_unstable();
 
-    data.into_iter()
+    let mut positions = HashMap::new();
+    let files = data
+        .into_iter()
         .map(|f| {
             let deletes = ix.deletes_of(&f);
+            let paths = ix.position_paths_of(&f);
+            if !paths.is_empty() {
+                positions.insert(f.path.clone(), paths);
+            }
             DataFile {
                 bounds: bounds::iceberg(&f.lower_bounds, &f.upper_bounds, columns),
                 url: f.path,
@@ -112,10 +135,26 @@ pub(super) fn attach(
                 deletes,
             }
         })
-        .collect()
+        .collect();
+    (files, positions)
 }
 
 impl Index {
+    /// The position delete files that apply to `f`: those naming it or its partition, of a
+    /// sequence number at least its own.
+    fn position_paths_of(&self, f: &Entry) -> Vec<String> {
+        let seq = f.sequence_number;
+        let named = self.position_paths_by_file.get(&f.path);
+        let partition = self.position_paths_by_partition.get(&key(f));
+        named
+            .into_iter()
+            .chain(partition)
+            .flatten()
+            .filter(|(s, _)| *s >= seq)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
     fn deletes_of(&self, f: &Entry) -> Deletes {
         let seq = f.sequence_number;
         let k = key(f);
