@@ -377,4 +377,29 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
             .all(|r| r.contains("_delta_log") || r.contains("metadata")),
         "{listed:?}"
     );
+    // Nor does building the table's index or probing through it: the log, the index's own
+    // folder, nothing else.
+    for args in [
+        &["index", "build", "s3://lake/delta_partitioned/"][..],
+        &["probe", "s3://lake/delta_partitioned/", "id", "6"][..],
+    ] {
+        let before = moto.requests().len();
+        let out = sbbf(&moto, args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let requests = moto.requests();
+        let listed = lists(&requests[before..]);
+        assert!(
+            listed
+                .iter()
+                .all(|r| ["_delta_log", "metadata", "_sbbf_index"]
+                    .iter()
+                    .any(|k| r.contains(k))),
+            "{args:?}: {listed:?}"
+        );
+    }
 }
