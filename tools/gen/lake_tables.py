@@ -43,7 +43,11 @@ DEFAULT_ICEBERG_ROOT = "/tmp/sbbf-lake-fixtures/iceberg"
 PROBE_IDS = [0, 7, 499, 500, 600, 999, 1000, 1500, 1999, 2000, 2999, 3000, 4000, -1]
 
 DELTA_TABLES = ["delta_basic", "delta_partitioned", "delta_evolved", "delta_checkpoint"]
-ICEBERG_TABLES = ["ice_basic", "ice_partitioned", "ice_renamed"]
+ICEBERG_TABLES = ["ice_basic", "ice_partitioned", "ice_renamed", "ice_posdeletes"]
+
+# ids probed in the table with position deletes (ids 0..1999; 0, 7, 500, 999 and 1000 deleted)
+DELETES_PROBE_IDS = [0, 7, 499, 500, 999, 1000, 1001, 1500, 1999, 2000, -1]
+ICEBERG_PROBE_IDS = {"ice_posdeletes": DELETES_PROBE_IDS}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -372,9 +376,181 @@ def make_iceberg(root: Path) -> None:
         u.rename_column("s", "name")
     t.append(rows(1000, 2000).rename_columns(["id", "name"]))
 
+    make_iceberg_posdeletes(cat, base)
 
-def iceberg_oracle(root: Path, ident: str) -> dict:
+
+# Iceberg's reserved field ids of the position-delete file columns (spec, "Position Delete Files")
+POS_DELETE_FILE_PATH_ID = 2147483546
+POS_DELETE_POS_ID = 2147483545
+
+
+def added_data_files(table, snapshot) -> list:
+    """The DataFile entries that `snapshot` added (read from its own manifests by pyiceberg)."""
+    from pyiceberg.manifest import ManifestEntryStatus
+
+    return [e.data_file for m in snapshot.manifests(table.io) if m.added_snapshot_id == snapshot.snapshot_id
+            for e in m.fetch_manifest_entry(table.io) if e.status == ManifestEntryStatus.ADDED]
+
+
+def write_position_delete_file(table, deletes: dict[str, list[int]]):
+    """Write one position-delete Parquet file for `table` and return its DataFile (not committed).
+
+    `deletes` maps a data file's path, exactly as the manifests spell it, to row positions in it.
+    Columns: file_path (string, field id 2147483546) and pos (long, field id 2147483545), both
+    required, rows sorted by (file_path, pos). The DataFile's metrics come from pyiceberg's own
+    Parquet-footer statistics code, in `full` mode so the file_path bounds are not truncated."""
+    import uuid
+
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.schema import Schema
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    def field_id(i: int) -> dict:
+        return {b"PARQUET:field_id": str(i).encode()}
+
+    arrow_schema = pa.schema([
+        pa.field("file_path", pa.string(), nullable=False, metadata=field_id(POS_DELETE_FILE_PATH_ID)),
+        pa.field("pos", pa.int64(), nullable=False, metadata=field_id(POS_DELETE_POS_ID)),
+    ])
+    pairs = sorted((path, pos) for path, positions in deletes.items() for pos in positions)
+    tbl = pa.table({"file_path": [p for p, _ in pairs], "pos": [q for _, q in pairs]}, schema=arrow_schema)
+
+    path = table.location_provider().new_data_location(f"00000-0-{uuid.uuid4()}-deletes.parquet")
+    with table.io.new_output(path).create() as f:
+        pq.write_table(tbl, f, compression="zstd")
+    with table.io.new_input(path).open() as f:
+        footer = pq.ParquetFile(f).metadata
+
+    ice_schema = Schema(NestedField(POS_DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
+                        NestedField(POS_DELETE_POS_ID, "pos", LongType(), required=True))
+    stats = data_file_statistics_from_parquet_metadata(
+        parquet_metadata=footer,
+        stats_columns=compute_statistics_plan(ice_schema, {"write.metadata.metrics.default": "full"}),
+        parquet_column_mapping=parquet_path_to_id_mapping(ice_schema),
+    )
+    return DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES,
+        file_path=path,
+        file_format=FileFormat.PARQUET,
+        partition=Record(),
+        file_size_in_bytes=len(table.io.new_input(path)),
+        sort_order_id=None,
+        spec_id=table.metadata.default_spec_id,
+        equality_ids=None,
+        key_metadata=None,
+        **stats.to_serialized_dict(),
+    )
+
+
+def commit_delete_files(table, delete_files: list) -> None:
+    """Commit a new snapshot of `table` (format v2, branch main) that adds `delete_files`.
+
+    pyiceberg 0.12 has no API for this (its delete is copy-on-write), so the snapshot is put
+    together from its pieces: one delete manifest (pyiceberg's v2 manifest writer with content
+    `deletes`), a manifest list with that manifest plus every manifest of the parent snapshot
+    (`write_manifest_list`), a summary from pyiceberg's SnapshotSummaryCollector and
+    update_snapshot_summaries (operation `delete`, as Iceberg's RowDelta names a commit that adds
+    only delete files), and AddSnapshotUpdate + SetSnapshotRefUpdate committed through a table
+    transaction that asserts main still points at the parent."""
+    import uuid
+
+    from pyiceberg.manifest import (
+        ManifestContent,
+        ManifestEntry,
+        ManifestEntryStatus,
+        ManifestWriterV2,
+        write_manifest_list,
+    )
+    from pyiceberg.table import TableProperties
+    from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+    from pyiceberg.table.snapshots import (
+        Operation,
+        Snapshot,
+        SnapshotSummaryCollector,
+        Summary,
+        update_snapshot_summaries,
+    )
+    from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSnapshotRefUpdate
+
+    class DeleteManifestWriterV2(ManifestWriterV2):
+        # pyiceberg 0.12's write_manifest only makes data manifests (content() is DATA and the Avro
+        # header says content=data); the entries' layout is the same for delete manifests.
+        def content(self) -> ManifestContent:
+            return ManifestContent.DELETES
+
+        @property
+        def _meta(self) -> dict[str, str]:
+            return {**super()._meta, "content": "deletes"}
+
+    md = table.metadata
+    assert md.format_version == 2, md.format_version
+    parent = md.current_snapshot()
+    snapshot_id = md.new_snapshot_id()
+    sequence_number = md.next_sequence_number()
+    compression = md.properties.get(TableProperties.WRITE_AVRO_COMPRESSION,
+                                    TableProperties.WRITE_AVRO_COMPRESSION_DEFAULT)
+    locations = table.location_provider()
+    commit_uuid = uuid.uuid4()
+
+    manifest_path = locations.new_metadata_location(f"{commit_uuid}-m0.avro")
+    with DeleteManifestWriterV2(md.spec(), md.schema(), table.io.new_output(manifest_path), snapshot_id,
+                                compression) as writer:
+        for f in delete_files:
+            # sequence numbers unset: inherited from the manifest list entry (this commit's)
+            writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id,
+                                               sequence_number=None, file_sequence_number=None, data_file=f))
+    delete_manifest = writer.to_manifest_file()
+
+    list_path = locations.new_metadata_location(f"snap-{snapshot_id}-0-{commit_uuid}.avro")
+    with write_manifest_list(format_version=md.format_version, output_file=table.io.new_output(list_path),
+                             snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
+                             sequence_number=sequence_number, avro_compression=compression) as lw:
+        lw.add_manifests([delete_manifest, *parent.manifests(table.io)])
+
+    collector = SnapshotSummaryCollector()
+    for f in delete_files:
+        collector.add_file(f, schema=md.schema(), partition_spec=md.spec())
+    summary = update_snapshot_summaries(Summary(operation=Operation.DELETE, **collector.build()),
+                                        previous_summary=parent.summary)
+    snapshot = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
+                        sequence_number=sequence_number, manifest_list=list_path, summary=summary,
+                        schema_id=md.current_schema_id)
+    with table.transaction() as tx:
+        tx._apply(
+            (AddSnapshotUpdate(snapshot=snapshot),
+             SetSnapshotRefUpdate(ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH, snapshot_id=snapshot_id)),
+            (AssertRefSnapshotId(ref=MAIN_BRANCH, snapshot_id=parent.snapshot_id),),
+        )
+
+
+def make_iceberg_posdeletes(cat, schema) -> None:
+    """ns.ice_posdeletes: two appends (ids 0..999, 1000..1999, one file each), then one position
+    delete file removing positions 0, 7, 500, 999 of the first file and 0 of the second (ids 0, 7,
+    500, 999, 1000). The delete file names no referenced_data_file (pyiceberg's v2 manifest has no
+    such field), so it applies by partition (unpartitioned) and sequence number."""
+    t = cat.create_table("ns.ice_posdeletes", schema=schema, properties=ICEBERG_BLOOM_PROPS)
+    t.append(rows(0, 1000))
+    t.append(rows(1000, 2000))
+    s1, s2 = t.metadata.snapshots
+    (first,), (second,) = added_data_files(t, s1), added_data_files(t, s2)
+    deletes = {first.file_path: [0, 7, 500, 999], second.file_path: [0]}
+    # the positions are meant to hold ids 0, 7, 500, 999 and 1000 (pyiceberg keeps the row order)
+    for f, lo in ((first, 0), (second, 1000)):
+        with t.io.new_input(f.file_path).open() as fh:
+            ids = pq.read_table(fh, columns=["id"]).column("id").to_pylist()
+        assert ids == list(range(lo, lo + 1000)), f.file_path
+    commit_delete_files(t, [write_position_delete_file(t, deletes)])
+
+
+def iceberg_oracle(root: Path, ident: str, probe_ids: list[int] | None = None) -> dict:
     from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.io.pyarrow import _read_deletes
 
     cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
     t = cat.load_table(ident)
@@ -387,7 +563,17 @@ def iceberg_oracle(root: Path, ident: str) -> dict:
         tasks = list(scan.plan_files())
         tbl = scan.to_arrow()
         schema = next(s for s in md.schemas if s.schema_id == snap.schema_id)
-        versions.append({
+        # per data file with position deletes: the positions pyiceberg's delete reader returns for it
+        deleted_positions = {}
+        for task in tasks:
+            got: set[int] = set()
+            for d in task.delete_files:
+                positions = _read_deletes(t.io, d).get(task.file.file_path)
+                if positions is not None:
+                    got |= set(positions.to_pylist())
+            if got:
+                deleted_positions[rel_to(loc, task.file.file_path)] = sorted(got)
+        entry = {
             "version": snap.snapshot_id,
             "timestamp_ms": snap.timestamp_ms,
             "sequence_number": snap.sequence_number,
@@ -399,11 +585,14 @@ def iceberg_oracle(root: Path, ident: str) -> dict:
             "files": sorted(rel_to(loc, task.file.file_path) for task in tasks),
             "delete_files": sorted({rel_to(loc, d.file_path) for task in tasks for d in task.delete_files}),
             "row_count": tbl.num_rows,
-            "count_by_id": count_by(tbl, "id", PROBE_IDS),
+            "count_by_id": count_by(tbl, "id", probe_ids or PROBE_IDS),
             "columns": tbl.column_names,
             "snapshot_schema": [[f.field_id, f.name] for f in schema.fields],
             "non_null_counts": non_null(tbl),
-        })
+        }
+        if deleted_positions:
+            entry["deleted_positions_by_file"] = dict(sorted(deleted_positions.items()))
+        versions.append(entry)
     data_files, _ = folder_parquet(table_dir)
     meta_dir = table_dir / "metadata"
     out = {
@@ -471,7 +660,7 @@ def main() -> int:
     for w in caught:
         print(f"lake_tables.py: pyiceberg warning: {w.message}", file=sys.stderr)
     for ident in ICEBERG_TABLES:
-        write_json(out / f"{ident}.expected.json", iceberg_oracle(root, f"ns.{ident}"))
+        write_json(out / f"{ident}.expected.json", iceberg_oracle(root, f"ns.{ident}", ICEBERG_PROBE_IDS.get(ident)))
     shutil.copytree(root, out / "iceberg")
     clean_junk(out / "iceberg")
     print(f"lake_tables.py: wrote {out}")

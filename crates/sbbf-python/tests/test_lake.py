@@ -126,7 +126,7 @@ def _iceberg(lake, ident):
     return cat.load_table(ident)
 
 
-@pytest.mark.parametrize("ident", ["ns.ice_basic", "ns.ice_partitioned"])
+@pytest.mark.parametrize("ident", ["ns.ice_basic", "ns.ice_partitioned", "ns.ice_posdeletes"])
 def test_iceberg_read_table_equals_pyiceberg_at_every_snapshot(lake, ident):
     t = _iceberg(lake, ident)
     metadata = t.metadata_location.removeprefix("file://")

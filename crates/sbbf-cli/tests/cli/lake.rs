@@ -321,7 +321,7 @@ fn queries_count_what_the_formats_readers_count() {
     ] {
         counts_match(&lake_dir().join(name).display().to_string(), name);
     }
-    for name in ["ice_basic", "ice_partitioned"] {
+    for name in ["ice_basic", "ice_partitioned", "ice_posdeletes"] {
         counts_match(&iceberg_table(name), name);
     }
 }
