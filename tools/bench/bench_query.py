@@ -103,6 +103,9 @@ class Proxy:
         self.loop.run_until_complete(asyncio.start_server(self._conn, "127.0.0.1", self.port))
         self.loop.run_forever()
 
+    def seen(self, data):
+        """Called with the first bytes of each request (subclasses record them)."""
+
     async def _conn(self, cr, cw):
         ur, uw = await asyncio.open_connection("127.0.0.1", self.upstream)
 
@@ -110,6 +113,7 @@ class Proxy:
             while data := await cr.read(65536):
                 if data[:4] in (b"GET ", b"HEAD", b"PUT ", b"POST", b"DELE"):
                     self.requests += 1
+                    self.seen(data)
                     if self.latency:
                         await asyncio.sleep(self.latency)
                 uw.write(data)
