@@ -40,6 +40,8 @@ pub(crate) enum Planned {
     Keep,
     /// Nothing in it can match: leave it out of the scan.
     Drop,
+    /// A lake table's snapshot statistics rule it out: leave it out, its footer unread.
+    Unread,
     /// Scan the row groups this plan keeps.
     Narrowed(ParquetAccessPlan),
 }
@@ -207,7 +209,7 @@ impl Step<'_> {
         if let (Some(bounds), Some(pred)) = (self.bounds, self.bloom) {
             if bounds.rule_out(file, pred.predicate()) {
                 self.metrics.files_pruned_table_stats.add(1);
-                return Planned::Drop;
+                return Planned::Unread;
             }
         }
         let Ok(metadata) = footer(self.store, self.cache, file).await else {

@@ -314,6 +314,27 @@ fn kept_rows(start: u64, end: u64, gone: &[u64]) -> RowSelection {
     RowSelection::from(selectors)
 }
 
+/// The schema of a lake table's data files (its columns but the partition columns), in the
+/// table's order and typed as its snapshot types them: no footer is read to learn it. `None`
+/// when a column's type is not a primitive one this knows (nested types): the footers tell
+/// then. Strings and binaries are read as the view types when `views` (DataFusion's default).
+pub(crate) fn snapshot_schema(snap: &Snapshot, views: bool) -> Option<Schema> {
+    let mut fields = Vec::with_capacity(snap.columns.len());
+    for c in snap
+        .columns
+        .iter()
+        .filter(|c| !snap.partition_columns.contains(&c.name))
+    {
+        let t = match arrow_type(snap.format, c.data_type.as_deref()?)? {
+            DataType::Utf8 if views => DataType::Utf8View,
+            DataType::Binary if views => DataType::BinaryView,
+            t => t,
+        };
+        fields.push(Field::new(c.name.clone(), t, true));
+    }
+    Some(Schema::new(fields))
+}
+
 /// The field id a file's field carries, if any.
 fn field_id(f: &Field) -> Option<i64> {
     f.metadata().get(PARQUET_FIELD_ID_META_KEY)?.parse().ok()

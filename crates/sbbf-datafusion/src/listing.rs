@@ -3,7 +3,7 @@
 //! without hidden names below the root (`crate::filtered`), a local symbolic link loop walked
 //! around, and the hive partition folders (`year=2024/`) read as columns.
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::{ListingTableConfig, ListingTableUrl};
@@ -198,6 +198,8 @@ pub(crate) struct TableFiles {
     pub(crate) deleted: Option<Arc<crate::lake::Deleted>>,
     /// A lake table's per-file bounds, when any file has some.
     pub(crate) bounds: Option<Arc<crate::lake::FileBounds>>,
+    /// A lake table's file schema as its snapshot types it, when it can (no footer read).
+    pub(crate) schema: Option<SchemaRef>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -302,6 +304,7 @@ pub(crate) async fn list_table(
         columns: None,
         deleted: None,
         bounds: None,
+        schema: None,
     })
 }
 
@@ -417,6 +420,12 @@ async fn lake_table(
     );
     let warnings = snap.notes.iter().map(|n| format!("{path}: {n}")).collect();
     let bounds = crate::lake::FileBounds::of(&snap, &at)?.map(Arc::new);
+    let views = state
+        .config_options()
+        .execution
+        .parquet
+        .schema_force_view_types;
+    let schema = crate::lake::snapshot_schema(&snap, views).map(Arc::new);
     Ok(TableFiles {
         store,
         files,
@@ -428,6 +437,7 @@ async fn lake_table(
         columns,
         deleted: crate::lake::Deleted::of(snap, at)?.map(Arc::new),
         bounds,
+        schema,
     })
 }
 

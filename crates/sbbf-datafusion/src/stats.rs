@@ -187,17 +187,16 @@ pub struct QueryStats {
     /// count in `row_groups_pruned_bloom_join`; only when there were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_pruned_index_join: Option<usize>,
-    /// Files of a lake table its snapshot's statistics ruled out before their footers were
-    /// read (their row groups count in `row_groups_pruned_listing`; only when there were
-    /// some).
+    /// Files of a lake table its snapshot's statistics ruled out: their footers are never
+    /// read, so their row groups are in no count here, `row_groups` included (only when there
+    /// were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_pruned_table_stats: Option<usize>,
     /// Row groups of files the table's index ruled out (never listed, footers not read).
     pub row_groups_pruned_index: usize,
     /// Row groups a LIMIT skipped.
     pub row_groups_pruned_limit: usize,
-    /// Row groups of files the listing left out (a filter on partition columns), and of a
-    /// lake table's files its snapshot's statistics ruled out.
+    /// Row groups of files the listing left out (a filter on partition columns).
     pub row_groups_pruned_listing: usize,
     /// Row groups min/max statistics skipped (before our filters were read, and in
     /// DataFusion's scan).

@@ -83,6 +83,9 @@ pub struct SbbfTable {
     deleted: Option<Arc<Deleted>>,
     /// A lake table's per-file bounds from its snapshot, when any file has some.
     bounds: Option<Arc<FileBounds>>,
+    /// Files scans left out by those bounds, footers unread: counted as holding no row group
+    /// (object path -> size, 0).
+    unread: Mutex<Dropped>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -197,6 +200,7 @@ impl SbbfTable {
             columns,
             deleted,
             bounds,
+            schema: typed,
         } = list_table(state, path, &url, &options.file_extension, lake).await?;
         // A directory or prefix may have an index; anything else has none. A lake table's
         // index is not used by queries yet.
@@ -212,7 +216,7 @@ impl SbbfTable {
             }
             _ => None,
         };
-        let schema = match known {
+        let schema = match known.or(typed) {
             Some(schema) => Some(schema),
             None if files.iter().any(|m| m.size > 0) => Some(
                 infer_schema(
@@ -276,6 +280,7 @@ impl SbbfTable {
             columns,
             deleted,
             bounds,
+            unread: Default::default(),
         })
     }
 
@@ -322,14 +327,22 @@ impl SbbfTable {
     }
 
     /// The row groups of all the table's files, as [`table_row_groups`] counts them, except
-    /// that the files the index left out of a scan are counted from the index (their footers
-    /// are not read).
+    /// that the files the index left out of a scan are counted from the index, and a lake
+    /// table's files its snapshot statistics left out count none (their footers are not
+    /// read).
     pub async fn row_groups(&self, state: &dyn Session) -> Result<usize> {
-        let known = self
+        let mut known = self
             .index
             .as_ref()
             .map(|ix| ix.known.lock().unwrap_or_else(|p| p.into_inner()).clone())
             .unwrap_or_default();
+        known.extend(
+            self.unread
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .map(|(k, v)| (k.clone(), *v)),
+        );
         count_listed(state, &self.inner, &known).await
     }
 
@@ -408,6 +421,7 @@ impl SbbfTable {
             columns: None,
             deleted: None,
             bounds: None,
+            unread: Default::default(),
         }
     }
 
@@ -528,6 +542,17 @@ impl SbbfTable {
                             match planned {
                                 Planned::Keep => Some(f),
                                 Planned::Drop => None,
+                                Planned::Unread => {
+                                    // Counted without its footer: no row group of it is read.
+                                    self.unread
+                                        .lock()
+                                        .unwrap_or_else(|p| p.into_inner())
+                                        .insert(
+                                            f.object_meta.location.to_string(),
+                                            (f.object_meta.size, 0),
+                                        );
+                                    None
+                                }
                                 Planned::Narrowed(plan) => {
                                     f.extensions.insert(plan);
                                     Some(f)
