@@ -403,3 +403,37 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
         );
     }
 }
+
+/// Opening a checkpointed Delta table on a store reads each log object once, whole: the
+/// kernel asks for a checkpoint in several ranges one after another and for some commits
+/// twice, each a round trip (19 requests in 16 waves before, on a table like this one).
+#[test]
+fn a_delta_log_is_read_once_per_object() {
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    let lake = repo().join("testdata/lake");
+    upload_tree(&moto, "lake", "ckpt", &lake.join("delta_checkpoint"));
+    let before = moto.requests().len();
+    let out = sbbf(
+        &moto,
+        &["probe", "s3://lake/ckpt/", "id", "150", "--no-index"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = moto.requests();
+    let log_reads: Vec<&String> = requests[before..]
+        .iter()
+        .filter(|r| r.starts_with("GET /lake/ckpt/_delta_log/"))
+        .collect();
+    let distinct: std::collections::BTreeSet<&&String> = log_reads.iter().collect();
+    assert_eq!(log_reads.len(), distinct.len(), "{log_reads:#?}");
+    let checkpoint = log_reads
+        .iter()
+        .filter(|r| r.contains(".checkpoint.parquet"))
+        .count();
+    assert_eq!(checkpoint, 1, "{log_reads:#?}");
+}

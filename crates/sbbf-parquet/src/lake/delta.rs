@@ -157,6 +157,9 @@ fn read(
     as_of: Option<AsOf>,
 ) -> Result<Snapshot, Error> {
     let err = |e| kernel_error(arg, e);
+    // Each log object read once, whole (see `whole`).
+    let store: std::sync::Arc<dyn object_store::ObjectStore> =
+        std::sync::Arc::new(super::whole::WholeObjects::new(store));
     let engine = DefaultEngineBuilder::new(store).build();
     let root = url.as_str();
     let latest = || {

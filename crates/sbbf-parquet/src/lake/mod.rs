@@ -25,6 +25,7 @@ pub mod catalog;
 pub mod delta;
 pub mod iceberg;
 mod location;
+mod whole;
 
 pub use crate::source::{AsOf, LakeOptions, TableVersion};
 pub use location::StoreRoot;
