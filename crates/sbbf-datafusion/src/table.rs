@@ -25,6 +25,7 @@ use datafusion::datasource::physical_plan::{
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::TableProvider;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::metrics::{Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
@@ -706,6 +707,19 @@ impl TableProvider for SbbfTable {
         args: ScanArgs<'a>,
     ) -> Result<ScanResult> {
         let filters = args.filters().unwrap_or(&[]);
+        // A lake table's statistics are its snapshot's: DataFusion would read every file's
+        // footer while planning to gather its own (a request per file on a store, even for
+        // the files the snapshot's statistics then rule out).
+        let lake_state;
+        let state = match (&self.table, state.as_any().downcast_ref::<SessionState>()) {
+            (Some(_), Some(s)) if s.config().collect_statistics() => {
+                let mut s = s.clone();
+                s.config_mut().options_mut().execution.collect_statistics = false;
+                lake_state = s;
+                &lake_state as &dyn Session
+            }
+            _ => state,
+        };
         let plan = match self.listing_for(state, filters).await {
             Some((listing, hiding)) => {
                 let plan = listing.scan_with_args(state, args).await?.into_inner();

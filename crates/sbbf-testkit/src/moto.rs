@@ -148,7 +148,7 @@ impl Moto {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
-            .filter_map(|l| l.split_once('"').map(|(_, r)| r.to_string()))
+            .filter_map(|l| l.split_once('"').map(|(_, r)| without_colours(r)))
             .filter(|r| r.contains(" HTTP/1."))
             .collect()
     }
@@ -163,6 +163,25 @@ impl Moto {
             ("AWS_ALLOW_HTTP", "true".into()),
         ]
     }
+}
+
+/// `text` without terminal colour codes (`ESC [ ... m`), which the server's log puts around
+/// some requests.
+fn without_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 impl Drop for Moto {

@@ -437,3 +437,34 @@ fn a_delta_log_is_read_once_per_object() {
         .count();
     assert_eq!(checkpoint, 1, "{log_reads:#?}");
 }
+
+/// A query whose key the snapshot's statistics place in one file of fourteen reads that file
+/// only: no other footer, for the schema or for DataFusion's own statistics.
+#[cfg(feature = "query")]
+#[test]
+fn a_query_reads_only_the_files_the_snapshot_statistics_leave() {
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    let lake = repo().join("testdata/lake");
+    upload_tree(&moto, "lake", "ckpt", &lake.join("delta_checkpoint"));
+    let before = moto.requests().len();
+    let sql = "SELECT count(*) AS n FROM t WHERE id = 150";
+    let out = sbbf(
+        &moto,
+        &["query", "s3://lake/ckpt/", sql, "--format", "json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"n":1}"#);
+    let requests = moto.requests();
+    let data: std::collections::BTreeSet<&str> = requests[before..]
+        .iter()
+        .filter(|r| r.starts_with("GET /lake/ckpt/") && !r.contains("_delta_log"))
+        .map(|r| r.split(' ').nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(data.len(), 1, "{data:#?}");
+}
