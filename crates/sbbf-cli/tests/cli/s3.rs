@@ -406,7 +406,9 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
 
 /// Opening a checkpointed Delta table on a store reads each log object once, whole: the
 /// kernel asks for a checkpoint in several ranges one after another and for some commits
-/// twice, each a round trip (19 requests in 16 waves before, on a table like this one).
+/// twice, each a round trip (19 requests in 16 waves before, on a table like this one). And
+/// only what the snapshot needs: the log listed once (by finding the table), the checkpoint
+/// hint, the newest checkpoint and the commits after it, read ahead together.
 #[test]
 fn a_delta_log_is_read_once_per_object() {
     let moto = Moto::start();
@@ -436,6 +438,25 @@ fn a_delta_log_is_read_once_per_object() {
         .filter(|r| r.contains(".checkpoint.parquet"))
         .count();
     assert_eq!(checkpoint, 1, "{log_reads:#?}");
+    let mut read: Vec<&str> = log_reads
+        .iter()
+        .filter_map(|r| r.split(' ').nth(1)?.strip_prefix("/lake/ckpt/_delta_log/"))
+        .collect();
+    read.sort_unstable();
+    assert_eq!(
+        read,
+        [
+            "00000000000000000011.checkpoint.parquet",
+            "00000000000000000012.json",
+            "00000000000000000013.json",
+            "_last_checkpoint",
+        ]
+    );
+    let log_lists = requests[before..]
+        .iter()
+        .filter(|r| r.contains("list-type=2") && r.contains("_delta_log"))
+        .count();
+    assert_eq!(log_lists, 1, "{:#?}", &requests[before..]);
 }
 
 /// A query whose key the snapshot's statistics place in one file of fourteen reads that file

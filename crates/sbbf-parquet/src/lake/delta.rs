@@ -5,8 +5,10 @@
 //! reader version above 3, unknown reader features); its refusal is this module's error, in
 //! the kernel's words. Its API is synchronous, so it runs on the blocking pool.
 
+use super::whole::WholeObjects;
 use super::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
 use crate::{Error, LakeError};
+use bytes::Bytes;
 use delta_kernel::engine_data::{FilteredRowVisitor, GetData, RowIndexIterator, TypedGetData};
 use delta_kernel::expressions::ColumnName;
 use delta_kernel::history_manager::{latest_version_as_of, HistoryCommitType};
@@ -15,21 +17,232 @@ use delta_kernel::schema::DataType;
 use delta_kernel::schema::{ColumnMetadataKey, MetadataValue};
 use delta_kernel::Snapshot as KernelSnapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as StorePath;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt as _};
 use std::collections::HashMap;
+use std::sync::Arc;
 use url::Url;
 
-/// Reads the snapshot of the Delta table at `url`, `arg` being how the user named it.
+/// Reads the snapshot of the Delta table at `url`, `arg` being how the user named it; `look`:
+/// what finding the table on a store learnt of its log.
 pub(crate) async fn snapshot(
     root: &StoreRoot,
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
+    look: Option<LogLook>,
 ) -> Result<Snapshot, Error> {
-    let store = root.store();
+    // Each log object read once, whole (see `whole`), and on a store what the kernel will
+    // read asked for at once.
+    let store = Arc::new(WholeObjects::new(root.store()));
+    if let Some(look) = look {
+        warm(&store, look, as_of).await;
+    }
     let (table, url) = (arg.to_string(), url.clone());
     tokio::task::spawn_blocking(move || read(store, &table, &url, as_of))
         .await
         .map_err(|e| kernel_error(arg, e))?
+}
+
+/// The first page of a Delta log's listing and its `_last_checkpoint`, asked together when a
+/// table on a store is found.
+#[derive(Debug)]
+pub(crate) struct LogLook {
+    /// The log folder's path in the store.
+    log: StorePath,
+    /// The objects under it, as far as the first page went.
+    pub(crate) entries: Vec<ObjectMeta>,
+    /// Whether `entries` is every object under it.
+    complete: bool,
+    /// `_last_checkpoint`: `Some(None)` when the store has none, `None` when it failed.
+    last_checkpoint: Option<Option<(ObjectMeta, Bytes)>>,
+}
+
+/// Objects listed in one request (S3's page); a first page this full may not be all.
+const FIRST_PAGE: usize = 1000;
+
+/// Asks the store for the first page of `log` and for its `_last_checkpoint` at once (one
+/// round trip). An error of the listing is the caller's; the hint's is left to the kernel.
+pub(crate) async fn look(
+    store: &Arc<dyn ObjectStore>,
+    log: StorePath,
+) -> object_store::Result<LogLook> {
+    let hint = log.clone().join("_last_checkpoint");
+    let listing = async {
+        let mut entries = Vec::new();
+        // `take` stops before a second page is asked for.
+        let mut listed = store.list(Some(&log)).take(FIRST_PAGE);
+        while let Some(m) = listed.next().await {
+            entries.push(m?);
+        }
+        Ok::<_, object_store::Error>(entries)
+    };
+    let last_checkpoint = async {
+        match store.get(&hint).await {
+            Ok(got) => {
+                let meta = got.meta.clone();
+                got.bytes().await.ok().map(|b| Some((meta, b)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Some(None),
+            Err(_) => None,
+        }
+    };
+    let (entries, last_checkpoint) = futures::future::join(listing, last_checkpoint).await;
+    let entries = entries?;
+    Ok(LogLook {
+        complete: entries.len() < FIRST_PAGE,
+        log,
+        entries,
+        last_checkpoint,
+    })
+}
+
+/// What a log object's name says: its version and kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogName {
+    Commit,
+    Crc,
+    /// A checkpoint in one file (classic or v2).
+    Checkpoint,
+    /// Part `.0` of `.1` of a multi-part checkpoint.
+    Part(u64, u64),
+}
+
+fn log_name(name: &str) -> Option<(u64, LogName)> {
+    let digits = name.get(..20)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let version: u64 = digits.parse().ok()?;
+    let kind = match &name[20..] {
+        ".json" => LogName::Commit,
+        ".crc" => LogName::Crc,
+        ".checkpoint.parquet" => LogName::Checkpoint,
+        rest => {
+            let middle = rest
+                .strip_prefix(".checkpoint.")?
+                .strip_suffix(".parquet")
+                .or_else(|| rest.strip_prefix(".checkpoint.")?.strip_suffix(".json"))?;
+            match middle.split_once('.') {
+                Some((i, n)) if i.len() == 10 && n.len() == 10 => {
+                    LogName::Part(i.parse().ok()?, n.parse().ok()?)
+                }
+                _ => LogName::Checkpoint,
+            }
+        }
+    };
+    Some((version, kind))
+}
+
+/// The log objects the kernel reads for the snapshot at `target` (the newest when `None`),
+/// from a listing of the log (from some version on): the newest complete checkpoint at or
+/// before it, the commits after that, and the target's checksum file.
+fn to_read(log: &StorePath, listed: &[ObjectMeta], target: Option<u64>) -> Vec<ObjectMeta> {
+    let prefix = format!("{log}/");
+    let named: Vec<(u64, LogName, &ObjectMeta)> = listed
+        .iter()
+        .filter_map(|m| {
+            let name = m.location.as_ref().strip_prefix(&prefix)?;
+            if name.contains('/') {
+                return None;
+            }
+            let (v, kind) = log_name(name)?;
+            Some((v, kind, m))
+        })
+        .collect();
+    let Some(target) = target.or_else(|| {
+        named
+            .iter()
+            .filter(|(_, k, _)| *k == LogName::Commit)
+            .map(|(v, _, _)| *v)
+            .max()
+    }) else {
+        return Vec::new();
+    };
+    // The newest complete checkpoint at or before the target.
+    let complete = |v: u64| {
+        let at = || named.iter().filter(move |(w, _, _)| *w == v);
+        if at().any(|(_, k, _)| *k == LogName::Checkpoint) {
+            return true;
+        }
+        at().any(|(_, k, _)| match *k {
+            LogName::Part(_, n) => (1..=n).all(|i| at().any(|(_, k, _)| *k == LogName::Part(i, n))),
+            _ => false,
+        })
+    };
+    let checkpoint = named
+        .iter()
+        .filter(|(v, k, _)| *v <= target && matches!(k, LogName::Checkpoint | LogName::Part(..)))
+        .map(|(v, _, _)| *v)
+        .filter(|v| complete(*v))
+        .max();
+    let mut out = Vec::new();
+    let mut bytes = 0u64;
+    for (v, kind, meta) in &named {
+        let wanted = match kind {
+            LogName::Commit => checkpoint.is_none_or(|c| *v > c) && *v <= target,
+            LogName::Crc => *v == target,
+            LogName::Checkpoint | LogName::Part(..) => Some(*v) == checkpoint,
+        };
+        // Past this much, the kernel reads the rest itself.
+        if wanted && bytes + meta.size <= READ_AHEAD_BYTES {
+            bytes += meta.size;
+            out.push((*meta).clone());
+        }
+    }
+    out
+}
+
+/// The most log bytes read ahead.
+const READ_AHEAD_BYTES: u64 = 256 << 20;
+
+/// Gives the kernel's store view what finding the table learnt (the listing, the checkpoint
+/// hint) and reads ahead, at once, the objects the kernel will ask for one after another: on
+/// a store, the snapshot opens in two round trips (three when the log is longer than a
+/// listing page) where the kernel alone takes five or more.
+async fn warm(store: &WholeObjects, look: LogLook, as_of: Option<AsOf>) {
+    let LogLook {
+        log,
+        entries,
+        complete,
+        last_checkpoint,
+    } = look;
+    let hint = log.clone().join("_last_checkpoint");
+    let mut checkpoint = None;
+    if let Some(read) = last_checkpoint {
+        checkpoint = read.as_ref().and_then(|(_, bytes)| {
+            let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+            v.get("version")?.as_u64()
+        });
+        store.know_object(hint, read);
+    }
+    let listed = if complete {
+        store.know_listing(log.clone(), None, entries.clone());
+        entries
+    } else if let Some(c) = checkpoint {
+        // The log is longer than a page: list from the checkpoint on, as the kernel would.
+        let from = log.clone().join(format!("{c:020}"));
+        let inner = store.inner();
+        let rest: Result<Vec<ObjectMeta>, _> = inner
+            .list_with_offset(Some(&log), &from)
+            .try_collect()
+            .await;
+        match rest {
+            Ok(rest) => {
+                store.know_listing(log.clone(), Some(from), rest.clone());
+                rest
+            }
+            Err(_) => return,
+        }
+    } else {
+        return;
+    };
+    let target = match as_of {
+        Some(AsOf::Version(v)) => u64::try_from(v).ok(),
+        _ => None,
+    };
+    store.read_ahead(to_read(&log, &listed, target)).await;
 }
 
 fn kernel_error(table: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -151,15 +364,13 @@ fn keep(seen: &mut Vec<Seen>, f: ScanFile) {
 }
 
 fn read(
-    store: std::sync::Arc<dyn object_store::ObjectStore>,
+    store: Arc<WholeObjects>,
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
 ) -> Result<Snapshot, Error> {
     let err = |e| kernel_error(arg, e);
-    // Each log object read once, whole (see `whole`).
-    let store: std::sync::Arc<dyn object_store::ObjectStore> =
-        std::sync::Arc::new(super::whole::WholeObjects::new(store));
+    let store: Arc<dyn ObjectStore> = store;
     let engine = DefaultEngineBuilder::new(store).build();
     let root = url.as_str();
     let latest = || {
@@ -302,4 +513,103 @@ fn no_such(table: &str, asked: String) -> Error {
         asked,
     }
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(names: &[&str]) -> Vec<ObjectMeta> {
+        names
+            .iter()
+            .map(|n| ObjectMeta {
+                location: StorePath::from(format!("t/_delta_log/{n}")),
+                last_modified: Default::default(),
+                size: 10,
+                e_tag: None,
+                version: None,
+            })
+            .collect()
+    }
+
+    fn names(read: &[ObjectMeta]) -> Vec<&str> {
+        read.iter()
+            .map(|m| m.location.filename().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn log_names_are_read_by_version_and_kind() {
+        let v = |n: &str| log_name(n);
+        assert_eq!(v("00000000000000000003.json"), Some((3, LogName::Commit)));
+        assert_eq!(v("00000000000000000003.crc"), Some((3, LogName::Crc)));
+        assert_eq!(
+            v("00000000000000000010.checkpoint.parquet"),
+            Some((10, LogName::Checkpoint))
+        );
+        assert_eq!(
+            v("00000000000000000010.checkpoint.0000000002.0000000003.parquet"),
+            Some((10, LogName::Part(2, 3)))
+        );
+        assert_eq!(
+            v("00000000000000000010.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json"),
+            Some((10, LogName::Checkpoint))
+        );
+        for other in [
+            "_last_checkpoint",
+            "00000000000000000003.00000000000000000005.compacted.json",
+            "0000000000000000003.json",
+            "0000000000000000000x.json",
+            "00000000000000000003.json.tmp",
+            "é",
+        ] {
+            assert_eq!(v(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_newest_complete_checkpoint_and_the_commits_after_it_are_read_ahead() {
+        let log = StorePath::from("t/_delta_log");
+        let listed = listing(&[
+            "00000000000000000000.json",
+            "00000000000000000001.json",
+            "00000000000000000002.checkpoint.parquet",
+            "00000000000000000002.json",
+            "00000000000000000003.json",
+            // A multi-part checkpoint with a part missing is not one.
+            "00000000000000000004.checkpoint.0000000001.0000000002.parquet",
+            "00000000000000000004.json",
+            "00000000000000000004.crc",
+            "00000000000000000003.crc",
+            "_last_checkpoint",
+            "_sidecars/00000000000000000001.json",
+        ]);
+        assert_eq!(
+            names(&to_read(&log, &listed, None)),
+            [
+                "00000000000000000002.checkpoint.parquet",
+                "00000000000000000003.json",
+                "00000000000000000004.json",
+                "00000000000000000004.crc",
+            ]
+        );
+        // An older version: its own commits and checksum.
+        assert_eq!(
+            names(&to_read(&log, &listed, Some(1))),
+            ["00000000000000000000.json", "00000000000000000001.json"]
+        );
+        let mut whole = listed.clone();
+        whole.extend(listing(&[
+            "00000000000000000004.checkpoint.0000000002.0000000002.parquet",
+        ]));
+        assert_eq!(
+            names(&to_read(&log, &whole, None)),
+            [
+                "00000000000000000004.checkpoint.0000000001.0000000002.parquet",
+                "00000000000000000004.crc",
+                "00000000000000000004.checkpoint.0000000002.0000000002.parquet",
+            ]
+        );
+        assert!(to_read(&log, &[], None).is_empty());
+    }
 }

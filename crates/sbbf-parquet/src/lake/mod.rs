@@ -318,15 +318,21 @@ pub struct Opened {
 ///
 /// Under an object-store URL that names a prefix (it ends in `/`, or its last name has no
 /// extension) the same is asked of the store: the first page of `_delta_log/` and of
-/// `metadata/`, two requests in one round trip. A URL naming an object (`.../f.parquet`) and a
-/// web server's URL (which cannot be listed) are never tables.
+/// `metadata/`, and `_delta_log/_last_checkpoint`, three requests in one round trip (what they
+/// answer for a Delta table is the start of reading its log). A URL naming an object
+/// (`.../f.parquet`) and a web server's URL (which cannot be listed) are never tables.
 pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
-    detect_in(None, arg).await
+    Ok(detect_in(None, arg).await?.map(|(format, _)| format))
 }
 
-async fn detect_in(root: Option<&StoreRoot>, arg: &str) -> Result<Option<Format>, Error> {
+/// What kind of table `arg` is, and for a Delta table on a store what its detection learnt
+/// of the log.
+async fn detect_in(
+    root: Option<&StoreRoot>,
+    arg: &str,
+) -> Result<Option<(Format, Option<delta::LogLook>)>, Error> {
     if arg.ends_with(".metadata.json") {
-        return Ok(Some(Format::Iceberg));
+        return Ok(Some((Format::Iceberg, None)));
     }
     if object::is_remote_url(arg) {
         return detect_remote(root, arg).await;
@@ -336,11 +342,11 @@ async fn detect_in(root: Option<&StoreRoot>, arg: &str) -> Result<Option<Format>
         return Ok(None);
     }
     if p.join("_delta_log").is_dir() {
-        return Ok(Some(Format::Delta));
+        return Ok(Some((Format::Delta, None)));
     }
     let meta = p.join("metadata");
     if meta.is_dir() && iceberg::has_metadata_files(&meta) {
-        return Ok(Some(Format::Iceberg));
+        return Ok(Some((Format::Iceberg, None)));
     }
     Ok(None)
 }
@@ -357,7 +363,10 @@ fn names_a_prefix(url: &str) -> bool {
     !last.contains('.') && !last.contains(['*', '?', '['])
 }
 
-async fn detect_remote(root: Option<&StoreRoot>, arg: &str) -> Result<Option<Format>, Error> {
+async fn detect_remote(
+    root: Option<&StoreRoot>,
+    arg: &str,
+) -> Result<Option<(Format, Option<delta::LogLook>)>, Error> {
     use futures::StreamExt;
     if !names_a_prefix(arg) {
         return Ok(None);
@@ -384,7 +393,7 @@ async fn detect_remote(root: Option<&StoreRoot>, arg: &str) -> Result<Option<For
     };
     // The first page of each: a Delta log holds at least one object; an Iceberg metadata
     // folder a metadata file or a version hint (its names sort first: 00000-..., v1...).
-    let delta = async { store.list(Some(&log)).next().await.transpose() };
+    let delta = delta::look(&store, log);
     let iceberg = async {
         let mut found = false;
         let mut names = store.list(Some(&meta)).take(1000);
@@ -398,11 +407,12 @@ async fn detect_remote(root: Option<&StoreRoot>, arg: &str) -> Result<Option<For
         Ok::<bool, object_store::Error>(found)
     };
     let (delta, iceberg) = futures::future::join(delta, iceberg).await;
-    if delta.map_err(listed)?.is_some() {
-        return Ok(Some(Format::Delta));
+    let delta = delta.map_err(listed)?;
+    if !delta.entries.is_empty() {
+        return Ok(Some((Format::Delta, Some(delta))));
     }
     if iceberg.map_err(listed)? {
-        return Ok(Some(Format::Iceberg));
+        return Ok(Some((Format::Iceberg, None)));
     }
     Ok(None)
 }
@@ -431,7 +441,7 @@ pub async fn snapshot_in(
         (Some(r), true) => Some(r),
         _ => None,
     };
-    let Some(format) = detect_in(root.as_ref(), arg).await? else {
+    let Some((format, look)) = detect_in(root.as_ref(), arg).await? else {
         return match lake.as_of {
             Some(_) => Err(LakeError::NotATable {
                 path: arg.to_string(),
@@ -447,7 +457,7 @@ pub async fn snapshot_in(
     };
     let url = location::table_url(arg)?;
     let snap = match format {
-        Format::Delta => delta::snapshot(&root, arg, &url, lake.as_of).await?,
+        Format::Delta => delta::snapshot(&root, arg, &url, lake.as_of, look).await?,
         Format::Iceberg => iceberg::snapshot(&root, arg, &url, lake.as_of).await?,
     };
     Ok(Some(snap))
