@@ -116,7 +116,7 @@ fn literal(e: &Expr) -> Option<Literal> {
 }
 
 /// [`literal`] of a scalar.
-fn scalar_literal(v: &ScalarValue) -> Option<Literal> {
+pub(crate) fn scalar_literal(v: &ScalarValue) -> Option<Literal> {
     if v.is_null() {
         return None;
     }

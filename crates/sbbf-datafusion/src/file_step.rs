@@ -26,7 +26,7 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use object_store::ObjectStore;
-use sbbf_parquet::prune::{predicate_columns, PreparedPredicate};
+use sbbf_parquet::prune::{predicate_columns, Predicate, PreparedPredicate};
 use sbbf_parquet::read::async_driver::REMOTE_POLICY;
 use sbbf_parquet::source::object::ObjectReader;
 use sbbf_parquet::IoPolicy;
@@ -196,8 +196,9 @@ pub(crate) struct Step<'a> {
     pub(crate) metrics: &'a Metrics,
     /// How a lake table's files name its columns, when not as the table does.
     pub(crate) columns: Option<&'a Columns>,
-    /// A lake table's per-file bounds, from its snapshot.
-    pub(crate) bounds: Option<&'a FileBounds>,
+    /// A lake table's per-file bounds, from its snapshot, and the scan's filters over the
+    /// table's columns to test them with.
+    pub(crate) bounds: Option<(&'a FileBounds, &'a Predicate)>,
 }
 
 impl Step<'_> {
@@ -206,8 +207,8 @@ impl Step<'_> {
     pub(crate) async fn plan(&self, file: PartitionedFile) -> Planned {
         let file = &file;
         // The snapshot's bounds first: a file they rule out costs no read at all.
-        if let (Some(bounds), Some(pred)) = (self.bounds, self.bloom) {
-            if bounds.rule_out(file, pred.predicate()) {
+        if let Some((bounds, pred)) = self.bounds {
+            if bounds.rule_out(file, pred) {
                 self.metrics.files_pruned_table_stats.add(1);
                 return Planned::Unread;
             }

@@ -10,6 +10,9 @@
 //! - **Files the table index rules out** for one scan ([`FilteredStore::without_dropped`],
 //!   [`hiding_url`]; `crate::index` says which), each only while its size is the one the
 //!   index recorded, counted as they are left out.
+//! - **Only these files** ([`snapshot_url`]): a lake table's snapshot files, or an
+//!   object-store prefix's files as listed once for the table; listings are answered from
+//!   them and the store is never listed again.
 
 use crate::index::Dropped;
 use datafusion::datasource::listing::ListingTableUrl;
@@ -44,8 +47,8 @@ enum Rule {
     Dropped(Arc<Dropped>),
     /// Only these objects, listed from here and not from the store: a lake table's snapshot
     /// files, as its log or manifests describe them (the rest of its folder is files the
-    /// table removed or never committed, and its log; a listing of it would cost a request
-    /// per 1,000 names on an object store).
+    /// table removed or never committed, and its log), or a prefix's files as the table
+    /// listed them once (a listing costs a request per 1,000 names on an object store).
     Only(Arc<Vec<ObjectMeta>>),
 }
 
@@ -273,9 +276,9 @@ pub(crate) fn visible_url(
     register_view(env, table, view, "visible")
 }
 
-/// Registers a view of `store` (the store of `table`) whose listings are `files`, the files
-/// of a lake table's snapshot (the store is never listed), and returns the table's URL
-/// through it (see [`register_view`]).
+/// Registers a view of `store` (the store of `table`) whose listings are `files` (a lake
+/// table's snapshot files, or a prefix's as listed once; the store is never listed), and
+/// returns the table's URL through it (see [`register_view`]).
 pub(crate) fn snapshot_url(
     env: &datafusion::execution::runtime_env::RuntimeEnv,
     table: &ListingTableUrl,

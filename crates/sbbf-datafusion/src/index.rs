@@ -38,9 +38,22 @@ pub(crate) enum Asked {
 }
 
 /// The files under `root` the index proves `pred` false for in every row group, keyed by
-/// their object path under `table` (as DataFusion's listing names them).
-pub(crate) async fn ask(root: &Root, table: &ListingTableUrl, pred: &Predicate) -> Asked {
-    let (listing, loaded) = futures::future::join(root.list(), root.load()).await;
+/// their object path under `table` (as DataFusion's listing names them). `listed`: the
+/// table's files as its own listing found them (the one listing of an object-store prefix,
+/// which the scan lists from too); without it, the root is listed now.
+pub(crate) async fn ask(
+    root: &Root,
+    listed: Option<&[Listed]>,
+    table: &ListingTableUrl,
+    pred: &Predicate,
+) -> Asked {
+    let (listing, loaded) = match listed {
+        Some(l) => (Ok(std::borrow::Cow::Borrowed(l)), root.load().await),
+        None => {
+            let (l, loaded) = futures::future::join(root.list(), root.load()).await;
+            (l.map(std::borrow::Cow::Owned), loaded)
+        }
+    };
     let Ok(listing) = listing else {
         // The scan's own listing will say what is wrong.
         return Asked::Nothing;

@@ -105,8 +105,17 @@ impl SbbfSource {
 
     /// The same source, asking the table's index (`root`, the table at `table`) which files a
     /// join's keys rule out: those are dropped before their filters are read.
-    pub(crate) fn with_index(mut self, root: sbbf_index::Root, table: ListingTableUrl) -> Self {
-        self.index = Some(Arc::new(JoinIndex { root, table }));
+    pub(crate) fn with_index(
+        mut self,
+        root: sbbf_index::Root,
+        listed: Option<Arc<Vec<sbbf_index::Listed>>>,
+        table: ListingTableUrl,
+    ) -> Self {
+        self.index = Some(Arc::new(JoinIndex {
+            root,
+            listed,
+            table,
+        }));
         self
     }
 
@@ -480,6 +489,8 @@ struct Prepared {
 #[derive(Debug)]
 pub(crate) struct JoinIndex {
     root: sbbf_index::Root,
+    /// The table's files as its listing found them, when it keeps them (see `crate::index::ask`).
+    listed: Option<Arc<Vec<sbbf_index::Listed>>>,
     table: ListingTableUrl,
 }
 
@@ -574,7 +585,14 @@ impl Shared {
             let mut slot = pred.dropped.lock().await;
             if slot.is_none() {
                 *slot = Some(
-                    match ask(&ix.root, &ix.table, pred.predicate.predicate()).await {
+                    match ask(
+                        &ix.root,
+                        ix.listed.as_deref().map(|l| l.as_slice()),
+                        &ix.table,
+                        pred.predicate.predicate(),
+                    )
+                    .await
+                    {
                         Asked::Drop(d) => Some(Arc::new(d)),
                         // A damaged index is reported by the table's own scans; here it is
                         // only not used.

@@ -15,7 +15,7 @@
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
@@ -58,7 +58,7 @@ impl Columns {
         let columns = snap
             .columns
             .iter()
-            .filter(|c| !snap.partition_columns.contains(&c.name))
+            .filter(|c| !in_no_file(snap, c))
             .cloned()
             .collect();
         Some(Columns {
@@ -147,7 +147,7 @@ impl Columns {
             let Some(c) = self.column(top) else {
                 return true;
             };
-            if nested && self.mapped {
+            if nested && (self.mapped || c.inner_renamed) {
                 return false;
             }
             let by_table = self.find(c, file).map(|f| f.name().as_str());
@@ -174,15 +174,24 @@ impl Columns {
 pub(crate) struct FileBounds(HashMap<object_store::path::Path, Vec<Bounds>>);
 
 impl FileBounds {
-    /// The bounds of `snap`'s files (whose store locations `root` gives), or `None` when no
-    /// file has any.
-    pub(crate) fn of(snap: &Snapshot, root: &StoreRoot) -> Result<Option<FileBounds>> {
-        let mut by_location = HashMap::new();
+    /// The bounds of `snap`'s files (whose store locations `root` gives), with their
+    /// partition values' (`partitions`), or `None` when no file has any.
+    pub(crate) fn of(
+        snap: &Snapshot,
+        root: &StoreRoot,
+        partitions: Option<&PartitionValues>,
+    ) -> Result<Option<FileBounds>> {
+        let mut by_location: HashMap<object_store::path::Path, Vec<Bounds>> = HashMap::new();
         for f in snap.files.iter().filter(|f| !f.bounds.is_empty()) {
             let at = root
                 .path_of(&f.url)
                 .map_err(|e| DataFusionError::External(Box::new(e)))?;
             by_location.insert(at, f.bounds.clone());
+        }
+        for (at, bounds) in partitions.into_iter().flat_map(|p| p.bounds()) {
+            if !bounds.is_empty() {
+                by_location.entry(at.clone()).or_default().extend(bounds);
+            }
         }
         Ok((!by_location.is_empty()).then_some(FileBounds(by_location)))
     }
@@ -208,6 +217,119 @@ fn may_match(p: &Predicate, bounds: &[Bounds]) -> bool {
         Predicate::In(c, vs) => vs.iter().any(|v| holds(c, v)),
         Predicate::And(ps) => ps.iter().all(|p| may_match(p, bounds)),
         Predicate::Or(ps) => ps.iter().any(|p| may_match(p, bounds)),
+    }
+}
+
+/// A Delta table's partition values by file, from its log. The folders its writers lay files
+/// in only encode them, and lossily: a null is a sentinel name (`__HIVE_DEFAULT_PARTITION__`),
+/// an empty string is null, and `=`, `/`, `%` in a value are escaped (DataFusion, building a
+/// listing prefix from `p = 'c=d'`, missed such folders). So a scan takes each file's values
+/// from here, never from its folder names, and filters on partition columns are evaluated on
+/// those values (files ruled out by `=` and `IN`, through [`FileBounds`]).
+#[derive(Debug)]
+pub(crate) struct PartitionValues {
+    /// The partition columns, as the scan declares them.
+    columns: Vec<(String, DataType)>,
+    by_location: HashMap<object_store::path::Path, Vec<ScalarValue>>,
+}
+
+impl PartitionValues {
+    /// The values of `snap`'s files (whose store locations `root` gives) for `columns`, typed
+    /// as declared; `None` for a table without partition columns.
+    pub(crate) fn of(
+        snap: &Snapshot,
+        root: &StoreRoot,
+        columns: &[(String, DataType)],
+    ) -> Result<Option<PartitionValues>> {
+        if columns.is_empty() {
+            return Ok(None);
+        }
+        let mut by_location = HashMap::with_capacity(snap.files.len());
+        for f in &snap.files {
+            let at = root
+                .path_of(&f.url)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            let values = columns
+                .iter()
+                .map(|(name, ty)| {
+                    let text = f
+                        .partition
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .and_then(|(_, v)| v.as_deref());
+                    match text {
+                        // Delta writes a null, an empty string and empty binary alike as
+                        // null. DataFusion declares partition columns non-nullable, and
+                        // folds `p IS NULL` to false on that word: refused, not miscounted.
+                        None | Some("") => Err(DataFusionError::External(Box::new(
+                            sbbf_parquet::Error::from(sbbf_parquet::LakeError::Unsupported {
+                                format: Format::Delta.name(),
+                                table: snap.location.clone(),
+                                feature: format!(
+                                    "null (or empty) values of partition column `{name}` in a \
+                                     query (DataFusion takes partition columns as never null); \
+                                     Python's read_table reads them"
+                                ),
+                            }),
+                        ))),
+                        Some(v) => ScalarValue::try_from_string(v.to_string(), ty).map_err(|e| {
+                            DataFusionError::Plan(format!(
+                                "{}: partition value {v:?} of column `{name}` of {} is no {ty}: {e}",
+                                snap.location, f.url
+                            ))
+                        }),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            by_location.insert(at, values);
+        }
+        Ok(Some(PartitionValues {
+            columns: columns.to_vec(),
+            by_location,
+        }))
+    }
+
+    /// Whether `e` reads a partition column.
+    pub(crate) fn touches(&self, e: &datafusion::logical_expr::Expr) -> bool {
+        e.column_refs()
+            .iter()
+            .any(|c| self.columns.iter().any(|(n, _)| *n == c.name))
+    }
+
+    /// `file` with its values from the log (an error for a file the log does not name).
+    pub(crate) fn set(&self, file: &mut PartitionedFile) -> Result<()> {
+        let values = self
+            .by_location
+            .get(&file.object_meta.location)
+            .ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "no partition values for {}",
+                    file.object_meta.location
+                ))
+            })?;
+        file.partition_values = values.clone();
+        Ok(())
+    }
+
+    /// Each file's values as bounds (a value is its own minimum and maximum; a null rules
+    /// nothing out).
+    fn bounds(&self) -> impl Iterator<Item = (&object_store::path::Path, Vec<Bounds>)> {
+        self.by_location.iter().map(|(at, values)| {
+            let bounds = self
+                .columns
+                .iter()
+                .zip(values)
+                .filter_map(|((name, _), v)| {
+                    let lit = crate::expr::scalar_literal(v)?;
+                    Some(Bounds {
+                        column: name.clone(),
+                        min: Some(lit.clone()),
+                        max: Some(lit),
+                    })
+                })
+                .collect();
+            (at, bounds)
+        })
     }
 }
 
@@ -314,17 +436,20 @@ fn kept_rows(start: u64, end: u64, gone: &[u64]) -> RowSelection {
     RowSelection::from(selectors)
 }
 
+/// Whether column `c` of `snap` is in no data file: a Delta partition column (its values are
+/// in the log). Iceberg's partition fields are computed from columns the files hold, and
+/// may share their names (an identity partition of `p` is called `p` by default).
+fn in_no_file(snap: &Snapshot, c: &LakeColumn) -> bool {
+    snap.format == Format::Delta && snap.partition_columns.contains(&c.name)
+}
+
 /// The schema of a lake table's data files (its columns but the partition columns), in the
 /// table's order and typed as its snapshot types them: no footer is read to learn it. `None`
 /// when a column's type is not a primitive one this knows (nested types): the footers tell
 /// then. Strings and binaries are read as the view types when `views` (DataFusion's default).
 pub(crate) fn snapshot_schema(snap: &Snapshot, views: bool) -> Option<Schema> {
     let mut fields = Vec::with_capacity(snap.columns.len());
-    for c in snap
-        .columns
-        .iter()
-        .filter(|c| !snap.partition_columns.contains(&c.name))
-    {
+    for c in snap.columns.iter().filter(|c| !in_no_file(snap, c)) {
         let t = match arrow_type(snap.format, c.data_type.as_deref()?)? {
             DataType::Utf8 if views => DataType::Utf8View,
             DataType::Binary if views => DataType::BinaryView,
@@ -408,7 +533,7 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
                 };
                 let name = match cols.find(c, &physical_file_schema) {
                     Some(pf) => {
-                        if cols.mapped && pf.data_type().is_nested() {
+                        if (cols.mapped || c.inner_renamed) && pf.data_type().is_nested() {
                             nested.insert(f.name().clone());
                         }
                         pf.name().clone()
@@ -448,7 +573,9 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
 struct FileColumns {
     /// Table name -> the file's name for it.
     renamed: HashMap<String, String>,
-    /// Nested columns whose inner fields the file names by physical names: not read yet.
+    /// Nested columns whose inner fields the file may name otherwise than the table (Delta
+    /// physical names; Iceberg fields renamed or replaced since): not read yet, since
+    /// DataFusion matches inner fields by name (a renamed one would read as null).
     nested: HashSet<String>,
     columns: Arc<Columns>,
     inner: Arc<dyn PhysicalExprAdapter>,
@@ -462,10 +589,13 @@ impl PhysicalExprAdapter for FileColumns {
                     return Ok(Transformed::no(e));
                 };
                 if self.nested.contains(c.name()) {
-                    return Err(self.columns.refuse(format!(
-                        "column mapping inside a nested column (`{}`)",
-                        c.name()
-                    )));
+                    let why = match self.columns.format {
+                        Format::Delta => "column mapping inside a nested column",
+                        Format::Iceberg => {
+                            "a nested column whose inner fields were renamed or replaced"
+                        }
+                    };
+                    return Err(self.columns.refuse(format!("{why} (`{}`)", c.name())));
                 }
                 Ok(match self.renamed.get(c.name()) {
                     Some(to) => Transformed::yes(Arc::new(Column::new(to, c.index())) as _),
@@ -524,6 +654,40 @@ mod tests {
         // A column in no file is typed from the table; an unknown type is refused.
         let t = cols.table_schema(&seen).unwrap();
         assert_eq!(t.field(2).data_type(), &DataType::Int64);
+    }
+
+    #[test]
+    fn a_struct_whose_inner_fields_were_renamed_is_refused_not_read_as_null() {
+        let mut cols = iceberg(&[("id", 1), ("s", 4)]);
+        cols.columns[1].inner_renamed = true;
+        let cols = Arc::new(cols);
+        let inner = |name: &str| {
+            DataType::Struct(Fields::from(vec![Field::new(name, DataType::Int32, true)
+                .with_metadata(HashMap::from([(
+                    PARQUET_FIELD_ID_META_KEY.to_string(),
+                    "5".to_string(),
+                )]))]))
+        };
+        let s = |name: &str| {
+            Field::new("s", inner(name), true).with_metadata(HashMap::from([(
+                PARQUET_FIELD_ID_META_KEY.to_string(),
+                "4".to_string(),
+            )]))
+        };
+        // Written as `s.a`, renamed `s.b` since.
+        let file = Arc::new(Schema::new(vec![with_id("id", 1), s("a")]));
+        let table = Arc::new(Schema::new(vec![with_id("id", 1), s("b")]));
+        assert!(!cols.same_names(&file, ["s.b"].into_iter()));
+        assert!(cols.same_names(&file, ["id"].into_iter()));
+        let adapter = ByTableColumns(Arc::clone(&cols))
+            .create(Arc::clone(&table), file)
+            .unwrap();
+        let err = adapter
+            .rewrite(Arc::new(Column::new("s", 1)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("inner fields were renamed"), "{err}");
+        assert!(adapter.rewrite(Arc::new(Column::new("id", 0))).is_ok());
     }
 
     #[test]

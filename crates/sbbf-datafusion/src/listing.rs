@@ -200,6 +200,8 @@ pub(crate) struct TableFiles {
     pub(crate) bounds: Option<Arc<crate::lake::FileBounds>>,
     /// A lake table's file schema as its snapshot types it, when it can (no footer read).
     pub(crate) schema: Option<SchemaRef>,
+    /// A Delta table's partition values by file, from its log (not its folder names).
+    pub(crate) partition_values: Option<Arc<crate::lake::PartitionValues>>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -252,13 +254,26 @@ pub(crate) async fn list_table(
                     .into_iter()
                     .filter(|m| !crate::filtered::hidden_below(url.prefix(), &m.location))
                     .collect();
-                let table_url = if files.len() < before {
+                let cannot = |what: &str| {
+                    datafusion::common::DataFusionError::Plan(format!(
+                        "{path}: cannot list it {what}"
+                    ))
+                };
+                let table_url = if sbbf_parquet::source::object::is_remote_url(path) {
+                    // A prefix is listed once per table: its scans, the index's check and
+                    // `--stats` list these files through a view that answers from them (a
+                    // listing costs a request per 1,000 names). What changes after this
+                    // listing is not seen: the query reads the prefix as listed here.
+                    crate::filtered::snapshot_url(
+                        state.runtime_env(),
+                        url,
+                        Arc::clone(&store),
+                        files.clone(),
+                    )
+                    .ok_or_else(|| cannot("once"))?
+                } else if files.len() < before {
                     crate::filtered::visible_url(state.runtime_env(), url, Arc::clone(&store))
-                        .ok_or_else(|| {
-                            datafusion::common::DataFusionError::Plan(format!(
-                                "{path}: cannot list it without its hidden files"
-                            ))
-                        })?
+                        .ok_or_else(|| cannot("without its hidden files"))?
                 } else {
                     url.clone()
                 };
@@ -305,6 +320,7 @@ pub(crate) async fn list_table(
         deleted: None,
         bounds: None,
         schema: None,
+        partition_values: None,
     })
 }
 
@@ -419,7 +435,8 @@ async fn lake_table(
         crate::lake::Columns::of(&snap, path).map(Arc::new),
     );
     let warnings = snap.notes.iter().map(|n| format!("{path}: {n}")).collect();
-    let bounds = crate::lake::FileBounds::of(&snap, &at)?.map(Arc::new);
+    let partition_values = crate::lake::PartitionValues::of(&snap, &at, &partitions)?;
+    let bounds = crate::lake::FileBounds::of(&snap, &at, partition_values.as_ref())?.map(Arc::new);
     let views = state
         .config_options()
         .execution
@@ -438,6 +455,7 @@ async fn lake_table(
         deleted: crate::lake::Deleted::of(snap, at)?.map(Arc::new),
         bounds,
         schema,
+        partition_values: partition_values.map(Arc::new),
     })
 }
 

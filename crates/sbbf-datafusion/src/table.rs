@@ -6,7 +6,7 @@ use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
 use crate::filtered::{hiding_url, FilteredStore};
 use crate::index::{ask, Asked, Dropped};
 use crate::join::SbbfSource;
-use crate::lake::{ByTableColumns, Columns, Deleted, FileBounds};
+use crate::lake::{ByTableColumns, Columns, Deleted, FileBounds, PartitionValues};
 use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
@@ -87,12 +87,20 @@ pub struct SbbfTable {
     /// Files scans left out by those bounds, footers unread: counted as holding no row group
     /// (object path -> size, 0).
     unread: Mutex<Dropped>,
+    /// A Delta table's partition values by file, from its log: scans take them instead of
+    /// DataFusion's reading of folder names, and filters on them are not DataFusion's
+    /// listing's to apply.
+    partition_values: Option<Arc<PartitionValues>>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
 #[derive(Debug)]
 struct TableIndex {
     root: sbbf_index::Root,
+    /// The table's files as its one listing found them (an object-store prefix: the scans
+    /// list from the same files, see `crate::listing`); `None` for a local directory, listed
+    /// when asked.
+    listed: Option<Arc<Vec<sbbf_index::Listed>>>,
     /// The files' own schema (without partition columns), for the listing tables of scans.
     file_schema: SchemaRef,
     /// Why the index was ignored, once.
@@ -115,7 +123,9 @@ impl SbbfTable {
     /// with `_` or `.` below it (`_temporary/`, `.hidden`: Spark's, Hive's and pyarrow's
     /// rule); its schema merges all its files' (strings and binaries of different kinds
     /// read as the view type), a glob's is its first file's (as DataFusion's). A footer that
-    /// cannot be read is an error naming its file.
+    /// cannot be read is an error naming its file. An object-store prefix is listed once,
+    /// here: the table's scans read the files as listed then (make the table again to see
+    /// files added since).
     pub async fn try_new(state: &dyn Session, path: &str) -> Result<SbbfTable> {
         SbbfTable::with_pruning(state, path, true).await
     }
@@ -202,12 +212,20 @@ impl SbbfTable {
             deleted,
             bounds,
             schema: typed,
+            partition_values,
         } = list_table(state, path, &url, &options.file_extension, lake).await?;
         // A directory or prefix may have an index; anything else has none. A lake table's
-        // index is not used by queries yet.
+        // index is not used by queries yet. A prefix's root reads through the session's
+        // store, and is known to be no lake table (found so above: not asked again).
         let root = match sbbf_index::Root::open(path) {
             Ok(Some(root)) if enabled && use_index && url.is_collection() && table.is_none() => {
-                Some(root)
+                Some(match root {
+                    sbbf_index::Root::Store { prefix, .. } => {
+                        sbbf_index::Root::from_store(path, Arc::clone(&store), prefix)
+                    }
+                    local => local,
+                })
+                .map(|r| r.with_lake(lake.clone()).with_snapshot(None))
             }
             _ => None,
         };
@@ -254,13 +272,21 @@ impl SbbfTable {
                 .as_ref()
                 .is_some_and(|s| s.field_with_name(name).is_ok())
         };
-        if !partitions.is_empty() && !partitions.iter().any(|(n, _)| clash(n)) {
+        let partitioned = !partitions.is_empty() && !partitions.iter().any(|(n, _)| clash(n));
+        if partitioned {
             if let Some(options) = config.options.take() {
                 config.options = Some(options.with_table_partition_cols(partitions));
             }
         }
+        let partition_values = partition_values.filter(|_| partitioned);
         let index = match root {
             Some(root) => config.file_schema.clone().map(|file_schema| TableIndex {
+                listed: match &root {
+                    sbbf_index::Root::Store { .. } => {
+                        Some(Arc::new(root.listed_objects(files.clone())))
+                    }
+                    sbbf_index::Root::Local { .. } => None,
+                },
                 root,
                 file_schema,
                 warning: Default::default(),
@@ -282,6 +308,7 @@ impl SbbfTable {
             deleted,
             bounds,
             unread: Default::default(),
+            partition_values,
         })
     }
 
@@ -361,7 +388,14 @@ impl SbbfTable {
         let [table_url] = self.inner.table_paths().as_slice() else {
             return None;
         };
-        let dropped = match ask(&ix.root, table_url, &pred).await {
+        let dropped = match ask(
+            &ix.root,
+            ix.listed.as_deref().map(|l| l.as_slice()),
+            table_url,
+            &pred,
+        )
+        .await
+        {
             Asked::Nothing => return None,
             Asked::Ignored(why) => {
                 let _ = ix.warning.set(why);
@@ -423,6 +457,7 @@ impl SbbfTable {
             deleted: None,
             bounds: None,
             unread: Default::default(),
+            partition_values: None,
         }
     }
 
@@ -477,9 +512,8 @@ impl SbbfTable {
             if self.exact_statistics() {
                 return Ok(plan);
             }
-            let groups = self
-                .without_deleted(&store, &cache, config.file_groups.clone())
-                .await?;
+            let groups = self.with_partition_values(config.file_groups.clone())?;
+            let groups = self.without_deleted(&store, &cache, groups).await?;
             let config = FileScanConfigBuilder::from(config.clone())
                 .with_file_groups(groups)
                 .build();
@@ -492,13 +526,18 @@ impl SbbfTable {
         // With an index, the join's keys are asked of it first: files it rules out are
         // dropped unread.
         if let (Some(ix), [table_url]) = (&self.index, self.inner.table_paths().as_slice()) {
-            source = source.with_index(ix.root.clone(), table_url.clone());
+            source = source.with_index(ix.root.clone(), ix.listed.clone(), table_url.clone());
         }
         let source: Arc<dyn FileSource> = Arc::new(source);
         // The files' own columns: a filter on a partition column (`year=2024/`) is not in
         // any file, and leaves the rest of an AND to be tested.
         // Prepared: its key sets are hashed once for all the scan's files.
         let bloom = predicate(filters, config.file_schema()).map(PreparedPredicate::new);
+        // The snapshot's bounds are the table's columns' (partition columns included).
+        let table_pred = match &self.bounds {
+            Some(_) => predicate(filters, &self.inner.schema()),
+            None => None,
+        };
         // Statistics first: the row groups min/max rule out cost no filter read.
         let stats = if state.config_options().execution.parquet.pruning {
             StatsStep::new(
@@ -518,7 +557,7 @@ impl SbbfTable {
             stats: stats.as_ref(),
             metrics: &metrics,
             columns: self.columns.as_deref(),
-            bounds: self.bounds.as_deref(),
+            bounds: self.bounds.as_deref().zip(table_pred.as_ref()),
         };
         let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {
@@ -564,6 +603,7 @@ impl SbbfTable {
                 )
             })
             .collect();
+        let groups = self.with_partition_values(groups)?;
         let groups = self.without_deleted(&store, &cache, groups).await?;
         let config = FileScanConfigBuilder::from(config.clone())
             .with_file_groups(groups)
@@ -579,9 +619,30 @@ impl SbbfTable {
     /// Whether the statistics DataFusion gathered from the files' footers are the table's:
     /// not where a lake table's files name its columns otherwise (a file's column of the
     /// same name may be another column of the table), nor where deletion vectors delete
-    /// rows the footers count.
+    /// rows the footers count, nor where partition values are the log's (DataFusion's
+    /// statistics of a partition column are its folder names').
     fn exact_statistics(&self) -> bool {
-        self.columns.is_none() && self.deleted.is_none()
+        self.columns.is_none() && self.deleted.is_none() && self.partition_values.is_none()
+    }
+
+    /// `groups` with each file's partition values from the table's log, when it keeps them
+    /// (a Delta table's: [`PartitionValues`]).
+    fn with_partition_values(&self, groups: Vec<FileGroup>) -> Result<Vec<FileGroup>> {
+        let Some(values) = &self.partition_values else {
+            return Ok(groups);
+        };
+        groups
+            .into_iter()
+            .map(|g| {
+                // Statistics are dropped with the folder names' values (see
+                // `exact_statistics`).
+                let mut files = g.into_inner();
+                for f in &mut files {
+                    values.set(f)?;
+                }
+                Ok(FileGroup::new(files))
+            })
+            .collect()
     }
 
     /// `groups` with the rows each file's deletion vector deletes left out of its access
@@ -680,7 +741,18 @@ impl TableProvider for SbbfTable {
         &self,
         filters: &[&Expr],
     ) -> Result<Vec<TableProviderFilterPushDown>> {
-        self.inner.supports_filters_pushdown(filters)
+        let mut support = self.inner.supports_filters_pushdown(filters)?;
+        // A filter on a Delta table's partition column is evaluated above the scan, on the
+        // values the scan takes from the log (DataFusion's listing would apply it to folder
+        // names).
+        if let Some(values) = &self.partition_values {
+            for (s, f) in support.iter_mut().zip(filters) {
+                if values.touches(f) && *s == TableProviderFilterPushDown::Exact {
+                    *s = TableProviderFilterPushDown::Inexact;
+                }
+            }
+        }
+        Ok(support)
     }
 
     fn statistics(&self) -> Option<Statistics> {
@@ -707,6 +779,21 @@ impl TableProvider for SbbfTable {
         args: ScanArgs<'a>,
     ) -> Result<ScanResult> {
         let filters = args.filters().unwrap_or(&[]);
+        // Filters on a Delta table's partition columns stay out of DataFusion's listing (it
+        // would match them against folder names; see [`PartitionValues`]): the scan's own
+        // steps and the filter above it see them.
+        let listed_filters: Vec<Expr>;
+        let args: ScanArgs<'_> = match &self.partition_values {
+            Some(values) if filters.iter().any(|f| values.touches(f)) => {
+                listed_filters = filters
+                    .iter()
+                    .filter(|f| !values.touches(f))
+                    .cloned()
+                    .collect();
+                args.with_filters(Some(&listed_filters))
+            }
+            _ => args,
+        };
         // A lake table's statistics are its snapshot's: DataFusion would read every file's
         // footer while planning to gather its own (a request per file on a store, even for
         // the files the snapshot's statistics then rule out).

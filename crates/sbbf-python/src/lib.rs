@@ -655,6 +655,7 @@ fn table_snapshot(
                     "physical": c.physical,
                     "field_id": c.field_id,
                     "earlier_names": c.earlier_names,
+                    "inner_renamed": c.inner_renamed,
                     "type": c.data_type,
                 })
             })

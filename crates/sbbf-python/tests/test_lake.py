@@ -220,3 +220,39 @@ def test_catalog_table_names_the_catalogs_current_metadata(lake):
     _same_rows(sbbf.read_table(meta), t.scan().to_arrow())
     with pytest.raises(sbbf.InputError, match="no table ns.nope"):
         sbbf.catalog_table(catalog, "ns.nope")
+
+
+def test_iceberg_struct_whose_inner_field_was_renamed_is_refused(tmp_path):
+    # pyiceberg writes `st.a`, renames it `st.b`, writes again: the first file holds the field
+    # under its old name. Matching inner fields by name would miss it there (a false "absent",
+    # nulls in a read), so a read or probe into `st` is refused; other columns read as usual.
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StructType
+
+    cat = SqlCatalog("default", uri=f"sqlite:///{tmp_path}/catalog.db",
+                     warehouse=f"file://{tmp_path}")
+    cat.create_namespace("ns")
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "st", StructType(NestedField(3, "a", LongType(),
+                                                                required=False)),
+                                required=False))
+    t = cat.create_table("ns.nested", schema=schema)
+
+    def batch(lo, hi, inner):
+        st = pa.array([{inner: i} for i in range(lo, hi)], pa.struct([(inner, pa.int64())]))
+        return pa.table({"id": pa.array(range(lo, hi), pa.int64()), "st": st})
+
+    t.append(batch(0, 10, "a"))
+    with t.update_schema() as u:
+        u.rename_column("st.a", "b")
+    t.append(batch(10, 20, "b"))
+    metadata = t.metadata_location.removeprefix("file://")
+    flags = {c["name"]: c["inner_renamed"] for c in sbbf.snapshot(metadata)["columns"]}
+    assert flags == {"id": False, "st": True}
+    with pytest.raises(sbbf.InputError, match="inner fields were renamed"):
+        sbbf.read_table(metadata)
+    with pytest.raises(sbbf.Error, match="renamed or replaced"):
+        sbbf.probe(metadata, "st.b", [3])
+    _same_rows(sbbf.read_table(metadata, columns=["id"]),
+               t.scan(selected_fields=("id",)).to_arrow())

@@ -719,3 +719,185 @@ fn a_query_reads_an_iceberg_table_through_its_catalog() {
     let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(row["n"], last["row_count"]);
 }
+
+/// Runs `script` with the Python of `tools/.venv` (deltalake, pyiceberg), the rest of `args`
+/// after it; its standard output as JSON. Fails without the venv.
+fn venv_json(script: &str, args: &[&str]) -> Value {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/.venv/bin/python");
+    assert!(
+        python.exists(),
+        "deltalake and pyiceberg are needed: run bash tools/setup/setup-venv.sh"
+    );
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Partition values whose folder names encode them lossily or awkwardly: a null and an empty
+/// string (both null to Delta, in the sentinel folder `__HIVE_DEFAULT_PARTITION__`, which is
+/// also a string a row may hold), `=`, `/`, `%`, `?`, `#`, a space, non-ASCII.
+const AWKWARD_VALUES: &str =
+    r#"["a b", "x/y", "c=d", "50%", "ü", None, "", "q?r#s", "__HIVE_DEFAULT_PARTITION__"]"#;
+
+/// The filters asked of tables partitioned by `p` holding [`AWKWARD_VALUES`].
+const AWKWARD_FILTERS: &[&str] = &[
+    "true",
+    "p = 'c=d'",
+    "p = 'x/y'",
+    "p = '50%'",
+    "p = 'q?r#s'",
+    "p = 'ü'",
+    "p IS NULL",
+    "p = ''",
+    "p = '__HIVE_DEFAULT_PARTITION__'",
+    "p IN ('a b', 'c=d')",
+    "p <> 'ü'",
+    "p = 'c=d' AND id > 10",
+];
+
+/// A Delta table's partition values are its log's, not its folder names' (the values a
+/// query sees, and the files `=` and `IN` leave out): every count is deltalake's SQL engine's,
+/// with our pruning and without. A table with null partition values is refused by name
+/// (DataFusion declares partition columns non-nullable).
+#[cfg(feature = "query")]
+#[test]
+fn delta_partition_values_are_the_logs_not_the_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    let table = table.to_str().unwrap();
+    let with_nulls = dir.path().join("n");
+    let with_nulls = with_nulls.to_str().unwrap();
+    let script = format!(
+        r#"
+import json, sys
+import pyarrow as pa
+from deltalake import DeltaTable, QueryBuilder, write_deltalake
+ids = list(range(90))
+for path, vals in ((sys.argv[1], [v for v in {AWKWARD_VALUES} if v]), (sys.argv[2], {AWKWARD_VALUES})):
+    t = pa.table({{"id": pa.array(ids, pa.int64()),
+                   "p": pa.array([vals[i % len(vals)] for i in ids], pa.string())}})
+    write_deltalake(path, t.slice(0, 45), partition_by=["p"])
+    write_deltalake(path, t.slice(45), partition_by=["p"], mode="append")
+out = {{}}
+dt = DeltaTable(sys.argv[1])
+for f in sys.argv[3:]:
+    r = pa.table(QueryBuilder().register("t", dt).execute(f"SELECT count(*) AS n FROM t WHERE {{f}}").read_all())
+    out[f] = r.column("n")[0].as_py()
+print(json.dumps(out))
+"#
+    );
+    let mut args = vec![table, with_nulls];
+    args.extend_from_slice(AWKWARD_FILTERS);
+    let theirs = venv_json(&script, &args);
+    for f in AWKWARD_FILTERS {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE {f}");
+        for extra in [&[][..], &["--no-sbbf"][..]] {
+            let ours = query_row(table, &sql, extra);
+            assert_eq!(ours["n"], theirs[f], "{f} {extra:?}");
+        }
+    }
+    // By value: each file's own, a folder shared by a null and a string holding the
+    // sentinel name included.
+    let out = sbbf(&[
+        "query",
+        table,
+        "SELECT p, count(*) AS n FROM t GROUP BY p ORDER BY p",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let groups: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let values: Vec<&str> = groups.iter().filter_map(|g| g["p"].as_str()).collect();
+    assert_eq!(
+        values,
+        [
+            "50%",
+            "__HIVE_DEFAULT_PARTITION__",
+            "a b",
+            "c=d",
+            "q?r#s",
+            "x/y",
+            "ü"
+        ]
+    );
+    let total: u64 = groups.iter().filter_map(|g| g["n"].as_u64()).sum();
+    assert_eq!(total, 90);
+
+    // Nulls (and empty strings, which Delta writes as nulls): DataFusion takes partition
+    // columns as never null (`p IS NULL` would be folded to false), so the table is refused
+    // by name rather than miscounted.
+    for sql in [
+        "SELECT count(*) AS n FROM t",
+        "SELECT count(*) AS n FROM t WHERE p IS NULL",
+    ] {
+        let out = sbbf(&["query", with_nulls, sql]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("null (or empty) values of partition column `p`"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// Iceberg data file locations are used as written: pyiceberg writes the partition folder of
+/// `x/y` as `p=x%2Fy` on disk, and so names it in the manifest. Every count is pyiceberg's.
+#[cfg(feature = "query")]
+#[test]
+fn iceberg_locations_with_escapes_are_read_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let script = format!(
+        r#"
+import json, sys
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyiceberg.catalog.sql import SqlCatalog
+root = sys.argv[1]
+vals = {AWKWARD_VALUES}
+ids = list(range(90))
+t = pa.table({{"id": pa.array(ids, pa.int64()),
+               "p": pa.array([vals[i % len(vals)] for i in ids], pa.string())}})
+cat = SqlCatalog("default", uri=f"sqlite:///{{root}}/catalog.db", warehouse=f"file://{{root}}")
+cat.create_namespace("ns")
+tbl = cat.create_table("ns.t", schema=t.schema)
+with tbl.update_spec() as u:
+    u.add_identity("p")
+tbl.append(t.slice(0, 45))
+tbl.append(t.slice(45))
+rows = tbl.scan().to_arrow().to_pylist()
+print(json.dumps({{"metadata": tbl.metadata_location.removeprefix("file://"), "rows": rows}}))
+"#
+    );
+    let theirs = venv_json(&script, &[root]);
+    let metadata = theirs["metadata"].as_str().unwrap();
+    let rows = theirs["rows"].as_array().unwrap();
+    let count = |want: &dyn Fn(&Value) -> bool| rows.iter().filter(|r| want(&r["p"])).count();
+    let is = |s: &'static str| move |v: &Value| v.as_str() == Some(s);
+    let cases: Vec<(&str, usize)> = vec![
+        ("true", rows.len()),
+        ("p = 'c=d'", count(&is("c=d"))),
+        ("p = 'x/y'", count(&is("x/y"))),
+        ("p = '50%'", count(&is("50%"))),
+        ("p = 'q?r#s'", count(&is("q?r#s"))),
+        ("p = 'ü'", count(&is("ü"))),
+        ("p IS NULL", count(&|v: &Value| v.is_null())),
+        ("p = ''", count(&is(""))),
+    ];
+    assert_eq!(rows.len(), 90);
+    for (f, n) in cases {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE {f}");
+        for extra in [&[][..], &["--no-sbbf"][..]] {
+            let ours = query_row(metadata, &sql, extra);
+            assert_eq!(ours["n"], n, "{f} {extra:?}");
+        }
+    }
+}

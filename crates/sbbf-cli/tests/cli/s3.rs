@@ -253,6 +253,15 @@ fn inspect_and_verify_take_object_store_urls_and_answer_as_local() {
     assert!(String::from_utf8_lossy(&one.stdout).contains("\"chunks\""));
 }
 
+/// The LIST requests among `requests` (moto's log lines).
+fn lists(requests: &[String]) -> Vec<String> {
+    requests
+        .iter()
+        .filter(|r| r.contains("list-type=2"))
+        .cloned()
+        .collect()
+}
+
 /// Uploads every file below `dir` (a lake table: data files, `_delta_log/`) under `prefix/`.
 fn upload_tree(moto: &Moto, bucket: &str, prefix: &str, dir: &std::path::Path) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -346,13 +355,6 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
         &|args| sbbf(&moto, args),
     );
     // The snapshot names the files: the data folder is never listed, only the log.
-    let lists = |requests: &[String]| -> Vec<String> {
-        requests
-            .iter()
-            .filter(|r| r.contains("list-type=2"))
-            .cloned()
-            .collect()
-    };
     let before = moto.requests().len();
     let out = sbbf(
         &moto,
@@ -488,4 +490,74 @@ fn a_query_reads_only_the_files_the_snapshot_statistics_leave() {
         .map(|r| r.split(' ').nth(1).unwrap_or_default())
         .collect();
     assert_eq!(data.len(), 1, "{data:#?}");
+}
+
+/// `sbbf query` of a prefix lists it once: the table's registration lists it, and its scans,
+/// the index's check and `--stats` take their files from that listing (before, a query over
+/// an indexed prefix listed it three times, more past DataFusion's listing cache). Answers as
+/// the same files on a local disk give.
+#[cfg(feature = "query")]
+#[test]
+fn a_query_lists_a_prefix_once() {
+    let moto = Moto::start();
+    moto.create_bucket("once");
+    let src = std::fs::read(repo().join("testdata/pa_ints.parquet")).unwrap();
+    let local = tempfile::tempdir().unwrap();
+    std::fs::create_dir(local.path().join("sub")).unwrap();
+    for name in ["a.parquet", "b.parquet", "sub/c.parquet"] {
+        moto.put("once", &format!("plain/{name}"), &src);
+        std::fs::write(local.path().join(name), &src).unwrap();
+    }
+    let local = local.path().to_string_lossy().into_owned();
+    let build = sbbf(&moto, &["index", "build", "s3://once/plain/", "-c", "i64"]);
+    assert_eq!(
+        build.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    let data_lists = |requests: &[String]| -> Vec<String> {
+        lists(requests)
+            .into_iter()
+            .filter(|r| {
+                !["_delta_log", "metadata", "_sbbf_index"]
+                    .iter()
+                    .any(|k| r.contains(k))
+            })
+            .collect()
+    };
+    for value in ["42", "-752296985104395475", "7"] {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE i64 = {value}");
+        for extra in [&["--stats"][..], &["--no-index"][..], &[][..]] {
+            let before = moto.requests().len();
+            let mut args = vec![
+                "query",
+                "s3://once/plain/",
+                sql.as_str(),
+                "--format",
+                "json",
+            ];
+            args.extend_from_slice(extra);
+            let out = sbbf(&moto, &args);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let requests = moto.requests();
+            let listed = data_lists(&requests[before..]);
+            assert_eq!(listed.len(), 1, "{args:?}: {listed:#?}");
+            args[1] = &local;
+            let here = Command::new(env!("CARGO_BIN_EXE_sbbf"))
+                .args(&args)
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&here.stdout),
+                "{args:?}"
+            );
+        }
+    }
 }

@@ -438,6 +438,9 @@ fn read(
             },
             field_id: f.column_mapping_id(),
             earlier_names: Vec::new(),
+            // Delta renames only under column mapping, where inner fields have physical
+            // names of their own (refused as such).
+            inner_renamed: false,
             data_type: Some(f.data_type().to_string()),
         })
         .collect();

@@ -168,6 +168,12 @@ pub struct LakeColumn {
     /// Other names the same field had in earlier schemas (an Iceberg rename): files written
     /// before the rename hold it under one of these.
     pub earlier_names: Vec<String>,
+    /// A field inside it (a struct's field, a list's element, a map's key or value) had
+    /// another name in an earlier schema, or its name belonged to another field (dropped and
+    /// added again): files written before then name inner fields otherwise than the table
+    /// does. Inner fields are matched by name, so such a column's inner fields are refused
+    /// rather than read from the wrong field or missed (an Iceberg schema change).
+    pub inner_renamed: bool,
     /// Its type as the format names it (Delta: `long`, `string`, `decimal(10,2)`,
     /// `struct<...>`; Iceberg: `long`, `string`, `timestamptz`, `struct`), when known.
     pub data_type: Option<String>,
@@ -228,6 +234,17 @@ impl Snapshot {
         };
         if let (false, Some(id)) = (c.earlier_names.is_empty(), c.field_id) {
             return Ok(crate::read::file::by_field_id(id, rest));
+        }
+        if c.inner_renamed && rest.is_some() {
+            return Err(LakeError::Unsupported {
+                format: self.format.name(),
+                table: self.location.clone(),
+                feature: format!(
+                    "a field inside column `{top}`, whose inner fields were renamed or \
+                     replaced since some files were written"
+                ),
+            }
+            .into());
         }
         match (&c.physical, rest) {
             (None, _) => Ok(column.to_string()),

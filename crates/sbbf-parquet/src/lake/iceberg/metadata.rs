@@ -200,6 +200,7 @@ impl TableMetadata {
             .chain(self.schema.iter())
             .flat_map(fields)
             .collect();
+        let inner = inner_fields_by_column(self.schemas.iter().flatten().chain(self.schema.iter()));
         fields(current)
             .into_iter()
             .map(|(id, name, data_type)| {
@@ -215,6 +216,7 @@ impl TableMetadata {
                     physical: None,
                     field_id: Some(id),
                     earlier_names: earlier,
+                    inner_renamed: inner.get(&id).is_some_and(|f| names_changed(f)),
                     data_type,
                 }
             })
@@ -258,6 +260,88 @@ impl TableMetadata {
     }
 }
 
+/// Every field inside each top-level column (struct fields, list elements, map keys and
+/// values, at any depth), as (field id, dotted path below the column) over all `schemas`,
+/// by the column's field id.
+fn inner_fields_by_column<'a>(
+    schemas: impl Iterator<Item = &'a serde_json::Value>,
+) -> HashMap<i64, Vec<(i64, String)>> {
+    let mut by_column: HashMap<i64, Vec<(i64, String)>> = HashMap::new();
+    for schema in schemas {
+        for f in schema
+            .get("fields")
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let (Some(id), Some(ty)) = (f.get("id").and_then(|i| i.as_i64()), f.get("type")) else {
+                continue;
+            };
+            let found = by_column.entry(id).or_default();
+            collect_inner(ty, "", found, 0);
+        }
+    }
+    by_column
+}
+
+/// The fields directly below the nested type `ty`, as (field id, name, type): a struct's
+/// fields, a list's `element`, a map's `key` and `value`; nothing for a primitive.
+fn children(ty: &serde_json::Value) -> Vec<(Option<i64>, &str, Option<&serde_json::Value>)> {
+    let id = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_i64());
+    match ty.get("type").and_then(|t| t.as_str()) {
+        Some("struct") => ty
+            .get("fields")
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                let name = f.get("name").and_then(|n| n.as_str()).unwrap_or("");
+                (id(f.get("id")), name, f.get("type"))
+            })
+            .collect(),
+        Some("list") => vec![(id(ty.get("element-id")), "element", ty.get("element"))],
+        Some("map") => vec![
+            (id(ty.get("key-id")), "key", ty.get("key")),
+            (id(ty.get("value-id")), "value", ty.get("value")),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// The deepest nesting walked: deeper types (hostile input) are not looked into.
+const MAX_DEPTH: usize = 64;
+
+/// Notes (id, path) of every field below the nested type `ty` (paths below `prefix`).
+fn collect_inner(ty: &serde_json::Value, prefix: &str, out: &mut Vec<(i64, String)>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    for (id, name, t) in children(ty) {
+        let path = match prefix {
+            "" => name.to_string(),
+            p => format!("{p}.{name}"),
+        };
+        if let Some(id) = id {
+            out.push((id, path.clone()));
+        }
+        if let Some(t @ serde_json::Value::Object(_)) = t {
+            collect_inner(t, &path, out, depth + 1);
+        }
+    }
+}
+
+/// Whether some inner field had two paths over the schemas (renamed, or moved), or some path
+/// named two fields (dropped and added again under its name).
+fn names_changed(fields: &[(i64, String)]) -> bool {
+    let mut path_of: HashMap<i64, &str> = HashMap::new();
+    let mut id_of: HashMap<&str, i64> = HashMap::new();
+    fields.iter().any(|(id, path)| {
+        let other_path = *path_of.entry(*id).or_insert(path) != path.as_str();
+        let other_id = *id_of.entry(path).or_insert(*id) != *id;
+        other_path || other_id
+    })
+}
+
 /// The primitive types of a schema's fields by field id (nested structs, list elements and
 /// map keys and values included: a partition may take its source from any of them).
 fn field_types(schema: &serde_json::Value) -> HashMap<i32, String> {
@@ -266,42 +350,95 @@ fn field_types(schema: &serde_json::Value) -> HashMap<i32, String> {
     types
 }
 
-/// Walks a struct/list/map type, noting each primitive field's type; `depth` bounds the
-/// recursion on hostile input.
+/// Walks a struct/list/map type, noting each primitive field's type.
 fn collect_types(ty: &serde_json::Value, out: &mut HashMap<i32, String>, depth: usize) {
-    const MAX_DEPTH: usize = 64;
     if depth > MAX_DEPTH {
         return;
     }
-    let id_of = |v: Option<&serde_json::Value>| {
-        v.and_then(|v| v.as_i64())
-            .and_then(|v| i32::try_from(v).ok())
-    };
-    let mut child = |id: Option<i32>, t: Option<&serde_json::Value>| match t {
-        Some(serde_json::Value::String(s)) => {
-            if let Some(id) = id {
-                out.insert(id, s.clone());
+    for (id, _, t) in children(ty) {
+        match t {
+            Some(serde_json::Value::String(s)) => {
+                if let Some(id) = id.and_then(|v| i32::try_from(v).ok()) {
+                    out.insert(id, s.clone());
+                }
             }
+            Some(t @ serde_json::Value::Object(_)) => collect_types(t, out, depth + 1),
+            _ => {}
         }
-        Some(t @ serde_json::Value::Object(_)) => collect_types(t, out, depth + 1),
-        _ => {}
-    };
-    match ty.get("type").and_then(|t| t.as_str()) {
-        Some("struct") => {
-            for f in ty
-                .get("fields")
-                .and_then(|f| f.as_array())
-                .into_iter()
-                .flatten()
-            {
-                child(id_of(f.get("id")), f.get("type"));
-            }
-        }
-        Some("list") => child(id_of(ty.get("element-id")), ty.get("element")),
-        Some("map") => {
-            child(id_of(ty.get("key-id")), ty.get("key"));
-            child(id_of(ty.get("value-id")), ty.get("value"));
-        }
-        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Metadata whose schemas are `structs` in order (the last is current): each the type of
+    /// top-level column `s` (id 2), beside a plain column `t` (id 1).
+    fn with_s(structs: &[serde_json::Value]) -> TableMetadata {
+        let schemas: Vec<serde_json::Value> = structs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                json!({"type": "struct", "schema-id": i, "fields": [
+                    {"id": 1, "name": "t", "required": false, "type": "long"},
+                    {"id": 2, "name": "s", "required": false, "type": s},
+                ]})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "format-version": 2,
+            "location": "/t",
+            "schemas": schemas,
+            "current-schema-id": structs.len() - 1,
+        }))
+        .unwrap()
+    }
+
+    fn st(fields: &[(i64, &str)]) -> serde_json::Value {
+        let fields: Vec<_> = fields
+            .iter()
+            .map(|(id, n)| json!({"id": id, "name": n, "required": false, "type": "int"}))
+            .collect();
+        json!({"type": "struct", "fields": fields})
+    }
+
+    fn inner_renamed(meta: &TableMetadata) -> Vec<(String, bool)> {
+        meta.columns()
+            .into_iter()
+            .map(|c| (c.name, c.inner_renamed))
+            .collect()
+    }
+
+    #[test]
+    fn inner_fields_renamed_or_replaced_are_noticed() {
+        let flags = |m| inner_renamed(&m);
+        let no = vec![("t".to_string(), false), ("s".to_string(), false)];
+        let yes = vec![("t".to_string(), false), ("s".to_string(), true)];
+        // Unchanged, and a field added: names still mean what they meant.
+        assert_eq!(flags(with_s(&[st(&[(3, "a")])])), no);
+        assert_eq!(
+            flags(with_s(&[st(&[(3, "a")]), st(&[(3, "a"), (4, "d")])])),
+            no
+        );
+        // `a` renamed to `b`.
+        assert_eq!(flags(with_s(&[st(&[(3, "a")]), st(&[(3, "b")])])), yes);
+        // `a` dropped and added again: another field under the same name.
+        assert_eq!(flags(with_s(&[st(&[(3, "a")]), st(&[(5, "a")])])), yes);
+        // Inside a list's element and a map's value.
+        let list = |inner| json!({"type": "list", "element-id": 6, "element": inner, "element-required": false});
+        assert_eq!(
+            flags(with_s(&[list(st(&[(3, "a")])), list(st(&[(3, "a")]))])),
+            no
+        );
+        assert_eq!(
+            flags(with_s(&[list(st(&[(3, "a")])), list(st(&[(3, "z")]))])),
+            yes
+        );
+        let map = |inner| json!({"type": "map", "key-id": 7, "key": "string", "value-id": 8, "value": inner, "value-required": false});
+        assert_eq!(
+            flags(with_s(&[map(st(&[(3, "a")])), map(st(&[(3, "b")]))])),
+            yes
+        );
     }
 }

@@ -9,6 +9,27 @@ use super::metadata::Spec;
 use crate::lake::{bounds, DataFile, Deletes, LakeColumn};
 use std::collections::HashMap;
 
+/// An Iceberg location (a data or delete file's `file_path`) as a URL. Iceberg locations are
+/// used as written, not percent-decoded: Java's and pyiceberg's file IO write a partition
+/// folder `p=x%2Fy` as those very characters on disk and in an object key. So `%`, `?` and `#`
+/// are escaped here, and reading the URL back (a local path, a store path) gives the
+/// location's own characters. An absolute local path is already read as written.
+pub(crate) fn location_url(location: &str) -> String {
+    if location.starts_with('/') || !location.contains(['%', '?', '#']) {
+        return location.to_string();
+    }
+    let mut out = String::with_capacity(location.len() + 8);
+    for c in location.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A partition as deletes are matched on: the spec id and the values' text.
 type PartitionKey = (Option<i32>, Vec<Option<String>>);
 
@@ -122,13 +143,18 @@ pub(super) fn attach(
         .into_iter()
         .map(|f| {
             let deletes = ix.deletes_of(&f);
-            let paths = ix.position_paths_of(&f);
+            let paths: Vec<String> = ix
+                .position_paths_of(&f)
+                .iter()
+                .map(|p| location_url(p))
+                .collect();
+            let url = location_url(&f.path);
             if !paths.is_empty() {
-                positions.insert(f.path.clone(), paths);
+                positions.insert(url.clone(), paths);
             }
             DataFile {
                 bounds: bounds::iceberg(&f.lower_bounds, &f.upper_bounds, columns),
-                url: f.path,
+                url,
                 size: f.size,
                 rows: Some(f.record_count),
                 partition: f.partition,

@@ -143,7 +143,8 @@ fn read_positions(
             };
             let n = u64::try_from(pos.value(i))
                 .map_err(|_| bad(format!("negative position {}", pos.value(i))))?;
-            out.entry(p.to_string()).or_default().push(n);
+            // Keyed as the data files' URLs are (`plan::location_url`).
+            out.entry(super::plan::location_url(p)).or_default().push(n);
         }
     }
     Ok(out)

@@ -889,3 +889,75 @@ fn hostile_avro_lengths_are_an_error() {
     assert!(matches!(e, LakeError::Iceberg { .. }), "{e}");
     assert!(e.to_string().contains("m1.avro"), "{e}");
 }
+
+/// A field inside a struct renamed since files were written: files hold it under its old name,
+/// so a path into that struct is refused (answering from the path's name would find nothing
+/// in the old files: a false "absent"); the table's other columns are asked as before.
+#[test]
+fn a_path_into_a_struct_whose_fields_were_renamed_is_refused() {
+    let t = Table::new();
+    let m = t.manifest(
+        "metadata/m1.avro",
+        &spec0(),
+        &[E::data(&t.url("data/a.parquet"), 1, part("us", 19_000))],
+        false,
+    );
+    let list = t.manifest_list("metadata/snap-1.avro", &[(&m, 0, 0, 1)]);
+    let mut meta = metadata_v2(Some(11), &[(11, 1_000, 1, &list)]);
+    let with_s = |id: i64, inner: &str| {
+        json!({"type": "struct", "schema-id": id, "fields": [
+            {"id": 1, "name": "id", "required": true, "type": "long"},
+            {"id": 2, "name": "region", "required": false, "type": "string"},
+            {"id": 3, "name": "ts", "required": false, "type": "timestamptz"},
+            {"id": 4, "name": "s", "required": false, "type": {"type": "struct", "fields": [
+                {"id": 5, "name": inner, "required": false, "type": "int"}]}}]})
+    };
+    meta["schemas"] = json!([with_s(0, "a"), with_s(1, "b")]);
+    meta["current-schema-id"] = json!(1);
+    t.metadata("metadata/00001-abc.metadata.json", &meta);
+    let snap = t.read("metadata/00001-abc.metadata.json", None).unwrap();
+    match lake(snap.file_column("s.b").unwrap_err()) {
+        LakeError::Unsupported { feature, .. } => assert!(feature.contains("`s`"), "{feature}"),
+        other => panic!("{other}"),
+    }
+    assert_eq!(snap.file_column("region").unwrap(), "region");
+
+    // Unrenamed, the same path is the files' own.
+    meta["schemas"] = json!([with_s(0, "a"), with_s(1, "a")]);
+    t.metadata("metadata/00001-abc.metadata.json", &meta);
+    let snap = t.read("metadata/00001-abc.metadata.json", None).unwrap();
+    assert_eq!(snap.file_column("s.a").unwrap(), "s.a");
+}
+
+/// Iceberg locations are used as written: pyiceberg and Java write the partition folder of
+/// `x/y` as `p=x%2Fy`, those characters on disk. Decoding them as a URL's would name a file
+/// that does not exist (`p=x/y`).
+#[test]
+fn locations_are_read_as_written_not_percent_decoded() {
+    let t = Table::new();
+    let raw = format!(
+        "file://{}",
+        t.path("data/p=x%2Fy/a%20b?c#d.parquet").display()
+    );
+    let m = t.manifest(
+        "metadata/m1.avro",
+        &spec0(),
+        &[E::data(&raw, 1, part("us", 19_000))],
+        false,
+    );
+    let list = t.manifest_list("metadata/snap-1.avro", &[(&m, 0, 0, 1)]);
+    t.metadata(
+        "metadata/00001-abc.metadata.json",
+        &metadata_v2(Some(11), &[(11, 1_000, 1, &list)]),
+    );
+    let snap = t.read("metadata/00001-abc.metadata.json", None).unwrap();
+    let local = crate::lake::local_files(&snap).unwrap();
+    assert_eq!(local.len(), 1);
+    assert_eq!(local[0].1, t.path("data/p=x%2Fy/a%20b?c#d.parquet"));
+    let root = crate::lake::StoreRoot::local();
+    let at = root.path_of(&snap.files[0].url).unwrap();
+    let want =
+        object_store::path::Path::from_absolute_path(t.path("data/p=x%2Fy/a%20b?c#d.parquet"))
+            .unwrap();
+    assert_eq!(at, want);
+}
