@@ -221,11 +221,13 @@ fn may_match(p: &Predicate, bounds: &[Bounds]) -> bool {
 }
 
 /// A Delta table's partition values by file, from its log. The folders its writers lay files
-/// in only encode them, and lossily: a null is a sentinel name (`__HIVE_DEFAULT_PARTITION__`),
-/// an empty string is null, and `=`, `/`, `%` in a value are escaped (DataFusion, building a
-/// listing prefix from `p = 'c=d'`, missed such folders). So a scan takes each file's values
-/// from here, never from its folder names, and filters on partition columns are evaluated on
-/// those values (files ruled out by `=` and `IN`, through [`FileBounds`]).
+/// in only encode them, and lossily: a null is a sentinel name (`__HIVE_DEFAULT_PARTITION__`,
+/// which delta-rs also writes for a row holding that text), an empty string is null, and `=`,
+/// `/`, `%` in a value are escaped (DataFusion, building a listing prefix from `p = 'c=d'`,
+/// missed such folders). So a scan takes each file's values from here, never from its folder
+/// names; its partition columns are nullable (DataFusion's listing declares them never null
+/// and would fold `p IS NULL` to false); filters on them are evaluated above the scan, and `=`
+/// and `IN` rule files out through [`FileBounds`].
 #[derive(Debug)]
 pub(crate) struct PartitionValues {
     /// The partition columns, as the scan declares them.
@@ -258,20 +260,8 @@ impl PartitionValues {
                         .find(|(k, _)| k == name)
                         .and_then(|(_, v)| v.as_deref());
                     match text {
-                        // Delta writes a null, an empty string and empty binary alike as
-                        // null. DataFusion declares partition columns non-nullable, and
-                        // folds `p IS NULL` to false on that word: refused, not miscounted.
-                        None | Some("") => Err(DataFusionError::External(Box::new(
-                            sbbf_parquet::Error::from(sbbf_parquet::LakeError::Unsupported {
-                                format: Format::Delta.name(),
-                                table: snap.location.clone(),
-                                feature: format!(
-                                    "null (or empty) values of partition column `{name}` in a \
-                                     query (DataFusion takes partition columns as never null); \
-                                     Python's read_table reads them"
-                                ),
-                            }),
-                        ))),
+                        // Delta writes a null, an empty string and empty binary alike as null.
+                        None | Some("") => ScalarValue::try_from(ty),
                         Some(v) => ScalarValue::try_from_string(v.to_string(), ty).map_err(|e| {
                             DataFusionError::Plan(format!(
                                 "{}: partition value {v:?} of column `{name}` of {} is no {ty}: {e}",
@@ -287,6 +277,19 @@ impl PartitionValues {
             columns: columns.to_vec(),
             by_location,
         }))
+    }
+
+    /// `schema` (the table's) with its partition columns nullable.
+    pub(crate) fn nullable(&self, schema: &SchemaRef) -> SchemaRef {
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let part = self.columns.iter().any(|(n, _)| n == f.name());
+                f.as_ref().clone().with_nullable(f.is_nullable() || part)
+            })
+            .collect();
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
     }
 
     /// Whether `e` reads a partition column.

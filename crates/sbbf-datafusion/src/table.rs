@@ -11,7 +11,7 @@ use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::datatypes::{FieldRef, Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -23,6 +23,7 @@ use datafusion::datasource::physical_plan::{
     FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource,
 };
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::TableProvider;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::execution::context::SessionState;
@@ -625,6 +626,48 @@ impl SbbfTable {
         self.columns.is_none() && self.deleted.is_none() && self.partition_values.is_none()
     }
 
+    /// `plan`, the listing's scan, with its partition columns nullable when the table's
+    /// partition values are its log's (a Delta partition value may be null; DataFusion's
+    /// listing declares partition columns never null, and a null would fail the scan's
+    /// batches). The scan is made again as the listing makes it, over a file source whose
+    /// table schema says so; `projection` is the scan's, as the listing got it.
+    async fn with_nullable_partitions(
+        &self,
+        state: &dyn Session,
+        plan: Arc<dyn ExecutionPlan>,
+        projection: Option<&[usize]>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if self.partition_values.is_none() {
+            return Ok(plan);
+        }
+        let Some(config) = plan
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|e| e.data_source().downcast_ref::<FileScanConfig>())
+        else {
+            return Ok(plan);
+        };
+        let columns: Vec<FieldRef> = config
+            .table_partition_cols()
+            .iter()
+            .map(|f| Arc::new(f.as_ref().clone().with_nullable(true)))
+            .collect();
+        let table_schema = TableSchema::builder(Arc::clone(config.file_schema()))
+            .with_table_partition_cols(columns)
+            .build();
+        let source = self.inner.options().format.file_source(table_schema);
+        let unknown = Statistics::new_unknown(source.table_schema().table_schema());
+        let config = FileScanConfigBuilder::from(config.clone())
+            .with_source(source)
+            .with_statistics(unknown)
+            .with_projection_indices(projection.map(<[usize]>::to_vec))?
+            .build();
+        self.inner
+            .options()
+            .format
+            .create_physical_plan(state, config)
+            .await
+    }
+
     /// `groups` with each file's partition values from the table's log, when it keeps them
     /// (a Delta table's: [`PartitionValues`]).
     fn with_partition_values(&self, groups: Vec<FileGroup>) -> Result<Vec<FileGroup>> {
@@ -730,7 +773,11 @@ async fn count_row_groups(
 #[async_trait]
 impl TableProvider for SbbfTable {
     fn schema(&self) -> SchemaRef {
-        self.inner.schema()
+        let schema = self.inner.schema();
+        match &self.partition_values {
+            Some(values) => values.nullable(&schema),
+            None => schema,
+        }
     }
 
     fn table_type(&self) -> TableType {
@@ -807,6 +854,7 @@ impl TableProvider for SbbfTable {
             }
             _ => state,
         };
+        let projection = args.projection();
         let plan = match self.listing_for(state, filters).await {
             Some((listing, hiding)) => {
                 let plan = listing.scan_with_args(state, args).await?.into_inner();
@@ -815,6 +863,9 @@ impl TableProvider for SbbfTable {
             }
             None => self.inner.scan_with_args(state, args).await?.into_inner(),
         };
+        let plan = self
+            .with_nullable_partitions(state, plan, projection)
+            .await?;
         Ok(self.prune(state, plan, filters).await?.into())
     }
 }
