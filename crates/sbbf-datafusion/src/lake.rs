@@ -13,7 +13,9 @@
 //! [`Deleted`] holds the Delta deletion vectors of a table's files: the rows a vector
 //! deletes are left out of the file's access plan, so the scan never reads them.
 
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{
+    DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit,
+};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
@@ -279,14 +281,23 @@ impl PartitionValues {
         }))
     }
 
-    /// `schema` (the table's) with its partition columns nullable.
-    pub(crate) fn nullable(&self, schema: &SchemaRef) -> SchemaRef {
-        let fields: Vec<Field> = schema
+    /// The partition columns as the scan declares them: typed as the table's schema types
+    /// them, nullable.
+    pub(crate) fn fields(&self) -> Vec<FieldRef> {
+        self.columns
+            .iter()
+            .map(|(name, ty)| Arc::new(Field::new(name, ty.clone(), true)))
+            .collect()
+    }
+
+    /// `schema` (the listing's) with its partition columns as [`PartitionValues::fields`].
+    pub(crate) fn typed(&self, schema: &SchemaRef) -> SchemaRef {
+        let fields: Vec<FieldRef> = schema
             .fields()
             .iter()
-            .map(|f| {
-                let part = self.columns.iter().any(|(n, _)| n == f.name());
-                f.as_ref().clone().with_nullable(f.is_nullable() || part)
+            .map(|f| match self.columns.iter().find(|(n, _)| n == f.name()) {
+                Some((name, ty)) => Arc::new(Field::new(name, ty.clone(), true)),
+                None => Arc::clone(f),
             })
             .collect();
         Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
@@ -471,7 +482,7 @@ fn field_id(f: &Field) -> Option<i64> {
 /// The Arrow type of a primitive type as the format names it (`long`, `decimal(10,2)`,
 /// `timestamptz`), as Parquet files of the format are read; `None` for nested and unknown
 /// types.
-fn arrow_type(format: Format, t: &str) -> Option<DataType> {
+pub(crate) fn arrow_type(format: Format, t: &str) -> Option<DataType> {
     let utc = || Some(Arc::from("+00:00"));
     Some(match t {
         "boolean" => DataType::Boolean,

@@ -412,8 +412,10 @@ async fn lake_table(
         files.clone(),
     )
     .ok_or_else(|| DataFusionError::Plan(format!("{path}: cannot list its snapshot's files")))?;
-    // Delta keeps partition values out of the files: they are read from the hive folders
-    // its writers lay the files in, which must name exactly the table's partition columns.
+    // Delta keeps partition values out of the files. DataFusion's listing reads them from the
+    // hive folders its writers lay the files in, which must name exactly the table's
+    // partition columns; as text, which any folder name is (the scan's values and types are
+    // the log's and the schema's: `PartitionValues`).
     let partitions = match (snap.format, snap.partition_columns.is_empty()) {
         (Format::Delta, false) => {
             let (parts, _) = hive_partitions(&root_url, &files);
@@ -426,16 +428,33 @@ async fn lake_table(
                 )));
             }
             parts
+                .into_iter()
+                .map(|(k, _)| (k, DataType::Utf8))
+                .collect()
         }
         // Iceberg data files hold their partition source columns.
         _ => Vec::new(),
     };
+    // Each partition column as the table's schema types it (text where it names no type
+    // known here).
+    let typed: Vec<(String, DataType)> = partitions
+        .iter()
+        .map(|(name, text)| {
+            let t = snap
+                .columns
+                .iter()
+                .find(|c| &c.name == name)
+                .and_then(|c| c.data_type.as_deref())
+                .and_then(|t| crate::lake::arrow_type(snap.format, t));
+            (name.clone(), t.unwrap_or_else(|| text.clone()))
+        })
+        .collect();
     let (table, columns) = (
         Some(snap.table_version()),
         crate::lake::Columns::of(&snap, path).map(Arc::new),
     );
     let warnings = snap.notes.iter().map(|n| format!("{path}: {n}")).collect();
-    let partition_values = crate::lake::PartitionValues::of(&snap, &at, &partitions)?;
+    let partition_values = crate::lake::PartitionValues::of(&snap, &at, &typed)?;
     let bounds = crate::lake::FileBounds::of(&snap, &at, partition_values.as_ref())?.map(Arc::new);
     let views = state
         .config_options()

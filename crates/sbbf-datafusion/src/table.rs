@@ -11,7 +11,7 @@ use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::{Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -536,7 +536,7 @@ impl SbbfTable {
         let bloom = predicate(filters, config.file_schema()).map(PreparedPredicate::new);
         // The snapshot's bounds are the table's columns' (partition columns included).
         let table_pred = match &self.bounds {
-            Some(_) => predicate(filters, &self.inner.schema()),
+            Some(_) => predicate(filters, &self.schema()),
             None => None,
         };
         // Statistics first: the row groups min/max rule out cost no filter read.
@@ -637,22 +637,17 @@ impl SbbfTable {
         plan: Arc<dyn ExecutionPlan>,
         projection: Option<&[usize]>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        if self.partition_values.is_none() {
+        let Some(values) = &self.partition_values else {
             return Ok(plan);
-        }
+        };
         let Some(config) = plan
             .downcast_ref::<DataSourceExec>()
             .and_then(|e| e.data_source().downcast_ref::<FileScanConfig>())
         else {
             return Ok(plan);
         };
-        let columns: Vec<FieldRef> = config
-            .table_partition_cols()
-            .iter()
-            .map(|f| Arc::new(f.as_ref().clone().with_nullable(true)))
-            .collect();
         let table_schema = TableSchema::builder(Arc::clone(config.file_schema()))
-            .with_table_partition_cols(columns)
+            .with_table_partition_cols(values.fields())
             .build();
         let source = self.inner.options().format.file_source(table_schema);
         let unknown = Statistics::new_unknown(source.table_schema().table_schema());
@@ -775,7 +770,7 @@ impl TableProvider for SbbfTable {
     fn schema(&self) -> SchemaRef {
         let schema = self.inner.schema();
         match &self.partition_values {
-            Some(values) => values.nullable(&schema),
+            Some(values) => values.typed(&schema),
             None => schema,
         }
     }

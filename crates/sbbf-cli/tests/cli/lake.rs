@@ -890,3 +890,67 @@ print(json.dumps({{"metadata": tbl.metadata_location.removeprefix("file://"), "r
         }
     }
 }
+
+/// A Delta table's partition columns are typed as its schema types them, not as their folder
+/// names look: a string column holding `01` and `1` keeps them apart, a date compares as a
+/// date, a number adds. Every count is deltalake's SQL engine's.
+#[cfg(feature = "query")]
+#[test]
+fn delta_partition_columns_are_typed_as_the_schema_types_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t");
+    let table = table.to_str().unwrap();
+    let filters = [
+        "s = '01'",
+        "s = '1'",
+        "s IN ('1', '10')",
+        "d = DATE '2024-01-02'",
+        "d > DATE '2024-01-01'",
+        "n = 3",
+        "n + 1 = 4",
+        "ts = TIMESTAMP '2024-01-01T05:00:00Z'",
+        "ts > TIMESTAMP '2024-01-01T20:00:00Z'",
+    ];
+    let script = r#"
+import datetime, json, sys
+import pyarrow as pa
+from deltalake import DeltaTable, QueryBuilder, write_deltalake
+ids = list(range(60))
+utc = datetime.timezone.utc
+t = pa.table({
+    "id": pa.array(ids, pa.int64()),
+    "s": pa.array([["01", "1", "10"][i % 3] for i in ids], pa.string()),
+    "d": pa.array([datetime.date(2024, 1, 1 + i % 3) for i in ids], pa.date32()),
+    "n": pa.array([i % 4 for i in ids], pa.int32()),
+    "ts": pa.array([datetime.datetime(2024, 1, 1, (i * 5) % 24, tzinfo=utc) for i in ids],
+                   pa.timestamp("us", tz="UTC")),
+})
+write_deltalake(sys.argv[1], t, partition_by=["s", "d", "n", "ts"])
+dt = DeltaTable(sys.argv[1])
+sql = lambda q: pa.table(QueryBuilder().register("t", dt).execute(q).read_all())
+print(json.dumps({f: sql(f"SELECT count(*) AS n FROM t WHERE {f}").column("n")[0].as_py()
+                  for f in sys.argv[2:]}))
+"#;
+    let mut args = vec![table];
+    args.extend_from_slice(&filters);
+    let theirs = venv_json(script, &args);
+    for f in filters {
+        let sql = format!("SELECT count(*) AS n FROM t WHERE {f}");
+        for extra in [&[][..], &["--no-sbbf"][..]] {
+            let ours = query_row(table, &sql, extra);
+            assert_eq!(ours["n"], theirs[f], "{f} {extra:?}");
+        }
+    }
+    assert_eq!(theirs["s = '01'"], 20);
+    // The types are the schema's (folder names would give Int64 for `n`, text for `d`).
+    let sql = "SELECT arrow_typeof(s) AS s, arrow_typeof(d) AS d, arrow_typeof(n) AS n, \
+               arrow_typeof(ts) AS ts FROM t LIMIT 1";
+    let types = query_row(table, sql, &[]);
+    assert_eq!(types["s"], "Utf8");
+    assert_eq!(types["d"], "Date32");
+    assert_eq!(types["n"], "Int32");
+    assert!(
+        types["ts"].as_str().unwrap().starts_with("Timestamp(µs"),
+        "{types}"
+    );
+}
