@@ -513,8 +513,9 @@ impl SbbfTable {
             if self.exact_statistics() {
                 return Ok(plan);
             }
-            let groups = self.with_partition_values(config.file_groups.clone())?;
-            let groups = self.without_deleted(&store, &cache, groups).await?;
+            let groups = self
+                .without_deleted(&store, &cache, config.file_groups.clone())
+                .await?;
             let config = FileScanConfigBuilder::from(config.clone())
                 .with_file_groups(groups)
                 .build();
@@ -604,7 +605,6 @@ impl SbbfTable {
                 )
             })
             .collect();
-        let groups = self.with_partition_values(groups)?;
         let groups = self.without_deleted(&store, &cache, groups).await?;
         let config = FileScanConfigBuilder::from(config.clone())
             .with_file_groups(groups)
@@ -626,12 +626,13 @@ impl SbbfTable {
         self.columns.is_none() && self.deleted.is_none() && self.partition_values.is_none()
     }
 
-    /// `plan`, the listing's scan, with its partition columns nullable when the table's
-    /// partition values are its log's (a Delta partition value may be null; DataFusion's
-    /// listing declares partition columns never null, and a null would fail the scan's
-    /// batches). The scan is made again as the listing makes it, over a file source whose
-    /// table schema says so; `projection` is the scan's, as the listing got it.
-    async fn with_nullable_partitions(
+    /// `plan`, the listing's scan, with the partition columns and values of the table's log
+    /// when it keeps them (a Delta table's, [`PartitionValues`]): the listing declares
+    /// partition columns as its folder names give them, never null, typed as text. The scan
+    /// is made again as the listing makes it, over a file source whose table schema has the
+    /// log's columns (typed as the table's schema types them, nullable), each file with the
+    /// log's values; `projection` is the scan's, as the listing got it.
+    async fn with_log_partitions(
         &self,
         state: &dyn Session,
         plan: Arc<dyn ExecutionPlan>,
@@ -651,8 +652,10 @@ impl SbbfTable {
             .build();
         let source = self.inner.options().format.file_source(table_schema);
         let unknown = Statistics::new_unknown(source.table_schema().table_schema());
+        let groups = self.with_partition_values(config.file_groups.clone())?;
         let config = FileScanConfigBuilder::from(config.clone())
             .with_source(source)
+            .with_file_groups(groups)
             .with_statistics(unknown)
             .with_projection_indices(projection.map(<[usize]>::to_vec))?
             .build();
@@ -858,9 +861,7 @@ impl TableProvider for SbbfTable {
             }
             None => self.inner.scan_with_args(state, args).await?.into_inner(),
         };
-        let plan = self
-            .with_nullable_partitions(state, plan, projection)
-            .await?;
+        let plan = self.with_log_partitions(state, plan, projection).await?;
         Ok(self.prune(state, plan, filters).await?.into())
     }
 }

@@ -62,6 +62,10 @@ pub(crate) struct LogLook {
 /// Objects listed in one request (S3's page); a first page this full may not be all.
 const FIRST_PAGE: usize = 1000;
 
+/// The largest `_last_checkpoint` read while finding the table (real ones are a few hundred
+/// bytes of JSON; the read must not allocate what a hostile store claims).
+const HINT_LIMIT: u64 = 1 << 20;
+
 /// Asks the store for the first page of `log` and for its `_last_checkpoint` at once (one
 /// round trip). An error of the listing is the caller's; the hint's is left to the kernel.
 pub(crate) async fn look(
@@ -80,6 +84,9 @@ pub(crate) async fn look(
     };
     let last_checkpoint = async {
         match store.get(&hint).await {
+            // A hint of more than a few hundred bytes is no hint: not read here (the kernel
+            // reads it as it reads it, whole or not).
+            Ok(got) if got.meta.size > HINT_LIMIT => None,
             Ok(got) => {
                 let meta = got.meta.clone();
                 got.bytes().await.ok().map(|b| Some((meta, b)))
@@ -160,23 +167,26 @@ fn to_read(log: &StorePath, listed: &[ObjectMeta], target: Option<u64>) -> Vec<O
     }) else {
         return Vec::new();
     };
-    // The newest complete checkpoint at or before the target.
-    let complete = |v: u64| {
-        let at = || named.iter().filter(move |(w, _, _)| *w == v);
-        if at().any(|(_, k, _)| *k == LogName::Checkpoint) {
-            return true;
+    // The newest complete checkpoint at or before the target: one file, or every part
+    // 1..=n of a multi-part one (the parts of each (version, n) counted once, in one pass).
+    let mut parts: HashMap<(u64, u64), std::collections::HashSet<u64>> = HashMap::new();
+    let mut complete: Vec<u64> = Vec::new();
+    for (v, kind, _) in named.iter().filter(|(v, _, _)| *v <= target) {
+        match *kind {
+            LogName::Checkpoint => complete.push(*v),
+            LogName::Part(i, n) if (1..=n).contains(&i) => {
+                parts.entry((*v, n)).or_default().insert(i);
+            }
+            _ => {}
         }
-        at().any(|(_, k, _)| match *k {
-            LogName::Part(_, n) => (1..=n).all(|i| at().any(|(_, k, _)| *k == LogName::Part(i, n))),
-            _ => false,
-        })
-    };
-    let checkpoint = named
-        .iter()
-        .filter(|(v, k, _)| *v <= target && matches!(k, LogName::Checkpoint | LogName::Part(..)))
-        .map(|(v, _, _)| *v)
-        .filter(|v| complete(*v))
-        .max();
+    }
+    complete.extend(
+        parts
+            .iter()
+            .filter(|((_, n), found)| found.len() as u64 == *n)
+            .map(|((v, _), _)| *v),
+    );
+    let checkpoint = complete.into_iter().max();
     let mut out = Vec::new();
     let mut bytes = 0u64;
     for (v, kind, meta) in &named {
@@ -217,9 +227,14 @@ async fn warm(store: &WholeObjects, look: LogLook, as_of: Option<AsOf>) {
         });
         store.know_object(hint, read);
     }
-    let listed = if complete {
-        store.know_listing(log.clone(), None, entries.clone());
-        entries
+    let target = match as_of {
+        Some(AsOf::Version(v)) => u64::try_from(v).ok(),
+        _ => None,
+    };
+    let reads = if complete {
+        let reads = to_read(&log, &entries, target);
+        store.know_listing(log, None, entries);
+        reads
     } else if let Some(c) = checkpoint {
         // The log is longer than a page: list from the checkpoint on, as the kernel would.
         let from = log.clone().join(format!("{c:020}"));
@@ -230,19 +245,16 @@ async fn warm(store: &WholeObjects, look: LogLook, as_of: Option<AsOf>) {
             .await;
         match rest {
             Ok(rest) => {
-                store.know_listing(log.clone(), Some(from), rest.clone());
-                rest
+                let reads = to_read(&log, &rest, target);
+                store.know_listing(log, Some(from), rest);
+                reads
             }
             Err(_) => return,
         }
     } else {
         return;
     };
-    let target = match as_of {
-        Some(AsOf::Version(v)) => u64::try_from(v).ok(),
-        _ => None,
-    };
-    store.read_ahead(to_read(&log, &listed, target)).await;
+    store.read_ahead(reads).await;
 }
 
 fn kernel_error(table: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -614,5 +626,15 @@ mod tests {
             ]
         );
         assert!(to_read(&log, &[], None).is_empty());
+        // A name claiming ten billion parts is one part of an incomplete checkpoint (counted,
+        // not looked for part by part).
+        let mut claimed = listed.clone();
+        claimed.extend(listing(&[
+            "00000000000000000004.checkpoint.0000000001.9999999999.parquet",
+        ]));
+        assert_eq!(
+            names(&to_read(&log, &claimed, None)),
+            names(&to_read(&log, &listed, None))
+        );
     }
 }

@@ -144,6 +144,10 @@ impl WholeObjects {
                     .get_opts(&m.location, GetOptions::default())
                     .await
                     .ok()?;
+                // Grown past the limit since it was listed: left for the kernel to read.
+                if got.meta.size > WHOLE_LIMIT {
+                    return None;
+                }
                 let meta = got.meta.clone();
                 let bytes = got.bytes().await.ok()?;
                 Some((m.location, meta, bytes))
