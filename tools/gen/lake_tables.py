@@ -392,13 +392,11 @@ def added_data_files(table, snapshot) -> list:
             for e in m.fetch_manifest_entry(table.io) if e.status == ManifestEntryStatus.ADDED]
 
 
-def write_position_delete_file(table, deletes: dict[str, list[int]]):
-    """Write one position-delete Parquet file for `table` and return its DataFile (not committed).
-
-    `deletes` maps a data file's path, exactly as the manifests spell it, to row positions in it.
-    Columns: file_path (string, field id 2147483546) and pos (long, field id 2147483545), both
-    required, rows sorted by (file_path, pos). The DataFile's metrics come from pyiceberg's own
-    Parquet-footer statistics code, in `full` mode so the file_path bounds are not truncated."""
+def _write_delete_file(table, tbl: pa.Table, ice_schema, content, spec_id: int, partition: tuple = (),
+                       equality_ids: list[int] | None = None):
+    """Write `tbl` as a delete file of `table` (columns with `ice_schema`'s field ids) and return
+    its DataFile (not committed). The DataFile's metrics come from pyiceberg's own Parquet-footer
+    statistics code, in `full` mode so string bounds are not truncated."""
     import uuid
 
     from pyiceberg.io.pyarrow import (
@@ -406,46 +404,79 @@ def write_position_delete_file(table, deletes: dict[str, list[int]]):
         data_file_statistics_from_parquet_metadata,
         parquet_path_to_id_mapping,
     )
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.schema import Schema
+    from pyiceberg.manifest import DataFile, FileFormat
     from pyiceberg.typedef import Record
-    from pyiceberg.types import LongType, NestedField, StringType
-
-    def field_id(i: int) -> dict:
-        return {b"PARQUET:field_id": str(i).encode()}
-
-    arrow_schema = pa.schema([
-        pa.field("file_path", pa.string(), nullable=False, metadata=field_id(POS_DELETE_FILE_PATH_ID)),
-        pa.field("pos", pa.int64(), nullable=False, metadata=field_id(POS_DELETE_POS_ID)),
-    ])
-    pairs = sorted((path, pos) for path, positions in deletes.items() for pos in positions)
-    tbl = pa.table({"file_path": [p for p, _ in pairs], "pos": [q for _, q in pairs]}, schema=arrow_schema)
 
     path = table.location_provider().new_data_location(f"00000-0-{uuid.uuid4()}-deletes.parquet")
     with table.io.new_output(path).create() as f:
         pq.write_table(tbl, f, compression="zstd")
     with table.io.new_input(path).open() as f:
         footer = pq.ParquetFile(f).metadata
-
-    ice_schema = Schema(NestedField(POS_DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
-                        NestedField(POS_DELETE_POS_ID, "pos", LongType(), required=True))
     stats = data_file_statistics_from_parquet_metadata(
         parquet_metadata=footer,
         stats_columns=compute_statistics_plan(ice_schema, {"write.metadata.metrics.default": "full"}),
         parquet_column_mapping=parquet_path_to_id_mapping(ice_schema),
     )
-    return DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES,
+    df = DataFile.from_args(
+        content=content,
         file_path=path,
         file_format=FileFormat.PARQUET,
-        partition=Record(),
+        partition=Record(*partition),
         file_size_in_bytes=len(table.io.new_input(path)),
         sort_order_id=None,
-        spec_id=table.metadata.default_spec_id,
-        equality_ids=None,
+        spec_id=spec_id,
+        equality_ids=equality_ids,
         key_metadata=None,
         **stats.to_serialized_dict(),
     )
+    df.spec_id = spec_id  # not a field of the file's record: from_args leaves it unset
+    return df
+
+
+def _field_id(i: int) -> dict:
+    return {b"PARQUET:field_id": str(i).encode()}
+
+
+def write_position_delete_file(table, deletes: dict[str, list[int]]):
+    """Write one position-delete Parquet file for `table` and return its DataFile (not committed).
+
+    `deletes` maps a data file's path, exactly as the manifests spell it, to row positions in it.
+    Columns: file_path (string, field id 2147483546) and pos (long, field id 2147483545), both
+    required, rows sorted by (file_path, pos)."""
+    from pyiceberg.manifest import DataFileContent
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    arrow_schema = pa.schema([
+        pa.field("file_path", pa.string(), nullable=False, metadata=_field_id(POS_DELETE_FILE_PATH_ID)),
+        pa.field("pos", pa.int64(), nullable=False, metadata=_field_id(POS_DELETE_POS_ID)),
+    ])
+    pairs = sorted((path, pos) for path, positions in deletes.items() for pos in positions)
+    tbl = pa.table({"file_path": [p for p, _ in pairs], "pos": [q for _, q in pairs]}, schema=arrow_schema)
+    ice_schema = Schema(NestedField(POS_DELETE_FILE_PATH_ID, "file_path", StringType(), required=True),
+                        NestedField(POS_DELETE_POS_ID, "pos", LongType(), required=True))
+    return _write_delete_file(table, tbl, ice_schema, DataFileContent.POSITION_DELETES,
+                              table.metadata.default_spec_id)
+
+
+def write_equality_delete_file(table, rows: pa.Table, spec_id: int, partition: tuple = ()):
+    """Write one equality-delete Parquet file for `table` and return its DataFile (not committed).
+
+    `rows` holds the delete rows under the table's column names (top-level columns); its columns
+    are written with the table schema's field ids and become the file's `equality_ids`, in
+    order. `spec_id` and `partition` (the partition tuple, in the spec's field order) say where
+    it applies: every partition for an unpartitioned spec."""
+    from pyiceberg.manifest import DataFileContent
+    from pyiceberg.schema import Schema
+
+    schema = table.schema()
+    fields = [schema.find_field(name) for name in rows.column_names]
+    arrow_schema = pa.schema([
+        pa.field(f.name, rows.schema.field(f.name).type, nullable=True, metadata=_field_id(f.field_id))
+        for f in fields
+    ])
+    return _write_delete_file(table, rows.cast(arrow_schema), Schema(*fields), DataFileContent.EQUALITY_DELETES,
+                              spec_id, partition, [f.field_id for f in fields])
 
 
 def commit_delete_files(table, delete_files: list) -> None:
@@ -498,24 +529,32 @@ def commit_delete_files(table, delete_files: list) -> None:
     locations = table.location_provider()
     commit_uuid = uuid.uuid4()
 
-    manifest_path = locations.new_metadata_location(f"{commit_uuid}-m0.avro")
-    with DeleteManifestWriterV2(md.spec(), md.schema(), table.io.new_output(manifest_path), snapshot_id,
-                                compression) as writer:
-        for f in delete_files:
-            # sequence numbers unset: inherited from the manifest list entry (this commit's)
-            writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id,
-                                               sequence_number=None, file_sequence_number=None, data_file=f))
-    delete_manifest = writer.to_manifest_file()
+    # One delete manifest per partition spec (a manifest holds the files of one spec): an
+    # equality delete file of an unpartitioned spec applies to every partition.
+    by_spec: dict[int, list] = {}
+    for f in delete_files:
+        by_spec.setdefault(f.spec_id, []).append(f)
+    delete_manifests = []
+    for spec_id, files in sorted(by_spec.items()):
+        manifest_path = locations.new_metadata_location(f"{commit_uuid}-m{spec_id}.avro")
+        with DeleteManifestWriterV2(md.specs()[spec_id], md.schema(), table.io.new_output(manifest_path),
+                                    snapshot_id, compression) as writer:
+            for f in files:
+                # sequence numbers unset: inherited from the manifest list entry (this commit's)
+                writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id,
+                                                   sequence_number=None, file_sequence_number=None,
+                                                   data_file=f))
+        delete_manifests.append(writer.to_manifest_file())
 
     list_path = locations.new_metadata_location(f"snap-{snapshot_id}-0-{commit_uuid}.avro")
     with write_manifest_list(format_version=md.format_version, output_file=table.io.new_output(list_path),
                              snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
                              sequence_number=sequence_number, avro_compression=compression) as lw:
-        lw.add_manifests([delete_manifest, *parent.manifests(table.io)])
+        lw.add_manifests([*delete_manifests, *parent.manifests(table.io)])
 
     collector = SnapshotSummaryCollector()
     for f in delete_files:
-        collector.add_file(f, schema=md.schema(), partition_spec=md.spec())
+        collector.add_file(f, schema=md.schema(), partition_spec=md.specs()[f.spec_id])
     summary = update_snapshot_summaries(Summary(operation=Operation.DELETE, **collector.build()),
                                         previous_summary=parent.summary)
     snapshot = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id,
@@ -546,6 +585,63 @@ def make_iceberg_posdeletes(cat, schema) -> None:
             ids = pq.read_table(fh, columns=["id"]).column("id").to_pylist()
         assert ids == list(range(lo, lo + 1000)), f.file_path
     commit_delete_files(t, [write_position_delete_file(t, deletes)])
+
+
+def make_iceberg_eqdeletes(cat, ident: str = "ns.ice_eqdeletes") -> dict:
+    """An Iceberg table with equality deletes, and what it must read as.
+
+    Schema (id long, s string, p string); spec 0 unpartitioned, spec 1 identity(p). Two appends
+    (ids 0..119; s null for multiples of 5, else "s<id>"; p "a" for even ids, "b" for odd), then
+    one commit of three equality delete files: by `id` in spec 0 (every partition: ids 3, 70,
+    1000), by `s` in spec 1 partition p=a (null, "s12", "s11": the nulls of p=a and id 12; s11
+    is in p=b), by (`id`, `s`) in spec 0 ((21, s21) and (25, null) match; (20, s20) and
+    (22, wrong) do not); then an append of ids 0..9 again, newer than the deletes.
+
+    pyiceberg 0.12 writes no equality deletes and refuses to read them, so the answer is its
+    scan of the snapshot before the deletes, less the rows the spec's rules delete (applied
+    here), plus the newer append as written. Returns the table, that snapshot's id, the rows
+    before and the rows after (lists of dicts)."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "s", StringType(), required=False),
+                    NestedField(3, "p", StringType(), required=False))
+    t = cat.create_table(ident, schema=schema)
+    with t.update_spec() as u:
+        u.add_identity("p")
+
+    def batch(lo: int, hi: int) -> pa.Table:
+        ids = list(range(lo, hi))
+        return pa.table({"id": pa.array(ids, pa.int64()),
+                         "s": pa.array([None if i % 5 == 0 else f"s{i}" for i in ids], pa.string()),
+                         "p": pa.array(["ab"[i % 2] for i in ids], pa.string())})
+
+    t.append(batch(0, 60))
+    t.append(batch(60, 120))
+    before = t.metadata.current_snapshot_id
+    rows_before = t.scan().to_arrow().to_pylist()
+    deletes = [
+        (pa.table({"id": pa.array([3, 70, 1000], pa.int64())}), 0, ()),
+        (pa.table({"s": pa.array([None, "s12", "s11"], pa.string())}), 1, ("a",)),
+        (pa.table({"id": pa.array([20, 21, 22, 25], pa.int64()),
+                   "s": pa.array(["s20", "s21", "wrong", None], pa.string())}), 0, ()),
+    ]
+    commit_delete_files(t, [write_equality_delete_file(t, r, spec, part) for r, spec, part in deletes])
+    t = cat.load_table(ident)
+    t.append(batch(0, 10))
+    t = cat.load_table(ident)
+
+    def deleted(r) -> bool:
+        if r["id"] in (3, 70, 1000):
+            return True
+        if r["p"] == "a" and r["s"] in (None, "s12", "s11"):
+            return True
+        return (r["id"], r["s"]) in ((20, "s20"), (21, "s21"), (22, "wrong"), (25, None))
+
+    rows = [r for r in rows_before if not deleted(r)] + batch(0, 10).to_pylist()
+    assert len(rows) == 114, len(rows)
+    return {"table": t, "before": before, "rows_before": rows_before, "rows": rows}
 
 
 def iceberg_oracle(root: Path, ident: str, probe_ids: list[int] | None = None) -> dict:

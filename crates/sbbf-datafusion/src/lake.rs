@@ -10,8 +10,9 @@
 //! ids, else by the physical name, else by name); [`ByTableColumns`] gives DataFusion's scan
 //! the same matching for every file it opens, and the scan's own steps ask it too.
 //!
-//! [`Deleted`] holds the Delta deletion vectors of a table's files: the rows a vector
-//! deletes are left out of the file's access plan, so the scan never reads them.
+//! [`Deleted`] holds the deletes of a table's files (Delta deletion vectors, Iceberg position
+//! and equality deletes, as the snapshot turns them into row positions): the rows they delete
+//! are left out of the file's access plan, so the scan never reads them.
 
 use datafusion::arrow::datatypes::{
     DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit,
@@ -347,7 +348,7 @@ impl PartitionValues {
     }
 }
 
-/// The deletion vectors of a Delta table's files, read as the scan's files are planned.
+/// The deleted rows of a lake table's files, read as the scan's files are planned.
 #[derive(Debug)]
 pub(crate) struct Deleted {
     snap: Arc<Snapshot>,
@@ -377,14 +378,14 @@ impl Deleted {
         }))
     }
 
-    /// Whether `file` has a deletion vector.
+    /// Whether deletes apply to `file`.
     pub(crate) fn has(&self, file: &PartitionedFile) -> bool {
         self.by_location.contains_key(&file.object_meta.location)
     }
 
     /// `file`'s access plan (the one attached to it, or every row group) without the rows
-    /// its deletion vector deletes: a row group they all are is skipped, one with some
-    /// scanned through a row selection. `None`: the file has no vector.
+    /// its deletes delete: a row group they all are is skipped, one with some
+    /// scanned through a row selection. `None`: no delete applies to the file.
     pub(crate) async fn plan(
         &self,
         file: &PartitionedFile,

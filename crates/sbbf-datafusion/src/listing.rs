@@ -328,9 +328,9 @@ pub(crate) async fn list_table(
 /// snapshot names kept (through a view of the store that lists nothing else); a file it
 /// names that storage lacks is an error naming it. Columns are matched to each file's fields
 /// by field id or physical name, and Delta deletion vectors and Iceberg position deletes
-/// leave their rows out of the scan (`crate::lake`). What the scan cannot apply yet (Iceberg
-/// equality deletes and v3 deletion vectors) is refused, naming the feature: a count that
-/// includes deleted rows would be silently wrong.
+/// leave their rows out of the scan (`crate::lake`), and so do the rows Iceberg equality
+/// deletes match. What the scan cannot apply yet (Iceberg v3 deletion vectors) is refused,
+/// naming the feature: a count that includes deleted rows would be silently wrong.
 async fn lake_table(
     state: &dyn Session,
     path: &str,
@@ -346,22 +346,14 @@ async fn lake_table(
             },
         )))
     };
-    // Delta's deletion vectors and Iceberg's position delete files are applied
-    // (`crate::lake::Deleted`); Iceberg's equality deletes and v3 deletion vectors not yet.
+    // Delta's deletion vectors and Iceberg's position and equality delete files are applied
+    // (`crate::lake::Deleted`); Iceberg's v3 deletion vectors not yet.
     let unread = |f: &&sbbf_parquet::lake::DataFile| {
-        snap.format == Format::Iceberg
-            && matches!(
-                f.deletes,
-                Deletes::Vector { .. } | Deletes::Files { equality: 1.., .. }
-            )
+        snap.format == Format::Iceberg && matches!(f.deletes, Deletes::Vector { .. })
     };
-    if let Some(f) = snap.files_with_deletes().find(unread) {
-        let kind = match f.deletes {
-            Deletes::Vector { .. } => "deletion vectors",
-            _ => "equality deletes",
-        };
+    if snap.files_with_deletes().any(|f| unread(&f)) {
         let n = snap.files_with_deletes().filter(unread).count();
-        return Err(refuse(format!("{kind} on {n} data file(s)")));
+        return Err(refuse(format!("deletion vectors on {n} data file(s)")));
     }
     // The folder the files lie below: a Delta table's root; an Iceberg table's files are
     // wherever its manifests say, so the deepest folder above them all.

@@ -81,7 +81,8 @@ pub struct SbbfTable {
     table: Option<TableVersion>,
     /// How a lake table's files name its columns, when not as the table does.
     columns: Option<Arc<Columns>>,
-    /// A Delta table's deletion vectors, when any file has one.
+    /// A lake table's deletes (Delta deletion vectors, Iceberg delete files), when any file
+    /// has some.
     deleted: Option<Arc<Deleted>>,
     /// A lake table's per-file bounds from its snapshot, when any file has some.
     bounds: Option<Arc<FileBounds>>,
@@ -165,9 +166,10 @@ impl SbbfTable {
     /// [`LakeOptions::as_directory`] its folder as plain files. Columns are the table's, each
     /// found in every file as the format says (Iceberg field ids: a renamed column is read
     /// from files written before the rename; Delta column mapping's physical names and ids).
-    /// The rows Delta deletion vectors delete are left out of the scan. Iceberg deletes and
-    /// the fields inside a nested column under Delta column mapping are refused for now with
-    /// an error naming them, rather than read wrong.
+    /// The rows Delta deletion vectors and Iceberg position and equality deletes delete are
+    /// left out of the scan. Iceberg v3 deletion vectors and the fields inside a nested column
+    /// under Delta column mapping are refused for now with an error naming them, rather than
+    /// read wrong.
     ///
     /// ```no_run
     /// # async fn run() -> datafusion::common::Result<()> {
@@ -619,8 +621,8 @@ impl SbbfTable {
 
     /// Whether the statistics DataFusion gathered from the files' footers are the table's:
     /// not where a lake table's files name its columns otherwise (a file's column of the
-    /// same name may be another column of the table), nor where deletion vectors delete
-    /// rows the footers count, nor where partition values are the log's (DataFusion's
+    /// same name may be another column of the table), nor where deletes delete rows the
+    /// footers count, nor where partition values are the log's (DataFusion's
     /// statistics of a partition column are its folder names').
     fn exact_statistics(&self) -> bool {
         self.columns.is_none() && self.deleted.is_none() && self.partition_values.is_none()
@@ -686,9 +688,9 @@ impl SbbfTable {
             .collect()
     }
 
-    /// `groups` with the rows each file's deletion vector deletes left out of its access
-    /// plan (a file they all are is dropped). A vector that cannot be read fails the scan:
-    /// its rows would be counted.
+    /// `groups` with the rows each file's deletes delete left out of its access
+    /// plan (a file they all are is dropped). Deletes that cannot be read fail the scan:
+    /// their rows would be counted.
     async fn without_deleted(
         &self,
         store: &Arc<dyn ObjectStore>,

@@ -585,8 +585,9 @@ fn lake_options(
 /// is no table, or with `as_directory`): format, version, time, partition columns, columns
 /// (names, how files name them, types), and each data file's local path or URL, size, rows,
 /// partition values (as text) and whether deletes apply to it; with `deleted_rows`, also the
-/// positions a Delta deletion vector deletes in each file it applies to (read now; an
-/// Iceberg table's deletes are an `InputError`: not read yet).
+/// positions the deletes delete in each file they apply to (read now: Delta deletion vectors,
+/// Iceberg position and equality deletes; Iceberg v3 deletion vectors are an `InputError`:
+/// not read yet).
 #[pyfunction]
 #[pyo3(signature = (source, as_of = None, as_directory = false, deleted_rows = false))]
 fn table_snapshot(

@@ -518,6 +518,7 @@ fn read(
         notes: Vec::new(),
         vectors,
         positions: Default::default(),
+        equalities: Default::default(),
     })
 }
 

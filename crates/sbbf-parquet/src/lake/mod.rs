@@ -206,6 +206,8 @@ pub struct Snapshot {
     vectors: delta::Vectors,
     /// Iceberg: each data file's position delete files, read when asked.
     positions: iceberg::positions::Positions,
+    /// Iceberg: each data file's equality delete files, read when asked.
+    equalities: iceberg::equality::Equalities,
 }
 
 impl Snapshot {
@@ -268,8 +270,10 @@ impl Snapshot {
     /// delete applies. Delta deletion vectors (inline in the log, or a file beside the
     /// table's) and Iceberg position delete files are read now, through `root` (each delete
     /// file once per snapshot); a position at or past `rows` (the file's row count, when
-    /// given) is an error: the table is damaged. Iceberg equality deletes and deletion
-    /// vectors are not read yet (an [`LakeError::Unsupported`] naming them).
+    /// given) is an error: the table is damaged. Iceberg equality deletes are applied by
+    /// reading the data file's delete columns (by field id) and matching them against the
+    /// delete files' rows (a null matches a null). Iceberg v3 deletion vectors are not read
+    /// yet (an [`LakeError::Unsupported`] naming them).
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
@@ -305,13 +309,24 @@ impl Snapshot {
                     .deleted_rows(root, &self.location, file, rows)
                     .await
             }
-            (Format::Iceberg, Deletes::Files { equality: 0, .. }) => {
-                self.positions
-                    .deleted_rows(root, &self.location, file, rows)
-                    .await
-            }
             (Format::Iceberg, Deletes::Files { .. }) => {
-                Err(unsupported("equality deletes (read as rows)"))
+                let positions = self
+                    .positions
+                    .deleted_rows(root, &self.location, file, rows)
+                    .await?;
+                let equal = self
+                    .equalities
+                    .deleted_rows(root, &self.location, file, f.size)
+                    .await?;
+                Ok(match (positions, equal) {
+                    (Some(mut p), Some(e)) => {
+                        p.extend(e);
+                        p.sort_unstable();
+                        p.dedup();
+                        Some(p)
+                    }
+                    (p, e) => p.or(e),
+                })
             }
             (Format::Iceberg, Deletes::Vector { .. }) => Err(unsupported(
                 "deletion vectors of format version 3 (read as rows)",

@@ -306,9 +306,10 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     values, rows in the snapshot's file order. Each file's columns are found as the format
     says: an Iceberg column by its field id (a renamed column is read from files written
     before the rename), a Delta column under column mapping by its physical name or id; the
-    rows Delta deletion vectors and Iceberg position deletes delete are left out. A table
-    with Iceberg equality deletes raises `InputError` naming them: those are not applied yet,
-    and reading the files as they are would return rows the table does not have.
+    rows Delta deletion vectors and Iceberg position and equality deletes delete are left out
+    (an equality delete matches by the delete file's columns, a null matching a null). A table
+    with Iceberg v3 deletion vectors raises `InputError` naming them: those are not applied
+    yet, and reading the files as they are would return rows the table does not have.
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq

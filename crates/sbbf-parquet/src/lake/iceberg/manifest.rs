@@ -63,6 +63,8 @@ pub(super) struct Entry {
     pub sequence_number: i64,
     /// The one data file a position delete file or deletion vector applies to, when set.
     pub referenced_data_file: Option<String>,
+    /// The field ids an equality delete file's rows are matched on (empty when absent).
+    pub equality_ids: Vec<i32>,
     /// Lower and upper bounds by field id, in Iceberg's single-value binary form (empty
     /// when absent or not in the shape the spec gives them: nothing is ruled out then).
     pub lower_bounds: Vec<(i32, Vec<u8>)>,
@@ -269,12 +271,31 @@ pub(super) fn read_manifest(
             size: d.count("file_size_in_bytes")?,
             sequence_number,
             referenced_data_file: d.string("referenced_data_file")?.map(str::to_string),
+            equality_ids: ints(&d, "equality_ids")?,
             lower_bounds: bounds(&d, "lower_bounds"),
             upper_bounds: bounds(&d, "upper_bounds"),
         });
         Ok(())
     })?;
     Ok(entries)
+}
+
+/// A manifest entry's list of ints (`equality_ids`; empty when absent). Longs that fit are
+/// taken too: pyiceberg 0.12 writes `equality_ids` items as Avro longs.
+fn ints(d: &Record<'_>, name: &str) -> Result<Vec<i32>, Error> {
+    let items = match d.get(name) {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => return Err(d.wrong(name, "an array", other)),
+    };
+    items
+        .iter()
+        .map(|v| match unwrap(v) {
+            Value::Int(n) => Ok(*n),
+            Value::Long(n) => i32::try_from(*n).map_err(|_| d.wrong(name, "an array of ints", v)),
+            other => Err(d.wrong(name, "an array of ints", other)),
+        })
+        .collect()
 }
 
 /// A manifest entry's map from field id to bound (Avro: an array of `key`/`value` records).

@@ -8,11 +8,13 @@
 //! `plan` which deletes apply to which data files.
 
 mod container;
+pub(crate) mod equality;
 mod manifest;
 mod metadata;
 mod partition;
 mod plan;
 pub(crate) mod positions;
+mod read_once;
 #[cfg(test)]
 mod tests;
 
@@ -41,6 +43,16 @@ pub(crate) fn has_metadata_files(metadata: &Path) -> bool {
                 .any(|e| e.file_name().to_string_lossy().ends_with(".metadata.json"))
         })
         .unwrap_or(false)
+}
+
+/// Something in the table `table`'s files (a delete file, a data file) is malformed.
+fn damaged(table: &str, reason: String) -> Error {
+    LakeError::Iceberg {
+        table: table.to_string(),
+        reason,
+        source: None,
+    }
+    .into()
 }
 
 /// Builds this table's errors: each names the table (its metadata file once known).
@@ -141,6 +153,7 @@ pub(crate) async fn snapshot(
         notes,
         vectors: Default::default(),
         positions: Default::default(),
+        equalities: Default::default(),
     };
     let Some(id) = choose(&meta, as_of, &cx)? else {
         return Ok(snap);
@@ -210,9 +223,10 @@ pub(crate) async fn snapshot(
             }
         }
     }
-    let (files, positions) = plan::attach(data, deletes, &specs, &snap.columns);
-    snap.files = files;
-    snap.positions = positions::Positions::new(positions);
+    let planned = plan::attach(data, deletes, &specs, &snap.columns);
+    snap.files = planned.files;
+    snap.positions.files = planned.positions;
+    snap.equalities.files = planned.equalities;
     Ok(snap)
 }
 

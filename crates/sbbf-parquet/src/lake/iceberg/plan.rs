@@ -4,10 +4,12 @@
 //! `positions` to read; where the rules cannot be decided (an unknown spec, an unknown
 //! sequence number) a delete is taken as applying.
 
+use super::equality::EqualityFile;
 use super::manifest::Entry;
 use super::metadata::Spec;
 use crate::lake::{bounds, DataFile, Deletes, LakeColumn};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// An Iceberg location (a data or delete file's `file_path`) as a URL. Iceberg locations are
 /// used as written, not percent-decoded: Java's and pyiceberg's file IO write a partition
@@ -71,18 +73,29 @@ struct Index {
     /// number, path).
     position_paths_by_file: HashMap<String, Vec<(i64, String)>>,
     position_paths_by_partition: HashMap<PartitionKey, Vec<(i64, String)>>,
+    /// Equality delete files by partition, and global: (sequence number, file).
+    equality_files_by_partition: HashMap<PartitionKey, Vec<(i64, Arc<EqualityFile>)>>,
+    equality_files_global: Vec<(i64, Arc<EqualityFile>)>,
+}
+
+/// What planning gives: the data files, and by data file URL the position delete files and
+/// the equality delete files that apply to it.
+pub(super) struct Planned {
+    pub files: Vec<DataFile>,
+    pub positions: HashMap<String, Vec<String>>,
+    pub equalities: HashMap<String, Vec<Arc<EqualityFile>>>,
 }
 
 /// The snapshot's data files with the deletes that apply to each, in the order given.
 /// `specs` tells which delete files were written unpartitioned; `columns` (the table's)
-/// which field ids the manifests' bounds are of. Also the position delete files that may
-/// apply to each data file, by its path.
+/// which field ids the manifests' bounds are of. Also the position and equality delete files
+/// that may apply to each data file, by its URL.
 pub(super) fn attach(
     data: Vec<Entry>,
     deletes: Vec<Entry>,
     specs: &HashMap<i32, Spec>,
     columns: &[LakeColumn],
-) -> (Vec<DataFile>, HashMap<String, Vec<String>>) {
+) -> Planned {
     let mut ix = Index::default();
     for d in deletes {
         let seq = d.sequence_number;
@@ -118,14 +131,26 @@ pub(super) fn attach(
                     .spec_id
                     .and_then(|id| specs.get(&id))
                     .is_none_or(Spec::is_unpartitioned);
+                let file = Arc::new(EqualityFile {
+                    url: location_url(&d.path),
+                    ids: d.equality_ids.clone(),
+                });
                 match global {
-                    true => ix.equality_global.0.push(seq),
-                    false => ix
-                        .equality_by_partition
-                        .entry(key(&d))
-                        .or_default()
-                        .0
-                        .push(seq),
+                    true => {
+                        ix.equality_global.0.push(seq);
+                        ix.equality_files_global.push((seq, file));
+                    }
+                    false => {
+                        ix.equality_by_partition
+                            .entry(key(&d))
+                            .or_default()
+                            .0
+                            .push(seq);
+                        ix.equality_files_by_partition
+                            .entry(key(&d))
+                            .or_default()
+                            .push((seq, file));
+                    }
                 }
             }
         }
@@ -139,6 +164,7 @@ pub(super) fn attach(
     ix.equality_global.0.sort_unstable();
 
     let mut positions = HashMap::new();
+    let mut equalities = HashMap::new();
     let files = data
         .into_iter()
         .map(|f| {
@@ -152,6 +178,10 @@ pub(super) fn attach(
             if !paths.is_empty() {
                 positions.insert(url.clone(), paths);
             }
+            let equal = ix.equality_files_of(&f);
+            if !equal.is_empty() {
+                equalities.insert(url.clone(), equal);
+            }
             DataFile {
                 bounds: bounds::iceberg(&f.lower_bounds, &f.upper_bounds, columns),
                 url,
@@ -162,7 +192,11 @@ pub(super) fn attach(
             }
         })
         .collect();
-    (files, positions)
+    Planned {
+        files,
+        positions,
+        equalities,
+    }
 }
 
 impl Index {
@@ -181,6 +215,20 @@ impl Index {
             .collect()
     }
 
+    /// The equality delete files that apply to `f`: those of its partition or of an
+    /// unpartitioned spec, of a sequence number above its own.
+    fn equality_files_of(&self, f: &Entry) -> Vec<Arc<EqualityFile>> {
+        let seq = f.sequence_number;
+        self.equality_files_by_partition
+            .get(&key(f))
+            .into_iter()
+            .flatten()
+            .chain(&self.equality_files_global)
+            .filter(|(s, _)| *s > seq)
+            .map(|(_, file)| Arc::clone(file))
+            .collect()
+    }
+
     fn deletes_of(&self, f: &Entry) -> Deletes {
         let seq = f.sequence_number;
         let k = key(f);
@@ -195,16 +243,10 @@ impl Index {
             .vectors
             .get(&f.path)
             .and_then(|v| v.iter().filter(|(s, _)| *s >= seq).max_by_key(|(s, _)| *s));
+        // A vector is reported (and refused where rows are read) whatever equality deletes
+        // also apply: counted as a position delete file, it would be left unread.
         if let Some(&(_, rows)) = vector {
-            return match equality {
-                0 => Deletes::Vector { rows: Some(rows) },
-                // `Deletes` holds a vector or files, not both: the vector is counted as one
-                // position delete so the equality deletes still show.
-                _ => Deletes::Files {
-                    position: 1,
-                    equality,
-                },
-            };
+            return Deletes::Vector { rows: Some(rows) };
         }
         let position = count(&self.position_by_partition, &k, false).saturating_add(
             self.position_by_file

@@ -3,18 +3,19 @@
 //! is a Parquet file of (`file_path`, `pos`) rows for any number of data files: each is read
 //! once per snapshot and kept.
 
+use super::damaged;
+use super::read_once::ReadOnce;
 use crate::lake::StoreRoot;
-use crate::{Error, LakeError};
+use crate::Error;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 /// The positions one delete file deletes, by the data file path it names.
-type Parsed = Arc<HashMap<String, Vec<u64>>>;
+type Parsed = HashMap<String, Vec<u64>>;
 
 /// The position delete files of a snapshot's data files.
 #[derive(Debug, Clone, Default)]
@@ -23,17 +24,10 @@ pub(crate) struct Positions {
     /// both).
     pub(crate) files: HashMap<String, Vec<String>>,
     /// Delete files read so far.
-    read: Arc<Mutex<HashMap<String, Parsed>>>,
+    read: ReadOnce<Parsed>,
 }
 
 impl Positions {
-    pub(crate) fn new(files: HashMap<String, Vec<String>>) -> Positions {
-        Positions {
-            files,
-            read: Arc::default(),
-        }
-    }
-
     /// The positions the delete files of `file` delete in it, ascending; `None` when none
     /// applies. A position at or past `rows` (the file's row count, when given) is an error.
     pub(crate) async fn deleted_rows(
@@ -48,7 +42,8 @@ impl Positions {
         };
         let mut out = Vec::new();
         for d in deletes {
-            let parsed = self.parsed(root, table, d).await?;
+            let read = async { read_positions(root.get(d).await?, table, d) };
+            let parsed = self.read.get(d, read).await?;
             if let Some(p) = parsed.get(file) {
                 out.extend_from_slice(p);
             }
@@ -67,29 +62,6 @@ impl Positions {
         }
         Ok(Some(out))
     }
-
-    async fn parsed(&self, root: &StoreRoot, table: &str, url: &str) -> Result<Parsed, Error> {
-        if let Some(p) = self.lock().get(url) {
-            return Ok(Arc::clone(p));
-        }
-        let bytes = root.get(url).await?;
-        let parsed = Arc::new(read_positions(bytes, table, url)?);
-        self.lock().insert(url.to_string(), Arc::clone(&parsed));
-        Ok(parsed)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parsed>> {
-        self.read.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-fn damaged(table: &str, reason: String) -> Error {
-    LakeError::Iceberg {
-        table: table.to_string(),
-        reason,
-        source: None,
-    }
-    .into()
 }
 
 /// The (`file_path`, `pos`) rows of a position delete file, grouped by data file path.
@@ -154,6 +126,7 @@ fn read_positions(
 mod tests {
     use super::*;
     use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
 
     fn delete_file(paths: &[&str], pos: &[i64]) -> bytes::Bytes {
         let batch = RecordBatch::try_from_iter([
