@@ -453,6 +453,7 @@ fn read(
             // Delta renames only under column mapping, where inner fields have physical
             // names of their own (refused as such).
             inner_renamed: false,
+            inner: Vec::new(),
             data_type: Some(f.data_type().to_string()),
         })
         .collect();

@@ -174,6 +174,12 @@ pub struct LakeColumn {
     /// does. Inner fields are matched by name, so such a column's inner fields are refused
     /// rather than read from the wrong field or missed (an Iceberg schema change).
     pub inner_renamed: bool,
+    /// The fields inside it in the current schema (Iceberg): each leaf's Parquet path below
+    /// the column (`b` for a struct's field, `list.element` for a list's element,
+    /// `key_value.key` for a map's key, names escaped as column paths escape them) and the
+    /// field ids from the column down to it. A field inside a column whose inner fields were
+    /// renamed ([`LakeColumn::inner_renamed`]) is found in each file by these ids.
+    pub inner: Vec<(String, Vec<i64>)>,
     /// Its type as the format names it (Delta: `long`, `string`, `decimal(10,2)`,
     /// `struct<...>`; Iceberg: `long`, `string`, `timestamptz`, `struct`), when known.
     pub data_type: Option<String>,
@@ -225,7 +231,9 @@ impl Snapshot {
     /// The column path that data files hold for the table's column `column` (a path, `a.b`
     /// for a nested field): the same path; under Delta column mapping its physical name; for
     /// an Iceberg column renamed after files were written, a path that finds it by field id
-    /// in each file ([`crate::read::file::by_field_id`]), whatever name the file has for it.
+    /// in each file ([`crate::read::file::by_field_id`]), whatever name the file has for it;
+    /// for a field inside a column whose inner fields were renamed, by the ids from the
+    /// column down to the leaf ([`crate::read::file::by_field_ids`]).
     pub fn file_column(&self, column: &str) -> Result<String, Error> {
         let (top, rest) = match column.split_once('.') {
             Some((t, r)) => (t, Some(r)),
@@ -237,7 +245,10 @@ impl Snapshot {
         if let (false, Some(id)) = (c.earlier_names.is_empty(), c.field_id) {
             return Ok(crate::read::file::by_field_id(id, rest));
         }
-        if c.inner_renamed && rest.is_some() {
+        if let (true, Some(rest)) = (c.inner_renamed, rest) {
+            if let Some((_, ids)) = c.inner.iter().find(|(p, _)| p == rest) {
+                return Ok(crate::read::file::by_field_ids(ids));
+            }
             return Err(LakeError::Unsupported {
                 format: self.format.name(),
                 table: self.location.clone(),

@@ -48,6 +48,24 @@ pub fn by_field_id(id: i64, rest: Option<&str>) -> String {
     }
 }
 
+/// The column path of the leaf reached by the Parquet field ids `ids`, from a top-level field
+/// down (the nodes without an id, such as a list's repeated `list` group, are passed over),
+/// whatever a file names the fields on the way: an Iceberg field inside a struct renamed after
+/// some files were written keeps its id in every file. [`ParquetFile::column_index`] resolves
+/// it in each file.
+///
+/// ```
+/// use sbbf_parquet::read::file::by_field_ids;
+/// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet");
+/// let pq = sbbf_parquet::ParquetFile::open(std::fs::File::open(path)?)?;
+/// assert!(pq.column_index(&by_field_ids(&[2, 3])).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn by_field_ids(ids: &[i64]) -> String {
+    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!("{BY_FIELD_ID}{}", ids.join("/"))
+}
+
 /// The columns a request names in one file ([`ParquetFile::choose_columns`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChosenColumns {
@@ -297,6 +315,9 @@ impl<R> ParquetFile<R> {
     /// [`by_field_id`]): below the top-level field whose Parquet field id
     /// is `ID`, whatever the file names it.
     fn column_by_field_id(&self, by_id: &str) -> Result<usize, Error> {
+        if by_id.contains('/') {
+            return self.column_by_field_ids(by_id);
+        }
         let (id, rest) = match by_id.split_once('.') {
             Some((id, rest)) => (id, Some(rest)),
             None => (by_id, None),
@@ -322,6 +343,52 @@ impl<R> ParquetFile<R> {
                     None => below.is_empty(),
                     Some(r) => below.join(".") == r,
                 }
+            })
+            .collect();
+        match found.as_slice() {
+            [i] => Ok(*i),
+            _ => Err(unknown()),
+        }
+    }
+
+    /// The leaf whose ids on the way down (of the nodes that have one) are `chain`'s
+    /// (`5/7`: [`by_field_ids`]).
+    fn column_by_field_ids(&self, chain: &str) -> Result<usize, Error> {
+        let unknown = || Error::UnknownColumn {
+            column: format!("the field with ids {chain}"),
+            candidates: Vec::new(),
+        };
+        let want: Vec<i32> = chain
+            .split('/')
+            .map(|id| id.parse().map_err(|_| unknown()))
+            .collect::<Result<_, _>>()?;
+        let schema = self.metadata.file_metadata().schema_descr();
+        let found: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| {
+                let parts = self.raw_parts(i);
+                let mut node = schema.get_column_root(i);
+                let mut ids = Vec::with_capacity(want.len());
+                let mut note = |t: &parquet::schema::types::Type| {
+                    let info = t.get_basic_info();
+                    if info.has_id() {
+                        ids.push(info.id());
+                    }
+                };
+                note(node);
+                for name in parts.iter().skip(1) {
+                    // `get_fields` panics on a primitive; the leaf's own path only passes
+                    // through groups, but the footer is untrusted.
+                    if !node.is_group() {
+                        return false;
+                    }
+                    let Some(child) = node.get_fields().iter().find(|f| f.name() == name.as_str())
+                    else {
+                        return false;
+                    };
+                    node = child;
+                    note(node);
+                }
+                ids == want
             })
             .collect();
         match found.as_slice() {

@@ -201,9 +201,20 @@ impl TableMetadata {
             .flat_map(fields)
             .collect();
         let inner = inner_fields_by_column(self.schemas.iter().flatten().chain(self.schema.iter()));
+        let types: HashMap<i64, &serde_json::Value> = current
+            .get("fields")
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|f| Some((f.get("id")?.as_i64()?, f.get("type")?)))
+            .collect();
         fields(current)
             .into_iter()
             .map(|(id, name, data_type)| {
+                let mut leaves = Vec::new();
+                if let Some(ty) = types.get(&id) {
+                    parquet_leaves(ty, "", &[id], &mut leaves, 0);
+                }
                 let mut earlier: Vec<String> = all
                     .iter()
                     .filter(|(i, n, _)| *i == id && *n != name)
@@ -217,6 +228,7 @@ impl TableMetadata {
                     field_id: Some(id),
                     earlier_names: earlier,
                     inner_renamed: inner.get(&id).is_some_and(|f| names_changed(f)),
+                    inner: leaves,
                     data_type,
                 }
             })
@@ -326,6 +338,45 @@ fn collect_inner(ty: &serde_json::Value, prefix: &str, out: &mut Vec<(i64, Strin
         }
         if let Some(t @ serde_json::Value::Object(_)) = t {
             collect_inner(t, &path, out, depth + 1);
+        }
+    }
+}
+
+/// Notes each leaf below the nested type `ty` as its Parquet path below the column (a
+/// struct's field by its name, a list's element as `list.element`, a map's key and value as
+/// `key_value.key` and `key_value.value`: the layout the Iceberg spec gives Parquet files)
+/// and the field ids from the column (`ids`) down to it.
+fn parquet_leaves(
+    ty: &serde_json::Value,
+    prefix: &str,
+    ids: &[i64],
+    out: &mut Vec<(String, Vec<i64>)>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let kind = ty.get("type").and_then(|t| t.as_str());
+    for (id, name, t) in children(ty) {
+        let Some(id) = id else {
+            continue;
+        };
+        let step = match kind {
+            Some("list") => "list.element".to_string(),
+            Some("map") => format!("key_value.{name}"),
+            _ => name.replace('\\', "\\\\").replace('.', "\\."),
+        };
+        let path = match prefix {
+            "" => step,
+            p => format!("{p}.{step}"),
+        };
+        let mut chain = ids.to_vec();
+        chain.push(id);
+        match t {
+            Some(t @ serde_json::Value::Object(_)) => {
+                parquet_leaves(t, &path, &chain, out, depth + 1)
+            }
+            _ => out.push((path, chain)),
         }
     }
 }
@@ -440,5 +491,26 @@ mod tests {
             flags(with_s(&[map(st(&[(3, "a")])), map(st(&[(3, "b")]))])),
             yes
         );
+    }
+
+    #[test]
+    fn inner_leaves_carry_parquet_paths_and_id_chains() {
+        let s = json!({"type": "struct", "fields": [
+            {"id": 3, "name": "a.b", "required": false, "type": "long"},
+            {"id": 4, "name": "l", "required": false, "type": {
+                "type": "list", "element-id": 5, "element-required": false,
+                "element": {"type": "struct", "fields": [
+                    {"id": 6, "name": "x", "required": false, "type": "string"}]}}},
+            {"id": 7, "name": "m", "required": false, "type": {
+                "type": "map", "key-id": 8, "key": "string", "value-id": 9, "value": "long"}},
+        ]});
+        let inner = &with_s(&[s]).columns()[1].inner;
+        let want: Vec<(String, Vec<i64>)> = vec![
+            ("a\\.b".into(), vec![2, 3]),
+            ("l.list.element.x".into(), vec![2, 4, 5, 6]),
+            ("m.key_value.key".into(), vec![2, 7, 8]),
+            ("m.key_value.value".into(), vec![2, 7, 9]),
+        ];
+        assert_eq!(inner, &want);
     }
 }
