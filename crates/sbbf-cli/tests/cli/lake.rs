@@ -1027,3 +1027,81 @@ print(json.dumps({f: sql(f"SELECT count(*) AS n FROM t WHERE {f}").column("n")[0
         "{types}"
     );
 }
+
+/// Under Delta column mapping the fields inside a nested column have physical names too: a
+/// probe of `nested_struct.ac.aca` reads the leaf the log's schema maps it to (struct fields by
+/// physical name, a list's and a map's own levels as written), in `name` and `id` mode. The
+/// physical names are read here from the log's own schema string.
+#[test]
+fn nested_fields_under_column_mapping_are_probed_by_physical_names() {
+    for mode in ["name", "id"] {
+        let table = lake_dir().join(format!("kernel/table-with-columnmapping-mode-{mode}"));
+        let log =
+            std::fs::read_to_string(table.join("_delta_log/00000000000000000000.json")).unwrap();
+        let schema: Value = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find_map(|a| a["metaData"]["schemaString"].as_str().map(str::to_string))
+            .map(|s| serde_json::from_str(&s).unwrap())
+            .unwrap();
+        // The physical name of the field `name` among `fields`, and that field's type.
+        let field = |fields: &Value, name: &str| -> (String, Value) {
+            let f = fields["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name)
+                .unwrap()
+                .clone();
+            let p = f["metadata"]["delta.columnMapping.physicalName"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            (p, f["type"].clone())
+        };
+        let (ns, ns_t) = field(&schema, "nested_struct");
+        let (aa, _) = field(&ns_t, "aa");
+        let (ac, ac_t) = field(&ns_t, "ac");
+        let (aca, _) = field(&ac_t, "aca");
+        let (arr, arr_t) = field(&schema, "array_of_structs");
+        let (ab, _) = field(&arr_t["elementType"], "ab");
+        let (map, map_t) = field(&schema, "map_of_rows");
+        let (mab, _) = field(&map_t["valueType"], "ab");
+        let (mp, _) = field(&schema, "map_of_prims");
+        let cases = [
+            ("nested_struct.aa", format!("{ns}.{aa}")),
+            ("nested_struct.ac.aca", format!("{ns}.{ac}.{aca}")),
+            (
+                "array_of_structs.list.element.ab",
+                format!("{arr}.list.element.{ab}"),
+            ),
+            (
+                "map_of_rows.key_value.value.ab",
+                format!("{map}.key_value.value.{mab}"),
+            ),
+            ("map_of_prims.key_value.key", format!("{mp}.key_value.key")),
+        ];
+        let t = table.to_str().unwrap();
+        for (path, want) in cases {
+            let out = sbbf(&["probe", t, path, "1", "--format", "json"]);
+            assert!(
+                out.status.code().is_some_and(|c| c <= 1),
+                "{path}: {}",
+                text(&out.stderr)
+            );
+            let columns: BTreeSet<String> = text(&out.stdout)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter_map(|v| v["column"].as_str().map(str::to_string))
+                .collect();
+            assert_eq!(columns, BTreeSet::from([want]), "{mode} {path}");
+        }
+        let out = sbbf(&["probe", t, "nested_struct.zz", "1"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("no leaf"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -440,6 +440,23 @@ fn read(
             (name.clone(), phys)
         })
         .collect();
+    // Under column mapping the fields inside a nested column have physical names too.
+    let mut inner_physical = HashMap::new();
+    if physical_name(schema.fields().next()).is_some() {
+        for f in schema.fields() {
+            let mut leaves = Vec::new();
+            physical_leaves(
+                f.data_type(),
+                &mut Vec::new(),
+                &mut Vec::new(),
+                &mut leaves,
+                0,
+            );
+            if !leaves.is_empty() {
+                inner_physical.insert(f.name().to_string(), leaves);
+            }
+        }
+    }
     let columns: Vec<LakeColumn> = schema
         .fields()
         .map(|f| LakeColumn {
@@ -451,7 +468,7 @@ fn read(
             field_id: f.column_mapping_id(),
             earlier_names: Vec::new(),
             // Delta renames only under column mapping, where inner fields have physical
-            // names of their own (refused as such).
+            // names of their own (`Snapshot::inner_physical`).
             inner_renamed: false,
             inner: Vec::new(),
             data_type: Some(f.data_type().to_string()),
@@ -520,7 +537,61 @@ fn read(
         vectors,
         positions: Default::default(),
         equalities: Default::default(),
+        inner_physical,
     })
+}
+
+/// A struct field's physical name under column mapping.
+fn physical_name(f: Option<&delta_kernel::schema::StructField>) -> Option<String> {
+    match f?.get_config_value(&ColumnMetadataKey::ColumnMappingPhysicalName) {
+        Some(MetadataValue::String(p)) => Some(p.clone()),
+        _ => None,
+    }
+}
+
+/// The deepest nesting walked (the schema comes from the log: untrusted).
+const MAX_DEPTH: usize = 64;
+
+/// Notes each leaf below the type `t` as (path as the table names it, path as files name it),
+/// in path segments: a struct's field by its name and by its physical name; a list's two
+/// Parquet levels (`list.element`, or `list.item` as arrow's writer names them) as `*`, which
+/// any segment matches and is kept as asked; a map's as `*` then `key` or `value`.
+fn physical_leaves(
+    t: &DataType,
+    logical: &mut Vec<String>,
+    physical: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, Vec<String>)>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let mut step = |segs: &[String], phys: &[String], t: &DataType, out: &mut Vec<_>| {
+        logical.extend_from_slice(segs);
+        physical.extend_from_slice(phys);
+        physical_leaves(t, logical, physical, out, depth + 1);
+        logical.truncate(logical.len() - segs.len());
+        physical.truncate(physical.len() - phys.len());
+    };
+    let any = || "*".to_string();
+    match t {
+        DataType::Struct(s) => {
+            for f in s.fields() {
+                let name = f.name().to_string();
+                let phys = physical_name(Some(f)).unwrap_or_else(|| name.clone());
+                step(&[name], &[phys], f.data_type(), out);
+            }
+        }
+        DataType::Array(a) => step(&[any(), any()], &[any(), any()], a.element_type(), out),
+        DataType::Map(m) => {
+            for (part, t) in [("key", m.key_type()), ("value", m.value_type())] {
+                let segs = [any(), part.to_string()];
+                step(&segs, &segs, t, out);
+            }
+        }
+        _ if !logical.is_empty() => out.push((logical.clone(), physical.clone())),
+        _ => {}
+    }
 }
 
 fn no_such(table: &str, asked: String) -> Error {

@@ -214,6 +214,10 @@ pub struct Snapshot {
     positions: iceberg::positions::Positions,
     /// Iceberg: each data file's equality delete files, read when asked.
     equalities: iceberg::equality::Equalities,
+    /// Delta under column mapping: the leaves inside each nested column (by its name), as
+    /// (path as the table names it, path as files name it), in segments (`*`: any segment,
+    /// a list's or map's own levels).
+    inner_physical: std::collections::HashMap<String, Vec<(Vec<String>, Vec<String>)>>,
 }
 
 impl Snapshot {
@@ -262,13 +266,40 @@ impl Snapshot {
         match (&c.physical, rest) {
             (None, _) => Ok(column.to_string()),
             (Some(p), None) => Ok(p.clone()),
-            (Some(_), Some(_)) => Err(LakeError::Unsupported {
-                format: self.format.name(),
-                table: self.location.clone(),
-                feature: "column mapping on a nested field".to_string(),
-            }
-            .into()),
+            (Some(p), Some(rest)) => match self.physical_inner(top, rest) {
+                Some(inner) => Ok(format!("{p}.{inner}")),
+                None => Err(LakeError::Unsupported {
+                    format: self.format.name(),
+                    table: self.location.clone(),
+                    feature: format!(
+                        "column mapping on `{column}`, which is no leaf of the table's column \
+                         `{top}`"
+                    ),
+                }
+                .into()),
+            },
         }
+    }
+
+    /// The path below Delta column `top` that files hold for the table's path `rest` below
+    /// it (column mapping: each struct field by its physical name; a list's and a map's own
+    /// levels as asked).
+    fn physical_inner(&self, top: &str, rest: &str) -> Option<String> {
+        let asked = path_segments(rest);
+        let (_, physical) = self.inner_physical.get(top)?.iter().find(|(logical, _)| {
+            logical.len() == asked.len()
+                && logical.iter().zip(&asked).all(|(l, a)| l == "*" || l == a)
+        })?;
+        let segments: Vec<String> = physical
+            .iter()
+            .zip(&asked)
+            .map(|(p, a)| match p.as_str() {
+                "*" => a.clone(),
+                p => p.to_string(),
+            })
+            .map(|s| s.replace('\\', "\\\\").replace('.', "\\."))
+            .collect();
+        Some(segments.join("."))
     }
 
     /// The files with deletes that apply to them.
@@ -344,6 +375,23 @@ impl Snapshot {
             )),
         }
     }
+}
+
+/// The names of a column path (`a.b\\.c` is `a` then `b.c`: a `.` in a name is written `\\.`,
+/// a `\\` as `\\\\`).
+fn path_segments(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut name = String::new();
+    let mut chars = path.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => name.push(chars.next().unwrap_or('\\')),
+            '.' => out.push(std::mem::take(&mut name)),
+            c => name.push(c),
+        }
+    }
+    out.push(name);
+    out
 }
 
 /// A path opened for reading: its files as a [`Source`] and, when it is a table, the snapshot

@@ -298,17 +298,37 @@ pub async fn open_unsized_with_keys(
     .await
 }
 
+/// Keys per page of a LIST on S3 and Google Cloud Storage: a listing of more takes a round
+/// trip per page, one after another.
+const LIST_PAGE: usize = 1000;
+
+/// At most this many folders are listed at once when a long listing is split by folder.
+const FOLDERS_AT_ONCE: usize = 64;
+
 /// Every object under `prefix` whose name ends in `.parquet` (any case), sorted by path,
 /// except those below a name starting with `_` or `.` under the prefix
 /// ([`crate::source::is_hidden_name`]).
+///
+/// A store lists 1,000 keys a page, each page a round trip after the one before. So when
+/// the first page is full and every key on it lies in a folder below the prefix (partition
+/// folders: `p=0/`, `date=2024-01-01/`), the prefix's folders are listed (one delimited
+/// request) and then each folder at once (at most [`FOLDERS_AT_ONCE`] in flight), the same
+/// way again below them: 10,000 objects in 10 partition folders take 3 round trips instead
+/// of 10. A prefix with objects of its own on the first page, or with more folders than that,
+/// is listed page after page.
 pub async fn list_parquet(
     store: &Arc<dyn ObjectStore>,
     prefix: &Path,
 ) -> Result<Vec<ObjectMeta>, Error> {
     let prefix_opt = (!prefix.as_ref().is_empty()).then_some(prefix);
-    let mut out: Vec<ObjectMeta> = store
-        .list(prefix_opt)
-        .try_filter(|m| {
+    let mut out: Vec<ObjectMeta> = list_split(Arc::clone(store), prefix_opt.cloned(), 0)
+        .await
+        .map_err(|source| ReadError::Store {
+            location: format!("listing {prefix}"),
+            source,
+        })?
+        .into_iter()
+        .filter(|m| {
             let parquet = m
                 .location
                 .extension()
@@ -319,16 +339,70 @@ pub async fn list_parquet(
                 .location
                 .prefix_match(prefix)
                 .is_some_and(|mut parts| parts.any(|p| crate::source::is_hidden_name(p.as_ref())));
-            std::future::ready(parquet && !hidden)
+            parquet && !hidden
         })
-        .try_collect()
-        .await
-        .map_err(|source| ReadError::Store {
-            location: format!("listing {prefix}"),
-            source,
-        })?;
+        .collect();
     out.sort_by(|a, b| a.location.cmp(&b.location));
     Ok(out)
+}
+
+/// How deep folders are split (hostile or odd layouts list page after page below that).
+const MAX_SPLIT_DEPTH: usize = 8;
+
+/// Every object below `prefix`, split by folder where that saves round trips (see
+/// [`list_parquet`]); folders with hidden names are left out when split.
+fn list_split(
+    store: Arc<dyn ObjectStore>,
+    prefix: Option<Path>,
+    depth: usize,
+) -> BoxFuture<'static, object_store::Result<Vec<ObjectMeta>>> {
+    Box::pin(async move {
+        let prefix = prefix.as_ref();
+        let mut flat = store.list(prefix);
+        let mut got = Vec::new();
+        // The first page, without asking for the second (which would cost its round trip).
+        while got.len() < LIST_PAGE {
+            match flat.try_next().await? {
+                Some(m) => got.push(m),
+                None => return Ok(got),
+            }
+        }
+        let in_folder = |m: &ObjectMeta| {
+            m.location
+                .prefix_match(prefix.unwrap_or(&Path::default()))
+                .is_some_and(|parts| parts.count() > 1)
+        };
+        let split = depth < MAX_SPLIT_DEPTH && got.iter().all(in_folder);
+        if !split {
+            // Not laid out in folders: the rest of the pages, in turn.
+            while let Some(m) = flat.try_next().await? {
+                got.push(m);
+            }
+            return Ok(got);
+        }
+        drop(flat);
+        let top = store.list_with_delimiter(prefix).await?;
+        let folders: Vec<Path> = top
+            .common_prefixes
+            .into_iter()
+            .filter(|f| !f.filename().is_some_and(crate::source::is_hidden_name))
+            .collect();
+        if folders.len() > FOLDERS_AT_ONCE {
+            let all = store.list(prefix).try_collect().await?;
+            return Ok(all);
+        }
+        let mut all = top.objects;
+        let lists: Vec<_> = folders
+            .into_iter()
+            .map(|f| list_split(Arc::clone(&store), Some(f), depth + 1))
+            .collect();
+        let below: Vec<Vec<ObjectMeta>> = futures::stream::iter(lists)
+            .buffer_unordered(FOLDERS_AT_ONCE)
+            .try_collect()
+            .await?;
+        all.extend(below.into_iter().flatten());
+        Ok(all)
+    })
 }
 
 /// One file's probe: the column, the values as encoded for its type, and the answers.

@@ -650,3 +650,68 @@ async fn prune_64_row_groups_in_few_requests() {
     println!("end.parquet: probe 50 values: {}", counting.report());
     assert!(counting.requests() <= 3, "{}", counting.report());
 }
+
+/// A long listing laid out in partition folders is split by folder (a delimited listing, then
+/// each folder at once): the same objects as one flat listing, hidden folders left out. A
+/// prefix with objects of its own on its first page, or a short one, is listed flat: one call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_partitioned_prefix_is_listed_by_folder() {
+    let inner: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let put = |name: String| {
+        let inner = Arc::clone(&inner);
+        async move {
+            object_store::ObjectStoreExt::put(
+                inner.as_ref(),
+                &Path::from(name),
+                PutPayload::from_static(b"x"),
+            )
+            .await
+            .unwrap();
+        }
+    };
+    let mut names = Vec::new();
+    for p in 0..5 {
+        for i in 0..450 {
+            names.push(format!("t/p={p}/part-{i:04}.parquet"));
+        }
+    }
+    names.push("t/p=1/q=a/deeper.parquet".into());
+    names.push("t/p=2/notes.txt".into());
+    let hidden = ["t/_tmp/0/part-0.parquet", "t/.staging/x.parquet"];
+    for n in hidden {
+        names.push(n.into());
+    }
+    for i in 0..1200 {
+        names.push(format!("flat/f-{i:04}.parquet"));
+    }
+    for i in 0..10 {
+        names.push(format!("small/p={}/f-{i}.parquet", i % 3));
+    }
+    futures::future::join_all(names.iter().cloned().map(put)).await;
+
+    let counting = Arc::new(Counting::new(Arc::clone(&inner)));
+    let store: Arc<dyn ObjectStore> = Arc::clone(&counting) as Arc<dyn ObjectStore>;
+    for (prefix, lists) in [("t", 1 + 1 + 5), ("flat", 1), ("small", 1)] {
+        counting.reset();
+        let got: Vec<String> = object::list_parquet(&store, &Path::from(prefix))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.location.to_string())
+            .collect();
+        let mut want: Vec<String> = names
+            .iter()
+            .filter(|n| n.starts_with(&format!("{prefix}/")) && n.ends_with(".parquet"))
+            .filter(|n| !hidden.contains(&n.as_str()))
+            .cloned()
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "{prefix}");
+        assert_eq!(
+            counting.lists.load(Ordering::SeqCst),
+            lists,
+            "{prefix}: {}",
+            counting.report()
+        );
+    }
+}

@@ -154,6 +154,7 @@ pub(crate) async fn snapshot(
         vectors: Default::default(),
         positions: Default::default(),
         equalities: Default::default(),
+        inner_physical: Default::default(),
     };
     let Some(id) = choose(&meta, as_of, &cx)? else {
         return Ok(snap);
