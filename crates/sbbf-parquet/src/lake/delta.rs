@@ -560,7 +560,7 @@ fn physical_leaves(
     t: &DataType,
     logical: &mut Vec<String>,
     physical: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, Vec<String>)>,
+    out: &mut Vec<super::PathPair>,
     depth: usize,
 ) {
     if depth > MAX_DEPTH {

@@ -217,8 +217,11 @@ pub struct Snapshot {
     /// Delta under column mapping: the leaves inside each nested column (by its name), as
     /// (path as the table names it, path as files name it), in segments (`*`: any segment,
     /// a list's or map's own levels).
-    inner_physical: std::collections::HashMap<String, Vec<(Vec<String>, Vec<String>)>>,
+    inner_physical: std::collections::HashMap<String, Vec<PathPair>>,
 }
+
+/// A leaf's path below its column as the table names it and as files name it, in segments.
+pub(crate) type PathPair = (Vec<String>, Vec<String>);
 
 impl Snapshot {
     /// Which version of which table this is, for reports.
