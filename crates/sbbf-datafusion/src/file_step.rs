@@ -2,6 +2,7 @@
 //! min/max pruning against the file's own schema, then our Bloom filters, row group by row
 //! group. The table's planning and the join path (`join`) both run it.
 
+use crate::index::{Known, KnownFiles};
 use crate::lake::{Columns, FileBounds};
 use crate::metric;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
@@ -199,6 +200,10 @@ pub(crate) struct Step<'a> {
     /// A lake table's per-file bounds, from its snapshot, and the scan's filters over the
     /// table's columns to test them with.
     pub(crate) bounds: Option<(&'a FileBounds, &'a Predicate)>,
+    /// What the table's index knows of the files as they are now (their row groups, and
+    /// those it rules out for the scan's filters): such a file is planned without its
+    /// footer.
+    pub(crate) known: Option<&'a KnownFiles>,
 }
 
 impl Step<'_> {
@@ -212,6 +217,16 @@ impl Step<'_> {
                 self.metrics.files_pruned_table_stats.add(1);
                 return Planned::Unread;
             }
+        }
+        // A file the index knows as it is now, where its answers are what the file's own
+        // filters would say: planned from the index, its footer left for the scan to read
+        // if any row group is left (DataFusion's own statistics pruning then runs there).
+        if let Some(k) = self
+            .known
+            .and_then(|known| Known::of(known, &file.object_meta))
+            .filter(|k| k.plans_alone())
+        {
+            return self.plan_known(file, k);
         }
         let Ok(metadata) = footer(self.store, self.cache, file).await else {
             self.metrics.file_errors.add(1);
@@ -249,6 +264,36 @@ impl Step<'_> {
             return Planned::Drop;
         }
         if plan.row_group_index_iter().count() == scanned_before {
+            return Planned::Keep;
+        }
+        Planned::Narrowed(plan)
+    }
+}
+
+impl Step<'_> {
+    /// [`Step::plan`] of a file from what the index knows of it (`k`), no read made: its
+    /// row groups counted, those it rules out skipped (counted as ours: the index's entries
+    /// are the file's filters).
+    fn plan_known(&self, file: &PartitionedFile, k: &Known) -> Planned {
+        let n = k.row_counts.len();
+        self.metrics.row_groups.add(n);
+        if n == 0 {
+            return Planned::Keep;
+        }
+        let mut plan = attached_plan(file, n);
+        let mut skipped = 0;
+        for (rg, out) in k.ruled_out.iter().enumerate() {
+            if *out && plan.should_scan(rg) {
+                plan.skip(rg);
+                skipped += 1;
+            }
+        }
+        self.metrics.pruned.add(skipped);
+        if plan.row_group_index_iter().next().is_none() {
+            self.metrics.files_pruned.add(1);
+            return Planned::Drop;
+        }
+        if skipped == 0 {
             return Planned::Keep;
         }
         Planned::Narrowed(plan)

@@ -1,6 +1,8 @@
 //! The table index (`sbbf index build`, crate `sbbf-index`): the files it rules out for a
 //! scan's `=` / `IN` predicate are left out of DataFusion's listing, so their footers are
-//! never read.
+//! never read; the other files it knows as they are now are planned from what it knows
+//! (their row groups, those it rules out, and their row counts as DataFusion's statistics:
+//! [`KnownFiles`], [`KnownStatistics`]), so planning reads none of their footers either.
 //!
 //! The index is never trusted blindly: a file is left out only when the index knows it, its
 //! size, inode and times (or ETag) are those the index recorded, and the index says
@@ -17,8 +19,14 @@
 //! store's: `crate::filtered`), registered in the session under a URL of its own; the rest of
 //! the scan is DataFusion's, unchanged.
 
+use datafusion::common::TableReference;
 use datafusion::datasource::listing::ListingTableUrl;
-use sbbf_index::probe::ruled_out;
+use datafusion::execution::cache::cache_manager::CachedFileMetadata;
+use datafusion::execution::cache::{Cache, CacheEntryInfo, TableScopedPath};
+use object_store::path::Path;
+use object_store::ObjectMeta;
+use sbbf_index::format::Stamp;
+use sbbf_index::probe::{row_groups_ruled_out, KnownFile};
 use sbbf_index::{Listed, Root};
 use sbbf_parquet::prune::Predicate;
 use std::collections::HashMap;
@@ -27,14 +35,108 @@ use std::fmt;
 /// Files the index rules out for one scan: object path -> (size, row groups).
 pub(crate) type Dropped = HashMap<String, (u64, usize)>;
 
-/// The outcome of asking the index about a scan.
+/// Files the index knows as they are now, by object path: what it says of their row groups,
+/// and the listing entry it judged them by ([`Known::of`] holds a scan's file to it).
+pub(crate) type KnownFiles = HashMap<String, Known>;
+
+/// A file the index knows as it was listed: its row groups (and, for a scan's predicate,
+/// those it rules out), so that the scan plans it without reading its footer.
+#[derive(Debug, Clone)]
+pub(crate) struct Known {
+    size: u64,
+    stamp: Stamp,
+    /// Rows per row group, from the index.
+    pub(crate) row_counts: Vec<i64>,
+    /// Row groups the index proves the scan's predicate false in (all `false` without one).
+    pub(crate) ruled_out: Vec<bool>,
+    /// Row groups whose answer is the file's own filters' (all `true` without a predicate).
+    pub(crate) exact: Vec<bool>,
+    /// The file as the query engine's listing gave it, where known.
+    meta: Option<ObjectMeta>,
+}
+
+impl Known {
+    pub(crate) fn new(listed: &Listed, file: KnownFile) -> Known {
+        Known {
+            size: listed.size,
+            stamp: listed.stamp.clone(),
+            row_counts: file.row_counts,
+            ruled_out: file.ruled_out,
+            exact: file.exact,
+            meta: None,
+        }
+    }
+
+    /// With the query engine's listing entry of the file (the one `listed` was made from).
+    pub(crate) fn with_meta(mut self, meta: ObjectMeta) -> Known {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Whether the scan can plan the file from this alone: every row group is ruled out or
+    /// answered as its own filters would answer.
+    pub(crate) fn plans_alone(&self) -> bool {
+        self.ruled_out.len() == self.row_counts.len()
+            && self.exact.len() == self.row_counts.len()
+            && self
+                .ruled_out
+                .iter()
+                .zip(&self.exact)
+                .all(|(r, e)| *r || *e)
+    }
+
+    /// The file's size when the index judged it.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The query engine's listing entry of the file, when known.
+    pub(crate) fn object_meta(&self) -> Option<&ObjectMeta> {
+        self.meta.as_ref()
+    }
+
+    /// What the index knows of the file a scan lists as `meta`, when that is the file the
+    /// index judged (same size, and the same modification time, or time and ETag, as it was
+    /// listed then); `None` on any doubt: a file that changed since is planned from its own
+    /// footer.
+    pub(crate) fn of<'a>(known: &'a KnownFiles, meta: &ObjectMeta) -> Option<&'a Known> {
+        let k = known.get(meta.location.as_ref())?;
+        let same = k.size == meta.size
+            && match &k.stamp {
+                Stamp::Local { mtime_ns, .. } => {
+                    meta.last_modified.timestamp_nanos_opt() == Some(*mtime_ns)
+                }
+                Stamp::Object {
+                    last_modified_ms,
+                    etag,
+                } => {
+                    meta.last_modified.timestamp_millis() == *last_modified_ms
+                        && etag.is_some()
+                        && sbbf_index::table::content_tag(meta) == *etag
+                }
+            };
+        same.then_some(k)
+    }
+}
+
+/// The outcome of asking the index about a join's keys.
 pub(crate) enum Asked {
-    /// No usable index, or nothing to leave out.
+    /// No usable index (a damaged one is reported by the table's own scans), or nothing to
+    /// leave out.
+    Nothing,
+    /// These files can be left out.
+    Drop(Dropped),
+}
+
+/// [`ask`], row group by row group: the files the index rules out wholly, and what it knows
+/// of every other file it knows as it is now.
+pub(crate) enum AskedRowGroups {
+    /// No usable index.
     Nothing,
     /// The index was unusable: ignore it, saying why once.
     Ignored(String),
-    /// These files can be left out.
-    Drop(Dropped),
+    /// Files to leave out, and the row groups of the others the index knows.
+    Answered { dropped: Dropped, known: KnownFiles },
 }
 
 /// The files under `root` the index proves `pred` false for in every row group, keyed by
@@ -47,6 +149,21 @@ pub(crate) async fn ask(
     table: &ListingTableUrl,
     pred: &Predicate,
 ) -> Asked {
+    match ask_row_groups(root, listed, table, pred).await {
+        AskedRowGroups::Nothing | AskedRowGroups::Ignored(_) => Asked::Nothing,
+        AskedRowGroups::Answered { dropped, .. } if dropped.is_empty() => Asked::Nothing,
+        AskedRowGroups::Answered { dropped, .. } => Asked::Drop(dropped),
+    }
+}
+
+/// [`ask`], keeping what the index says of the row groups of the files it does not rule out
+/// wholly.
+pub(crate) async fn ask_row_groups(
+    root: &Root,
+    listed: Option<&[Listed]>,
+    table: &ListingTableUrl,
+    pred: &Predicate,
+) -> AskedRowGroups {
     let (listing, loaded) = match listed {
         Some(l) => (Ok(std::borrow::Cow::Borrowed(l)), root.load().await),
         None => {
@@ -56,38 +173,100 @@ pub(crate) async fn ask(
     };
     let Ok(listing) = listing else {
         // The scan's own listing will say what is wrong.
-        return Asked::Nothing;
+        return AskedRowGroups::Nothing;
     };
     let ignore = |e: &dyn fmt::Display| {
-        Asked::Ignored(format!("ignoring the index {}: {e}", root.index_location()))
+        AskedRowGroups::Ignored(format!("ignoring the index {}: {e}", root.index_location()))
     };
     let loaded = match loaded {
         Ok(Some((loaded, _))) => loaded,
-        Ok(None) => return Asked::Nothing,
+        Ok(None) => return AskedRowGroups::Nothing,
         Err(e) => return ignore(&e),
     };
-    let out = match ruled_out(root, &loaded, &listing, pred).await {
+    let out = match row_groups_ruled_out(root, &loaded, &listing, pred).await {
         Ok(out) => out,
         Err(e) => return ignore(&e),
     };
     let prefix = table.prefix().as_ref().trim_end_matches('/').to_string();
     let mut dropped = Dropped::new();
-    for (l, groups) in listing.iter().zip(&out) {
-        if let Some(groups) = groups {
-            dropped.insert(object_path(&prefix, l), (l.size, *groups));
+    let mut known = KnownFiles::new();
+    for (l, file) in listing.iter().zip(out) {
+        let Some(file) = file else { continue };
+        let n = file.row_counts.len();
+        if n > 0 && file.ruled_out.iter().all(|&r| r) {
+            dropped.insert(object_path(&prefix, l), (l.size, n));
+        } else {
+            known.insert(object_path(&prefix, l), Known::new(l, file));
         }
     }
-    if dropped.is_empty() {
-        Asked::Nothing
-    } else {
-        Asked::Drop(dropped)
-    }
+    AskedRowGroups::Answered { dropped, known }
 }
 
-fn object_path(prefix: &str, l: &Listed) -> String {
+/// The object path of listed file `l` of the table whose prefix is `prefix`.
+pub(crate) fn object_path(prefix: &str, l: &Listed) -> String {
     if prefix.is_empty() {
         l.rel.clone()
     } else {
         format!("{prefix}/{}", l.rel)
+    }
+}
+
+/// The statistics of the files the index knows, as DataFusion's listing asks its statistics
+/// cache for them before reading a footer: filled once when the table is made, by object
+/// path. Whatever listing table asks (the table's own, or a scan's view leaving files out,
+/// which names its files' table otherwise), an entry answers for the same object, and
+/// DataFusion takes it only while the file's size and modification time are those listed
+/// then. It keeps nothing DataFusion gathers itself (files the index does not know are read
+/// as without it).
+#[derive(Debug, Default)]
+pub(crate) struct KnownStatistics(pub(crate) HashMap<Path, CachedFileMetadata>);
+
+impl Cache<TableScopedPath, CachedFileMetadata> for KnownStatistics {
+    fn get(&self, key: &TableScopedPath) -> Option<CachedFileMetadata> {
+        self.0.get(&key.path).cloned()
+    }
+
+    fn put(&self, _: &TableScopedPath, _: CachedFileMetadata) -> Option<CachedFileMetadata> {
+        None
+    }
+
+    fn remove(&self, _: &TableScopedPath) -> Option<CachedFileMetadata> {
+        None
+    }
+
+    fn contains_key(&self, key: &TableScopedPath) -> bool {
+        self.0.contains_key(&key.path)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn clear(&self) {}
+
+    fn name(&self) -> String {
+        "sbbf index row counts".to_string()
+    }
+
+    fn cache_limit(&self) -> usize {
+        usize::MAX
+    }
+
+    fn update_cache_limit(&self, _: usize) {}
+
+    fn cache_ttl(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    fn update_cache_ttl(&self, _: Option<std::time::Duration>) {}
+
+    fn drop_table_entries(&self, _: &TableReference) -> datafusion::common::Result<()> {
+        Ok(())
+    }
+
+    fn list_entries(
+        &self,
+    ) -> datafusion::common::HashMap<TableScopedPath, CacheEntryInfo<CachedFileMetadata>> {
+        datafusion::common::HashMap::new()
     }
 }

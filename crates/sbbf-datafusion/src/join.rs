@@ -594,9 +594,7 @@ impl Shared {
                     .await
                     {
                         Asked::Drop(d) => Some(Arc::new(d)),
-                        // A damaged index is reported by the table's own scans; here it is
-                        // only not used.
-                        Asked::Nothing | Asked::Ignored(_) => None,
+                        Asked::Nothing => None,
                     },
                 );
             }

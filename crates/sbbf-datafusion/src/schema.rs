@@ -2,6 +2,7 @@
 //! binaries of different kinds read as the view type, a column some file lacks nullable),
 //! or from as few footers as the table index allows ([`schema_from_index`]).
 
+use crate::index::{Known, KnownFiles};
 use crate::listing::object_name;
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::catalog::Session;
@@ -13,15 +14,16 @@ use std::sync::Arc;
 
 /// The schema DataFusion infers for the table at `url` (listed as `files` in `store`) from
 /// every footer, from as few footers as the index at `root` allows: one per schema fingerprint among the files it knows
-/// as they are now, every other file's (`sbbf_index::probe::schema_files`). `None` without a
-/// usable index (then every footer is read).
+/// as they are now, every other file's (`sbbf_index::probe::known_files`); and what the index
+/// knows of those files' row groups, by object path, from the same read of its file table.
+/// `None` without a usable index (then every footer is read).
 pub(crate) async fn schema_from_index(
     state: &dyn Session,
     url: &ListingTableUrl,
     options: &ListingOptions,
     root: &sbbf_index::Root,
     (store, files): (&Arc<dyn ObjectStore>, &[object_store::ObjectMeta]),
-) -> Option<SchemaRef> {
+) -> Option<(SchemaRef, KnownFiles)> {
     let (loaded, _) = root.load().await.ok()??;
     // Empty files tell no schema (DataFusion leaves them out too); its order, by location.
     let mut files: Vec<object_store::ObjectMeta> =
@@ -33,10 +35,14 @@ pub(crate) async fn schema_from_index(
     let rel = |m: &object_store::ObjectMeta| -> Option<String> {
         Some(url.strip_prefix(&m.location)?.collect::<Vec<_>>().join("/"))
     };
-    // The index's view of the same files: an object's listing as DataFusion's gave it, a
-    // local file as the index lists it (inode and times).
-    let listing: Vec<sbbf_index::Listed> = match root {
-        sbbf_index::Root::Store { .. } => root.listed_objects(files.clone()),
+    // The index's view of the same files, each beside DataFusion's: an object's listing as
+    // DataFusion's gave it, a local file as the index lists it (inode and times).
+    let pairs: Vec<(object_store::ObjectMeta, sbbf_index::Listed)> = match root {
+        sbbf_index::Root::Store { .. } => files
+            .iter()
+            .cloned()
+            .zip(root.listed_objects(files.clone()))
+            .collect(),
         sbbf_index::Root::Local { .. } => {
             let mut by_rel: std::collections::HashMap<String, sbbf_index::Listed> = root
                 .list()
@@ -47,28 +53,50 @@ pub(crate) async fn schema_from_index(
                 .collect();
             files
                 .iter()
-                .filter_map(|m| by_rel.remove(&rel(m)?))
+                .filter_map(|m| Some((m.clone(), by_rel.remove(&rel(m)?)?)))
                 .collect()
         }
     };
-    let read = sbbf_index::probe::schema_files(root, &loaded, &listing)
+    let listing: Vec<sbbf_index::Listed> = pairs.iter().map(|(_, l)| l.clone()).collect();
+    let told_by_index = sbbf_index::probe::known_files(root, &loaded, &listing)
         .await
         .ok()?;
-    let told: std::collections::HashSet<&str> =
-        read.iter().map(|&i| listing[i].rel.as_str()).collect();
+    let told: std::collections::HashSet<&str> = told_by_index
+        .schema_files
+        .iter()
+        .map(|&i| listing[i].rel.as_str())
+        .collect();
     let listed: std::collections::HashSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
     // A file DataFusion lists and the index's listing does not (or whose name does not map)
     // is read as well.
     let chosen: Vec<object_store::ObjectMeta> = files
-        .into_iter()
+        .iter()
         .filter(|m| match rel(m) {
             Some(r) => told.contains(r.as_str()) || !listed.contains(r.as_str()),
             None => true,
         })
+        .cloned()
         .collect();
-    infer_schema(state, options, url, store, &chosen, true, None)
+    let known: KnownFiles = pairs
+        .iter()
+        .zip(told_by_index.row_counts)
+        .filter_map(|((m, l), counts)| {
+            let row_counts = counts?;
+            let file = sbbf_index::probe::KnownFile {
+                ruled_out: vec![false; row_counts.len()],
+                exact: vec![true; row_counts.len()],
+                row_counts,
+            };
+            Some((
+                m.location.to_string(),
+                Known::new(l, file).with_meta(m.clone()),
+            ))
+        })
+        .collect();
+    let schema = infer_schema(state, options, url, store, &chosen, true, None)
         .await
-        .ok()
+        .ok()?;
+    Some((schema, known))
 }
 
 /// The schema of the table at `url` whose files are `files` (of `store`): each file's as

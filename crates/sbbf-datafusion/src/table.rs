@@ -4,7 +4,7 @@
 use crate::expr::predicate;
 use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
 use crate::filtered::{hiding_url, FilteredStore};
-use crate::index::{ask, Asked, Dropped};
+use crate::index::{ask_row_groups, AskedRowGroups, Dropped, KnownFiles, KnownStatistics};
 use crate::join::SbbfSource;
 use crate::lake::{ByTableColumns, Columns, Deleted, FileBounds, PartitionValues};
 use crate::listing::{list_files, list_table, TableFiles};
@@ -13,6 +13,7 @@ use crate::schema::{infer_schema, schema_from_index};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
+use datafusion::common::stats::Precision;
 use datafusion::common::{Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
@@ -25,7 +26,10 @@ use datafusion::datasource::physical_plan::{
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::TableProvider;
-use datafusion::execution::cache::cache_manager::FileMetadataCache;
+use datafusion::execution::cache::cache_manager::{
+    CachedFileMetadata, FileMetadataCache, FileStatisticsCache,
+};
+use datafusion::execution::cache::SchemaFingerprint;
 use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::metrics::{Label, MetricBuilder};
@@ -95,6 +99,14 @@ pub struct SbbfTable {
     partition_values: Option<Arc<PartitionValues>>,
 }
 
+/// What the index gives one scan ([`SbbfTable::indexed_scan`]).
+struct IndexedScan {
+    /// A listing without the files it rules out, when it rules any out.
+    listing: Option<(ListingTable, Arc<FilteredStore>)>,
+    /// What it knows of the row groups of the other files, as they were when asked.
+    known: Arc<KnownFiles>,
+}
+
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
 #[derive(Debug)]
 struct TableIndex {
@@ -112,6 +124,12 @@ struct TableIndex {
     row_groups: AtomicUsize,
     /// Files left out, as the index recorded them: counted without their footers.
     known: Mutex<Dropped>,
+    /// The files the index knew as they were when the table was made, by object path:
+    /// scans plan them (and DataFusion takes their row counts) without reading their
+    /// footers, while they are unchanged.
+    rows: Arc<KnownFiles>,
+    /// Their row counts as DataFusion's statistics of them (see [`known_statistics`]).
+    statistics: Arc<FileStatisticsCache>,
 }
 
 impl SbbfTable {
@@ -232,11 +250,14 @@ impl SbbfTable {
             }
             _ => None,
         };
-        let known = match &root {
+        let (known, rows) = match &root {
             Some(root) if url.is_collection() => {
-                schema_from_index(state, &url, &options, root, (&store, &files)).await
+                match schema_from_index(state, &url, &options, root, (&store, &files)).await {
+                    Some((schema, rows)) => (Some(schema), rows),
+                    None => (None, KnownFiles::new()),
+                }
             }
-            _ => None,
+            _ => (None, KnownFiles::new()),
         };
         let schema = match known.or(typed) {
             Some(schema) => Some(schema),
@@ -284,6 +305,7 @@ impl SbbfTable {
         let partition_values = partition_values.filter(|_| partitioned);
         let index = match root {
             Some(root) => config.file_schema.clone().map(|file_schema| TableIndex {
+                statistics: known_statistics(&file_schema, &rows),
                 listed: match &root {
                     sbbf_index::Root::Store { .. } => {
                         Some(Arc::new(root.listed_objects(files.clone())))
@@ -296,6 +318,7 @@ impl SbbfTable {
                 files: Default::default(),
                 row_groups: Default::default(),
                 known: Default::default(),
+                rows: Arc::new(rows),
             }),
             _ => None,
         };
@@ -365,7 +388,16 @@ impl SbbfTable {
         let mut known = self
             .index
             .as_ref()
-            .map(|ix| ix.known.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .map(|ix| {
+                // The files it knew when the table was made, then those it left out since.
+                let mut known: Dropped = ix
+                    .rows
+                    .iter()
+                    .map(|(path, k)| (path.clone(), (k.size(), k.row_counts.len())))
+                    .collect();
+                known.extend(ix.known.lock().unwrap_or_else(|p| p.into_inner()).clone());
+                known
+            })
             .unwrap_or_default();
         known.extend(
             self.unread
@@ -377,21 +409,23 @@ impl SbbfTable {
         count_listed(state, &self.inner, &known).await
     }
 
-    /// The listing table of one scan: the table's own, or, when the index rules files out
-    /// for `filters`, one that lists through a store view leaving them out (see
-    /// `crate::index`), with the store view's counters.
-    async fn listing_for(
-        &self,
-        state: &dyn Session,
-        filters: &[Expr],
-    ) -> Option<(ListingTable, Arc<FilteredStore>)> {
+    /// What the index gives one scan (`None` without a usable index): for `filters`, a
+    /// listing table that lists through a store view leaving out the files it rules out (see
+    /// `crate::index`), with the store view's counters, when it rules any out; and what it
+    /// knows of the other files' row groups (without a filter it can ask about, the row
+    /// counts it knew when the table was made).
+    async fn indexed_scan(&self, state: &dyn Session, filters: &[Expr]) -> Option<IndexedScan> {
         let ix = self.index.as_ref()?;
-        let pred = predicate(filters, &ix.file_schema)?;
-
+        let Some(pred) = predicate(filters, &ix.file_schema) else {
+            return Some(IndexedScan {
+                listing: None,
+                known: Arc::clone(&ix.rows),
+            });
+        };
         let [table_url] = self.inner.table_paths().as_slice() else {
             return None;
         };
-        let dropped = match ask(
+        let (dropped, known) = match ask_row_groups(
             &ix.root,
             ix.listed.as_deref().map(|l| l.as_slice()),
             table_url,
@@ -399,13 +433,29 @@ impl SbbfTable {
         )
         .await
         {
-            Asked::Nothing => return None,
-            Asked::Ignored(why) => {
+            AskedRowGroups::Nothing => return None,
+            AskedRowGroups::Ignored(why) => {
                 let _ = ix.warning.set(why);
                 return None;
             }
-            Asked::Drop(d) => d,
+            AskedRowGroups::Answered { dropped, known } => (dropped, Arc::new(known)),
         };
+        let listing = match dropped.is_empty() {
+            true => None,
+            false => self.hiding_listing(state, table_url, dropped),
+        };
+        Some(IndexedScan { listing, known })
+    }
+
+    /// A listing table of this table's files but `dropped`, listing through a store view
+    /// that leaves them out, registered in the session under a URL of its own.
+    fn hiding_listing(
+        &self,
+        state: &dyn Session,
+        table_url: &ListingTableUrl,
+        dropped: Dropped,
+    ) -> Option<(ListingTable, Arc<FilteredStore>)> {
+        let ix = self.index.as_ref()?;
         let store = state.runtime_env().object_store(table_url).ok()?;
         let (store_url, listing_url) = hiding_url(table_url)?;
 
@@ -488,6 +538,7 @@ impl SbbfTable {
         state: &dyn Session,
         plan: Arc<dyn ExecutionPlan>,
         filters: &[Expr],
+        known: Option<&KnownFiles>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let Some(exec) = plan.downcast_ref::<DataSourceExec>() else {
             return Ok(plan);
@@ -562,6 +613,7 @@ impl SbbfTable {
             metrics: &metrics,
             columns: self.columns.as_deref(),
             bounds: self.bounds.as_deref().zip(table_pred.as_ref()),
+            known,
         };
         let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {
@@ -855,17 +907,70 @@ impl TableProvider for SbbfTable {
             _ => state,
         };
         let projection = args.projection();
-        let plan = match self.listing_for(state, filters).await {
+        let indexed = self.indexed_scan(state, filters).await;
+        // The row counts the index knows stand for the footers DataFusion reads for its
+        // statistics: for a scan with filters (its statistics answer nothing then) and for
+        // one that reads no column (`count(*)`). Other scans may be aggregates DataFusion
+        // answers from the footers' minima and maxima, which the index does not hold.
+        let known_statistics = match &self.index {
+            Some(ix) if !filters.is_empty() || projection.is_some_and(<[usize]>::is_empty) => {
+                Some(Arc::clone(&ix.statistics))
+            }
+            _ => None,
+        };
+        let plan = match indexed.as_ref().and_then(|i| i.listing.as_ref()) {
             Some((listing, hiding)) => {
+                let listing = listing.clone().with_cache(known_statistics);
                 let plan = listing.scan_with_args(state, args).await?.into_inner();
-                self.count_index(&plan, &hiding);
+                self.count_index(&plan, hiding);
                 plan
             }
+            None if known_statistics.is_some() => self
+                .inner
+                .clone()
+                .with_cache(known_statistics)
+                .scan_with_args(state, args)
+                .await?
+                .into_inner(),
             None => self.inner.scan_with_args(state, args).await?.into_inner(),
         };
         let plan = self.with_log_partitions(state, plan, projection).await?;
-        Ok(self.prune(state, plan, filters).await?.into())
+        let known = indexed.map(|i| i.known);
+        Ok(self
+            .prune(state, plan, filters, known.as_deref())
+            .await?
+            .into())
     }
+}
+
+/// The row counts of the files the index knows (`rows`, of a table whose files' schema is
+/// `file_schema`) as the statistics DataFusion's listing gathers for each file of a scan
+/// (see [`KnownStatistics`]).
+fn known_statistics(file_schema: &SchemaRef, rows: &KnownFiles) -> Arc<FileStatisticsCache> {
+    let fingerprint = Arc::new(SchemaFingerprint::from_schema(file_schema));
+    let mut by_path = std::collections::HashMap::new();
+    for known in rows.values() {
+        let Some(meta) = known.object_meta().cloned() else {
+            continue;
+        };
+        let Some(total) = known
+            .row_counts
+            .iter()
+            .try_fold(0usize, |n, &r| n.checked_add(usize::try_from(r).ok()?))
+        else {
+            continue;
+        };
+        let mut statistics = Statistics::new_unknown(file_schema);
+        statistics.num_rows = Precision::Exact(total);
+        let entry = CachedFileMetadata::new(
+            meta.clone(),
+            Arc::clone(&fingerprint),
+            Arc::new(statistics),
+            None,
+        );
+        by_path.insert(meta.location, entry);
+    }
+    Arc::new(KnownStatistics(by_path))
 }
 
 /// Row groups in every file the table lists, those a scan never opens included (footers

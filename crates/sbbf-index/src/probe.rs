@@ -544,6 +544,43 @@ pub async fn ruled_out(
     listing: &[Listed],
     predicate: &sbbf_parquet::prune::Predicate,
 ) -> Result<Vec<Option<usize>>, Error> {
+    Ok(row_groups_ruled_out(root, loaded, listing, predicate)
+        .await?
+        .into_iter()
+        .map(|k| {
+            let k = k?;
+            let n = k.row_counts.len();
+            (n > 0 && k.ruled_out.iter().all(|&r| r)).then_some(n)
+        })
+        .collect())
+}
+
+/// A listed file the index knows as it is now (same size, inode and times, or ETag, as at
+/// the build): what it says of the file's row groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownFile {
+    /// Rows per row group, from the file's footer when the index was built.
+    pub row_counts: Vec<i64>,
+    /// Per row group: the predicate asked is definitely false for every row of it (all
+    /// `false` when nothing was asked).
+    pub ruled_out: Vec<bool>,
+    /// Per row group: the index's answer is the one the file's own filters give (every
+    /// entry asked covers it and is the file's filter bit for bit, not folded), so reading
+    /// them would rule out nothing more (all `true` when nothing was asked).
+    pub exact: Vec<bool>,
+}
+
+/// [`ruled_out`] row group by row group: for each listed file (in `listing`'s order) the
+/// index knows as it is now, its row counts and the row groups it proves `predicate` false
+/// in; `None` for a file it does not know so (new, changed, built without its footer). A
+/// reader may plan such a file without reading its footer: it has these row groups, and
+/// those ruled out need no read at all.
+pub async fn row_groups_ruled_out(
+    root: &Root,
+    loaded: &Loaded,
+    listing: &[Listed],
+    predicate: &sbbf_parquet::prune::Predicate,
+) -> Result<Vec<Option<KnownFile>>, Error> {
     use sbbf_parquet::prune::Predicate;
     fn leaves<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, Vec<sbbf_parquet::Literal>)>) {
         match p {
@@ -575,36 +612,40 @@ pub async fn ruled_out(
     // Row groups of each listed file the index knows as it is now.
     let groups: Vec<Option<usize>> = listing
         .iter()
-        .map(|l| {
-            let file = &d.files[*by_path.get(l.rel.as_str())?];
-            is_fresh(file, l).then_some(())?;
-            file.row_counts.as_ref().map(Vec::len)
-        })
+        .map(|l| fresh_row_counts(d, &by_path, l).map(|c| c.len()))
         .collect();
     // Per leaf, per listed file, per row group: definitely holds none of the leaf's values.
+    // And whether that answer is the file's own filters' (not coarser: not folded, covered).
     let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asks.len());
+    let mut exact: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asks.len());
     for (k, ask) in asks.iter().enumerate() {
         let decided = decide(&f, k, ask, listing)?;
-        absent.push(
-            decided
-                .iter()
-                .zip(&groups)
-                .map(|(d, n)| {
-                    let n = n.unwrap_or(0);
-                    match d {
-                        Ok(Ruled::Absent(a)) if a.answers.len() == n => vec![true; n],
-                        Ok(Ruled::NoColumn) => vec![true; n],
-                        Ok(Ruled::Answered(a)) if a.answers.len() == n => a
-                            .answers
+        let (a, e): (Vec<Vec<bool>>, Vec<Vec<bool>>) = decided
+            .iter()
+            .zip(&groups)
+            .map(|(d, n)| {
+                let n = n.unwrap_or(0);
+                match d {
+                    Ok(Ruled::Absent(a)) if a.answers.len() == n => (vec![true; n], vec![true; n]),
+                    Ok(Ruled::NoColumn) => (vec![true; n], vec![true; n]),
+                    Ok(Ruled::Answered(a)) if a.answers.len() == n => (
+                        a.answers
                             .iter()
                             .map(|rg| rg.answers.iter().all(|x| *x == Answer::Absent))
                             .collect(),
-                        Err(Why::Maybe(maybe)) => (0..n).map(|rg| !maybe.contains(&rg)).collect(),
-                        _ => vec![false; n],
+                        vec![true; n],
+                    ),
+                    // The row groups in `maybe` were answered by folded entries.
+                    Err(Why::Maybe(maybe)) => {
+                        let definite: Vec<bool> = (0..n).map(|rg| !maybe.contains(&rg)).collect();
+                        (definite.clone(), definite)
                     }
-                })
-                .collect(),
-        );
+                    _ => (vec![false; n], vec![false; n]),
+                }
+            })
+            .unzip();
+        absent.push(a);
+        exact.push(e);
     }
     /// Whether `p` is proven false in row group `rg` of file `f`; leaves are numbered in
     /// `leaves` order through `next`, so every child is visited.
@@ -635,16 +676,38 @@ pub async fn ruled_out(
                 .fold(true, |a, b| a & b),
         }
     }
-    Ok(groups
+    Ok(listing
         .iter()
         .enumerate()
-        .map(|(f, n)| match n {
-            Some(n) if *n > 0 && (0..*n).all(|rg| proven(predicate, &absent, f, rg, &mut 0)) => {
-                Some(*n)
-            }
-            _ => None,
+        .map(|(f, l)| {
+            let row_counts = fresh_row_counts(d, &by_path, l)?;
+            let ruled_out = (0..row_counts.len())
+                .map(|rg| proven(predicate, &absent, f, rg, &mut 0))
+                .collect();
+            let exact = (0..row_counts.len())
+                .map(|rg| {
+                    exact.iter().all(|leaf| {
+                        leaf.get(f)
+                            .and_then(|g| g.get(rg))
+                            .copied()
+                            .unwrap_or(false)
+                    })
+                })
+                .collect();
+            Some(KnownFile {
+                row_counts,
+                ruled_out,
+                exact,
+            })
         })
         .collect())
+}
+
+/// The row counts the index recorded for listed file `l`, when it knows it as it is now.
+fn fresh_row_counts(d: &Directory, by_path: &HashMap<&str, usize>, l: &Listed) -> Option<Vec<i64>> {
+    let file = &d.files[*by_path.get(l.rel.as_str())?];
+    is_fresh(file, l).then_some(())?;
+    file.row_counts.clone()
 }
 
 /// Of the files a query engine listed (`listing`, in its order), the ones whose footers tell
@@ -670,6 +733,42 @@ pub async fn schema_files(
     loaded: &Loaded,
     listing: &[Listed],
 ) -> Result<Vec<usize>, Error> {
+    Ok(known_files(root, loaded, listing).await?.schema_files)
+}
+
+/// What one read of the index's file table tells a query engine about the files it listed:
+/// see [`known_files`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KnownFiles {
+    /// The files whose footers tell the table's schema, as [`schema_files`] gives them.
+    pub schema_files: Vec<usize>,
+    /// Per listed file (in the listing's order): its rows per row group, when the index
+    /// knows it as it is now; `None` when not (new, changed, built without its footer).
+    pub row_counts: Vec<Option<Vec<i64>>>,
+}
+
+/// [`schema_files`], and the row counts of every listed file the index knows as it is now
+/// (so that a query engine can plan it, and count its rows, without reading its footer), from
+/// one read of the index's file table. An error means the index is unusable: read every
+/// footer.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), sbbf_index::Error> {
+/// use sbbf_index::{probe::known_files, Root};
+/// let root = Root::open("events/")?.expect("a directory is a table root");
+/// let (listing, loaded) = (root.list().await?, root.load().await?);
+/// if let Some((loaded, _)) = loaded {
+///     let known = known_files(&root, &loaded, &listing).await?;
+///     let rows: i64 = known.row_counts.iter().flatten().flatten().sum();
+///     println!("{rows} rows in the files the index knows as they are now");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn known_files(
+    root: &Root,
+    loaded: &Loaded,
+    listing: &[Listed],
+) -> Result<KnownFiles, Error> {
     let head = &loaded.head;
     let mut st = ReadStats::default();
     let got = loaded.read(root, &[head.files.range()], &mut st).await?;
@@ -681,7 +780,7 @@ pub async fn schema_files(
     let d = Directory::of(head, files, Vec::new());
     let by_path = d.by_path();
     let mut seen = std::collections::HashSet::new();
-    Ok(listing
+    let schema_files = listing
         .iter()
         .enumerate()
         .filter(|(_, l)| {
@@ -696,7 +795,15 @@ pub async fn schema_files(
             }
         })
         .map(|(i, _)| i)
-        .collect())
+        .collect();
+    let row_counts = listing
+        .iter()
+        .map(|l| fresh_row_counts(&d, &by_path, l))
+        .collect();
+    Ok(KnownFiles {
+        schema_files,
+        row_counts,
+    })
 }
 
 #[cfg(test)]

@@ -141,23 +141,19 @@ fn sorted_ids(batches: &[RecordBatch]) -> Vec<i64> {
     ids
 }
 
-/// The rows of `sql` over the table at `dir` (index on or off), and the reads per file.
+/// The rows of `sql` over the table at `dir` (index on or off), and the reads per file while
+/// planning and running it.
 async fn run(dir: &std::path::Path, sql: &str, index: bool) -> (Vec<i64>, Arc<Reads>) {
-    let ctx = SessionContext::new();
-    let reads = Arc::new(Reads::default());
-    let url = url::Url::parse("file://").unwrap();
-    ctx.register_object_store(&url, reads.clone());
-    let t = SbbfTable::try_new(&ctx.state(), dir.to_str().unwrap())
-        .await
-        .unwrap()
-        .with_index(index);
-    ctx.register_table("t", Arc::new(t)).unwrap();
-    // Registering the table reads footers for its schema (one with the index, every one
-    // without): count the query's reads only.
-    reads.by_object.lock().unwrap().clear();
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    let ids = sorted_ids(&batches);
-    (ids, reads)
+    let (planning, ids, running) = planned_then_run(dir, sql, index).await;
+    for (k, n) in planning.by_object.lock().unwrap().iter() {
+        *running
+            .by_object
+            .lock()
+            .unwrap()
+            .entry(k.clone())
+            .or_default() += n;
+    }
+    (ids, running)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -201,7 +197,6 @@ fn files_read(r: &Reads) -> usize {
 
 /// Writes `name` under `dir` with int64 columns `cols` (ids 0..10), aged by a minute.
 async fn write_cols(dir: &std::path::Path, name: &str, cols: &[&str]) {
-    let ctx = SessionContext::new();
     let schema = Arc::new(Schema::new(
         cols.iter()
             .map(|c| Field::new(*c, DataType::Int64, false))
@@ -211,9 +206,17 @@ async fn write_cols(dir: &std::path::Path, name: &str, cols: &[&str]) {
         .iter()
         .map(|_| Arc::new(Int64Array::from_iter_values(0..10)) as _)
         .collect();
-    let batch = RecordBatch::try_new(schema, arrays).unwrap();
-    let path = dir.join(name);
-    ctx.read_batch(batch)
+    write(
+        &dir.join(name),
+        RecordBatch::try_new(schema, arrays).unwrap(),
+    )
+    .await;
+}
+
+/// Writes `batch` to `path` as one Parquet file, as DataFusion writes it by default.
+async fn write(path: &std::path::Path, batch: RecordBatch) {
+    SessionContext::new()
+        .read_batch(batch)
         .unwrap()
         .write_parquet(
             path.to_str().unwrap(),
@@ -336,4 +339,100 @@ async fn a_joins_keys_drop_the_files_the_index_rules_out() {
             plain.by_object
         );
     }
+}
+
+/// The plan of `sql` over the table at `dir` (index on or off), the reads per file while
+/// planning it, its rows (first column, sorted) and the reads per file while running it.
+async fn planned_then_run(
+    dir: &std::path::Path,
+    sql: &str,
+    index: bool,
+) -> (Arc<Reads>, Vec<i64>, Arc<Reads>) {
+    let ctx = SessionContext::new();
+    let reads = Arc::new(Reads::default());
+    let url = url::Url::parse("file://").unwrap();
+    ctx.register_object_store(&url, reads.clone());
+    let t = SbbfTable::try_new(&ctx.state(), dir.to_str().unwrap())
+        .await
+        .unwrap()
+        .with_index(index);
+    ctx.register_table("t", Arc::new(t)).unwrap();
+    reads.by_object.lock().unwrap().clear();
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let planning = Arc::new(Reads::default());
+    std::mem::swap(
+        &mut *planning.by_object.lock().unwrap(),
+        &mut *reads.by_object.lock().unwrap(),
+    );
+    let batches = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+        .await
+        .unwrap();
+    (planning, sorted_ids(&batches), reads)
+}
+
+/// What the index knows of a file as it is now stands in for its footer while a query is
+/// planned: the files it rules out are not listed, the others are planned from its row
+/// groups, and their row counts are DataFusion's statistics. Planning reads none of the
+/// table's files; running reads only those holding rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_indexed_table_is_planned_without_reading_footers() {
+    let dir = table().await;
+    let data = |r: &Reads| {
+        (0..8)
+            .map(|i| r.of(&format!("f{i}.parquet")))
+            .sum::<usize>()
+    };
+
+    let sql = "SELECT id FROM t WHERE id IN (3003, 5005)";
+    let (planning, ids, running) = planned_then_run(dir.path(), sql, true).await;
+    assert_eq!(ids, vec![3003, 5005]);
+    assert_eq!(data(&planning), 0, "{:?}", planning.by_object);
+    for i in [0, 1, 2, 4, 6, 7] {
+        assert_eq!(
+            running.of(&format!("f{i}.parquet")),
+            0,
+            "{:?}",
+            running.by_object
+        );
+    }
+    // Without the index, planning reads every footer.
+    let (planning, plain_ids, _) = planned_then_run(dir.path(), sql, false).await;
+    assert_eq!(plain_ids, ids);
+    assert!(data(&planning) >= 8, "{:?}", planning.by_object);
+
+    // `count(*)` is the row counts the index holds: no file is read at all.
+    let sql = "SELECT count(*) AS n FROM t";
+    let count = |batches: Vec<i64>| batches;
+    let (planning, n, running) = planned_then_run(dir.path(), sql, true).await;
+    assert_eq!(count(n), vec![8000]);
+    assert_eq!(
+        data(&planning) + data(&running),
+        0,
+        "{:?}",
+        running.by_object
+    );
+
+    // A file rewritten since the build is planned from its own footer, and counted as it
+    // is now: it lost half its rows and gained an id no other file holds.
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let ids = Int64Array::from_iter_values((0..500).map(|k| 3 + 8 * k).chain([9_999_999]));
+    let f3 = dir.path().join("f3.parquet");
+    std::fs::remove_file(&f3).unwrap();
+    write(
+        &f3,
+        RecordBatch::try_new(schema, vec![Arc::new(ids)]).unwrap(),
+    )
+    .await;
+    let (planning, n, _) = planned_then_run(dir.path(), "SELECT count(*) FROM t", true).await;
+    assert_eq!(n, vec![7501]);
+    assert_eq!(data(&planning), planning.of("f3.parquet"));
+    let sql = "SELECT id FROM t WHERE id IN (9999999, 3003)";
+    let (_, ids, _) = planned_then_run(dir.path(), sql, true).await;
+    assert_eq!(ids, vec![3003, 9_999_999]);
 }

@@ -312,7 +312,7 @@ const FOLDERS_AT_ONCE: usize = 64;
 /// A store lists 1,000 keys a page, each page a round trip after the one before. So when
 /// the first page is full and every key on it lies in a folder below the prefix (partition
 /// folders: `p=0/`, `date=2024-01-01/`), the prefix's folders are listed (one delimited
-/// request) and then each folder at once (at most [`FOLDERS_AT_ONCE`] in flight), the same
+/// request) and then each folder at once (at most 64 in flight), the same
 /// way again below them: 10,000 objects in 10 partition folders take 3 round trips instead
 /// of 10. A prefix with objects of its own on the first page, or with more folders than that,
 /// is listed page after page.
