@@ -31,9 +31,10 @@ use std::sync::Arc;
 ///     "SELECT count(*) FROM t JOIN d ON t.key = d.key WHERE d.region = 'eu'" --stats
 ///
 /// Joins prune too: the keys a hash join collects from its build side (`d` above) reach the
-/// Bloom filters of the other side's files when each file is opened, up to 1,000,000
+/// Bloom filters of the other side's files when each file is opened, up to 20,000
 /// distinct keys (DataFusion's own limit of 150 is raised unless
-/// DATAFUSION_OPTIMIZER_HASH_JOIN_INLIST_PUSHDOWN_MAX_DISTINCT_VALUES is set).
+/// DATAFUSION_OPTIMIZER_HASH_JOIN_INLIST_PUSHDOWN_MAX_DISTINCT_VALUES is set); a file whose
+/// filters are too loose for that many keys (judged from their sizes) is not probed.
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct QueryArgs {

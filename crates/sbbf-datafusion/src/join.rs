@@ -26,7 +26,7 @@
 //! # What DataFusion's own planner sees
 //!
 //! DataFusion's file planner simplifies and rewrites the scan's predicate once per file; with
-//! the key set limits raised ([`crate::with_join_key_sets`]) a join filter can hold a million
+//! the key set limits raised ([`crate::with_join_key_sets`]) a join filter can hold 20,000
 //! keys, which would cost more per file than anything DataFusion does with them (its
 //! statistics pruning skips such lists). So its planner gets each join filter wrapped in
 //! `SmallSets`: rows are still decided by the whole filter, but the snapshot it prunes with
@@ -51,6 +51,7 @@ use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::ColumnarValue;
+use datafusion::parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use datafusion::physical_expr::expressions::{lit, DynamicFilterPhysicalExpr, InListExpr};
 use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_expr::utils::{conjunction, split_conjunction};
@@ -76,7 +77,7 @@ pub struct SbbfSource {
     /// The table's index, asked once per join-filter update for the files the keys rule out.
     index: Option<Arc<JoinIndex>>,
     /// The join filters translated and their key sets hashed, shared by every partition of
-    /// the scan: a million keys are hashed once per update, not once per partition or file.
+    /// the scan: a big key set is hashed once per update, not once per partition or file.
     translated: Arc<Mutex<Option<Translated>>>,
     /// How a lake table's files name its columns, when not as the table does.
     columns: Option<Arc<Columns>>,
@@ -450,6 +451,9 @@ struct JoinMetrics {
     pruned: Count,
     /// Files opened while a dynamic filter was still incomplete.
     incomplete: Count,
+    /// Files whose filters were left unread: too loose for the keys to rule anything out
+    /// ([`metric::JOIN_FILES_UNPROBED`]).
+    unprobed: Count,
     /// The most keys one join leaf tested (the K of `1 - (1 - p)^K`).
     keys: Gauge,
     /// Key sets coerced and hashed ([`metric::KEY_SETS_HASHED`]).
@@ -465,6 +469,7 @@ impl JoinMetrics {
             files: counter(metric::DYNAMIC_FILES),
             pruned: counter(metric::PRUNED_DYNAMIC),
             incomplete: counter(metric::DYNAMIC_INCOMPLETE),
+            unprobed: counter(metric::JOIN_FILES_UNPROBED),
             keys: MetricBuilder::new(set).global_gauge(metric::JOIN_KEYS),
             hashed: counter(metric::KEY_SETS_HASHED),
             files_index: counter(metric::JOIN_FILES_PRUNED_INDEX),
@@ -647,6 +652,13 @@ impl Shared {
         let Some(pred) = self.predicate() else {
             return Some(file);
         };
+        // Before any filter byte is read: whether its filters could rule out any row group
+        // for this many keys. Where each would pass nearly every row group, reading them costs
+        // bytes and time that no skipped row group pays back.
+        if !worth_probing(&metadata, pred.predicate.predicate()) {
+            self.join.unprobed.add(1);
+            return Some(file);
+        }
         self.join.files.add(1);
         let before = self.metrics.pruned.value();
         let plan = file_plan(
@@ -667,6 +679,65 @@ impl Shared {
             .add(self.metrics.pruned.value().saturating_sub(before));
         self.join.hashed.add(pred.newly_hashed());
         Some(file)
+    }
+}
+
+/// A row group is left unprobed when a filter would let it through for the keys with at
+/// least this probability (estimated): at 1 % FPP, from about 700 keys.
+const SURVIVAL_NOT_WORTH_PROBING: f64 = 0.999;
+
+/// Up to this many keys a file is always probed: DataFusion's own default pushes that many
+/// and tests its Bloom filters with them, so fewer row groups than it reads are never left
+/// to chance.
+const ALWAYS_PROBED_KEYS: usize = 150;
+
+/// Whether some row group of a file with footer `metadata` may be ruled out by its filters for
+/// `p`, judged before reading them: each filter's false-positive rate is estimated from its
+/// size and the chunk's values (an upper bound on its distinct values, so the rate is rather
+/// overestimated), and a row group without the keys passes a set of K keys with probability
+/// `1 - (1 - fpp)^K`. `true` on any doubt (a filter of unknown size, a column not found by
+/// name).
+fn worth_probing(metadata: &ParquetMetaData, p: &Predicate) -> bool {
+    if most_keys(p) <= ALWAYS_PROBED_KEYS {
+        return true;
+    }
+    metadata
+        .row_groups()
+        .iter()
+        .any(|rg| survival(rg, p).is_none_or(|s| s < SURVIVAL_NOT_WORTH_PROBING))
+}
+
+/// The estimated probability that a row group holding none of `p`'s keys passes its filters
+/// for `p`; `None` when it cannot be estimated.
+fn survival(rg: &RowGroupMetaData, p: &Predicate) -> Option<f64> {
+    let leaf = |column: &str, keys: usize| -> Option<f64> {
+        let chunk = rg
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == column)?;
+        let Some(len) = chunk.bloom_filter_length() else {
+            // No filter: nothing to rule out; an offset without a length: size unknown.
+            return chunk.bloom_filter_offset().is_none().then_some(1.0);
+        };
+        // The bitset, less a header of a few bytes.
+        let bits = (u64::try_from(len).ok()?.saturating_sub(16)).max(32) * 8;
+        let values = chunk
+            .statistics()
+            .and_then(|s| s.distinct_count_opt())
+            .unwrap_or_else(|| u64::try_from(chunk.num_values()).unwrap_or(0))
+            .max(1);
+        let fpp = sbbf::sizing::sbbf_fpp(bits as f64 / values as f64);
+        Some(1.0 - (1.0 - fpp).powi(i32::try_from(keys).unwrap_or(i32::MAX)))
+    };
+    match p {
+        Predicate::Eq(c, _) => leaf(c, 1),
+        Predicate::In(c, v) => leaf(c, v.len()),
+        Predicate::And(ps) => ps.iter().map(|p| survival(rg, p)).product(),
+        Predicate::Or(ps) => ps
+            .iter()
+            .map(|p| survival(rg, p).map(|s| 1.0 - s))
+            .product::<Option<f64>>()
+            .map(|none| 1.0 - none),
     }
 }
 

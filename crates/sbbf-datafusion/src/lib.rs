@@ -11,7 +11,7 @@
 //!
 //! Joins prune too: the keys a hash join pushes into the scan while the query runs (its
 //! dynamic filter) are tested against each file's filters when the file is opened, before any
-//! data page is read ([`SbbfSource`]); [`with_join_key_sets`] lets up to 1,000,000 keys reach
+//! data page is read ([`SbbfSource`]); [`with_join_key_sets`] lets up to 20,000 keys reach
 //! them as a set.
 //!
 //! ```
@@ -66,13 +66,18 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use std::sync::Arc;
 
 /// Distinct join keys a hash join may push into its probe-side scan as a set, with
-/// [`with_join_key_sets`] (DataFusion's default: 150).
-pub const JOIN_KEYS_MAX: usize = 1_000_000;
+/// [`with_join_key_sets`] (DataFusion's default: 150). Not more: above its own limit
+/// DataFusion pushes a lookup into its hash table instead, and building a set of a million
+/// keys (and translating it for the filters) cost three times the whole join, while so many
+/// keys pass every filter of 1 % FPP anyway (a row group without them survives 20,000 keys
+/// unless its filter's rate is below about 1e-5).
+pub const JOIN_KEYS_MAX: usize = 20_000;
 
 /// Bytes of build-side key arrays, per partition, up to which a hash join pushes its keys as a
-/// set, with [`with_join_key_sets`] (DataFusion's default: 128 KiB). The join holds these
-/// arrays anyway; the set is a copy of the distinct keys.
-pub const JOIN_KEY_BYTES_MAX: usize = 256 * 1024 * 1024;
+/// set, with [`with_join_key_sets`] (DataFusion's default: 128 KiB): room for
+/// [`JOIN_KEYS_MAX`] keys of a few hundred bytes. The join holds these arrays anyway; the set
+/// is a copy of the distinct keys.
+pub const JOIN_KEY_BYTES_MAX: usize = 8 * 1024 * 1024;
 
 /// `config` with DataFusion's limits on pushed join key sets raised to [`JOIN_KEYS_MAX`] keys
 /// and [`JOIN_KEY_BYTES_MAX`] bytes.
@@ -81,12 +86,14 @@ pub const JOIN_KEY_BYTES_MAX: usize = 256 * 1024 * 1024;
 /// table instead of the keys: that decides rows, but no Bloom filter can use it, so a join
 /// with more keys would prune nothing. The limits are session options, not a table's: this
 /// raises them for every join of the session. DataFusion itself only uses a big set for
-/// min/max pruning (its statistics pruning skips `IN` lists of more than a few values).
+/// min/max pruning (its statistics pruning skips `IN` lists of more than a few values). A
+/// file whose filters are too loose for the keys pushed (estimated from their sizes before
+/// they are read) is not probed.
 ///
 /// ```
 /// use datafusion::prelude::{SessionConfig, SessionContext};
 /// let config = sbbf_datafusion::with_join_key_sets(SessionConfig::new());
-/// assert_eq!(config.options().optimizer.hash_join_inlist_pushdown_max_distinct_values, 1_000_000);
+/// assert_eq!(config.options().optimizer.hash_join_inlist_pushdown_max_distinct_values, 20_000);
 /// let ctx = SessionContext::new_with_config(config);
 /// ```
 pub fn with_join_key_sets(mut config: SessionConfig) -> SessionConfig {

@@ -21,6 +21,8 @@ pub struct ScanStats {
     /// Files the table's index ruled out for a join's keys (dropped unread; their row groups
     /// count in `pruned_sbbf` and `pruned_sbbf_join`).
     pub join_files_pruned_index: usize,
+    /// Files whose filters a join left unread: too loose, by their sizes, for that many keys.
+    pub join_files_unprobed: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
     /// Row groups skipped by DataFusion's min/max statistics in its scan.
@@ -135,6 +137,7 @@ impl ScanStats {
                             metric::PRUNED_DYNAMIC => self.pruned_sbbf_join += n,
                             metric::KEY_SETS_HASHED => self.key_sets_hashed += n,
                             metric::JOIN_FILES_PRUNED_INDEX => self.join_files_pruned_index += n,
+                            metric::JOIN_FILES_UNPROBED => self.join_files_unprobed += n,
                             metric::PRUNED_STATISTICS => self.pruned_statistics_sbbf += n,
                             metric::ROW_GROUPS => self.in_scan += n,
                             metric::FILES_PRUNED => self.files_pruned += n,
@@ -187,6 +190,11 @@ pub struct QueryStats {
     /// count in `row_groups_pruned_bloom_join`; only when there were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_pruned_index_join: Option<usize>,
+    /// Files whose filters a join left unread: judged from their sizes and row counts before
+    /// reading them, they would let nearly every row group through for that many keys (only
+    /// when there were some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_unprobed_join: Option<usize>,
     /// Files of a lake table its snapshot's statistics ruled out: their footers are never
     /// read, so their row groups are in no count here, `row_groups` included (only when there
     /// were some).
@@ -263,6 +271,7 @@ impl QueryStats {
             row_groups_pruned_bloom_join: s.pruned_sbbf_join,
             files_pruned_index_join: (s.join_files_pruned_index > 0)
                 .then_some(s.join_files_pruned_index),
+            files_unprobed_join: (s.join_files_unprobed > 0).then_some(s.join_files_unprobed),
             files_pruned_table_stats: (s.files_pruned_table_stats > 0)
                 .then_some(s.files_pruned_table_stats),
             row_groups_pruned_limit: s.pruned_limit,
