@@ -34,7 +34,8 @@ use std::sync::Arc;
 /// Bloom filters of the other side's files when each file is opened, up to 20,000
 /// distinct keys (DataFusion's own limit of 150 is raised unless
 /// DATAFUSION_OPTIMIZER_HASH_JOIN_INLIST_PUSHDOWN_MAX_DISTINCT_VALUES is set); a file whose
-/// filters are too loose for that many keys (judged from their sizes) is not probed.
+/// filters would cost more to read than they are expected to spare for that many keys
+/// (judged from their sizes and row counts) is not probed.
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct QueryArgs {

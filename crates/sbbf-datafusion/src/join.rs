@@ -51,10 +51,11 @@ use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use datafusion::parquet::basic::{Encoding, PageType, Type as PhysicalType};
+use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData, RowGroupMetaData};
 use datafusion::physical_expr::expressions::{lit, DynamicFilterPhysicalExpr, InListExpr};
 use datafusion::physical_expr::projection::ProjectionExprs;
-use datafusion::physical_expr::utils::{conjunction, split_conjunction};
+use datafusion::physical_expr::utils::{collect_columns, conjunction, split_conjunction};
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
@@ -118,6 +119,26 @@ impl SbbfSource {
             table,
         }));
         self
+    }
+
+    /// The names of the table's columns the scan reads: its projection's and those `filter`
+    /// tests; `None` without a projection (every column).
+    fn columns_read(
+        &self,
+        filter: Option<&Arc<dyn PhysicalExpr>>,
+    ) -> Option<std::collections::HashSet<String>> {
+        let projection = self.inner.projection()?;
+        let schema = self.inner.table_schema().table_schema();
+        let mut indices = projection.column_indices();
+        if let Some(f) = filter {
+            indices.extend(collect_columns(f).iter().map(|c| c.index()));
+        }
+        Some(
+            indices
+                .into_iter()
+                .filter_map(|i| schema.fields().get(i).map(|f| f.name().clone()))
+                .collect(),
+        )
     }
 
     /// The wrapped source.
@@ -205,6 +226,7 @@ impl FileSource for SbbfSource {
                 index: self.index.clone(),
                 translated: Arc::clone(&self.translated),
                 columns: self.columns.clone(),
+                read: self.columns_read(filter.as_ref()),
             }),
         }))
     }
@@ -451,7 +473,7 @@ struct JoinMetrics {
     pruned: Count,
     /// Files opened while a dynamic filter was still incomplete.
     incomplete: Count,
-    /// Files whose filters were left unread: too loose for the keys to rule anything out
+    /// Files whose filters were left unread: too loose for the keys to pay for their reading
     /// ([`metric::JOIN_FILES_UNPROBED`]).
     unprobed: Count,
     /// The most keys one join leaf tested (the K of `1 - (1 - p)^K`).
@@ -526,6 +548,9 @@ struct Shared {
     /// scan's partitions, [`SbbfSource::translated`]).
     translated: Arc<Mutex<Option<Translated>>>,
     columns: Option<Arc<Columns>>,
+    /// The top-level columns the scan reads (its projection's and its filter's), by name;
+    /// `None`: all of them.
+    read: Option<std::collections::HashSet<String>>,
 }
 
 impl Shared {
@@ -655,7 +680,7 @@ impl Shared {
         // Before any filter byte is read: whether its filters could rule out any row group
         // for this many keys. Where each would pass nearly every row group, reading them costs
         // bytes and time that no skipped row group pays back.
-        if !worth_probing(&metadata, pred.predicate.predicate()) {
+        if !worth_probing(&metadata, pred.predicate.predicate(), self.read.as_ref()) {
             self.join.unprobed.add(1);
             return Some(file);
         }
@@ -682,29 +707,90 @@ impl Shared {
     }
 }
 
-/// A row group is left unprobed when a filter would let it through for the keys with at
-/// least this probability (estimated): at 1 % FPP, from about 700 keys.
-const SURVIVAL_NOT_WORTH_PROBING: f64 = 0.999;
-
 /// Up to this many keys a file is always probed: DataFusion's own default pushes that many
 /// and tests its Bloom filters with them, so fewer row groups than it reads are never left
 /// to chance.
 const ALWAYS_PROBED_KEYS: usize = 150;
 
-/// Whether some row group of a file with footer `metadata` may be ruled out by its filters for
-/// `p`, judged before reading them: each filter's false-positive rate is estimated from its
-/// size and the chunk's values (an upper bound on its distinct values, so the rate is rather
-/// overestimated), and a row group without the keys passes a set of K keys with probability
-/// `1 - (1 - fpp)^K`. `true` on any doubt (a filter of unknown size, a column not found by
-/// name).
-fn worth_probing(metadata: &ParquetMetaData, p: &Predicate) -> bool {
+/// What one read request costs, counted in bytes: about what a read of this size takes
+/// beside the request's own latency on an object store, where a request is tens of
+/// milliseconds. Small files are then judged by their requests, large ones by their bytes.
+const READ_REQUEST_BYTES: u64 = 64 * 1024;
+
+/// Whether probing a file with footer `metadata` for `p` is expected to pay, judged before a
+/// byte of its filters is read: what it is expected to spare (each row group's chance of
+/// being ruled out times what the scan reads of it: a request and the chunks of the columns
+/// in `read`, all of them when `None` or when none is found by name) against what reading
+/// the filters costs (a request and their bytes; [`READ_REQUEST_BYTES`]). A row group without the keys passes a set of K keys with probability
+/// `1 - (1 - fpp)^K`, each filter's rate estimated from its size and the chunk's values (an
+/// upper bound on its distinct values, so the rate is rather overestimated, which favours
+/// probing). `true` on any doubt (a filter of unknown size, a column not found by name), and
+/// always up to [`ALWAYS_PROBED_KEYS`] keys.
+fn worth_probing(
+    metadata: &ParquetMetaData,
+    p: &Predicate,
+    read: Option<&std::collections::HashSet<String>>,
+) -> bool {
     if most_keys(p) <= ALWAYS_PROBED_KEYS {
         return true;
     }
-    metadata
-        .row_groups()
+    // A read costs its bytes and a request: the filters are read together, a row group's
+    // chunks in a read of their own.
+    let request = READ_REQUEST_BYTES as f64;
+    let mut spared = 0.0;
+    let mut cost = request;
+    for rg in metadata.row_groups() {
+        let Some(survives) = survival(rg, p) else {
+            return true;
+        };
+        spared += (1.0 - survives) * (request + scanned_bytes(rg, read) as f64);
+        cost += filter_bytes(rg, p) as f64;
+    }
+    spared > cost
+}
+
+/// The bytes a scan reading the columns in `read` (top-level names; all when `None`) reads of
+/// row group `rg`: their chunks' compressed sizes, or the whole row group's when none is
+/// found by name.
+fn scanned_bytes(rg: &RowGroupMetaData, read: Option<&std::collections::HashSet<String>>) -> u64 {
+    let whole = u64::try_from(rg.compressed_size()).unwrap_or(0);
+    let Some(read) = read else {
+        return whole;
+    };
+    let mut found = false;
+    let mut bytes = 0u64;
+    for c in rg.columns() {
+        let top = c.column_path().parts().first().map(String::as_str);
+        if top.is_some_and(|t| read.contains(t)) {
+            found = true;
+            bytes = bytes.saturating_add(u64::try_from(c.compressed_size()).unwrap_or(0));
+        }
+    }
+    if found {
+        bytes
+    } else {
+        whole
+    }
+}
+
+/// The bytes of the filters a probe of `p` reads in row group `rg` (each column's once).
+fn filter_bytes(rg: &RowGroupMetaData, p: &Predicate) -> u64 {
+    fn columns<'a>(p: &'a Predicate, out: &mut Vec<&'a str>) {
+        match p {
+            Predicate::Eq(c, _) | Predicate::In(c, _) => out.push(c),
+            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|p| columns(p, out)),
+        }
+    }
+    let mut names = Vec::new();
+    columns(p, &mut names);
+    names.sort_unstable();
+    names.dedup();
+    rg.columns()
         .iter()
-        .any(|rg| survival(rg, p).is_none_or(|s| s < SURVIVAL_NOT_WORTH_PROBING))
+        .filter(|c| names.contains(&c.column_path().string().as_str()))
+        .filter_map(|c| c.bloom_filter_length())
+        .map(|l| u64::try_from(l).unwrap_or(0))
+        .sum()
 }
 
 /// The estimated probability that a row group holding none of `p`'s keys passes its filters
@@ -721,11 +807,7 @@ fn survival(rg: &RowGroupMetaData, p: &Predicate) -> Option<f64> {
         };
         // The bitset, less a header of a few bytes.
         let bits = (u64::try_from(len).ok()?.saturating_sub(16)).max(32) * 8;
-        let values = chunk
-            .statistics()
-            .and_then(|s| s.distinct_count_opt())
-            .unwrap_or_else(|| u64::try_from(chunk.num_values()).unwrap_or(0))
-            .max(1);
+        let values = distinct_values(chunk);
         let fpp = sbbf::sizing::sbbf_fpp(bits as f64 / values as f64);
         Some(1.0 - (1.0 - fpp).powi(i32::try_from(keys).unwrap_or(i32::MAX)))
     };
@@ -739,6 +821,61 @@ fn survival(rg: &RowGroupMetaData, p: &Predicate) -> Option<f64> {
             .product::<Option<f64>>()
             .map(|none| 1.0 - none),
     }
+}
+
+/// An estimate of the distinct values of a column chunk, from its footer alone: the distinct
+/// count its statistics give; else, where every data page is dictionary encoded, the entries
+/// its dictionary page can hold (its bytes over the width of one entry: a byte array's is its
+/// 4-byte length and the mean of its minimum's and maximum's lengths; a compressed dictionary
+/// holds more, so the filter then looks tighter than it is, and is probed); else its value
+/// count (a writer that gave up on its dictionary kept only some values in it).
+fn distinct_values(chunk: &ColumnChunkMetaData) -> u64 {
+    let values = u64::try_from(chunk.num_values()).unwrap_or(0).max(1);
+    let statistics = chunk.statistics();
+    if let Some(n) = statistics.and_then(|s| s.distinct_count_opt()) {
+        return n.clamp(1, values);
+    }
+    let width = match chunk.column_type() {
+        PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+        PhysicalType::INT96 => 12,
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => u64::try_from(chunk.column_descr().type_length())
+            .unwrap_or(1)
+            .max(1),
+        PhysicalType::BYTE_ARRAY => {
+            let len = |b: Option<&[u8]>| b.map_or(0, <[u8]>::len) as u64;
+            let (min, max) =
+                statistics.map_or((0, 0), |s| (len(s.min_bytes_opt()), len(s.max_bytes_opt())));
+            4 + (min + max) / 2
+        }
+        _ => 4,
+    };
+    let dictionary = chunk
+        .dictionary_page_offset()
+        .filter(|_| all_dictionary_encoded(chunk))
+        .and_then(|d| chunk.data_page_offset().checked_sub(d))
+        .and_then(|b| u64::try_from(b).ok())
+        .filter(|b| *b > 0);
+    match dictionary {
+        Some(bytes) => (bytes / width).clamp(1, values),
+        None => values,
+    }
+}
+
+/// Whether the footer says every data page of the chunk is dictionary encoded (the page
+/// encoding statistics, whole or as the mask the reader keeps of them); `false` when it does
+/// not say.
+fn all_dictionary_encoded(chunk: &ColumnChunkMetaData) -> bool {
+    let dictionary =
+        |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
+    if let Some(mask) = chunk.page_encoding_stats_mask() {
+        return mask.is_only(Encoding::PLAIN_DICTIONARY) || mask.is_only(Encoding::RLE_DICTIONARY);
+    }
+    chunk.page_encoding_stats().is_some_and(|stats| {
+        stats
+            .iter()
+            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
+            .all(|s| dictionary(s.encoding))
+    })
 }
 
 /// The most literals one leaf of `p` holds.

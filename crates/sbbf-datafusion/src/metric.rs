@@ -31,8 +31,9 @@ pub const KEY_SETS_HASHED: &str = "sbbf_key_sets_hashed";
 /// them, before their filters were read (DataFusion read their footers while planning;
 /// their row groups count in [`PRUNED`] and [`PRUNED_DYNAMIC`]).
 pub const JOIN_FILES_PRUNED_INDEX: &str = "sbbf_join_files_pruned_index";
-/// Files whose filters a join step left unread: estimated from their sizes and the row
-/// groups' values, they would let nearly every row group through for that many keys.
+/// Files whose filters a join step left unread: judged from their sizes, the row groups'
+/// values and the bytes the scan reads of them, reading the filters would cost more bytes
+/// than the row groups they are expected to rule out for that many keys.
 pub const JOIN_FILES_UNPROBED: &str = "sbbf_join_files_unprobed";
 /// A marker (always 0) on the scans of a named table ([`crate::SbbfTable::with_name`]),
 /// labelled [`TABLE_LABEL`]`=name`.

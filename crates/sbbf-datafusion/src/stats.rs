@@ -21,7 +21,8 @@ pub struct ScanStats {
     /// Files the table's index ruled out for a join's keys (dropped unread; their row groups
     /// count in `pruned_sbbf` and `pruned_sbbf_join`).
     pub join_files_pruned_index: usize,
-    /// Files whose filters a join left unread: too loose, by their sizes, for that many keys.
+    /// Files whose filters a join left unread: for that many keys, by their sizes, they
+    /// would cost more bytes than they are expected to spare.
     pub join_files_unprobed: usize,
     /// Row groups skipped by DataFusion's own Bloom-filter reads (zero where ours replace them).
     pub pruned_datafusion_bloom: usize,
@@ -190,9 +191,9 @@ pub struct QueryStats {
     /// count in `row_groups_pruned_bloom_join`; only when there were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_pruned_index_join: Option<usize>,
-    /// Files whose filters a join left unread: judged from their sizes and row counts before
-    /// reading them, they would let nearly every row group through for that many keys (only
-    /// when there were some).
+    /// Files whose filters a join left unread: judged from their sizes, row counts and the
+    /// bytes the scan reads before reading them, they would cost more bytes than the row
+    /// groups they are expected to rule out for that many keys (only when there were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_unprobed_join: Option<usize>,
     /// Files of a lake table its snapshot's statistics ruled out: their footers are never

@@ -741,8 +741,8 @@ async fn a_key_set_is_hashed_once_per_scan() {
 
 /// Filters too loose for the keys are not read: pa_ints.parquet's own filters (sized for
 /// their values at about 1 % FPP) against 5,000 keys would let every row group through, which
-/// their sizes and row counts tell before a byte of them is read. The same keys against
-/// filters of FPP 1e-6 are probed (`a_key_set_is_hashed_once_per_scan`).
+/// their sizes and row counts tell before a byte of them is read: reading them cannot pay. The
+/// same keys against filters of FPP 1e-6 are probed (`a_key_set_is_hashed_once_per_scan`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_too_loose_for_the_keys_are_not_read() {
     let dir = tempfile::tempdir().unwrap();
