@@ -681,7 +681,10 @@ impl Shared {
         // for this many keys. Where each would pass nearly every row group, reading them costs
         // bytes and time that no skipped row group pays back.
         if !worth_probing(&metadata, pred.predicate.predicate(), self.read.as_ref()) {
-            self.join.unprobed.add(1);
+            // Counted once for a file DataFusion split into byte ranges.
+            if file.range.as_ref().is_none_or(|r| r.start == 0) {
+                self.join.unprobed.add(1);
+            }
             return Some(file);
         }
         self.join.files.add(1);
