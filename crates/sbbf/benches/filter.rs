@@ -12,6 +12,8 @@
 //!   `check`/`insert`), `ours-batch` (`contains_values`/`insert_values` over the window's keys)
 //!   and `arrow-rs` (which has no batch API); for i64 tests also `ours-view` and
 //!   `ours-view-batch`, the same through an `SbbfRef` over a copy of the bitset at an odd address;
+//! - operation `hash_only`, implementation `xxh64`: only the hash of the absent keys (XXH64, seed
+//!   0, through `PlainValue::plain_hash` as the batch kernels call it), results summed;
 //! - group `sbbf_<size>_hash`: our operations on pre-computed hashes (`insert_hash`,
 //!   `contains_hash_present`, `contains_hash_absent`, the batch `contains_hashes_absent`) and
 //!   `floor_read`, the bare random 32-byte reads at the same block indices as the batch. arrow-rs
@@ -24,7 +26,7 @@
 //! next window of a key pool (64 Ki keys, 4 Mi for 128 MiB), so that repeated iterations neither
 //! hit warm caches nor let the branch predictor learn arrow-rs's early exits.
 //!
-//! Run: `cargo bench -p sbbf` (about five minutes), then `python3 tools/bench/bench_ratios.py`.
+//! Run: `cargo bench -p sbbf` (five to eight minutes), then `python3 tools/bench/bench_ratios.py`.
 //! A subset: `cargo bench -p sbbf -- sbbf_32KiB`.
 
 use criterion::measurement::WallTime;
@@ -293,6 +295,19 @@ fn bench_keys<K: BenchKey>(
             g.bench_function(BenchmarkId::new(op, "ours-view-batch"), batch(view, keys));
         }
     }
+    // The hash alone: XXH64 (seed 0) of the absent-key windows through `PlainValue::plain_hash`,
+    // the function the batch kernels hash with, summed so that none can be skipped. With
+    // `floor_read` of the `_hash` group it bounds what a batch test of these keys can cost.
+    g.bench_function(BenchmarkId::new("hash_only", "xxh64"), |b| {
+        let mut w = Windows::new(&absent);
+        b.iter(|| {
+            let mut acc = 0u64;
+            for k in black_box(w.next()) {
+                acc = acc.wrapping_add(k.plain_hash());
+            }
+            acc
+        })
+    });
     g.bench_function(BenchmarkId::new("insert", "ours"), |b| {
         let mut w = Windows::new(&to_insert);
         b.iter(|| {

@@ -22,6 +22,16 @@
 pub trait PlainValue {
     /// XXH64 (seed 0) of the value's PLAIN bytes.
     fn plain_hash(&self) -> u64;
+
+    /// For values of 4, 8 or 16 bytes whatever their content (INT32, INT64, DOUBLE,
+    /// FIXED_LEN_BYTE_ARRAY(16), ...): their PLAIN bytes as little-endian words, so that batch
+    /// kernels can hash several at once; [`Words::Other`] for every other value. Whatever it
+    /// returns, the hash is [`PlainValue::plain_hash`].
+    #[doc(hidden)]
+    #[inline(always)]
+    fn plain_words(&self) -> Words {
+        Words::Other
+    }
 }
 
 macro_rules! numbers {
@@ -31,10 +41,14 @@ macro_rules! numbers {
             fn plain_hash(&self) -> u64 {
                 crate::hash(&self.to_le_bytes())
             }
+            #[inline(always)]
+            fn plain_words(&self) -> Words {
+                Words::of(&self.to_le_bytes())
+            }
         }
     )*};
 }
-numbers!(i32, u32, i64, u64, f32, f64);
+numbers!(i32, u32, f32, i64, u64, f64);
 
 /// Parquet stores 8- and 16-bit integers (INT(8|16, signed|unsigned)) as INT32, so writers hash
 /// the four bytes of the widened value: sign-extended for signed types, zero-extended for
@@ -46,6 +60,10 @@ macro_rules! small_ints {
             fn plain_hash(&self) -> u64 {
                 crate::hash(&(*self as $wide).to_le_bytes())
             }
+            #[inline(always)]
+            fn plain_words(&self) -> Words {
+                Words::W4(*self as $wide as u32)
+            }
         }
     )*};
 }
@@ -55,6 +73,10 @@ impl<const N: usize> PlainValue for [u8; N] {
     #[inline(always)]
     fn plain_hash(&self) -> u64 {
         crate::hash(self)
+    }
+    #[inline(always)]
+    fn plain_words(&self) -> Words {
+        Words::of(self)
     }
 }
 
@@ -74,5 +96,45 @@ impl<T: PlainValue + ?Sized> PlainValue for &T {
     #[inline(always)]
     fn plain_hash(&self) -> u64 {
         (**self).plain_hash()
+    }
+    #[inline(always)]
+    fn plain_words(&self) -> Words {
+        (**self).plain_words()
+    }
+}
+
+/// The PLAIN bytes of a fixed-width value as little-endian words (see
+/// [`PlainValue::plain_words`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Words {
+    /// Four bytes.
+    W4(u32),
+    /// Eight bytes.
+    W8(u64),
+    /// Sixteen bytes: the first eight, then the last eight.
+    W16(u64, u64),
+    /// Any other length.
+    Other,
+}
+
+impl Words {
+    /// The words of `bytes` when it is 4, 8 or 16 bytes long. Inlined with a fixed-size input,
+    /// the length test folds away.
+    #[inline(always)]
+    pub(crate) fn of(bytes: &[u8]) -> Words {
+        if let Ok(b) = <[u8; 4]>::try_from(bytes) {
+            Words::W4(u32::from_le_bytes(b))
+        } else if let Ok(b) = <[u8; 8]>::try_from(bytes) {
+            Words::W8(u64::from_le_bytes(b))
+        } else if let Ok(b) = <[u8; 16]>::try_from(bytes) {
+            let (lo, hi) = b.split_at(8);
+            Words::W16(
+                u64::from_le_bytes(lo.try_into().expect("8 bytes")),
+                u64::from_le_bytes(hi.try_into().expect("8 bytes")),
+            )
+        } else {
+            Words::Other
+        }
     }
 }

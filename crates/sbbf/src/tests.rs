@@ -250,6 +250,96 @@ proptest! {
     }
 }
 
+/// A value of any length that offers its words to the batch hash when it is 4, 8 or 16 bytes
+/// long: a batch of these mixes widths, which no type of the crate does.
+struct AnyWidth(Vec<u8>);
+
+impl crate::PlainValue for AnyWidth {
+    fn plain_hash(&self) -> u64 {
+        crate::hash(&self.0)
+    }
+    fn plain_words(&self) -> crate::plain::Words {
+        crate::plain::Words::of(&self.0)
+    }
+}
+
+/// The AVX-512 chunk hash of `values` (in chunks of both lengths the kernels use) equals
+/// `plain_hash`.
+#[cfg(target_arch = "x86_64")]
+fn check_hash_chunks<V: crate::PlainValue>(values: &[V]) {
+    use kernel::{HASH_AHEAD, HASH_AHEAD_PREFETCH};
+    if !kernel::has_avx512() {
+        return;
+    }
+    let want: Vec<u64> = values.iter().map(|v| v.plain_hash()).collect();
+    for (chunk, want) in values
+        .as_chunks::<HASH_AHEAD>()
+        .0
+        .iter()
+        .zip(want.chunks(HASH_AHEAD))
+    {
+        // SAFETY (test): AVX2, BMI2 and AVX-512 F/DQ/VL presence is checked above.
+        let got = unsafe { kernel::avx512::hash_chunk(chunk) };
+        assert_eq!(&got[..], want);
+    }
+    let (chunks, _) = values.as_chunks::<HASH_AHEAD_PREFETCH>();
+    for (chunk, want) in chunks.iter().zip(want.chunks(HASH_AHEAD_PREFETCH)) {
+        // SAFETY (test): as above.
+        let got = unsafe { kernel::avx512::hash_chunk(chunk) };
+        assert_eq!(&got[..], want);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// The four-at-once XXH64 (AVX-512) equals the one-at-a-time hash for every width it takes,
+    /// and for chunks of any value type, mixed widths included.
+    #[test]
+    fn xxh64_x4_matches_one_at_a_time(
+        words in any::<[u64; 32]>(),
+        lens in prop::collection::vec(prop::sample::select(vec![0usize, 3, 4, 5, 8, 9, 16, 17, 31, 40]), 16),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let w = words;
+            let ints: Vec<i64> = w.iter().map(|v| *v as i64).collect();
+            check_hash_chunks(&ints);
+            check_hash_chunks(&w.map(f64::from_bits));
+            check_hash_chunks(&w.map(|v| v as i32));
+            check_hash_chunks(&w.map(|v| v as u32));
+            check_hash_chunks(&w.map(|v| v as f32));
+            check_hash_chunks(&w.map(|v| v as i16));
+            check_hash_chunks(&w.map(|v| v as u8));
+            check_hash_chunks(&w.map(|v| v.to_le_bytes()));
+            check_hash_chunks(&w.map(|v| (v as u32).to_le_bytes()));
+            let b16: Vec<[u8; 16]> = w
+                .as_chunks::<2>()
+                .0
+                .iter()
+                .chain(w.as_chunks::<2>().0)
+                .map(|p| std::array::from_fn(|i| (p[i / 8] >> (8 * (i % 8))) as u8))
+                .collect();
+            check_hash_chunks(&b16);
+            let refs: Vec<&[u8; 16]> = b16.iter().collect();
+            check_hash_chunks(&refs);
+            check_hash_chunks(&w.map(|v| [v as u8; 5]));
+            // Mixed widths, and widths the four-at-once hash does not take.
+            let bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let mixed: Vec<AnyWidth> = lens
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| AnyWidth(bytes[i * 8..i * 8 + len].to_vec()))
+                .collect();
+            check_hash_chunks(&mixed);
+            let strs: Vec<&str> = lens.iter().map(|&len| &"0123456789abcdefghijklmnopqrstuvwxyz0123"[..len]).collect();
+            check_hash_chunks(&strs);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        { let _ = (words, lens); }
+    }
+}
+
 #[test]
 fn xxh64_every_short_length() {
     let data: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
@@ -332,6 +422,11 @@ fn check_batches<V: crate::PlainValue>(nblocks: usize, inserted: &[V], probed: &
             assert!(kernel::has_avx2(), "this x86_64 CPU has no AVX2");
             // SAFETY (test): AVX2 and BMI2 presence is asserted above.
             unsafe { run!(kernel::avx2, "avx2", pow2, prefetch) };
+            // The AVX-512 kernels where the CPU has them (not every CI machine does).
+            if kernel::has_avx512() {
+                // SAFETY (test): AVX2, BMI2 and AVX-512 F/DQ/VL presence is checked above.
+                unsafe { run!(kernel::avx512, "avx512", pow2, prefetch) };
+            }
         }
     });
 

@@ -85,3 +85,62 @@ pub(crate) fn xxh64(value: &[u8]) -> u64 {
         xxhash_rust::xxh64::xxh64(value, 0)
     }
 }
+
+/// XXH64 (seed 0) of four inputs at once, in the 64-bit lanes of AVX2 registers: the same steps
+/// as the short-input path above. AVX-512 DQ has the 64-bit lane multiply that AVX2 lacks, and
+/// four multiply chains then run side by side in one register instead of queueing, one multiply
+/// after another, for the scalar multiplier. `tests::xxh64_x4_*` check them against the scalar
+/// path.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x4 {
+    use super::{P1, P2, P3, P4, P5};
+    use core::arch::x86_64::*;
+
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    fn splat(x: u64) -> __m256i {
+        _mm256_set1_epi64x(x as i64)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    fn avalanche(h: __m256i) -> __m256i {
+        let h = _mm256_xor_si256(h, _mm256_srli_epi64::<33>(h));
+        let h = _mm256_mullo_epi64(h, splat(P2));
+        let h = _mm256_xor_si256(h, _mm256_srli_epi64::<29>(h));
+        let h = _mm256_mullo_epi64(h, splat(P3));
+        _mm256_xor_si256(h, _mm256_srli_epi64::<32>(h))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    fn lane8(h: __m256i, lane: __m256i) -> __m256i {
+        let k = _mm256_mullo_epi64(lane, splat(P2));
+        let k = _mm256_mullo_epi64(_mm256_rol_epi64::<31>(k), splat(P1));
+        let h = _mm256_rol_epi64::<27>(_mm256_xor_si256(h, k));
+        _mm256_add_epi64(_mm256_mullo_epi64(h, splat(P1)), splat(P4))
+    }
+
+    /// Four 4-byte inputs, each zero-extended into its lane.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    pub(crate) fn xxh64_w4(v: __m256i) -> __m256i {
+        let h = _mm256_xor_si256(splat(P5.wrapping_add(4)), _mm256_mullo_epi64(v, splat(P1)));
+        let h = _mm256_mullo_epi64(_mm256_rol_epi64::<23>(h), splat(P2));
+        avalanche(_mm256_add_epi64(h, splat(P3)))
+    }
+
+    /// Four 8-byte inputs.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    pub(crate) fn xxh64_w8(v: __m256i) -> __m256i {
+        avalanche(lane8(splat(P5.wrapping_add(8)), v))
+    }
+
+    /// Four 16-byte inputs: their first eight bytes in `lo`, the last eight in `hi`.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+    pub(crate) fn xxh64_w16(lo: __m256i, hi: __m256i) -> __m256i {
+        avalanche(lane8(lane8(splat(P5.wrapping_add(16)), lo), hi))
+    }
+}

@@ -7,7 +7,7 @@
 //! loads and stores below never leave the bitset.
 
 use super::{
-    block, block_index, block_mut, blocks_ahead, no_output, prefetch, BLOCK_BYTES,
+    block, block_index, block_mut, blocks_ahead, no_output, prefetch, OneAtATime, BLOCK_BYTES,
     PREFETCH_DISTANCE, SALT,
 };
 use crate::PlainValue;
@@ -89,6 +89,33 @@ pub(crate) fn insert_hashes(bits: &mut [u8], hashes: &[u64]) {
     }
 }
 
+/// Tests the block at byte `at` of the bitset at `base`.
+///
+/// # Safety
+/// `base + at .. base + at + 32` must lie inside one readable bitset.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+pub(crate) unsafe fn test_at(base: *const u8, at: usize, key: u32) -> bool {
+    // SAFETY: the caller guarantees the 32 bytes are readable; loadu needs no alignment.
+    let words = unsafe { _mm256_loadu_si256(base.add(at) as *const __m256i) };
+    _mm256_testc_si256(words, mask(key)) != 0
+}
+
+/// Sets the key's bits in the block at byte `at` of the bitset at `base`.
+///
+/// # Safety
+/// `base + at .. base + at + 32` must lie inside one bitset borrowed exclusively by the caller.
+#[inline]
+#[target_feature(enable = "avx2,bmi2")]
+pub(crate) unsafe fn insert_at(base: *mut u8, at: usize, key: u32) {
+    // SAFETY: the caller guarantees the 32 bytes are writable and not aliased; loadu/storeu
+    // need no alignment.
+    unsafe {
+        let p = base.add(at) as *mut __m256i;
+        _mm256_storeu_si256(p, _mm256_or_si256(_mm256_loadu_si256(p), mask(key)));
+    }
+}
+
 #[target_feature(enable = "avx2,bmi2")]
 pub(crate) fn contains_values<V: PlainValue, const POW2: bool, const PREFETCH: bool>(
     bits: &[u8],
@@ -97,13 +124,13 @@ pub(crate) fn contains_values<V: PlainValue, const POW2: bool, const PREFETCH: b
 ) {
     let out = &mut out[..values.len()];
     let (base, len) = (bits.as_ptr(), bits.len());
-    blocks_ahead::<V, bool, POW2, PREFETCH>(values, out, base, len, |at, key| {
+    let hasher = &mut OneAtATime;
+    blocks_ahead::<V, bool, _, POW2, PREFETCH>(values, out, base, len, hasher, |at, key| {
         debug_assert!(at + BLOCK_BYTES <= len);
         // SAFETY: `blocks_ahead` offsets leave a whole block inside `bits` (a block index is
-        // below the block count); loadu needs no alignment. Unchecked because the bounds
-        // check costs a tenth of a probe here.
-        let words = unsafe { _mm256_loadu_si256(base.add(at) as *const __m256i) };
-        _mm256_testc_si256(words, mask(key)) != 0
+        // below the block count). Unchecked because the bounds check costs a tenth of a probe
+        // here.
+        unsafe { test_at(base, at, key) }
     });
 }
 
@@ -114,12 +141,10 @@ pub(crate) fn insert_values<V: PlainValue, const POW2: bool, const PREFETCH: boo
 ) {
     let (base, len) = (bits.as_mut_ptr(), bits.len());
     let out = &mut no_output(values.len());
-    blocks_ahead::<V, (), POW2, PREFETCH>(values, out, base, len, |at, key| {
+    let hasher = &mut OneAtATime;
+    blocks_ahead::<V, (), _, POW2, PREFETCH>(values, out, base, len, hasher, |at, key| {
         debug_assert!(at + BLOCK_BYTES <= len);
         // SAFETY: as in `contains_values`; `bits` is borrowed exclusively for the whole call.
-        unsafe {
-            let p = base.add(at) as *mut __m256i;
-            _mm256_storeu_si256(p, _mm256_or_si256(_mm256_loadu_si256(p), mask(key)));
-        }
+        unsafe { insert_at(base, at, key) }
     });
 }
