@@ -609,11 +609,12 @@ pub async fn row_groups_ruled_out(
     let f = fetch(root, loaded, &asks, &mut st).await?;
     let d = &f.directory;
     let by_path = d.by_path();
-    // Row groups of each listed file the index knows as it is now.
-    let groups: Vec<Option<usize>> = listing
+    // Row counts of each listed file the index knows as it is now, and their row groups.
+    let counts: Vec<Option<Vec<i64>>> = listing
         .iter()
-        .map(|l| fresh_row_counts(d, &by_path, l).map(|c| c.len()))
+        .map(|l| fresh_row_counts(d, &by_path, l))
         .collect();
+    let groups: Vec<Option<usize>> = counts.iter().map(|c| c.as_ref().map(Vec::len)).collect();
     // Per leaf, per listed file, per row group: definitely holds none of the leaf's values.
     // And whether that answer is the file's own filters' (not coarser: not folded, covered).
     let mut absent: Vec<Vec<Vec<bool>>> = Vec::with_capacity(asks.len());
@@ -676,11 +677,11 @@ pub async fn row_groups_ruled_out(
                 .fold(true, |a, b| a & b),
         }
     }
-    Ok(listing
-        .iter()
+    Ok(counts
+        .into_iter()
         .enumerate()
-        .map(|(f, l)| {
-            let row_counts = fresh_row_counts(d, &by_path, l)?;
+        .map(|(f, row_counts)| {
+            let row_counts = row_counts?;
             let ruled_out = (0..row_counts.len())
                 .map(|rg| proven(predicate, &absent, f, rg, &mut 0))
                 .collect();

@@ -439,25 +439,16 @@ pub(crate) fn insert_values<V: PlainValue>(bits: &mut [u8], values: &[V]) {
 pub(crate) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::sync::atomic::{AtomicU8, Ordering};
+        use std::sync::atomic::AtomicU8;
         // Built for CPUs that have both (e.g. `-C target-cpu=native`): no check at all, and the
         // AVX2 kernels inline into their callers.
         if cfg!(all(target_feature = "avx2", target_feature = "bmi2")) {
             return true;
         }
-        // 0: not yet checked, 1: no, 2: yes. One load and compare on every probe, cheaper than
-        // asking std for two features each time.
         static HAS: AtomicU8 = AtomicU8::new(0);
-        match HAS.load(Ordering::Relaxed) {
-            2 => true,
-            1 => false,
-            _ => {
-                let has =
-                    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2");
-                HAS.store(if has { 2 } else { 1 }, Ordering::Relaxed);
-                has
-            }
-        }
+        detected_once(&HAS, || {
+            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
+        })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -470,7 +461,7 @@ pub(crate) fn has_avx2() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn has_avx512() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::atomic::AtomicU8;
     if !has_avx2() {
         return false;
     }
@@ -481,16 +472,26 @@ pub(crate) fn has_avx512() -> bool {
     )) {
         return true;
     }
-    // As in `has_avx2`: 0 not yet checked, 1 no, 2 yes.
     static HAS: AtomicU8 = AtomicU8::new(0);
-    match HAS.load(Ordering::Relaxed) {
+    detected_once(&HAS, || {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl")
+    })
+}
+
+/// `detect()`, asked once and remembered in `flag` (0: not yet asked, 1: no, 2: yes): one load
+/// and compare on every probe, cheaper than asking std for several features each time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn detected_once(flag: &std::sync::atomic::AtomicU8, detect: impl FnOnce() -> bool) -> bool {
+    use std::sync::atomic::Ordering;
+    match flag.load(Ordering::Relaxed) {
         2 => true,
         1 => false,
         _ => {
-            let has = std::is_x86_feature_detected!("avx512f")
-                && std::is_x86_feature_detected!("avx512dq")
-                && std::is_x86_feature_detected!("avx512vl");
-            HAS.store(if has { 2 } else { 1 }, Ordering::Relaxed);
+            let has = detect();
+            flag.store(if has { 2 } else { 1 }, Ordering::Relaxed);
             has
         }
     }
