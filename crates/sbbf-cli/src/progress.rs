@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A callback `(done, total)` that drives a bar labelled `what`.
-pub fn bar(what: &'static str) -> impl FnMut(usize, usize) {
+pub fn bar(what: &'static str) -> impl FnMut(usize, usize) + Send {
     let mut pb: Option<ProgressBar> = None;
     move |done, total| {
         let pb = pb.get_or_insert_with(|| {

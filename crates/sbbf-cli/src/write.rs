@@ -2,14 +2,18 @@
 
 use crate::Format;
 use clap::Args;
+use sbbf_parquet::lake::backfill::Rewrite;
 use sbbf_parquet::report::{NothingToDo, WriteSummary};
 use sbbf_parquet::write::output::{self, Refusal, WritePlan};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use std::path::{Path, PathBuf};
 
-/// Where the result goes: a new file, or the input itself.
+mod table;
+
+/// Where the result goes: a new file, or the input itself (for a file; a table's new files
+/// go in through a commit).
 #[derive(Args, Debug)]
-#[group(required = true, multiple = false)]
+#[group(required = false, multiple = false)]
 pub struct Destination {
     /// Write the result to this file (written to a temporary file beside it, then renamed).
     /// An existing file is replaced only with --force.
@@ -188,6 +192,48 @@ fn report(
     );
 }
 
+/// Whether PATH is a Delta or Iceberg table (written through a commit: no -o, --in-place or
+/// keys) or a file (which needs -o or --in-place); a misuse is said and its exit code returned.
+fn table_or_file(cmd: &str, path: &Path, dest: &Destination, keys: bool) -> Result<bool, u8> {
+    let arg = path.to_string_lossy();
+    let table = match sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&arg)) {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            err!("sbbf {cmd}: {arg}: {e}");
+            return Err(2);
+        }
+        Err(e) => {
+            err!("sbbf {cmd}: {e}");
+            return Err(2);
+        }
+    };
+    let given = dest.output.is_some() || dest.in_place;
+    match table {
+        Some(format) if given => {
+            err!(
+                "sbbf {cmd}: {arg} is a {} table: its files get filters through a new table \
+                 version, so -o and --in-place do not apply (leave them out; for one data file \
+                 of it, give the file with -o NEW_FILE)",
+                format.name()
+            );
+            Err(2)
+        }
+        Some(format) if keys => {
+            err!(
+                "sbbf {cmd}: {arg} is a {} table; encrypted tables are not written yet",
+                format.name()
+            );
+            Err(2)
+        }
+        Some(_) => Ok(true),
+        None if !given => {
+            err!("sbbf {cmd}: {arg}: say where the result goes: -o NEW_FILE or --in-place");
+            Err(2)
+        }
+        None => Ok(false),
+    }
+}
+
 /// The flag a library error is about: the library's messages do not know the CLI's words.
 fn flag_hint(e: &sbbf_parquet::Error) -> &'static str {
     use sbbf_parquet::{BuildError, Error};
@@ -235,6 +281,19 @@ fn clean_up_on_interrupt() {
 
 pub fn run_add(a: AddArgs) -> u8 {
     clean_up_on_interrupt();
+    match table_or_file("add", &a.file, &a.dest, a.keys.any()) {
+        Err(code) => return code,
+        Ok(true) => {
+            let rewrite = Rewrite::Add(AddOptions {
+                columns: a.columns.clone(),
+                fpp: a.fpp,
+                ndv: a.ndv,
+                replace: a.replace,
+            });
+            return table::run("add", &a.file, &rewrite, a.format);
+        }
+        Ok(false) => {}
+    }
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
         Err(e) => {
@@ -317,6 +376,17 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
 
 pub fn run_resize(a: ResizeArgs) -> u8 {
     clean_up_on_interrupt();
+    match table_or_file("resize", &a.file, &a.dest, a.keys.any()) {
+        Err(code) => return code,
+        Ok(true) => {
+            let rewrite = Rewrite::Resize {
+                fpp: a.fpp,
+                columns: a.columns.clone(),
+            };
+            return table::run("resize", &a.file, &rewrite, a.format);
+        }
+        Ok(false) => {}
+    }
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
         Err(e) => {

@@ -129,7 +129,8 @@ impl Error {
                 | LakeError::NoSuchSnapshot { .. }
                 | LakeError::AsOfText { .. }
                 | LakeError::NoSuchTable { .. }
-                | LakeError::NotATable { .. } => Fault::Input,
+                | LakeError::NotATable { .. }
+                | LakeError::WriteRefused { .. } => Fault::Input,
                 _ => Fault::File,
             },
             _ => Fault::File,
@@ -397,6 +398,16 @@ pub enum WriteError {
         /// Bytes expected.
         len: u64,
     },
+    /// An object store refused or failed a write.
+    #[cfg(feature = "object_store")]
+    #[error("{location}: {source}")]
+    Store {
+        /// The object written.
+        location: String,
+        /// The store's error.
+        #[source]
+        source: object_store::Error,
+    },
 }
 
 /// Text that does not parse for the column's type.
@@ -646,6 +657,27 @@ pub enum LakeError {
         size: u64,
         /// The limit.
         limit: u64,
+    },
+    /// A write into a table was refused before anything was written.
+    #[error("{format} table {table} is not written: {reason}")]
+    WriteRefused {
+        /// The format.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// Why.
+        reason: String,
+    },
+    /// Other writers kept committing first: the commit was given up after this many tries
+    /// (the files written for it were removed).
+    #[error("{format} table {table}: gave up after {tries} tries, each lost to another writer's commit; nothing was committed")]
+    Contended {
+        /// The format.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// Tries made.
+        tries: u32,
     },
     /// A version was asked of something that is not a table.
     #[error("{path} is not a Delta or Iceberg table, so it has no versions")]

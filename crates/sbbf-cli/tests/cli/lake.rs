@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-fn lake_dir() -> PathBuf {
+pub(crate) fn lake_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lake")
 }
 
@@ -22,7 +22,7 @@ pub(crate) fn oracle(name: &str) -> Value {
 /// and are put back there (once per test run) to be read.
 const ICEBERG_ROOT: &str = "/tmp/sbbf-lake-fixtures/iceberg";
 
-fn iceberg_table(name: &str) -> String {
+pub(crate) fn iceberg_table(name: &str) -> String {
     static PLACED: std::sync::Once = std::sync::Once::new();
     PLACED.call_once(|| {
         let to = Path::new(ICEBERG_ROOT);
@@ -32,7 +32,7 @@ fn iceberg_table(name: &str) -> String {
     format!("{ICEBERG_ROOT}/ns/{name}")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -722,7 +722,7 @@ fn a_query_reads_an_iceberg_table_through_its_catalog() {
 
 /// Runs `script` with the Python of `tools/.venv` (deltalake, pyiceberg), the rest of `args`
 /// after it; its standard output as JSON. Fails without the venv.
-fn venv_json(script: &str, args: &[&str]) -> Value {
+pub(crate) fn venv_json(script: &str, args: &[&str]) -> Value {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/.venv/bin/python");
     assert!(
         python.exists(),

@@ -10,6 +10,7 @@ mod crash;
 mod encrypted;
 mod index;
 mod lake;
+mod lake_write;
 mod paths;
 mod query;
 mod s3;

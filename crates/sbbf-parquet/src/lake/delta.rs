@@ -542,7 +542,7 @@ fn read(
 }
 
 /// A struct field's physical name under column mapping.
-fn physical_name(f: Option<&delta_kernel::schema::StructField>) -> Option<String> {
+pub(crate) fn physical_name(f: Option<&delta_kernel::schema::StructField>) -> Option<String> {
     match f?.get_config_value(&ColumnMetadataKey::ColumnMappingPhysicalName) {
         Some(MetadataValue::String(p)) => Some(p.clone()),
         _ => None,

@@ -20,9 +20,11 @@
 //! # Ok(()) }
 //! ```
 
+pub mod backfill;
 mod bounds;
 pub mod catalog;
 pub mod delta;
+mod delta_commit;
 pub mod iceberg;
 mod location;
 mod whole;

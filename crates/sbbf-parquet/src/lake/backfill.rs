@@ -1,0 +1,642 @@
+//! Filters into a lake table, committed through the table's own protocol (`sbbf add TABLE`,
+//! `sbbf resize TABLE`): for each current data file that needs it, a copy with the filters is
+//! written beside it (its data pages, page indexes and every byte not ours copied as
+//! [`add_filters`] copies them), and one new table version swaps the originals for the copies.
+//! The rows, their order, deletion vectors, statistics and tags are unchanged, so the commit
+//! says `dataChange: false`, as a compaction does. The originals stay for time travel until the
+//! table's own VACUUM removes them.
+//!
+//! A Delta table is written here; an Iceberg table is refused with the reason.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), sbbf_parquet::Error> {
+//! use sbbf_parquet::lake::backfill::{write_table, Rewrite};
+//! use sbbf_parquet::write::AddOptions;
+//! let add = Rewrite::Add(AddOptions { columns: vec!["user_id".into()], fpp: 0.01, ndv: None, replace: false });
+//! let done = write_table("events/", &add, &mut |_, _| {}).await?;
+//! match done.committed_version {
+//!     Some(v) => println!("version {v}: {} files now have filters", done.swapped.len()),
+//!     None => println!("every file already had them"),
+//! }
+//! # Ok(()) }
+//! ```
+
+use super::delta_commit::{self, About, Swap};
+use super::{location, Format, StoreRoot};
+use crate::source::object;
+use crate::write::{add_filters, resize_filters, AddOptions, WriteReport};
+use crate::{Error, LakeError, ParquetFile, ReadError, WriteError};
+use futures::StreamExt;
+use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use url::Url;
+
+/// What to do to each data file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rewrite {
+    /// Give the columns filters ([`add_filters`]): the files that lack one for some column in
+    /// some row group (every file with [`AddOptions::replace`]). Columns by the table's names
+    /// (Delta column mapping: the files' physical names are found here).
+    Add(AddOptions),
+    /// Fold oversized filters ([`resize_filters`]) of `columns` (all when empty) down to
+    /// `fpp`: the files where some filter shrinks.
+    Resize {
+        /// The target false-positive rate.
+        fpp: f64,
+        /// The columns, by the table's names.
+        columns: Vec<String>,
+    },
+}
+
+/// One data file swapped for a copy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwappedFile {
+    /// The original's URL.
+    pub from: String,
+    /// The copy's URL.
+    pub to: String,
+    /// What was written into the copy.
+    pub report: WriteReport,
+}
+
+/// A current data file left as it is, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptFile {
+    /// Its URL.
+    pub url: String,
+    /// Why it needs no copy (it has the filters, no filter shrinks, it lacks the column).
+    pub why: String,
+}
+
+/// What [`write_table`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableWrite {
+    /// The table's format.
+    pub format: Format,
+    /// The table as given.
+    pub table: String,
+    /// The version the work was based on.
+    pub read_version: i64,
+    /// The version committed; `None` when no file needed a copy (nothing was written).
+    pub committed_version: Option<i64>,
+    /// The files swapped by that commit.
+    pub swapped: Vec<SwappedFile>,
+    /// The current files left as they are.
+    pub kept: Vec<KeptFile>,
+    /// Files another writer removed while the copies were being written: their copies were
+    /// deleted again, and the commit left them out.
+    pub withdrawn: Vec<String>,
+    /// Commits tried (more than one when other writers committed first).
+    pub tries: u32,
+    /// Bytes of data files read.
+    pub bytes_read: u64,
+    /// Bytes of data files written.
+    pub bytes_written: u64,
+}
+
+/// The most commits tried before giving up to writers that keep committing first.
+const TRIES: u32 = 10;
+
+/// The operation's name in the table's history.
+const OPERATION: &str = "ADD BLOOM FILTERS";
+
+/// Rewrites the current data files of the table at `arg` (a local folder or an object-store
+/// URL) that `rewrite` changes, and commits one new version that swaps them. `progress(done,
+/// total)` is called after each file.
+///
+/// Refused before anything is written: a path that is no table, an Iceberg table (its commits
+/// through a catalog are not written yet), a Delta table whose protocol asks of writers what
+/// is not done here ([`LakeError::WriteRefused`]). An error while writing the copies removes
+/// the copies written so far; when other writers keep committing first, the copies are removed
+/// and [`LakeError::Contended`] says so. A run stopped by force (a killed process) can leave
+/// copies no version names: the table's VACUUM removes them as it removes any file no version
+/// names.
+pub async fn write_table(
+    arg: &str,
+    rewrite: &Rewrite,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<TableWrite, Error> {
+    match super::detect(arg).await? {
+        None => Err(LakeError::NotATable {
+            path: arg.to_string(),
+        }
+        .into()),
+        Some(Format::Iceberg) => Err(LakeError::WriteRefused {
+            format: "Iceberg",
+            table: arg.to_string(),
+            reason: "commits to Iceberg tables (a `replace` snapshot through the catalog) are \
+                     not written yet; write a copy with `sbbf add FILE -o NEW` and commit it \
+                     with the table's own tools"
+                .to_string(),
+        }
+        .into()),
+        Some(Format::Delta) => {
+            let root = match object::is_remote_url(arg) {
+                true => StoreRoot::for_url(arg)?,
+                false => StoreRoot::local(),
+            };
+            let url = location::table_url(arg)?;
+            Delta {
+                root,
+                url,
+                table: arg.to_string(),
+            }
+            .write(rewrite, progress)
+            .await
+        }
+    }
+}
+
+/// A Delta table being written.
+struct Delta {
+    root: StoreRoot,
+    url: Url,
+    table: String,
+}
+
+/// A copy written and not committed yet.
+struct Written {
+    swap: Swap,
+    from: String,
+    to: String,
+    report: WriteReport,
+}
+
+impl Delta {
+    async fn write(
+        &self,
+        rewrite: &Rewrite,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> Result<TableWrite, Error> {
+        let base = delta_commit::base(&self.root, &self.table, &self.url).await?;
+        let version = i64::try_from(base.version).unwrap_or(i64::MAX);
+        let lake = super::LakeOptions {
+            as_of: Some(super::AsOf::Version(version)),
+            as_directory: false,
+        };
+        let snap =
+            super::snapshot(&self.table, &lake)
+                .await?
+                .ok_or_else(|| LakeError::NotATable {
+                    path: self.table.clone(),
+                })?;
+        let (rewrite, names) = in_file_names(rewrite, &snap)?;
+        let mut done = TableWrite {
+            format: Format::Delta,
+            table: self.table.clone(),
+            read_version: version,
+            committed_version: None,
+            swapped: Vec::new(),
+            kept: Vec::new(),
+            withdrawn: Vec::new(),
+            tries: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        };
+        let scratch = tempfile::tempdir().map_err(|source| WriteError::TempFile {
+            dir: std::env::temp_dir(),
+            source,
+        })?;
+        let mut written: Vec<Written> = Vec::new();
+        let total = base.files.len();
+        for (i, f) in base.files.iter().enumerate() {
+            match self
+                .copy(f, &rewrite, &names, scratch.path(), &mut done)
+                .await
+            {
+                Ok(Some(w)) => written.push(w),
+                Ok(None) => {}
+                Err(e) => {
+                    self.withdraw(written.iter().map(|w| &w.to)).await;
+                    return Err(e);
+                }
+            }
+            progress(i + 1, total);
+        }
+        if written.is_empty() {
+            return Ok(done);
+        }
+        let about = About {
+            operation: OPERATION,
+            parameters: parameters(&rewrite),
+        };
+        let mut base = base;
+        loop {
+            done.tries += 1;
+            let swaps: Vec<Swap> = written.iter().map(|w| w.swap.clone()).collect();
+            let (entry, gone) = delta_commit::entry(&base, &swaps, &about, now_ms());
+            if !gone.is_empty() {
+                let (left, out): (Vec<Written>, Vec<Written>) = written
+                    .into_iter()
+                    .partition(|w| !gone.contains(&w.swap.old_path));
+                self.withdraw(out.iter().map(|w| &w.to)).await;
+                done.withdrawn.extend(out.into_iter().map(|w| w.from));
+                written = left;
+                if written.is_empty() {
+                    return Ok(done);
+                }
+            }
+            let next = base.version + 1;
+            if delta_commit::put_entry(&self.root, &self.url, next, entry).await? {
+                done.committed_version = Some(i64::try_from(next).unwrap_or(i64::MAX));
+                break;
+            }
+            if done.tries >= TRIES {
+                self.withdraw(written.iter().map(|w| &w.to)).await;
+                return Err(LakeError::Contended {
+                    format: "Delta",
+                    table: self.table.clone(),
+                    tries: done.tries,
+                }
+                .into());
+            }
+            // Another writer took the version: the commit is made again on what is current
+            // now (its files' deletion vectors and tags as they are now).
+            base = match delta_commit::base(&self.root, &self.table, &self.url).await {
+                Ok(b) => b,
+                Err(e) => {
+                    self.withdraw(written.iter().map(|w| &w.to)).await;
+                    return Err(e);
+                }
+            };
+        }
+        for w in written {
+            done.bytes_written += w.report.output_len;
+            done.swapped.push(SwappedFile {
+                from: w.from,
+                to: w.to,
+                report: w.report,
+            });
+        }
+        Ok(done)
+    }
+
+    /// Writes the copy of `f` that `rewrite` asks for, beside it: `None` when it needs none
+    /// (noted in `done.kept`).
+    async fn copy(
+        &self,
+        f: &delta_commit::LiveFile,
+        rewrite: &Rewrite,
+        names: &[(String, String)],
+        scratch: &Path,
+        done: &mut TableWrite,
+    ) -> Result<Option<Written>, Error> {
+        let from = self
+            .url
+            .join(&f.path)
+            .map_err(|_| LakeError::BadLocation {
+                location: f.path.clone(),
+            })?
+            .to_string();
+        // A file of another table (a shallow clone's) is not copied into that table's folder.
+        if f.path.contains("://") || f.path.starts_with('/') {
+            done.kept.push(KeptFile {
+                url: from,
+                why: "it lies outside the table's folder".into(),
+            });
+            return Ok(None);
+        }
+        let (dir, name) = match f.path.rsplit_once('/') {
+            Some((d, n)) => (format!("{d}/"), n),
+            None => (String::new(), f.path.as_str()),
+        };
+        let new_path = format!("{dir}{}", copy_name(name));
+        let to = self
+            .url
+            .join(&new_path)
+            .map_err(|_| LakeError::BadLocation {
+                location: new_path.clone(),
+            })?
+            .to_string();
+        let local = !object::is_remote_url(&self.table);
+        let input = match local {
+            true => location::local_path(&from)?,
+            false => self.download(&from, scratch).await?,
+        };
+        let expected = u64::try_from(f.size).unwrap_or(0);
+        let held = std::fs::metadata(&input)
+            .map_err(|_| self.missing(&from))?
+            .len();
+        if held != expected {
+            return Err(LakeError::Delta {
+                table: self.table.clone(),
+                source: format!(
+                    "the log records {expected} bytes for {from}, and storage holds {held}"
+                )
+                .into(),
+            }
+            .into());
+        }
+        done.bytes_read += held;
+        let output = match local {
+            true => location::local_path(&to)?,
+            false => scratch.join("copy.parquet"),
+        };
+        let work = decide(&input, rewrite, names)?;
+        let Some(job) = work.job else {
+            done.kept.push(KeptFile {
+                url: from,
+                why: work.why,
+            });
+            clean_scratch(local, &input);
+            return Ok(None);
+        };
+        let (i, o) = (input.clone(), output.clone());
+        let report = tokio::task::spawn_blocking(move || match job {
+            Job::Add(opts) => add_filters(&i, &o, &opts, &mut |_, _| {}),
+            Job::Resize { fpp, columns } => resize_filters(&i, &o, fpp, &columns, &mut |_, _| {}),
+        })
+        .await
+        .map_err(|e| LakeError::Delta {
+            table: self.table.clone(),
+            source: Box::new(e),
+        })??;
+        clean_scratch(local, &input);
+        if report.filters.is_empty() {
+            let _ = std::fs::remove_file(&output);
+            done.kept.push(KeptFile {
+                url: from,
+                why: "no filter of it shrinks".into(),
+            });
+            return Ok(None);
+        }
+        let mtime = match local {
+            true => modified_ms(&output),
+            false => {
+                let up = self.upload(&output, &to).await;
+                let _ = std::fs::remove_file(&output);
+                up?
+            }
+        };
+        Ok(Some(Written {
+            swap: Swap {
+                old_path: f.path.clone(),
+                new_path,
+                new_size: report.output_len,
+                new_mtime_ms: mtime,
+            },
+            from,
+            to,
+            report,
+        }))
+    }
+
+    fn missing(&self, file: &str) -> Error {
+        LakeError::MissingFile {
+            format: "Delta",
+            table: self.table.clone(),
+            file: file.to_string(),
+        }
+        .into()
+    }
+
+    /// Reads the object at `url` into a file in `scratch`.
+    async fn download(&self, url: &str, scratch: &Path) -> Result<PathBuf, Error> {
+        use std::io::Write;
+        let path = self.root.path_of(url)?;
+        let store = self.root.store();
+        let got = match store.get(&path).await {
+            Ok(g) => g,
+            Err(object_store::Error::NotFound { .. }) => return Err(self.missing(url)),
+            Err(source) => {
+                return Err(ReadError::Store {
+                    location: url.to_string(),
+                    source,
+                }
+                .into())
+            }
+        };
+        let local = scratch.join("original.parquet");
+        let mut file = std::fs::File::create(&local).map_err(|source| WriteError::Io {
+            target: local.clone(),
+            source,
+        })?;
+        let mut stream = got.into_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|source| ReadError::Store {
+                location: url.to_string(),
+                source,
+            })?;
+            file.write_all(&chunk).map_err(|source| WriteError::Io {
+                target: local.clone(),
+                source,
+            })?;
+        }
+        Ok(local)
+    }
+
+    /// Puts the file `local` at `url`, only if no object is there; its modification time.
+    async fn upload(&self, local: &Path, url: &str) -> Result<i64, Error> {
+        let path = self.root.path_of(url)?;
+        let bytes = std::fs::read(local).map_err(|source| ReadError::Io {
+            path: local.to_path_buf(),
+            source,
+        })?;
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        let store: Arc<dyn ObjectStore> = self.root.store();
+        store
+            .put_opts(&path, PutPayload::from(bytes), opts)
+            .await
+            .map_err(|source| WriteError::Store {
+                location: url.to_string(),
+                source,
+            })?;
+        Ok(now_ms())
+    }
+
+    /// Deletes copies no commit will name. Best effort: one left behind is named by no
+    /// version, and the table's VACUUM removes it.
+    async fn withdraw<'a>(&self, urls: impl Iterator<Item = &'a String>) {
+        let store = self.root.store();
+        for url in urls {
+            match object::is_remote_url(&self.table) {
+                true => {
+                    if let Ok(p) = self.root.path_of(url) {
+                        let _ = store.delete(&p).await;
+                    }
+                }
+                false => {
+                    if let Ok(p) = location::local_path(url) {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The rewrite with its columns named as the data files name them, and each pair (table's
+/// name, files' name).
+fn in_file_names(
+    rewrite: &Rewrite,
+    snap: &super::Snapshot,
+) -> Result<(Rewrite, Vec<(String, String)>), Error> {
+    let columns = match rewrite {
+        Rewrite::Add(o) => &o.columns,
+        Rewrite::Resize { columns, .. } => columns,
+    };
+    let mut names = Vec::with_capacity(columns.len());
+    for c in columns {
+        names.push((c.clone(), snap.file_column(c)?));
+    }
+    let physical: Vec<String> = names.iter().map(|(_, p)| p.clone()).collect();
+    let rewrite = match rewrite {
+        Rewrite::Add(o) => Rewrite::Add(AddOptions {
+            columns: physical,
+            ..o.clone()
+        }),
+        Rewrite::Resize { fpp, .. } => Rewrite::Resize {
+            fpp: *fpp,
+            columns: physical,
+        },
+    };
+    Ok((rewrite, names))
+}
+
+/// What one file needs.
+enum Job {
+    Add(AddOptions),
+    Resize { fpp: f64, columns: Vec<String> },
+}
+
+struct Decision {
+    job: Option<Job>,
+    /// Why no job, when none.
+    why: String,
+}
+
+/// Reads the footer of `input` to see what `rewrite` asks of it: for `Add`, the columns that
+/// lack a filter in some row group (a column the file does not have, as in a file written
+/// before the column was added, is left out); a column with filters in only some row groups
+/// is rebuilt whole.
+fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result<Decision, Error> {
+    let opts = match rewrite {
+        Rewrite::Resize { fpp, columns } => {
+            return Ok(Decision {
+                job: Some(Job::Resize {
+                    fpp: *fpp,
+                    columns: columns.clone(),
+                }),
+                why: String::new(),
+            })
+        }
+        Rewrite::Add(o) => o,
+    };
+    let file = std::fs::File::open(input).map_err(|source| ReadError::Io {
+        path: input.to_path_buf(),
+        source,
+    })?;
+    let pq = ParquetFile::open(file)?;
+    let (mut needing, mut partial, mut absent) = (Vec::new(), false, Vec::new());
+    for (c, (asked, _)) in opts.columns.iter().zip(names) {
+        let Ok(i) = pq.column_index(c) else {
+            absent.push(asked.clone());
+            continue;
+        };
+        let has: Vec<bool> = pq
+            .filter_locations(i)
+            .iter()
+            .map(|l| l.offset.is_some())
+            .collect();
+        let all = has.iter().all(|h| *h);
+        if opts.replace || !all {
+            partial |= has.iter().any(|h| *h);
+            needing.push(c.clone());
+        }
+    }
+    if needing.is_empty() {
+        let why = match absent.is_empty() {
+            true => "it has the filters".to_string(),
+            false => format!(
+                "it has no column {} (written before it was added)",
+                absent.join(", ")
+            ),
+        };
+        return Ok(Decision { job: None, why });
+    }
+    Ok(Decision {
+        job: Some(Job::Add(AddOptions {
+            columns: needing,
+            replace: opts.replace || partial,
+            ..opts.clone()
+        })),
+        why: String::new(),
+    })
+}
+
+/// The operation's parameters for the table's history.
+fn parameters(rewrite: &Rewrite) -> Vec<(String, String)> {
+    let list = |c: &[String]| serde_json::to_string(c).unwrap_or_default();
+    match rewrite {
+        Rewrite::Add(o) => {
+            let mut p = vec![
+                ("columns".to_string(), list(&o.columns)),
+                ("fpp".to_string(), o.fpp.to_string()),
+                ("replace".to_string(), o.replace.to_string()),
+            ];
+            if let Some(n) = o.ndv {
+                p.push(("ndv".to_string(), n.to_string()));
+            }
+            p
+        }
+        Rewrite::Resize { fpp, columns } => vec![
+            ("columns".to_string(), list(columns)),
+            ("resizeFpp".to_string(), fpp.to_string()),
+        ],
+    }
+}
+
+/// The name of a copy of the file `name`: its stem (without an earlier copy's suffix), a
+/// random suffix, `.parquet`.
+fn copy_name(name: &str) -> String {
+    let stem = name.strip_suffix(".parquet").unwrap_or(name);
+    let stem = match stem.rsplit_once("-sbbf-") {
+        Some((s, tail)) if tail.len() == 12 && tail.bytes().all(|b| b.is_ascii_hexdigit()) => s,
+        _ => stem,
+    };
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("{stem}-sbbf-{}.parquet", &id[..12])
+}
+
+fn clean_scratch(local: bool, input: &Path) {
+    if !local {
+        let _ = std::fs::remove_file(input);
+    }
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn modified_ms(path: &Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .unwrap_or_else(now_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_is_named_after_its_original_once() {
+        let a = copy_name("part-00000-3fd4-c000.zstd.parquet");
+        assert!(a.starts_with("part-00000-3fd4-c000.zstd-sbbf-"), "{a}");
+        assert!(a.ends_with(".parquet"));
+        assert_eq!(a.len(), "part-00000-3fd4-c000.zstd-sbbf-".len() + 12 + 8);
+        // A copy of a copy does not grow its name.
+        let b = copy_name(&a);
+        assert_eq!(b.len(), a.len());
+        assert_ne!(a, b);
+    }
+}
