@@ -452,6 +452,44 @@ fn add_json(
     Ok(to_json(&WriteSummary::new("add", &input, &target, &report)))
 }
 
+/// Adds filters to (`command` `add`) or folds the filters of (`resize`) the current data files
+/// of the Delta table `table` and commits one new version swapping them for their copies,
+/// as `sbbf add TABLE` does: the report `sbbf add TABLE --format json` prints (the library's
+/// `TableWriteSummary`). `None` when `table` is no table (the caller then asks for an output).
+#[pyfunction]
+#[pyo3(signature = (command, table, columns, fpp, ndv, replace))]
+fn table_write_json(
+    py: Python<'_>,
+    command: String,
+    table: String,
+    columns: Vec<String>,
+    fpp: f64,
+    ndv: Option<u64>,
+    replace: bool,
+) -> PyResult<Option<String>> {
+    use sbbf_parquet::lake::backfill::{write_table, Rewrite};
+    let rewrite = match command.as_str() {
+        "resize" => Rewrite::Resize { fpp, columns },
+        _ => Rewrite::Add(sbbf_parquet::write::AddOptions {
+            columns,
+            fpp,
+            ndv,
+            replace,
+        }),
+    };
+    py.detach(|| -> Result<Option<String>, Failure> {
+        let format = sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&table))??;
+        if format.is_none() {
+            return Ok(None);
+        }
+        let done = sbbf_parquet::source::block_on(write_table(&table, &rewrite, &mut |_, _| {}))??;
+        Ok(Some(to_json(
+            &sbbf_parquet::report::TableWriteSummary::new(&command, &done),
+        )))
+    })
+    .map_err(Failure::into_py)
+}
+
 /// The keys of an encrypted file from Python: the footer key and column keys, each text or
 /// `0x` hex (as the command's --footer-key and --column-key take them).
 fn key_set(
@@ -997,6 +1035,7 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(index_update, m)?)?;
     m.add_function(wrap_pyfunction!(index_inspect, m)?)?;
     m.add_function(wrap_pyfunction!(add_json, m)?)?;
+    m.add_function(wrap_pyfunction!(table_write_json, m)?)?;
     m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
     m.add_function(wrap_pyfunction!(verify_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_snapshot, m)?)?;

@@ -296,3 +296,24 @@ def test_iceberg_struct_whose_inner_field_was_renamed_is_probed_by_field_ids(tmp
         sbbf.read_table(metadata)
     _same_rows(sbbf.read_table(metadata, columns=["id"]),
                t.scan(selected_fields=("id",)).to_arrow())
+
+
+def test_add_gives_a_delta_table_filters_through_one_commit(lake, tmp_path):
+    """`sbbf.add(TABLE, COLUMN)`: one new version, read by deltalake as the same rows; then
+    every current file answers for the column from its own filter."""
+    from deltalake import DeltaTable
+    path = tmp_path / "t"
+    shutil.copytree(lake / "delta_partitioned", path)
+    before = DeltaTable(str(path)).version()
+    report = sbbf.add(path, "s")
+    assert report["read_version"] == before
+    assert report["committed_version"] == before + 1
+    assert len(report["swapped"]) == len(DeltaTable(str(path)).file_uris())
+    _same_rows(DeltaTable(str(path)).to_pyarrow_table(),
+               DeltaTable(str(path), version=before).to_pyarrow_table())
+    assert DeltaTable(str(path)).history(1)[0]["operation"] == "ADD BLOOM FILTERS"
+    for f in sbbf.inspect(path, "s"):
+        assert f["chunks"] and all(c["has_filter"] for c in f["chunks"]), f
+    # Nothing left to do: nothing committed.
+    assert sbbf.add(path, "s")["committed_version"] is None
+    assert DeltaTable(str(path)).version() == before + 1

@@ -2,7 +2,7 @@
 
 use crate::Format;
 use sbbf_parquet::lake::backfill::{write_table, Rewrite, TableWrite};
-use serde_json::json;
+use sbbf_parquet::report::TableWriteSummary;
 use std::path::Path;
 
 /// Runs the table write and prints what it did; the exit code.
@@ -21,33 +21,10 @@ pub fn run(cmd: &str, path: &Path, rewrite: &Rewrite, format: Format) -> u8 {
         }
     };
     match format {
-        Format::Json => out!("{}", json_of(cmd, &done)),
+        Format::Json => out!("{}", crate::to_json(&TableWriteSummary::new(cmd, &done))),
         Format::Text => text(&done),
     }
     0
-}
-
-fn json_of(cmd: &str, d: &TableWrite) -> serde_json::Value {
-    json!({
-        "command": cmd,
-        "table": d.table,
-        "format": d.format.to_string(),
-        "read_version": d.read_version,
-        "committed_version": d.committed_version,
-        "tries": d.tries,
-        "bytes_read": d.bytes_read,
-        "bytes_written": d.bytes_written,
-        "swapped": d.swapped.iter().map(|s| json!({
-            "from": s.from,
-            "to": s.to,
-            "filters": s.report.filters.len(),
-            "filter_bytes": s.report.filters.iter().map(|f| f.bytes_after).sum::<u64>(),
-            "input_len": s.report.input_len,
-            "output_len": s.report.output_len,
-        })).collect::<Vec<_>>(),
-        "kept": d.kept.iter().map(|k| json!({"file": k.url, "why": k.why})).collect::<Vec<_>>(),
-        "withdrawn": d.withdrawn,
-    })
 }
 
 fn text(d: &TableWrite) {

@@ -153,7 +153,7 @@ fn a_resize_of_a_table_commits_only_files_whose_filters_shrink() {
     assert_eq!(theirs["same_rows"], true, "{theirs}");
     let swapped = &ours["swapped"][0];
     assert!(
-        swapped["output_len"].as_u64() < swapped["input_len"].as_u64(),
+        swapped["file_bytes_after"].as_u64() < swapped["file_bytes_before"].as_u64(),
         "{ours}"
     );
     // At 10 % already: nothing shrinks, nothing is committed.

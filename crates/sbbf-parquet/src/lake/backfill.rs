@@ -628,6 +628,86 @@ fn modified_ms(path: &Path) -> i64 {
 mod tests {
     use super::*;
 
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            match e.file_type().unwrap().is_dir() {
+                true => copy_dir(&e.path(), &to.join(e.file_name())),
+                false => drop(std::fs::copy(e.path(), to.join(e.file_name())).unwrap()),
+            }
+        }
+    }
+
+    /// Another writer commits while the copies are written (a DELETE removing one of the
+    /// files): the commit is lost, made again on the new version without that file, and its
+    /// copy is deleted.
+    #[test]
+    fn a_commit_lost_to_another_writer_is_made_again_for_the_files_still_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = dir.path().join("t");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lake");
+        copy_dir(&fixtures.join("delta_partitioned"), &table);
+        let arg = table.to_str().unwrap().to_string();
+        let snap = crate::source::block_on(super::super::snapshot(&arg, &Default::default()))
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!((snap.version, snap.files.len()), (2, 4));
+        let root = Url::from_directory_path(std::fs::canonicalize(&table).unwrap()).unwrap();
+        let victim = snap.files[0]
+            .url
+            .strip_prefix(root.as_str())
+            .unwrap()
+            .to_string();
+        let log = table.join("_delta_log/00000000000000000003.json");
+        let other_writer = format!(
+            "{{\"commitInfo\":{{\"timestamp\":1,\"operation\":\"DELETE\"}}}}\n\
+             {{\"remove\":{{\"path\":\"{victim}\",\"deletionTimestamp\":1,\"dataChange\":true}}}}\n"
+        );
+        let add = Rewrite::Add(AddOptions {
+            columns: vec!["s".into()],
+            fpp: 0.01,
+            ndv: None,
+            replace: false,
+        });
+        let mut progress = |done: usize, total: usize| {
+            if done == total {
+                std::fs::write(&log, &other_writer).unwrap();
+            }
+        };
+        let done = crate::source::block_on(write_table(&arg, &add, &mut progress))
+            .unwrap()
+            .unwrap();
+        assert_eq!(done.read_version, 2);
+        assert_eq!(done.committed_version, Some(4));
+        assert_eq!(done.tries, 2);
+        assert_eq!(done.withdrawn, [snap.files[0].url.clone()]);
+        assert_eq!(done.swapped.len(), 3);
+        let now = crate::source::block_on(super::super::snapshot(&arg, &Default::default()))
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(now.version, 4);
+        let mut current: Vec<&str> = now.files.iter().map(|f| f.url.as_str()).collect();
+        let mut copies: Vec<&str> = done.swapped.iter().map(|s| s.to.as_str()).collect();
+        current.sort();
+        copies.sort();
+        assert_eq!(current, copies);
+        // No copy is left that no version names.
+        let on_disk = walkdir::WalkDir::new(&table)
+            .into_iter()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains("-sbbf-")
+            })
+            .count();
+        assert_eq!(on_disk, 3);
+    }
+
     #[test]
     fn a_copy_is_named_after_its_original_once() {
         let a = copy_name("part-00000-3fd4-c000.zstd.parquet");

@@ -5,7 +5,8 @@
 //! - [`ProbeLine`] (and [`ErrorLine`] for a file that could not be read): `sbbf probe`.
 //! - [`InspectReport`]: `sbbf inspect`, one per file.
 //! - [`VerifyReport`]: `sbbf verify`, one per file.
-//! - [`WriteSummary`]: `sbbf add` and `sbbf resize`.
+//! - [`WriteSummary`]: `sbbf add` and `sbbf resize`; `TableWriteSummary` (feature `lake`) for a
+//!   table.
 
 pub mod each;
 mod inspect;
@@ -18,3 +19,5 @@ pub use inspect::{EncryptionSummary, InspectChunk, InspectReport};
 pub use probe::*;
 pub use verify::{VerifyChunk, VerifyReport};
 pub use write::{FilterLine, NothingToDo, WriteSummary};
+#[cfg(feature = "lake")]
+pub use write::{KeptLine, TableWriteSummary};
