@@ -561,3 +561,66 @@ fn a_query_lists_a_prefix_once() {
         }
     }
 }
+
+/// `sbbf add TABLE` on a Delta table under an S3 prefix: each copy uploaded beside its
+/// original (only if no object is there), the next log entry put only if absent; the table
+/// then reads as the new version, every current file a copy with the filter, and a second run
+/// commits nothing.
+#[test]
+fn a_delta_table_on_s3_gets_filters_through_one_commit() {
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    let lake = repo().join("testdata/lake");
+    upload_tree(&moto, "lake", "t/dp", &lake.join("delta_partitioned"));
+    let url = "s3://lake/t/dp/";
+    let out = sbbf(&moto, &["add", url, "-c", "s", "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let done: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(done["read_version"], 2, "{done}");
+    assert_eq!(done["committed_version"], 3, "{done}");
+    let copies: Vec<String> = done["swapped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["output"]
+                .as_str()
+                .unwrap()
+                .strip_prefix(url)
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(copies.len(), 4);
+    // The table now reads as version 3: its files are the copies.
+    let (mut files, table) = probed_files(&moto, url, &[]);
+    files.sort();
+    let mut want = copies.clone();
+    want.sort();
+    assert_eq!(files, want);
+    assert_eq!(table["version"], 3);
+    // And every copy has the filter: a value in no file is ruled out by each (a file without
+    // one would answer "unknown" and be listed).
+    let out = sbbf(
+        &moto,
+        &["probe", url, "s", "nothing-like-this", "-l", "--no-index"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again = sbbf(&moto, &["add", url, "-c", "s", "--format", "json"]);
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(
+        again["committed_version"],
+        serde_json::Value::Null,
+        "{again}"
+    );
+}

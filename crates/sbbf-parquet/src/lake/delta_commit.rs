@@ -525,4 +525,21 @@ mod tests {
         assert_eq!(add["size"], 120);
         assert_eq!(add["clusteringProvider"], "liquid");
     }
+
+    #[test]
+    fn a_version_is_written_once_whoever_asks_second() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("_delta_log")).unwrap();
+        let url = Url::from_directory_path(dir.path()).unwrap();
+        let root = StoreRoot::local();
+        let put = |bytes: &[u8]| {
+            crate::source::block_on(put_entry(&root, &url, 3, bytes.to_vec()))
+                .unwrap()
+                .unwrap()
+        };
+        assert!(put(b"first\n"));
+        assert!(!put(b"second\n"));
+        let log = dir.path().join("_delta_log/00000000000000000003.json");
+        assert_eq!(std::fs::read(log).unwrap(), b"first\n");
+    }
 }
