@@ -31,6 +31,8 @@ echo "== python: examples/spark_add_filters.py (Spark local mode)"
 "$py" examples/spark_add_filters.py
 echo "== python: examples/spark_prune_files.py (Spark local mode)"
 "$py" examples/spark_prune_files.py
+echo "== python: examples/spark_add_filters_table.py (Spark local mode: a Delta table's files given filters by workers, committed once)"
+SBBF_BIN="$sbbf" "$py" examples/spark_add_filters_table.py
 echo "== python: examples/spark_build_index.py (Spark local mode: the index built in parts, merged, probed)"
 [ -x "$sbbf" ] || die "$sbbf is missing (the cargo test --no-run above builds it)"
 SBBF_BIN="$sbbf" "$py" examples/spark_build_index.py

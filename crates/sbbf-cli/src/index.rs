@@ -277,7 +277,7 @@ fn error_text(e: &sbbf_index::Error) -> String {
 }
 
 /// The lines of LIST (`-`: standard input), empty ones skipped.
-fn read_list(list: &str) -> std::io::Result<Vec<String>> {
+pub(crate) fn read_list(list: &str) -> std::io::Result<Vec<String>> {
     let text = if list == "-" {
         std::io::read_to_string(std::io::stdin())?
     } else {

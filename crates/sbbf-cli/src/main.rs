@@ -73,6 +73,7 @@ enum Command {
     Verify(verify::VerifyArgs),
     Add(write::AddArgs),
     Resize(write::ResizeArgs),
+    Commit(write::CommitArgs),
     #[cfg(feature = "query")]
     Query(query::QueryArgs),
     /// SQL over Parquet files with DataFusion, pruned by the Bloom filters: not in this build
@@ -115,6 +116,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify::run(a),
         Command::Add(a) => write::run_add(a),
         Command::Resize(a) => write::run_resize(a),
+        Command::Commit(a) => write::run_commit(a),
         #[cfg(feature = "query")]
         Command::Query(a) => query::run(a),
         #[cfg(not(feature = "query"))]

@@ -32,6 +32,20 @@ pub struct Destination {
     pub in_place: bool,
 }
 
+/// One worker's share of a table write (`sbbf commit` completes it).
+#[derive(Args, Debug, Default)]
+pub struct Share {
+    /// For a Delta table: write copies only for the data files LIST names (one per line,
+    /// paths below the table as `sbbf inspect` shows them, or their URLs; `-` reads standard
+    /// input), and instead of committing, record them in the part file OUT (`*.sbbfcopies`):
+    /// one worker's share that `sbbf commit TABLE PARTS...` commits with the others'.
+    #[arg(long, value_name = "LIST", requires = "part")]
+    pub files_from: Option<String>,
+    /// Where to write the part (with --files-from): a local file, written atomically.
+    #[arg(long, value_name = "OUT", requires = "files_from")]
+    pub part: Option<PathBuf>,
+}
+
 /// The library's plan for this write: the checks, the in-place rules and lock, as every
 /// front end gets them.
 fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, String> {
@@ -111,6 +125,8 @@ pub struct AddArgs {
     pub format: Format,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
+    #[command(flatten)]
+    pub share: Share,
 }
 
 /// Shrink oversized filters (parquet-java writes 1 MiB per chunk by default) by exact folding,
@@ -148,6 +164,39 @@ pub struct ResizeArgs {
     pub format: Format,
     #[command(flatten)]
     pub keys: crate::keys::KeyArgs,
+    #[command(flatten)]
+    pub share: Share,
+}
+
+/// Commit the copies workers wrote for a Delta table (`sbbf add TABLE --files-from LIST --part
+/// OUT`, or `sbbf resize` likewise) in one new table version, as `sbbf add TABLE` commits its
+/// own. Every part is checked first (its format, its copies beside their originals and in
+/// storage with the sizes it says), and the parts against each other and the table (the same
+/// table and operation, no file in two parts): any mismatch refuses the commit with the reason
+/// and commits nothing (exit 2). A file removed from the table since its part was written is
+/// left out and its copy deleted. A PART that is a directory stands for every *.sbbfcopies file
+/// in it.
+///
+/// Example (examples/spark_add_filters_table.py does the same with one part per Spark task):
+///   sbbf add events/ -c user_id --files-from share1.txt --part parts/1.sbbfcopies
+///   sbbf add events/ -c user_id --files-from share2.txt --part parts/2.sbbfcopies
+///   sbbf commit events/ parts/ --format json
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct CommitArgs {
+    /// The table (a Delta table's folder or object-store prefix).
+    pub table: String,
+    /// Part files, or directories of *.sbbfcopies files.
+    #[arg(required = true)]
+    pub parts: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `sbbf commit TABLE PARTS...`.
+pub fn run_commit(a: CommitArgs) -> u8 {
+    table::commit(&a.table, &a.parts, a.format)
 }
 
 fn report(
@@ -194,7 +243,13 @@ fn report(
 
 /// Whether PATH is a Delta or Iceberg table (written through a commit: no -o, --in-place or
 /// keys) or a file (which needs -o or --in-place); a misuse is said and its exit code returned.
-fn table_or_file(cmd: &str, path: &Path, dest: &Destination, keys: bool) -> Result<bool, u8> {
+fn table_or_file(
+    cmd: &str,
+    path: &Path,
+    dest: &Destination,
+    keys: bool,
+    share: &Share,
+) -> Result<bool, u8> {
     let arg = path.to_string_lossy();
     let table = match sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&arg)) {
         Ok(Ok(t)) => t,
@@ -226,6 +281,10 @@ fn table_or_file(cmd: &str, path: &Path, dest: &Destination, keys: bool) -> Resu
             Err(2)
         }
         Some(_) => Ok(true),
+        None if share.files_from.is_some() => {
+            err!("sbbf {cmd}: {arg}: --files-from and --part are for a Delta table's workers");
+            Err(2)
+        }
         None if !given => {
             err!("sbbf {cmd}: {arg}: say where the result goes: -o NEW_FILE or --in-place");
             Err(2)
@@ -281,7 +340,7 @@ fn clean_up_on_interrupt() {
 
 pub fn run_add(a: AddArgs) -> u8 {
     clean_up_on_interrupt();
-    match table_or_file("add", &a.file, &a.dest, a.keys.any()) {
+    match table_or_file("add", &a.file, &a.dest, a.keys.any(), &a.share) {
         Err(code) => return code,
         Ok(true) => {
             let rewrite = Rewrite::Add(AddOptions {
@@ -290,7 +349,7 @@ pub fn run_add(a: AddArgs) -> u8 {
                 ndv: a.ndv,
                 replace: a.replace,
             });
-            return table::run("add", &a.file, &rewrite, a.format);
+            return table::run("add", &a.file, &rewrite, &a.share, a.format);
         }
         Ok(false) => {}
     }
@@ -376,14 +435,14 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
 
 pub fn run_resize(a: ResizeArgs) -> u8 {
     clean_up_on_interrupt();
-    match table_or_file("resize", &a.file, &a.dest, a.keys.any()) {
+    match table_or_file("resize", &a.file, &a.dest, a.keys.any(), &a.share) {
         Err(code) => return code,
         Ok(true) => {
             let rewrite = Rewrite::Resize {
                 fpp: a.fpp,
                 columns: a.columns.clone(),
             };
-            return table::run("resize", &a.file, &rewrite, a.format);
+            return table::run("resize", &a.file, &rewrite, &a.share, a.format);
         }
         Ok(false) => {}
     }

@@ -130,7 +130,8 @@ impl Error {
                 | LakeError::AsOfText { .. }
                 | LakeError::NoSuchTable { .. }
                 | LakeError::NotATable { .. }
-                | LakeError::WriteRefused { .. } => Fault::Input,
+                | LakeError::WriteRefused { .. }
+                | LakeError::BadPart { .. } => Fault::Input,
                 _ => Fault::File,
             },
             _ => Fault::File,
@@ -665,6 +666,15 @@ pub enum LakeError {
         format: &'static str,
         /// The table.
         table: String,
+        /// Why.
+        reason: String,
+    },
+    /// A part file of a distributed table write is damaged or does not belong with the others
+    /// or with the table: nothing was committed.
+    #[error("part {part} is refused: {reason}; nothing was committed")]
+    BadPart {
+        /// The part file.
+        part: String,
         /// Why.
         reason: String,
     },

@@ -1,15 +1,47 @@
 //! `sbbf add TABLE` and `sbbf resize TABLE`: the library's table write, rendered.
 
+use super::Share;
 use crate::Format;
-use sbbf_parquet::lake::backfill::{write_table, Rewrite, TableWrite};
+use sbbf_parquet::lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableWrite};
 use sbbf_parquet::report::TableWriteSummary;
 use std::path::Path;
 
-/// Runs the table write and prints what it did; the exit code.
-pub fn run(cmd: &str, path: &Path, rewrite: &Rewrite, format: Format) -> u8 {
+/// Runs the table write (or one worker's share of it) and prints what it did; the exit code.
+pub fn run(cmd: &str, path: &Path, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
     let arg = path.to_string_lossy().to_string();
     let mut bar = crate::progress::bar("writing copies");
-    let done = match sbbf_parquet::source::block_on(write_table(&arg, rewrite, &mut bar)) {
+    let work = async {
+        match (&share.files_from, &share.part) {
+            (Some(list), Some(out)) => {
+                let files = crate::index::read_list(list).map_err(|e| {
+                    sbbf_parquet::Error::from(sbbf_parquet::ReadError::Io {
+                        path: list.into(),
+                        source: e,
+                    })
+                })?;
+                write_part(&arg, rewrite, &files, out, &mut bar).await
+            }
+            _ => write_table(&arg, rewrite, &mut bar).await,
+        }
+    };
+    render(cmd, sbbf_parquet::source::block_on(work), format)
+}
+
+/// `sbbf commit TABLE PARTS...`: the exit code.
+pub fn commit(table: &str, parts: &[std::path::PathBuf], format: Format) -> u8 {
+    render(
+        "commit",
+        sbbf_parquet::source::block_on(commit_parts(table, parts)),
+        format,
+    )
+}
+
+fn render(
+    cmd: &str,
+    result: Result<Result<TableWrite, sbbf_parquet::Error>, sbbf_parquet::Error>,
+    format: Format,
+) -> u8 {
+    let done = match result {
         Ok(Ok(done)) => done,
         Ok(Err(e)) => {
             err!("sbbf {cmd}: {e}");
@@ -60,6 +92,14 @@ fn text(d: &TableWrite) {
             d.swapped.len(),
             d.bytes_read,
             d.bytes_written,
+            d.read_version
+        ),
+        None if d.tries == 0 && !d.swapped.is_empty() => out!(
+            "{}: {} copies written for {} table version {}, not committed: `sbbf commit` \
+             commits them with the other workers' parts",
+            d.table,
+            d.swapped.len(),
+            d.format.name(),
             d.read_version
         ),
         None => out!(

@@ -224,3 +224,118 @@ fn tables_that_cannot_be_written_are_refused_before_anything_is_written() {
         text(&out.stderr)
     );
 }
+
+/// The data files `sbbf inspect TABLE` names, as a worker's list takes them.
+fn current_files(table: &str) -> Vec<String> {
+    let out = sbbf(&["inspect", table, "--format", "json"]);
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            Some(v.get("file")?.as_str()?.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn workers_write_parts_and_one_commit_swaps_them_all() {
+    let (dir, table) = table_copy("delta_partitioned");
+    let arg = table.to_str().unwrap();
+    let files = current_files(arg);
+    assert_eq!(files.len(), 4);
+    let parts = dir.path().join("parts");
+    for (i, share) in files.chunks(2).enumerate() {
+        let list = dir.path().join(format!("share{i}.txt"));
+        std::fs::write(&list, share.join("\n")).unwrap();
+        let part = parts.join(format!("{i}.sbbfcopies"));
+        let out = sbbf(&[
+            "add",
+            arg,
+            "-c",
+            "s",
+            "--files-from",
+            list.to_str().unwrap(),
+            "--part",
+            part.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    // Nothing is committed until the parts are.
+    assert!(!table.join("_delta_log/00000000000000000003.json").exists());
+    let parts_arg = parts.to_str().unwrap();
+    let out = sbbf(&["commit", arg, parts_arg, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(done["committed_version"], 3, "{done}");
+    assert_eq!(done["swapped"].as_array().unwrap().len(), 4);
+    let theirs = venv_json(DELTALAKE_READS, &[arg, "2"]);
+    assert_eq!(theirs["same_rows"], true, "{theirs}");
+    for f in theirs["files"].as_array().unwrap() {
+        assert!(has_filter(f.as_str().unwrap(), "s"), "{f}");
+    }
+    // The same parts again: committed already, and the table's files are left alone.
+    let out = sbbf(&["commit", arg, parts_arg, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let again: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(again["committed_version"], Value::Null, "{again}");
+    assert_eq!(again["withdrawn"].as_array().unwrap().len(), 0, "{again}");
+    let after = venv_json(DELTALAKE_READS, &[arg, "2"]);
+    assert_eq!(after["files"], theirs["files"]);
+    assert_eq!(after["same_rows"], true, "{after}");
+}
+
+#[test]
+fn parts_that_do_not_belong_together_are_refused() {
+    let (dir, table) = table_copy("delta_partitioned");
+    let arg = table.to_str().unwrap();
+    let files = current_files(arg);
+    let list = dir.path().join("share.txt");
+    std::fs::write(&list, &files[0]).unwrap();
+    let part = |name: &str, column: &str| {
+        let out_path = dir.path().join(name);
+        let out = sbbf(&[
+            "add",
+            arg,
+            "-c",
+            column,
+            "--files-from",
+            list.to_str().unwrap(),
+            "--part",
+            out_path.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        out_path
+    };
+    let a = part("a.sbbfcopies", "s");
+    let b = part("b.sbbfcopies", "s");
+    let refused = |parts: &[&Path], why: &str| {
+        let mut args = vec!["commit", arg];
+        args.extend(parts.iter().map(|p| p.to_str().unwrap()));
+        let out = sbbf(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+        assert!(text(&out.stderr).contains(why), "{}", text(&out.stderr));
+        assert!(!table.join("_delta_log/00000000000000000003.json").exists());
+    };
+    // One file in two parts.
+    refused(&[&a, &b], "another part too");
+    // A copy that does not lie beside its original (a part is input like any file).
+    let hostile = dir.path().join("hostile.sbbfcopies");
+    let text_a = std::fs::read_to_string(&a).unwrap();
+    let v: Value = serde_json::from_str(&text_a).unwrap();
+    let new_path = v["copies"][0]["new_path"].as_str().unwrap().to_string();
+    std::fs::write(
+        &hostile,
+        text_a.replace(&format!("\"{new_path}\""), "\"../elsewhere.parquet\""),
+    )
+    .unwrap();
+    refused(&[&hostile], "does not lie beside it");
+    // Damaged.
+    std::fs::write(&hostile, &text_a[..text_a.len() / 2]).unwrap();
+    refused(&[&hostile], "not JSON");
+    // Another operation.
+    let c = part("c.sbbfcopies", "id");
+    std::fs::remove_file(&b).unwrap();
+    let d = dir.path().join("d.sbbfcopies");
+    std::fs::copy(&c, &d).unwrap();
+    refused(&[&a, &d], "differ from the first part's");
+}

@@ -106,10 +106,10 @@ pub(crate) struct Swap {
 }
 
 /// What the commit says of itself in `commitInfo`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct About {
     /// The operation's name (`ADD BLOOM FILTERS`).
-    pub(crate) operation: &'static str,
+    pub(crate) operation: String,
     /// Its parameters, as text.
     pub(crate) parameters: Vec<(String, String)>,
 }
@@ -493,7 +493,7 @@ mod tests {
             },
         ];
         let about = About {
-            operation: "ADD BLOOM FILTERS",
+            operation: "ADD BLOOM FILTERS".into(),
             parameters: vec![("columns".into(), "[\"id\"]".into())],
         };
         let (bytes, gone) = entry(&base, &swaps, &about, 1_000);

@@ -22,12 +22,15 @@
 //! ```
 
 use super::delta_commit::{self, About, Swap};
+
+mod part;
 use super::{location, Format, StoreRoot};
 use crate::source::object;
 use crate::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use crate::{Error, LakeError, ParquetFile, ReadError, WriteError};
 use futures::StreamExt;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
+pub use part::EXTENSION as PART_EXTENSION;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use url::Url;
@@ -117,35 +120,154 @@ pub async fn write_table(
     rewrite: &Rewrite,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    match super::detect(arg).await? {
-        None => Err(LakeError::NotATable {
-            path: arg.to_string(),
-        }
-        .into()),
-        Some(Format::Iceberg) => Err(LakeError::WriteRefused {
-            format: "Iceberg",
-            table: arg.to_string(),
-            reason: "commits to Iceberg tables (a `replace` snapshot through the catalog) are \
-                     not written yet; write a copy with `sbbf add FILE -o NEW` and commit it \
-                     with the table's own tools"
-                .to_string(),
-        }
-        .into()),
-        Some(Format::Delta) => {
-            let root = match object::is_remote_url(arg) {
-                true => StoreRoot::for_url(arg)?,
-                false => StoreRoot::local(),
-            };
-            let url = location::table_url(arg)?;
-            Delta {
-                root,
-                url,
-                table: arg.to_string(),
-            }
-            .write(rewrite, progress)
-            .await
+    let t = Delta::open(arg).await?;
+    let plan = t.plan(rewrite).await?;
+    let mut done = plan.report(&t);
+    let written = t.copies(&plan, None, &mut done, progress).await?;
+    let about = plan.about();
+    t.commit(plan.base, written, &about, done).await
+}
+
+/// One worker's share of [`write_table`]: writes the copies of the files `files` names (paths
+/// below the table's root as the log or `sbbf inspect` names them, or the files' URLs) and,
+/// instead of committing, the part file `out` that [`commit_parts`] commits with the other
+/// workers' parts. A named file that is not current is kept (`kept`, with why). The report's
+/// `committed_version` is `None`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), sbbf_parquet::Error> {
+/// use sbbf_parquet::lake::backfill::{commit_parts, write_part, Rewrite};
+/// use sbbf_parquet::write::AddOptions;
+/// use std::path::PathBuf;
+/// let add = Rewrite::Add(AddOptions { columns: vec!["id".into()], fpp: 0.01, ndv: None, replace: false });
+/// let share = vec!["p=a/part-0.parquet".to_string()];
+/// write_part("events/", &add, &share, &PathBuf::from("parts/0.sbbfcopies"), &mut |_, _| {}).await?;
+/// let done = commit_parts("events/", &[PathBuf::from("parts/0.sbbfcopies")]).await?;
+/// println!("version {:?}", done.committed_version);
+/// # Ok(()) }
+/// ```
+pub async fn write_part(
+    arg: &str,
+    rewrite: &Rewrite,
+    files: &[String],
+    out: &Path,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<TableWrite, Error> {
+    let t = Delta::open(arg).await?;
+    let plan = t.plan(rewrite).await?;
+    let mut done = plan.report(&t);
+    let mut chosen = Vec::with_capacity(files.len());
+    for name in files {
+        match t.find(&plan.base, name) {
+            Some(i) => chosen.push(i),
+            None => done.kept.push(KeptFile {
+                url: name.clone(),
+                why: format!(
+                    "it is not a current data file of version {}",
+                    plan.base.version
+                ),
+            }),
         }
     }
+    chosen.sort_unstable();
+    chosen.dedup();
+    let written = t.copies(&plan, Some(&chosen), &mut done, progress).await?;
+    let part = part::Part {
+        table: t.url.to_string(),
+        read_version: plan.base.version,
+        about: plan.about(),
+        bytes_read: done.bytes_read,
+        copies: written
+            .iter()
+            .map(|w| part::Copy {
+                swap: w.swap.clone(),
+                from: w.from.clone(),
+                to: w.to.clone(),
+                report: w.report.clone(),
+            })
+            .collect(),
+        kept: done.kept.clone(),
+    };
+    if let Err(e) = part.write(out) {
+        t.withdraw(written.iter().map(|w| &w.to)).await;
+        return Err(e);
+    }
+    for w in written {
+        done.bytes_written += w.report.output_len;
+        done.swapped.push(SwappedFile {
+            from: w.from,
+            to: w.to,
+            report: w.report,
+        });
+    }
+    Ok(done)
+}
+
+/// Commits the copies the parts `parts` (files [`write_part`] wrote, or folders of
+/// `*.sbbfcopies` files) hold, in one new version of the table at `arg`, as [`write_table`]
+/// commits its own. Checked first, and refused with the reason before anything is committed:
+/// each part (its format; a copy's path below its original's folder), the parts against each
+/// other and the table (the same table and operation, no file in two parts) and every copy
+/// against storage (there, with the size the part says). A file removed since its part was
+/// written is left out and its copy deleted (`withdrawn`).
+pub async fn commit_parts(arg: &str, parts: &[PathBuf]) -> Result<TableWrite, Error> {
+    let t = Delta::open(arg).await?;
+    let read = part::read_all(parts)?;
+    let Some(first) = read.first() else {
+        return Err(part::bad("(none)", "no part files given".into()));
+    };
+    let about = first.1.about.clone();
+    let mut written = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut done = TableWrite {
+        format: Format::Delta,
+        table: t.table.clone(),
+        read_version: i64::try_from(first.1.read_version).unwrap_or(i64::MAX),
+        committed_version: None,
+        swapped: Vec::new(),
+        kept: Vec::new(),
+        withdrawn: Vec::new(),
+        tries: 0,
+        bytes_read: 0,
+        bytes_written: 0,
+    };
+    for (path, p) in read {
+        let name = path.display().to_string();
+        if p.table != t.url.as_str() {
+            return Err(part::bad(
+                &name,
+                format!("it was written for the table {}, not {}", p.table, t.url),
+            ));
+        }
+        if p.about != about {
+            return Err(part::bad(
+                &name,
+                "its operation or parameters differ from the first part's".into(),
+            ));
+        }
+        done.bytes_read += p.bytes_read;
+        done.kept.extend(p.kept);
+        for c in p.copies {
+            if !seen.insert(c.swap.old_path.clone()) {
+                return Err(part::bad(
+                    &name,
+                    format!("{} has a copy in another part too", c.swap.old_path),
+                ));
+            }
+            written.push(Written {
+                swap: c.swap,
+                from: c.from,
+                to: c.to,
+                report: c.report,
+            });
+        }
+    }
+    t.check_copies(&written).await?;
+    if written.is_empty() {
+        return Ok(done);
+    }
+    let base = delta_commit::base(&t.root, &t.table, &t.url).await?;
+    t.commit(base, written, &about, done).await
 }
 
 /// A Delta table being written.
@@ -163,16 +285,73 @@ struct Written {
     report: WriteReport,
 }
 
+/// What a write is based on: the snapshot, the rewrite with its columns as files name them.
+struct Plan {
+    base: delta_commit::Base,
+    rewrite: Rewrite,
+    /// Each column: (table's name, files' name).
+    names: Vec<(String, String)>,
+}
+
+impl Plan {
+    fn report(&self, t: &Delta) -> TableWrite {
+        TableWrite {
+            format: Format::Delta,
+            table: t.table.clone(),
+            read_version: i64::try_from(self.base.version).unwrap_or(i64::MAX),
+            committed_version: None,
+            swapped: Vec::new(),
+            kept: Vec::new(),
+            withdrawn: Vec::new(),
+            tries: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        }
+    }
+
+    fn about(&self) -> About {
+        About {
+            operation: OPERATION.to_string(),
+            parameters: parameters(&self.rewrite),
+        }
+    }
+}
+
 impl Delta {
-    async fn write(
-        &self,
-        rewrite: &Rewrite,
-        progress: &mut (dyn FnMut(usize, usize) + Send),
-    ) -> Result<TableWrite, Error> {
+    /// The table at `arg`, refused as [`write_table`] says when it is none we write.
+    async fn open(arg: &str) -> Result<Delta, Error> {
+        match super::detect(arg).await? {
+            None => Err(LakeError::NotATable {
+                path: arg.to_string(),
+            }
+            .into()),
+            Some(Format::Iceberg) => Err(LakeError::WriteRefused {
+                format: "Iceberg",
+                table: arg.to_string(),
+                reason: "commits to Iceberg tables (a `replace` snapshot through the catalog) \
+                         are not written yet; write a copy with `sbbf add FILE -o NEW` and \
+                         commit it with the table's own tools"
+                    .to_string(),
+            }
+            .into()),
+            Some(Format::Delta) => Ok(Delta {
+                root: match object::is_remote_url(arg) {
+                    true => StoreRoot::for_url(arg)?,
+                    false => StoreRoot::local(),
+                },
+                url: location::table_url(arg)?,
+                table: arg.to_string(),
+            }),
+        }
+    }
+
+    /// Reads the latest snapshot and names `rewrite`'s columns as its files do.
+    async fn plan(&self, rewrite: &Rewrite) -> Result<Plan, Error> {
         let base = delta_commit::base(&self.root, &self.table, &self.url).await?;
-        let version = i64::try_from(base.version).unwrap_or(i64::MAX);
         let lake = super::LakeOptions {
-            as_of: Some(super::AsOf::Version(version)),
+            as_of: Some(super::AsOf::Version(
+                i64::try_from(base.version).unwrap_or(i64::MAX),
+            )),
             as_directory: false,
         };
         let snap =
@@ -182,27 +361,58 @@ impl Delta {
                     path: self.table.clone(),
                 })?;
         let (rewrite, names) = in_file_names(rewrite, &snap)?;
-        let mut done = TableWrite {
-            format: Format::Delta,
-            table: self.table.clone(),
-            read_version: version,
-            committed_version: None,
-            swapped: Vec::new(),
-            kept: Vec::new(),
-            withdrawn: Vec::new(),
-            tries: 0,
-            bytes_read: 0,
-            bytes_written: 0,
+        Ok(Plan {
+            base,
+            rewrite,
+            names,
+        })
+    }
+
+    /// The index in `base` of the file `name` names: its path as the log writes it, a path
+    /// below the table's root, or its URL (a local table's: its absolute path too).
+    fn find(&self, base: &delta_commit::Base, name: &str) -> Option<usize> {
+        // As `sbbf inspect TABLE` names them: the table as given, then the path below it.
+        let folder = format!("{}/", super::table_folder(&self.table));
+        let name = name.strip_prefix(folder.as_str()).unwrap_or(name);
+        let url = if name.contains("://") {
+            Url::parse(name).ok()?
+        } else if name.starts_with('/') {
+            let abs = std::fs::canonicalize(name).unwrap_or_else(|_| PathBuf::from(name));
+            Url::from_file_path(abs).ok()?
+        } else {
+            self.url.join(name).ok()?
         };
+        base.files
+            .iter()
+            .position(|f| f.path == name || self.url.join(&f.path).is_ok_and(|u| u == url))
+    }
+
+    /// Writes the copies of the files of `plan` (those at `only`, or all) that need one;
+    /// on an error removes those written and returns it.
+    async fn copies(
+        &self,
+        plan: &Plan,
+        only: Option<&[usize]>,
+        done: &mut TableWrite,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> Result<Vec<Written>, Error> {
         let scratch = tempfile::tempdir().map_err(|source| WriteError::TempFile {
             dir: std::env::temp_dir(),
             source,
         })?;
+        let all: Vec<usize>;
+        let chosen = match only {
+            Some(c) => c,
+            None => {
+                all = (0..plan.base.files.len()).collect();
+                &all
+            }
+        };
         let mut written: Vec<Written> = Vec::new();
-        let total = base.files.len();
-        for (i, f) in base.files.iter().enumerate() {
+        for (n, &i) in chosen.iter().enumerate() {
+            let f = &plan.base.files[i];
             match self
-                .copy(f, &rewrite, &names, scratch.path(), &mut done)
+                .copy(f, &plan.rewrite, &plan.names, scratch.path(), done)
                 .await
             {
                 Ok(Some(w)) => written.push(w),
@@ -212,26 +422,42 @@ impl Delta {
                     return Err(e);
                 }
             }
-            progress(i + 1, total);
+            progress(n + 1, chosen.len());
         }
+        Ok(written)
+    }
+
+    /// Commits `written` on `base` (made again on what is current when another writer commits
+    /// first).
+    async fn commit(
+        &self,
+        mut base: delta_commit::Base,
+        mut written: Vec<Written>,
+        about: &About,
+        mut done: TableWrite,
+    ) -> Result<TableWrite, Error> {
         if written.is_empty() {
             return Ok(done);
         }
-        let about = About {
-            operation: OPERATION,
-            parameters: parameters(&rewrite),
-        };
-        let mut base = base;
         loop {
             done.tries += 1;
             let swaps: Vec<Swap> = written.iter().map(|w| w.swap.clone()).collect();
-            let (entry, gone) = delta_commit::entry(&base, &swaps, &about, now_ms());
+            let (entry, gone) = delta_commit::entry(&base, &swaps, about, now_ms());
             if !gone.is_empty() {
                 let (left, out): (Vec<Written>, Vec<Written>) = written
                     .into_iter()
                     .partition(|w| !gone.contains(&w.swap.old_path));
-                self.withdraw(out.iter().map(|w| &w.to)).await;
-                done.withdrawn.extend(out.into_iter().map(|w| w.from));
+                // A copy the table names already (the same parts committed before) is the
+                // table's now: never deleted, only said.
+                let (live, dead): (Vec<Written>, Vec<Written>) = out
+                    .into_iter()
+                    .partition(|w| base.file(&w.swap.new_path).is_some());
+                done.kept.extend(live.into_iter().map(|w| KeptFile {
+                    url: w.from,
+                    why: format!("its copy {} is committed already", w.to),
+                }));
+                self.withdraw(dead.iter().map(|w| &w.to)).await;
+                done.withdrawn.extend(dead.into_iter().map(|w| w.from));
                 written = left;
                 if written.is_empty() {
                     return Ok(done);
@@ -253,13 +479,9 @@ impl Delta {
             }
             // Another writer took the version: the commit is made again on what is current
             // now (its files' deletion vectors and tags as they are now).
-            base = match delta_commit::base(&self.root, &self.table, &self.url).await {
-                Ok(b) => b,
-                Err(e) => {
-                    self.withdraw(written.iter().map(|w| &w.to)).await;
-                    return Err(e);
-                }
-            };
+            // Unread, the table may name a copy already (parts committed before): none is
+            // deleted then; one left unnamed is the table's VACUUM's to remove.
+            base = delta_commit::base(&self.root, &self.table, &self.url).await?;
         }
         for w in written {
             done.bytes_written += w.report.output_len;
@@ -270,6 +492,64 @@ impl Delta {
             });
         }
         Ok(done)
+    }
+
+    /// Checks that each copy a part names is in storage with the size the part says, and
+    /// lies beside its original (a part is a file anyone could have written).
+    async fn check_copies(&self, written: &[Written]) -> Result<(), Error> {
+        let store = self.root.store();
+        let checks = written.iter().map(|w| {
+            let store = Arc::clone(&store);
+            async move {
+                let folder = |p: &str| {
+                    p.rsplit_once('/')
+                        .map_or(String::new(), |(d, _)| d.to_string())
+                };
+                let safe = !w.swap.new_path.contains("://")
+                    && !w.swap.new_path.starts_with('/')
+                    && !w.swap.new_path.split('/').any(|s| s == ".." || s == ".")
+                    && folder(&w.swap.new_path) == folder(&w.swap.old_path)
+                    && self
+                        .url
+                        .join(&w.swap.new_path)
+                        .is_ok_and(|u| u.as_str() == w.to);
+                if !safe {
+                    return Err(format!(
+                        "the copy {} of {} does not lie beside it",
+                        w.swap.new_path, w.swap.old_path
+                    ));
+                }
+                let size = match object::is_remote_url(&self.table) {
+                    true => {
+                        let path = self.root.path_of(&w.to).map_err(|e| e.to_string())?;
+                        store
+                            .head(&path)
+                            .await
+                            .map(|m| m.size)
+                            .map_err(|e| e.to_string())?
+                    }
+                    false => location::local_path(&w.to)
+                        .map_err(|e| e.to_string())
+                        .and_then(|p| std::fs::metadata(p).map_err(|e| e.to_string()))?
+                        .len(),
+                };
+                match size == w.swap.new_size {
+                    true => Ok(()),
+                    false => Err(format!(
+                        "the copy {} is {size} bytes, and its part says {}",
+                        w.to, w.swap.new_size
+                    )),
+                }
+            }
+        });
+        let results: Vec<Result<(), String>> = futures::stream::iter(checks)
+            .buffer_unordered(32)
+            .collect()
+            .await;
+        match results.into_iter().find_map(Result::err) {
+            Some(reason) => Err(part::bad("a part", reason)),
+            None => Ok(()),
+        }
     }
 
     /// Writes the copy of `f` that `rewrite` asks for, beside it: `None` when it needs none
