@@ -15,8 +15,8 @@ const ORDER: &[&str] = &[
     "read",    // answers, the I/O-free filter-read plan, the sync and async drivers
     "prune",   // predicates over row groups
     "source",  // local paths, object stores, many files at once
-    "lake",    // Delta and Iceberg tables as their snapshots' files (feature `lake`)
     "write",   // building filters, the write pipeline, atomic output
+    "lake",    // Delta and Iceberg tables as their snapshots' files, and writes into them (feature `lake`)
     "inspect", // reports on every filter
     "verify",  // filters checked against the data
     "report",  // the serializable reports (feature `serde`)
