@@ -339,3 +339,30 @@ fn parts_that_do_not_belong_together_are_refused() {
     std::fs::copy(&c, &d).unwrap();
     refused(&[&a, &d], "differ from the first part's");
 }
+
+#[test]
+fn a_file_that_cannot_be_copied_stops_the_write_and_leaves_nothing() {
+    let (_dir, table) = table_copy("delta_partitioned");
+    let arg = table.to_str().unwrap();
+    let files = current_files(arg);
+    // The last file in the log's order is damaged (its size kept): the copies of the others,
+    // written meanwhile, are removed again.
+    let victim = Path::new(files.last().unwrap());
+    let len = std::fs::metadata(victim).unwrap().len() as usize;
+    std::fs::write(victim, vec![0u8; len]).unwrap();
+    let out = sbbf(&["add", arg, "-c", "s"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(!text(&out.stderr).is_empty());
+    assert!(!table.join("_delta_log/00000000000000000003.json").exists());
+    fn copies(p: &Path) -> usize {
+        std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| match p.is_dir() {
+                true => copies(&p),
+                false => usize::from(p.to_string_lossy().contains("-sbbf-")),
+            })
+            .sum()
+    }
+    assert_eq!(copies(&table), 0);
+}

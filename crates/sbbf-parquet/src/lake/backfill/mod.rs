@@ -277,6 +277,14 @@ struct Delta {
     table: String,
 }
 
+/// What became of one file: copied, kept (with the bytes read to find out), or not begun
+/// (another file's copy failed).
+enum Outcome {
+    Copied(Written, u64),
+    Kept(KeptFile, u64),
+    Skipped,
+}
+
 /// A copy written and not committed yet.
 struct Written {
     swap: Swap,
@@ -387,8 +395,9 @@ impl Delta {
             .position(|f| f.path == name || self.url.join(&f.path).is_ok_and(|u| u == url))
     }
 
-    /// Writes the copies of the files of `plan` (those at `only`, or all) that need one;
-    /// on an error removes those written and returns it.
+    /// Writes the copies of the files of `plan` (those at `only`, or all) that need one,
+    /// several at once; on an error lets those under way finish, removes every copy written
+    /// and returns it.
     async fn copies(
         &self,
         plan: &Plan,
@@ -400,31 +409,69 @@ impl Delta {
             dir: std::env::temp_dir(),
             source,
         })?;
-        let all: Vec<usize>;
-        let chosen = match only {
-            Some(c) => c,
-            None => {
-                all = (0..plan.base.files.len()).collect();
-                &all
-            }
+        let chosen: Vec<usize> = match only {
+            Some(c) => c.to_vec(),
+            None => (0..plan.base.files.len()).collect(),
         };
-        let mut written: Vec<Written> = Vec::new();
-        for (n, &i) in chosen.iter().enumerate() {
-            let f = &plan.base.files[i];
-            match self
-                .copy(f, &plan.rewrite, &plan.names, scratch.path(), done)
-                .await
-            {
-                Ok(Some(w)) => written.push(w),
-                Ok(None) => {}
+        let total = chosen.len();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (stop, scratch_dir) = (&stop, scratch.path());
+        let mut results = futures::stream::iter(chosen.into_iter().enumerate())
+            .map(|(n, i)| async move {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(Outcome::Skipped);
+                }
+                let scratch = scratch_dir.join(n.to_string());
+                let got = self
+                    .copy(&plan.base.files[i], &plan.rewrite, &plan.names, &scratch)
+                    .await;
+                if got.is_err() {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                got
+            })
+            .buffer_unordered(self.concurrency());
+        let (mut written, mut failed, mut finished) = (Vec::new(), None, 0);
+        while let Some(got) = results.next().await {
+            match got {
+                Ok(Outcome::Copied(w, read)) => {
+                    done.bytes_read += read;
+                    written.push(w);
+                }
+                Ok(Outcome::Kept(k, read)) => {
+                    done.bytes_read += read;
+                    done.kept.push(k);
+                }
+                Ok(Outcome::Skipped) => {}
                 Err(e) => {
-                    self.withdraw(written.iter().map(|w| &w.to)).await;
-                    return Err(e);
+                    failed.get_or_insert(e);
                 }
             }
-            progress(n + 1, chosen.len());
+            finished += 1;
+            progress(finished, total);
         }
+        if let Some(e) = failed {
+            self.withdraw(written.iter().map(|w| &w.to)).await;
+            return Err(e);
+        }
+        // The log's order, whatever order the copies finished in.
+        written.sort_by_key(|w| {
+            plan.base
+                .files
+                .iter()
+                .position(|f| f.path == w.swap.old_path)
+        });
         Ok(written)
+    }
+
+    /// Copies written at once: on a local disk one per core (building a filter hashes every
+    /// value of its column), on a store more (each waits on its download and upload).
+    fn concurrency(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        match object::is_remote_url(&self.table) {
+            true => (cores * 4).clamp(8, 32),
+            false => cores.clamp(1, 8),
+        }
     }
 
     /// Commits `written` on `base` (made again on what is current when another writer commits
@@ -552,16 +599,15 @@ impl Delta {
         }
     }
 
-    /// Writes the copy of `f` that `rewrite` asks for, beside it: `None` when it needs none
-    /// (noted in `done.kept`).
+    /// Writes the copy of `f` that `rewrite` asks for, beside it (on a store, through files
+    /// in `scratch`, a folder of its own), or says why it needs none.
     async fn copy(
         &self,
         f: &delta_commit::LiveFile,
         rewrite: &Rewrite,
         names: &[(String, String)],
         scratch: &Path,
-        done: &mut TableWrite,
-    ) -> Result<Option<Written>, Error> {
+    ) -> Result<Outcome, Error> {
         let from = self
             .url
             .join(&f.path)
@@ -571,11 +617,8 @@ impl Delta {
             .to_string();
         // A file of another table (a shallow clone's) is not copied into that table's folder.
         if f.path.contains("://") || f.path.starts_with('/') {
-            done.kept.push(KeptFile {
-                url: from,
-                why: "it lies outside the table's folder".into(),
-            });
-            return Ok(None);
+            let why = "it lies outside the table's folder".to_string();
+            return Ok(Outcome::Kept(KeptFile { url: from, why }, 0));
         }
         let (dir, name) = match f.path.rsplit_once('/') {
             Some((d, n)) => (format!("{d}/"), n),
@@ -608,19 +651,15 @@ impl Delta {
             }
             .into());
         }
-        done.bytes_read += held;
         let output = match local {
             true => location::local_path(&to)?,
             false => scratch.join("copy.parquet"),
         };
         let work = decide(&input, rewrite, names)?;
         let Some(job) = work.job else {
-            done.kept.push(KeptFile {
-                url: from,
-                why: work.why,
-            });
             clean_scratch(local, &input);
-            return Ok(None);
+            let why = work.why;
+            return Ok(Outcome::Kept(KeptFile { url: from, why }, held));
         };
         let (i, o) = (input.clone(), output.clone());
         let report = tokio::task::spawn_blocking(move || match job {
@@ -635,11 +674,8 @@ impl Delta {
         clean_scratch(local, &input);
         if report.filters.is_empty() {
             let _ = std::fs::remove_file(&output);
-            done.kept.push(KeptFile {
-                url: from,
-                why: "no filter of it shrinks".into(),
-            });
-            return Ok(None);
+            let why = "no filter of it shrinks".to_string();
+            return Ok(Outcome::Kept(KeptFile { url: from, why }, held));
         }
         let mtime = match local {
             true => modified_ms(&output),
@@ -649,7 +685,7 @@ impl Delta {
                 up?
             }
         };
-        Ok(Some(Written {
+        let written = Written {
             swap: Swap {
                 old_path: f.path.clone(),
                 new_path,
@@ -659,7 +695,8 @@ impl Delta {
             from,
             to,
             report,
-        }))
+        };
+        Ok(Outcome::Copied(written, held))
     }
 
     fn missing(&self, file: &str) -> Error {
@@ -687,6 +724,10 @@ impl Delta {
                 .into())
             }
         };
+        std::fs::create_dir_all(scratch).map_err(|source| WriteError::TempFile {
+            dir: scratch.to_path_buf(),
+            source,
+        })?;
         let local = scratch.join("original.parquet");
         let mut file = std::fs::File::create(&local).map_err(|source| WriteError::Io {
             target: local.clone(),
