@@ -8,7 +8,7 @@
 //! What the results add up to (the counts, the exit status, "no file has the column") is
 //! [`sbbf_parquet::report::each::ProbeTally`]'s to say.
 
-use crate::probe::{plan, ruled_out, IndexStats, Planned, Ruled};
+use crate::probe::{plan_loaded, ruled_out, IndexStats, Planned, Ruled};
 use crate::table::Root;
 use crate::Error;
 use futures::{FutureExt as _, StreamExt as _};
@@ -101,22 +101,34 @@ where
         use_index: bool,
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
         // A table's snapshot is read once, here: its files are the listing, and its schema
-        // says how files name the column.
-        let snap = lake::snapshot(path, &options.lake).await?.map(Arc::new);
+        // says how files name the column. The index's head is read beside it (one round trip
+        // for both, where the index's read would otherwise wait for the log's).
+        let root = match use_index {
+            true => Root::open(path).ok().flatten(),
+            false => None,
+        };
+        let index = async {
+            match &root {
+                Some(r) => Some(r.load().await),
+                None => None,
+            }
+        };
+        let (snap, preloaded) =
+            futures::future::join(lake::snapshot(path, &options.lake), index).await;
+        let snap = snap?.map(Arc::new);
         let column = match &snap {
             Some(s) => s.file_column(column)?,
             None => column.to_string(),
         };
-        let root = match use_index {
-            true => Root::open(path).ok().flatten().map(|r| {
-                r.with_lake(options.lake.clone())
-                    .with_snapshot(snap.clone())
-            }),
-            false => None,
-        };
+        let root = root.map(|r| {
+            r.with_lake(options.lake.clone())
+                .with_snapshot(snap.clone())
+        });
         if let Some(root) = root {
             // Listing errors are the direct listing's to report, in its words.
-            if let Ok(p) = plan(&root, &column, encode.clone(), options.clone()).await {
+            let planned =
+                plan_loaded(&root, preloaded, &column, encode.clone(), options.clone()).await;
+            if let Ok(p) = planned {
                 return Ok(ProbeEach {
                     column,
                     encode,

@@ -138,7 +138,32 @@ pub async fn plan<F>(
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
-    let (listing, loaded) = futures::future::join(root.list_table(), root.load()).await;
+    plan_loaded(root, None, column, encode, options).await
+}
+
+/// What [`Root::load`] read, handed to [`plan_loaded`] by a caller that read it beside
+/// something else (a table's log).
+pub type Preloaded = Result<Option<(Loaded, ReadStats)>, Error>;
+
+/// [`plan`], with the index already read (`Some`) by the caller, in the same round trip as
+/// the table's snapshot: a table's probe then needs no wave of its own for the index's head.
+pub async fn plan_loaded<F>(
+    root: &Root,
+    preloaded: Option<Preloaded>,
+    column: &str,
+    encode: F,
+    options: SourceOptions,
+) -> Result<ProbePlan, Error>
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
+{
+    let load = async {
+        match preloaded {
+            Some(p) => p,
+            None => root.load().await,
+        }
+    };
+    let (listing, loaded) = futures::future::join(root.list_table(), load).await;
     let (listing, table) = listing?;
     if listing.is_empty() && table.is_none() {
         if let Root::Store { prefix, .. } = root {
