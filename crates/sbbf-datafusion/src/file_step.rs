@@ -359,7 +359,8 @@ async fn bloom_narrow(
     let wanted: Vec<bool> = (0..n)
         .map(|rg| plan.should_scan(rg) && in_range(file, &metadata, rg))
         .collect();
-    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size);
+    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size)
+        .with_e_tag(meta.e_tag.clone());
     let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
     let pruned = pq.prune_prepared_among(pred, policy, &wanted).await;
     let io = pq.io_stats();

@@ -232,6 +232,8 @@ enum At {
         store: Arc<dyn ObjectStore>,
         path: StorePath,
         size: u64,
+        /// The listing's ETag: the version every read of it asks for.
+        e_tag: Option<String>,
     },
     /// Opened while resolving the source (a single object: its footer came with its size).
     Opened(Box<SourceFile>),
@@ -393,6 +395,7 @@ impl Source {
                             store: Arc::clone(&store),
                             path: m.location,
                             size: m.size,
+                            e_tag: m.e_tag,
                         },
                     )
                 })
@@ -595,8 +598,13 @@ async fn open_at(at: At, keys: &KeySet) -> Result<SourceFile, Error> {
             let len = r.len();
             ParquetFile::open_async_with_keys(SourceReader::Local(r), len, keys).await
         }
-        At::Object { store, path, size } => {
-            let r = ObjectReader::new(store, path, size);
+        At::Object {
+            store,
+            path,
+            size,
+            e_tag,
+        } => {
+            let r = ObjectReader::new(store, path, size).with_e_tag(e_tag);
             ParquetFile::open_async_with_keys(SourceReader::Object(r), size, keys).await
         }
     }

@@ -71,6 +71,8 @@ pub struct ObjectReader {
     size: u64,
     coalesce: u64,
     concurrency: usize,
+    /// The object's ETag as first seen: every read asks for that version (`If-Match`).
+    e_tag: Option<String>,
 }
 
 impl ObjectReader {
@@ -82,6 +84,38 @@ impl ObjectReader {
             size,
             coalesce: 0,
             concurrency: DEFAULT_RANGE_CONCURRENCY,
+            e_tag: None,
+        }
+    }
+
+    /// Reads only the version of the object whose ETag is `e_tag` (as a listing or the
+    /// footer's read saw it): a read of an object replaced since fails ("precondition") instead
+    /// of mixing the new object's bytes with offsets from the old one's footer, which could
+    /// make a filter answer "absent" for a value the file holds. `None`: any version.
+    ///
+    /// A weak ETag (`W/"..."`) is not pinned: `If-Match` compares strongly, so a server that
+    /// gives weak tags would refuse every read.
+    pub fn with_e_tag(self, e_tag: Option<String>) -> ObjectReader {
+        let e_tag = e_tag.filter(|t| !t.starts_with("W/"));
+        ObjectReader { e_tag, ..self }
+    }
+
+    /// One range, of the version pinned by [`ObjectReader::with_e_tag`] when there is one.
+    async fn range(&self, range: Range<u64>) -> object_store::Result<Bytes> {
+        match &self.e_tag {
+            None => self.store.get_range(&self.path, range).await,
+            Some(tag) => {
+                let options = object_store::GetOptions {
+                    range: Some(range.into()),
+                    if_match: Some(tag.clone()),
+                    ..Default::default()
+                };
+                self.store
+                    .get_opts(&self.path, options)
+                    .await?
+                    .bytes()
+                    .await
+            }
         }
     }
 
@@ -114,7 +148,7 @@ impl ObjectReader {
 
 impl AsyncFileReader for ObjectReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
-        async move { Ok(self.store.get_range(&self.path, range).await?) }.boxed()
+        async move { Ok(self.range(range).await?) }.boxed()
     }
 
     fn get_byte_ranges(
@@ -122,19 +156,19 @@ impl AsyncFileReader for ObjectReader {
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         async move {
-            let (store, path) = (&self.store, &self.path);
-            if self.coalesce > 0 {
+            let this = &*self;
+            if this.coalesce > 0 {
                 return Ok(object_store::coalesce_ranges(
                     &ranges,
-                    |r| store.get_range(path, r),
-                    self.coalesce,
+                    |r| this.range(r),
+                    this.coalesce,
                 )
                 .await?);
             }
             // The probe's ranges arrive merged by its I/O policy: fetch them as they are, all
             // in one wave up to the bound.
             Ok(futures::stream::iter(ranges)
-                .map(|r| store.get_range(path, r))
+                .map(|r| this.range(r))
                 .buffered(self.concurrency)
                 .try_collect::<Vec<Bytes>>()
                 .await?)
@@ -287,9 +321,10 @@ pub async fn open_unsized_with_keys(
         }
         .into());
     }
+    let e_tag = got.meta.e_tag.clone();
     let tail = got.bytes().await.map_err(store_err)?;
     ParquetFile::open_with_tail_keyed(
-        ObjectReader::new(Arc::clone(store), path.clone(), size),
+        ObjectReader::new(Arc::clone(store), path.clone(), size).with_e_tag(e_tag),
         size,
         tail,
         keys,

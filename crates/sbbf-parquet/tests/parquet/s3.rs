@@ -715,3 +715,40 @@ async fn a_long_partitioned_prefix_is_listed_by_folder() {
         );
     }
 }
+
+/// A file replaced between its footer's read and its filters' (a writer overwriting the
+/// object in place) is not read at the old footer's offsets: the reads ask for the version the
+/// footer came from (If-Match), and a refused read leaves its row groups "maybe".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_replaced_while_read_is_never_answered_from_mixed_bytes() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let store = store(&moto, BUCKET);
+    let path = Path::from("replaced.parquet");
+    moto.put(
+        BUCKET,
+        "replaced.parquet",
+        &write_64(BloomFilterPosition::End),
+    );
+    let mut pq = object::open_unsized(&store, &path).await.unwrap();
+    let pred = Predicate::eq("id", Literal::Int(17 * 1_000_000 + 7 * 123));
+    // Same size class, other layout: the old footer's filter offsets point at column data.
+    store
+        .put_opts(
+            &path,
+            PutPayload::from(write_64(BloomFilterPosition::AfterRowGroup)),
+            PutOptions::default(),
+        )
+        .await
+        .unwrap();
+    // The filters' reads are refused (412): no filter answers, every row group is kept (a
+    // "maybe", never an "absent" from the new object's bytes).
+    let kept = pq.prune_async(&pred, REMOTE_POLICY).await.unwrap();
+    assert_eq!(kept.row_groups, (0..64).collect::<Vec<_>>());
+    let first = format!("{:?}", kept.reasons.first());
+    assert!(first.to_lowercase().contains("precondition"), "{first}");
+    // Opened again, the new object reads as itself.
+    let mut pq = object::open_unsized(&store, &path).await.unwrap();
+    let kept = pq.prune_async(&pred, REMOTE_POLICY).await.unwrap();
+    assert!(kept.row_groups.contains(&17), "{kept:?}");
+}
