@@ -98,6 +98,39 @@ pub struct TableWrite {
     pub bytes_written: u64,
 }
 
+impl TableWrite {
+    /// The report of a Delta write of `table` based on `version`, before any file.
+    fn nothing_yet(table: &str, version: u64) -> TableWrite {
+        TableWrite {
+            format: Format::Delta,
+            table: table.to_string(),
+            read_version: i64::try_from(version).unwrap_or(i64::MAX),
+            committed_version: None,
+            swapped: Vec::new(),
+            kept: Vec::new(),
+            withdrawn: Vec::new(),
+            tries: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+        }
+    }
+
+    /// Notes the copies `written` as swapped (committed, or recorded in a part).
+    fn record(&mut self, written: Vec<Written>) {
+        for w in written {
+            self.bytes_written += w.report.output_len;
+            self.swapped.push(SwappedFile {
+                from: w.from,
+                to: w.to,
+                report: w.report,
+            });
+        }
+    }
+}
+
+/// A copy up to this size is put in one request; a larger one in parts of this size.
+const WHOLE_PUT: usize = 16 << 20;
+
 /// The most commits tried before giving up to writers that keep committing first.
 const TRIES: u32 = 10;
 
@@ -192,14 +225,7 @@ pub async fn write_part(
         t.withdraw(written.iter().map(|w| &w.to)).await;
         return Err(e);
     }
-    for w in written {
-        done.bytes_written += w.report.output_len;
-        done.swapped.push(SwappedFile {
-            from: w.from,
-            to: w.to,
-            report: w.report,
-        });
-    }
+    done.record(written);
     Ok(done)
 }
 
@@ -219,18 +245,7 @@ pub async fn commit_parts(arg: &str, parts: &[PathBuf]) -> Result<TableWrite, Er
     let about = first.1.about.clone();
     let mut written = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut done = TableWrite {
-        format: Format::Delta,
-        table: t.table.clone(),
-        read_version: i64::try_from(first.1.read_version).unwrap_or(i64::MAX),
-        committed_version: None,
-        swapped: Vec::new(),
-        kept: Vec::new(),
-        withdrawn: Vec::new(),
-        tries: 0,
-        bytes_read: 0,
-        bytes_written: 0,
-    };
+    let mut done = TableWrite::nothing_yet(&t.table, first.1.read_version);
     for (path, p) in read {
         let name = path.display().to_string();
         if p.table != t.url.as_str() {
@@ -303,18 +318,7 @@ struct Plan {
 
 impl Plan {
     fn report(&self, t: &Delta) -> TableWrite {
-        TableWrite {
-            format: Format::Delta,
-            table: t.table.clone(),
-            read_version: i64::try_from(self.base.version).unwrap_or(i64::MAX),
-            committed_version: None,
-            swapped: Vec::new(),
-            kept: Vec::new(),
-            withdrawn: Vec::new(),
-            tries: 0,
-            bytes_read: 0,
-            bytes_written: 0,
-        }
+        TableWrite::nothing_yet(&t.table, self.base.version)
     }
 
     fn about(&self) -> About {
@@ -530,14 +534,7 @@ impl Delta {
             // deleted then; one left unnamed is the table's VACUUM's to remove.
             base = delta_commit::base(&self.root, &self.table, &self.url).await?;
         }
-        for w in written {
-            done.bytes_written += w.report.output_len;
-            done.swapped.push(SwappedFile {
-                from: w.from,
-                to: w.to,
-                report: w.report,
-            });
-        }
+        done.record(written);
         Ok(done)
     }
 
@@ -747,25 +744,63 @@ impl Delta {
         Ok(local)
     }
 
-    /// Puts the file `local` at `url`, only if no object is there; its modification time.
+    /// Puts the file `local` at `url`; its modification time. A copy up to [`WHOLE_PUT`] bytes
+    /// goes in one request, only if no object is there; a larger one in parts of that size,
+    /// read one at a time (so that several copies uploaded at once never hold whole files in
+    /// memory). Parts cannot be put only-if-absent, and need not be: a copy's name is random.
     async fn upload(&self, local: &Path, url: &str) -> Result<i64, Error> {
+        use std::io::Read;
         let path = self.root.path_of(url)?;
-        let bytes = std::fs::read(local).map_err(|source| ReadError::Io {
-            path: local.to_path_buf(),
-            source,
-        })?;
-        let opts = PutOptions {
-            mode: PutMode::Create,
-            ..Default::default()
-        };
         let store: Arc<dyn ObjectStore> = self.root.store();
-        store
-            .put_opts(&path, PutPayload::from(bytes), opts)
-            .await
-            .map_err(|source| WriteError::Store {
+        let read_err = |source| -> Error {
+            ReadError::Io {
+                path: local.to_path_buf(),
+                source,
+            }
+            .into()
+        };
+        let store_err = |source| -> Error {
+            WriteError::Store {
                 location: url.to_string(),
                 source,
-            })?;
+            }
+            .into()
+        };
+        let mut file = std::fs::File::open(local).map_err(read_err)?;
+        let len = file.metadata().map_err(read_err)?.len();
+        if len <= WHOLE_PUT as u64 {
+            let mut bytes = Vec::with_capacity(len as usize);
+            file.read_to_end(&mut bytes).map_err(read_err)?;
+            let opts = PutOptions {
+                mode: PutMode::Create,
+                ..Default::default()
+            };
+            store
+                .put_opts(&path, PutPayload::from(bytes), opts)
+                .await
+                .map_err(store_err)?;
+            return Ok(now_ms());
+        }
+        let upload = store.put_multipart(&path).await.map_err(store_err)?;
+        let mut parts = object_store::WriteMultipart::new_with_chunk_size(upload, WHOLE_PUT);
+        let mut chunk = vec![0u8; WHOLE_PUT];
+        loop {
+            let n = match file.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = parts.abort().await;
+                    return Err(read_err(e));
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            if let Err(e) = parts.wait_for_capacity(2).await {
+                return Err(store_err(e));
+            }
+            parts.write(&chunk[..n]);
+        }
+        parts.finish().await.map_err(store_err)?;
         Ok(now_ms())
     }
 
@@ -1027,6 +1062,35 @@ mod tests {
             })
             .count();
         assert_eq!(on_disk, 3);
+    }
+
+    /// A copy larger than one put goes up in parts, and arrives whole; a small one in one put.
+    #[test]
+    fn copies_are_uploaded_whole_or_in_parts() {
+        use object_store::memory::InMemory;
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let base = Url::parse("s3://b/t/").unwrap();
+        let t = Delta {
+            root: StoreRoot::with_store(Arc::clone(&store), Url::parse("s3://b/").unwrap()),
+            url: base.clone(),
+            table: "s3://b/t/".into(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        for len in [1000, WHOLE_PUT * 2 + 12_345] {
+            let local = dir.path().join("copy.parquet");
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&local, &bytes).unwrap();
+            let url = format!("s3://b/t/c-{len}.parquet");
+            crate::source::block_on(t.upload(&local, &url))
+                .unwrap()
+                .unwrap();
+            let got = crate::source::block_on(async {
+                let path = object_store::path::Path::from(format!("t/c-{len}.parquet"));
+                store.get(&path).await.unwrap().bytes().await.unwrap()
+            })
+            .unwrap();
+            assert!(got.as_ref() == bytes.as_slice(), "{len} bytes");
+        }
     }
 
     #[test]
