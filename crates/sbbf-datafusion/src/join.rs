@@ -638,7 +638,8 @@ impl Shared {
     }
 
     /// `file` with the row groups the join filters rule out skipped in its access plan, or
-    /// `None` when the table's index rules the whole file out (nothing of it is read).
+    /// `None` when the table's index or the file's own filters rule all of it out (nothing
+    /// more of it is read).
     async fn prune(&self, mut file: PartitionedFile) -> Option<PartitionedFile> {
         if self.any_incomplete() {
             self.join.incomplete.add(1);
@@ -699,14 +700,22 @@ impl Shared {
             self.columns.as_deref(),
         )
         .await;
-        if let Some(plan) = plan {
-            file.extensions.insert::<ParquetAccessPlan>(plan);
-        }
         self.join
             .pruned
             .add(self.metrics.pruned.value().saturating_sub(before));
         self.join.hashed.add(pred.newly_hashed());
-        Some(file)
+        match plan {
+            // Every row group of the file (of its byte range, the others are left scanned)
+            // ruled out: DataFusion's planner is not even asked, which spares its per-file
+            // work (the predicate rewritten for the file, its pruning set up) on files that
+            // give no rows: on 200 one-row-group files with 3 keys, 197 of them.
+            Some(plan) if plan.row_group_index_iter().next().is_none() => None,
+            Some(plan) => {
+                file.extensions.insert::<ParquetAccessPlan>(plan);
+                Some(file)
+            }
+            None => Some(file),
+        }
     }
 }
 
