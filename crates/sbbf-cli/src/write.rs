@@ -2,7 +2,7 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::lake::backfill::Rewrite;
+use sbbf_parquet::lake::backfill::{Rewrite, TableAt};
 use sbbf_parquet::report::{NothingToDo, WriteSummary};
 use sbbf_parquet::write::output::{self, Refusal, WritePlan};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
@@ -35,7 +35,7 @@ pub struct Destination {
 /// One worker's share of a table write (`sbbf commit` completes it).
 #[derive(Args, Debug, Default)]
 pub struct Share {
-    /// For a Delta table: write copies only for the data files LIST names (one per line,
+    /// For a table: write copies only for the data files LIST names (one per line,
     /// paths below the table as `sbbf inspect` shows them, or their URLs; `-` reads standard
     /// input), and instead of committing, record them in the part file OUT (`*.sbbfcopies`):
     /// one worker's share that `sbbf commit TABLE PARTS...` commits with the others'.
@@ -44,6 +44,35 @@ pub struct Share {
     /// Where to write the part (with --files-from): a local file, written atomically.
     #[arg(long, value_name = "OUT", requires = "files_from")]
     pub part: Option<PathBuf>,
+}
+
+/// An Iceberg table of a catalog, written through the catalog.
+#[derive(Args, Debug, Default)]
+pub struct InCatalog {
+    /// PATH is an Iceberg table NAMESPACE.TABLE of this catalog, and the new snapshot is
+    /// committed through it: `sqlite:///PATH` (a SQL catalog in SQLite, as pyiceberg's
+    /// SqlCatalog and Java's JdbcCatalog write it; REST catalogs are refused for writes).
+    #[arg(long, value_name = "URI")]
+    pub catalog: Option<String>,
+    /// Which catalog of several in one SQL database (its `catalog_name`).
+    #[arg(long, value_name = "NAME", requires = "catalog")]
+    pub catalog_name: Option<String>,
+}
+
+impl InCatalog {
+    /// The table PATH names, in the catalog when one is given.
+    pub fn table_at(&self, path: &str) -> TableAt {
+        match &self.catalog {
+            Some(uri) => TableAt::Catalog {
+                catalog: sbbf_parquet::lake::catalog::Catalog::new(
+                    uri,
+                    self.catalog_name.as_deref(),
+                ),
+                table: path.to_string(),
+            },
+            None => TableAt::Path(path.to_string()),
+        }
+    }
 }
 
 /// The library's plan for this write: the checks, the in-place rules and lock, as every
@@ -95,10 +124,21 @@ fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, Stri
 /// supported.
 ///   sbbf add enc.parquet -c secret --keys keys.json -o with-filters.parquet
 ///   sbbf add enc.parquet -c secret --replace --keys keys.json -o sealed.parquet
+///
+/// Lake tables (no -o or --in-place): each current data file that lacks the filter gets a
+/// copy with it beside the original, and one new table version swaps them, through the
+/// table's own commit protocol (rows, order, deletes and statistics unchanged; the old
+/// version still reads the old files). Delta: a new log entry (`dataChange: false`). Iceberg
+/// (format 1 or 2): a `replace` snapshot through a SQL catalog (--catalog) or a folder's
+/// next vN.metadata.json; files that position deletes name are kept.
+///   sbbf add events/ -c user_id                                   (a Delta table)
+///   sbbf add --catalog sqlite:///wh/catalog.db ns.events -c user_id (an Iceberg table)
+///   sbbf add events/ -c user_id --files-from share.txt --part parts/0.sbbfcopies
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct AddArgs {
-    /// The Parquet file.
+    /// The Parquet file; or a Delta or Iceberg table (its folder or object-store prefix, or
+    /// NAMESPACE.TABLE with --catalog).
     pub file: PathBuf,
     /// Leaf column to give filters (dotted path); repeatable.
     #[arg(long = "column", short = 'c', required = true)]
@@ -127,6 +167,8 @@ pub struct AddArgs {
     pub keys: crate::keys::KeyArgs,
     #[command(flatten)]
     pub share: Share,
+    #[command(flatten)]
+    pub in_catalog: InCatalog,
 }
 
 /// Shrink oversized filters (parquet-java writes 1 MiB per chunk by default) by exact folding,
@@ -166,9 +208,11 @@ pub struct ResizeArgs {
     pub keys: crate::keys::KeyArgs,
     #[command(flatten)]
     pub share: Share,
+    #[command(flatten)]
+    pub in_catalog: InCatalog,
 }
 
-/// Commit the copies workers wrote for a Delta table (`sbbf add TABLE --files-from LIST --part
+/// Commit the copies workers wrote for a table (`sbbf add TABLE --files-from LIST --part
 /// OUT`, or `sbbf resize` likewise) in one new table version, as `sbbf add TABLE` commits its
 /// own. Every part is checked first (its format, its copies beside their originals and in
 /// storage with the sizes it says), and the parts against each other and the table (the same
@@ -184,11 +228,14 @@ pub struct ResizeArgs {
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct CommitArgs {
-    /// The table (a Delta table's folder or object-store prefix).
+    /// The table (a Delta or Iceberg table's folder or object-store prefix; NAMESPACE.TABLE
+    /// with --catalog).
     pub table: String,
     /// Part files, or directories of *.sbbfcopies files.
     #[arg(required = true)]
     pub parts: Vec<PathBuf>,
+    #[command(flatten)]
+    pub in_catalog: InCatalog,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -196,7 +243,7 @@ pub struct CommitArgs {
 
 /// `sbbf commit TABLE PARTS...`.
 pub fn run_commit(a: CommitArgs) -> u8 {
-    table::commit(&a.table, &a.parts, a.format)
+    table::commit(a.in_catalog.table_at(&a.table), &a.parts, a.format)
 }
 
 fn report(
@@ -249,8 +296,19 @@ fn table_or_file(
     dest: &Destination,
     keys: bool,
     share: &Share,
+    in_catalog: &InCatalog,
 ) -> Result<bool, u8> {
     let arg = path.to_string_lossy();
+    if in_catalog.catalog.is_some() {
+        if dest.output.is_some() || dest.in_place || keys {
+            err!(
+                "sbbf {cmd}: {arg} is a table of the catalog: its files get filters through a \
+                 new snapshot, so -o, --in-place and keys do not apply"
+            );
+            return Err(2);
+        }
+        return Ok(true);
+    }
     let table = match sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&arg)) {
         Ok(Ok(t)) => t,
         Ok(Err(e)) => {
@@ -282,7 +340,7 @@ fn table_or_file(
         }
         Some(_) => Ok(true),
         None if share.files_from.is_some() => {
-            err!("sbbf {cmd}: {arg}: --files-from and --part are for a Delta table's workers");
+            err!("sbbf {cmd}: {arg}: --files-from and --part are for a table's workers");
             Err(2)
         }
         None if !given => {
@@ -340,7 +398,14 @@ fn clean_up_on_interrupt() {
 
 pub fn run_add(a: AddArgs) -> u8 {
     clean_up_on_interrupt();
-    match table_or_file("add", &a.file, &a.dest, a.keys.any(), &a.share) {
+    match table_or_file(
+        "add",
+        &a.file,
+        &a.dest,
+        a.keys.any(),
+        &a.share,
+        &a.in_catalog,
+    ) {
         Err(code) => return code,
         Ok(true) => {
             let rewrite = Rewrite::Add(AddOptions {
@@ -349,7 +414,8 @@ pub fn run_add(a: AddArgs) -> u8 {
                 ndv: a.ndv,
                 replace: a.replace,
             });
-            return table::run("add", &a.file, &rewrite, &a.share, a.format);
+            let at = a.in_catalog.table_at(&a.file.to_string_lossy());
+            return table::run("add", at, &rewrite, &a.share, a.format);
         }
         Ok(false) => {}
     }
@@ -435,14 +501,22 @@ fn seal(a: &AddArgs, input: &Path, target: &Path) -> u8 {
 
 pub fn run_resize(a: ResizeArgs) -> u8 {
     clean_up_on_interrupt();
-    match table_or_file("resize", &a.file, &a.dest, a.keys.any(), &a.share) {
+    match table_or_file(
+        "resize",
+        &a.file,
+        &a.dest,
+        a.keys.any(),
+        &a.share,
+        &a.in_catalog,
+    ) {
         Err(code) => return code,
         Ok(true) => {
             let rewrite = Rewrite::Resize {
                 fpp: a.fpp,
                 columns: a.columns.clone(),
             };
-            return table::run("resize", &a.file, &rewrite, &a.share, a.format);
+            let at = a.in_catalog.table_at(&a.file.to_string_lossy());
+            return table::run("resize", at, &rewrite, &a.share, a.format);
         }
         Ok(false) => {}
     }

@@ -453,11 +453,13 @@ fn add_json(
 }
 
 /// Adds filters to (`command` `add`) or folds the filters of (`resize`) the current data files
-/// of the Delta table `table` and commits one new version swapping them for their copies,
-/// as `sbbf add TABLE` does: the report `sbbf add TABLE --format json` prints (the library's
-/// `TableWriteSummary`). `None` when `table` is no table (the caller then asks for an output).
+/// of the Delta or Iceberg table `table` (with `catalog`: `NS.TABLE` in that catalog) and
+/// commits one new version swapping them for their copies, as `sbbf add TABLE` does: the
+/// report `sbbf add TABLE --format json` prints (the library's `TableWriteSummary`). `None`
+/// when `table` is no table (the caller then asks for an output).
 #[pyfunction]
-#[pyo3(signature = (command, table, columns, fpp, ndv, replace))]
+#[pyo3(signature = (command, table, columns, fpp, ndv, replace, catalog=None, catalog_name=None))]
+#[allow(clippy::too_many_arguments)]
 fn table_write_json(
     py: Python<'_>,
     command: String,
@@ -466,8 +468,10 @@ fn table_write_json(
     fpp: f64,
     ndv: Option<u64>,
     replace: bool,
+    catalog: Option<String>,
+    catalog_name: Option<String>,
 ) -> PyResult<Option<String>> {
-    use sbbf_parquet::lake::backfill::{write_table, Rewrite};
+    use sbbf_parquet::lake::backfill::{write_table, Rewrite, TableAt};
     let rewrite = match command.as_str() {
         "resize" => Rewrite::Resize { fpp, columns },
         _ => Rewrite::Add(sbbf_parquet::write::AddOptions {
@@ -478,11 +482,20 @@ fn table_write_json(
         }),
     };
     py.detach(|| -> Result<Option<String>, Failure> {
-        let format = sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&table))??;
-        if format.is_none() {
-            return Ok(None);
-        }
-        let done = sbbf_parquet::source::block_on(write_table(&table, &rewrite, &mut |_, _| {}))??;
+        let at = match catalog {
+            Some(uri) => TableAt::Catalog {
+                catalog: sbbf_parquet::lake::catalog::Catalog::new(&uri, catalog_name.as_deref()),
+                table: table.clone(),
+            },
+            None => {
+                let format = sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&table))??;
+                if format.is_none() {
+                    return Ok(None);
+                }
+                TableAt::Path(table.clone())
+            }
+        };
+        let done = sbbf_parquet::source::block_on(write_table(at, &rewrite, &mut |_, _| {}))??;
         Ok(Some(to_json(
             &sbbf_parquet::report::TableWriteSummary::new(&command, &done),
         )))

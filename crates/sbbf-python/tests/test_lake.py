@@ -317,3 +317,34 @@ def test_add_gives_a_delta_table_filters_through_one_commit(lake, tmp_path):
     # Nothing left to do: nothing committed.
     assert sbbf.add(path, "s")["committed_version"] is None
     assert DeltaTable(str(path)).version() == before + 1
+
+
+def test_add_gives_an_iceberg_table_filters_through_one_replace_snapshot(tmp_path):
+    """`sbbf.add("NS.TABLE", COLUMN, catalog=...)`: one `replace` snapshot through the SQL
+    catalog, read by pyiceberg as the same rows; pyiceberg commits after it."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    root = tmp_path / "wh"
+    uri = f"sqlite:///{root}/catalog.db"
+    root.mkdir()
+    cat = SqlCatalog("default", uri=uri, warehouse=f"file://{root}")
+    cat.create_namespace("ns")
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    t = cat.create_table("ns.t", schema=schema)
+    for k in range(3):
+        ids = list(range(k * 100, (k + 1) * 100))
+        t.append(pa.table({"id": ids, "s": [f"s{i}" for i in ids]}, schema=schema))
+    before = cat.load_table("ns.t").current_snapshot().snapshot_id
+    report = sbbf.add("ns.t", "s", catalog=uri)
+    t = cat.load_table("ns.t")
+    assert report["format"] == "iceberg"
+    assert report["read_version"] == before
+    assert report["committed_version"] == t.current_snapshot().snapshot_id
+    assert t.current_snapshot().summary.operation.value == "replace"
+    assert len(report["swapped"]) == 3
+    _same_rows(t.scan().to_arrow(), t.scan(snapshot_id=before).to_arrow())
+    assert all("-sbbf-" in f["file_path"] for f in t.inspect.files().to_pylist())
+    assert sbbf.add("ns.t", "s", catalog=uri)["committed_version"] is None
+    t.append(pa.table({"id": [1000], "s": ["x"]}, schema=schema))
+    assert cat.load_table("ns.t").scan().to_arrow().num_rows == 301
+    with pytest.raises(sbbf.InputError):
+        sbbf.add("ns.t", "s", catalog=uri, in_place=True)

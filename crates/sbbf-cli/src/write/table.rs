@@ -2,13 +2,13 @@
 
 use super::Share;
 use crate::Format;
-use sbbf_parquet::lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableWrite};
+use sbbf_parquet::lake::backfill::{
+    commit_parts, write_part, write_table, Rewrite, TableAt, TableWrite,
+};
 use sbbf_parquet::report::TableWriteSummary;
-use std::path::Path;
 
 /// Runs the table write (or one worker's share of it) and prints what it did; the exit code.
-pub fn run(cmd: &str, path: &Path, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
-    let arg = path.to_string_lossy().to_string();
+pub fn run(cmd: &str, at: TableAt, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
     let mut bar = crate::progress::bar("writing copies");
     let work = async {
         match (&share.files_from, &share.part) {
@@ -19,16 +19,16 @@ pub fn run(cmd: &str, path: &Path, rewrite: &Rewrite, share: &Share, format: For
                         source: e,
                     })
                 })?;
-                write_part(&arg, rewrite, &files, out, &mut bar).await
+                write_part(at, rewrite, &files, out, &mut bar).await
             }
-            _ => write_table(&arg, rewrite, &mut bar).await,
+            _ => write_table(at, rewrite, &mut bar).await,
         }
     };
     render(cmd, sbbf_parquet::source::block_on(work), format)
 }
 
 /// `sbbf commit TABLE PARTS...`: the exit code.
-pub fn commit(table: &str, parts: &[std::path::PathBuf], format: Format) -> u8 {
+pub fn commit(table: TableAt, parts: &[std::path::PathBuf], format: Format) -> u8 {
     render(
         "commit",
         sbbf_parquet::source::block_on(commit_parts(table, parts)),
@@ -80,11 +80,17 @@ fn text(d: &TableWrite) {
         );
     }
     let files = d.swapped.len() + d.kept.len() + d.withdrawn.len();
+    // Delta numbers versions and VACUUM removes old files; Iceberg names snapshots and
+    // expiring them does.
+    let (version, until) = match d.format {
+        sbbf_parquet::lake::Format::Delta => ("version", "the table's VACUUM"),
+        sbbf_parquet::lake::Format::Iceberg => ("snapshot", "its snapshot expires"),
+    };
     match d.committed_version {
         Some(v) => out!(
-            "{}: {} table version {v} committed ({} tr{}): {} of {files} data file(s) swapped \
-             for copies with filters; {} bytes read, {} written; version {} still reads the \
-             old files until the table's VACUUM",
+            "{}: {} table {version} {v} committed ({} tr{}): {} of {files} data file(s) swapped \
+             for copies with filters; {} bytes read, {} written; {version} {} still reads the \
+             old files until {until}",
             d.table,
             d.format.name(),
             d.tries,
@@ -92,10 +98,10 @@ fn text(d: &TableWrite) {
             d.swapped.len(),
             d.bytes_read,
             d.bytes_written,
-            d.read_version
+            d.read_version,
         ),
         None if d.tries == 0 && !d.swapped.is_empty() => out!(
-            "{}: {} copies written for {} table version {}, not committed: `sbbf commit` \
+            "{}: {} copies written for {} table {version} {}, not committed: `sbbf commit` \
              commits them with the other workers' parts",
             d.table,
             d.swapped.len(),
@@ -103,7 +109,7 @@ fn text(d: &TableWrite) {
             d.read_version
         ),
         None => out!(
-            "{}: nothing to do at {} table version {}: no data file needs a copy; nothing written",
+            "{}: nothing to do at {} table {version} {}: no data file needs a copy; nothing written",
             d.table,
             d.format.name(),
             d.read_version

@@ -205,12 +205,13 @@ fn tables_that_cannot_be_written_are_refused_before_anything_is_written() {
         "{}",
         text(&out.stderr)
     );
-    // An Iceberg table: not written yet, and said so.
+    // An Iceberg folder whose metadata files its catalog names: committed through the
+    // catalog only, and said so.
     let ice = iceberg_table("ice_basic");
     let out = sbbf(&["add", &ice, "-c", "s"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("Iceberg"),
+        text(&out.stderr).contains("--catalog"),
         "{}",
         text(&out.stderr)
     );

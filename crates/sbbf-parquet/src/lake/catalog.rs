@@ -107,6 +107,100 @@ async fn lookup(catalog: &Catalog, table: &str) -> Result<String, Error> {
     ))
 }
 
+/// The current metadata location of `table` in `catalog`, as the catalog writes it (a
+/// commit compares against exactly this text).
+pub(crate) async fn current(catalog: &Catalog, table: &str) -> Result<String, Error> {
+    lookup(catalog, table).await
+}
+
+/// Whether `catalog` is a SQL catalog in SQLite (the one kind committed to here).
+pub(crate) fn is_sql(catalog: &Catalog) -> bool {
+    catalog.uri.starts_with("sqlite://")
+}
+
+/// Points `table` (`NS.TABLE`) of the SQL catalog `catalog` at the metadata file `new` if it
+/// still points at `old`, as pyiceberg's SqlCatalog and Java's JdbcCatalog commit: `false`
+/// when another writer moved it first (nothing changed).
+pub(crate) async fn swap(
+    catalog: &Catalog,
+    table: &str,
+    old: &str,
+    new: &str,
+) -> Result<bool, Error> {
+    let (ns, name) = identifier(catalog, table)?;
+    let Some(path) = catalog.uri.strip_prefix("sqlite://") else {
+        return Err(catalog_error(
+            catalog,
+            "commits go to SQL catalogs in SQLite only",
+        ));
+    };
+    let (catalog, path, ns, name) = (
+        catalog.clone(),
+        path.to_string(),
+        ns.join("."),
+        name.to_string(),
+    );
+    let (old, new) = (old.to_string(), new.to_string());
+    tokio::task::spawn_blocking(move || sql_swap(&catalog, &path, &ns, &name, &old, &new))
+        .await
+        .map_err(|e| LakeError::Catalog {
+            catalog: String::new(),
+            reason: e.to_string(),
+        })?
+}
+
+fn sql_swap(
+    catalog: &Catalog,
+    path: &str,
+    ns: &str,
+    name: &str,
+    old: &str,
+    new: &str,
+) -> Result<bool, Error> {
+    use rusqlite::{params_from_iter, Connection, OpenFlags};
+    if !std::path::Path::new(path).is_file() {
+        return Err(catalog_error(catalog, format!("no SQLite file at {path}")));
+    }
+    let err = |e: rusqlite::Error| catalog_error(catalog, e.to_string());
+    let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
+    // Another writer holding the database briefly is waited for, not failed on.
+    db.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(err)?;
+    let mut columns = Vec::new();
+    {
+        let mut stmt = db
+            .prepare("PRAGMA table_info(iceberg_tables)")
+            .map_err(err)?;
+        let names = stmt.query_map([], |r| r.get::<_, String>(1)).map_err(err)?;
+        for n in names {
+            columns.push(n.map_err(err)?);
+        }
+    }
+    let has = |c: &str| columns.iter().any(|n| n == c);
+    let mut sql = String::from("UPDATE iceberg_tables SET metadata_location = ?1");
+    if has("previous_metadata_location") {
+        sql.push_str(", previous_metadata_location = ?2");
+    }
+    sql.push_str(" WHERE table_namespace = ?3 AND table_name = ?4 AND metadata_location = ?2");
+    let mut args = vec![
+        new.to_string(),
+        old.to_string(),
+        ns.to_string(),
+        name.to_string(),
+    ];
+    if let Some(c) = &catalog.name {
+        sql.push_str(" AND catalog_name = ?5");
+        args.push(c.clone());
+    }
+    if has("iceberg_type") {
+        sql.push_str(" AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)");
+    }
+    let changed = db
+        .execute(&sql, params_from_iter(args.iter()))
+        .map_err(err)?;
+    Ok(changed == 1)
+}
+
 /// The SQL catalog: one row of `iceberg_tables`.
 fn sql_lookup(catalog: &Catalog, path: &str, ns: &str, name: &str) -> Result<String, Error> {
     use rusqlite::{Connection, OpenFlags};

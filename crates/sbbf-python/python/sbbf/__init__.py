@@ -568,6 +568,8 @@ def add(
     replace: bool = False,
     force: bool = False,
     keys: Optional[Mapping[str, Any]] = None,
+    catalog: Optional[str] = None,
+    catalog_name: Optional[str] = None,
 ) -> dict:
     """Adds Bloom filters for `columns` to every row group of the file `source`, without
     touching its data pages, as `sbbf add` does: to `output` (an existing file only with
@@ -587,16 +589,31 @@ def add(
     deletion vectors, statistics and tags unchanged; the old version still reads the old
     files until the table's VACUUM). Columns by the table's names. Returns the report
     `sbbf add TABLE --format json` prints: `read_version`, `committed_version` (None when
-    every file had the filters), `swapped`, `kept`, `withdrawn`. An Iceberg table, or a Delta
-    table whose protocol asks of writers what is not done here, raises `InputError`.
+    every file had the filters), `swapped`, `kept`, `withdrawn`. A Delta table whose protocol
+    asks of writers what is not done here raises `InputError`.
+
+    An Iceberg table (format 1 or 2) the same way, through one `replace` snapshot: `source`
+    `"NS.TABLE"` with `catalog="sqlite:///PATH"` (a SQL catalog in SQLite; `catalog_name`
+    picks among several), or a table folder whose `metadata/` holds `vN.metadata.json` and
+    `version-hint.text`. The copies keep their originals' data sequence numbers (equality
+    deletes still apply); files that position deletes name are kept as they are.
+    `committed_version` is then the new snapshot's id.
 
     >>> import sbbf  # doctest: +SKIP
     >>> sbbf.add("events/", "user_id")["committed_version"]  # doctest: +SKIP
     7
+    >>> sbbf.add("ns.events", "user_id", catalog="sqlite:///wh/catalog.db")["format"]  # doctest: +SKIP
+    'iceberg'
     """
     cols = _columns(columns)
     if not cols:
         raise InputError("no columns to add filters for")
+    if catalog is not None:
+        if output is not None or in_place or keys is not None:
+            raise InputError("a catalog's table gets filters through a new snapshot: "
+                             "output, in_place and keys do not apply")
+        return json.loads(_sbbf.table_write_json(
+            "add", str(source), cols, float(fpp), ndv, replace, catalog, catalog_name))
     if output is None and not in_place and keys is None:
         table = _sbbf.table_write_json("add", _path(source), cols, float(fpp), ndv, replace)
         if table is not None:

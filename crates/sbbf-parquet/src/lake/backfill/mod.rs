@@ -6,7 +6,9 @@
 //! says `dataChange: false`, as a compaction does. The originals stay for time travel until the
 //! table's own VACUUM removes them.
 //!
-//! A Delta table is written here; an Iceberg table is refused with the reason.
+//! A Delta table commits a new log entry; an Iceberg table (format 1 or 2, a folder with
+//! `metadata/vN.metadata.json` or a table of a SQL catalog) a `replace` snapshot (see
+//! `iceberg::commit`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
@@ -22,8 +24,10 @@
 //! ```
 
 use super::delta_commit::{self, About, Swap};
+use super::iceberg::commit::{self as iceberg_commit, Pointer};
 
 mod part;
+use super::catalog::Catalog;
 use super::{location, Format, StoreRoot};
 use crate::source::object;
 use crate::write::{add_filters, resize_filters, AddOptions, WriteReport};
@@ -34,6 +38,33 @@ pub use part::EXTENSION as PART_EXTENSION;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use url::Url;
+
+/// Which table to write: a path (a Delta table's folder, an Iceberg table's folder, local or
+/// on a store) or an Iceberg table of a catalog, by its identifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableAt {
+    /// A table folder or its URL.
+    Path(String),
+    /// `NAMESPACE.TABLE` in a catalog (a SQL catalog in SQLite is committed to).
+    Catalog {
+        /// The catalog.
+        catalog: Catalog,
+        /// The table's identifier.
+        table: String,
+    },
+}
+
+impl From<&str> for TableAt {
+    fn from(p: &str) -> TableAt {
+        TableAt::Path(p.to_string())
+    }
+}
+
+impl From<&String> for TableAt {
+    fn from(p: &String) -> TableAt {
+        TableAt::Path(p.clone())
+    }
+}
 
 /// What to do to each data file.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,12 +130,12 @@ pub struct TableWrite {
 }
 
 impl TableWrite {
-    /// The report of a Delta write of `table` based on `version`, before any file.
-    fn nothing_yet(table: &str, version: u64) -> TableWrite {
+    /// The report of a write of `table` based on `version`, before any file.
+    fn nothing_yet(format: Format, table: &str, version: i64) -> TableWrite {
         TableWrite {
-            format: Format::Delta,
+            format,
             table: table.to_string(),
-            read_version: i64::try_from(version).unwrap_or(i64::MAX),
+            read_version: version,
             committed_version: None,
             swapped: Vec::new(),
             kept: Vec::new(),
@@ -141,19 +172,21 @@ const OPERATION: &str = "ADD BLOOM FILTERS";
 /// URL) that `rewrite` changes, and commits one new version that swaps them. `progress(done,
 /// total)` is called after each file.
 ///
-/// Refused before anything is written: a path that is no table, an Iceberg table (its commits
-/// through a catalog are not written yet), a Delta table whose protocol asks of writers what
-/// is not done here ([`LakeError::WriteRefused`]). An error while writing the copies removes
+/// Refused before anything is written ([`LakeError::WriteRefused`]): a path that is no table,
+/// a Delta table whose protocol asks of writers what is not done here, an Iceberg table of
+/// format 3, of a REST catalog, or a folder whose metadata files a catalog names
+/// (`NNNNN-<uuid>.metadata.json`: commit through the catalog). Iceberg data files that
+/// position deletes name are kept as they are (a copy would not be named by them). An error while writing the copies removes
 /// the copies written so far; when other writers keep committing first, the copies are removed
 /// and [`LakeError::Contended`] says so. A run stopped by force (a killed process) can leave
 /// copies no version names: the table's VACUUM removes them as it removes any file no version
 /// names.
 pub async fn write_table(
-    arg: &str,
+    at: impl Into<TableAt>,
     rewrite: &Rewrite,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    let t = Delta::open(arg).await?;
+    let t = Table::open(&at.into()).await?;
     let plan = t.plan(rewrite).await?;
     let mut done = plan.report(&t);
     let written = t.copies(&plan, None, &mut done, progress).await?;
@@ -180,13 +213,13 @@ pub async fn write_table(
 /// # Ok(()) }
 /// ```
 pub async fn write_part(
-    arg: &str,
+    at: impl Into<TableAt>,
     rewrite: &Rewrite,
     files: &[String],
     out: &Path,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    let t = Delta::open(arg).await?;
+    let t = Table::open(&at.into()).await?;
     let plan = t.plan(rewrite).await?;
     let mut done = plan.report(&t);
     let mut chosen = Vec::with_capacity(files.len());
@@ -197,7 +230,7 @@ pub async fn write_part(
                 url: name.clone(),
                 why: format!(
                     "it is not a current data file of version {}",
-                    plan.base.version
+                    plan.base.version()
                 ),
             }),
         }
@@ -206,8 +239,8 @@ pub async fn write_part(
     chosen.dedup();
     let written = t.copies(&plan, Some(&chosen), &mut done, progress).await?;
     let part = part::Part {
-        table: t.url.to_string(),
-        read_version: plan.base.version,
+        table: t.identity(),
+        read_version: u64::try_from(plan.base.version()).unwrap_or(0),
         about: plan.about(),
         bytes_read: done.bytes_read,
         copies: written
@@ -236,8 +269,8 @@ pub async fn write_part(
 /// other and the table (the same table and operation, no file in two parts) and every copy
 /// against storage (there, with the size the part says). A file removed since its part was
 /// written is left out and its copy deleted (`withdrawn`).
-pub async fn commit_parts(arg: &str, parts: &[PathBuf]) -> Result<TableWrite, Error> {
-    let t = Delta::open(arg).await?;
+pub async fn commit_parts(at: impl Into<TableAt>, parts: &[PathBuf]) -> Result<TableWrite, Error> {
+    let t = Table::open(&at.into()).await?;
     let read = part::read_all(parts)?;
     let Some(first) = read.first() else {
         return Err(part::bad("(none)", "no part files given".into()));
@@ -245,13 +278,18 @@ pub async fn commit_parts(arg: &str, parts: &[PathBuf]) -> Result<TableWrite, Er
     let about = first.1.about.clone();
     let mut written = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut done = TableWrite::nothing_yet(&t.table, first.1.read_version);
+    let read_version = i64::try_from(first.1.read_version).unwrap_or(i64::MAX);
+    let mut done = TableWrite::nothing_yet(t.format(), &t.table, read_version);
     for (path, p) in read {
         let name = path.display().to_string();
-        if p.table != t.url.as_str() {
+        if p.table != t.identity() {
             return Err(part::bad(
                 &name,
-                format!("it was written for the table {}, not {}", p.table, t.url),
+                format!(
+                    "it was written for the table {}, not {}",
+                    p.table,
+                    t.identity()
+                ),
             ));
         }
         if p.about != about {
@@ -281,15 +319,68 @@ pub async fn commit_parts(arg: &str, parts: &[PathBuf]) -> Result<TableWrite, Er
     if written.is_empty() {
         return Ok(done);
     }
-    let base = delta_commit::base(&t.root, &t.table, &t.url).await?;
+    let base = t.base().await?;
     t.commit(base, written, &about, done).await
 }
 
-/// A Delta table being written.
-struct Delta {
+/// A table being written.
+struct Table {
     root: StoreRoot,
+    /// The table's folder (Delta) or its current metadata file when opened (Iceberg).
     url: Url,
     table: String,
+    /// Where an Iceberg table's current metadata is named; `None`: a Delta table.
+    pointer: Option<Pointer>,
+}
+
+/// The snapshot a write is based on.
+enum Base {
+    Delta(delta_commit::Base),
+    Iceberg(Box<iceberg_commit::Base>),
+}
+
+impl Base {
+    fn version(&self) -> i64 {
+        match self {
+            Base::Delta(b) => i64::try_from(b.version).unwrap_or(i64::MAX),
+            Base::Iceberg(b) => b.version,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Base::Delta(b) => b.files.len(),
+            Base::Iceberg(b) => b.files.len(),
+        }
+    }
+
+    /// File `i`'s path as the log or manifest writes it, its size, and why it is kept as it
+    /// is when it must be.
+    fn file_at(&self, i: usize) -> (&str, i64, Option<&str>) {
+        match self {
+            Base::Delta(b) => (&b.files[i].path, b.files[i].size, None),
+            Base::Iceberg(b) => {
+                let f = &b.files[i];
+                (&f.path, f.size, f.keep.as_deref())
+            }
+        }
+    }
+
+    /// Whether the snapshot names a live file at `path`.
+    fn names(&self, path: &str) -> bool {
+        match self {
+            Base::Delta(b) => b.file(path).is_some(),
+            Base::Iceberg(b) => b.file(path).is_some(),
+        }
+    }
+
+    /// Whether the file at `path` is live and may still be swapped.
+    fn swappable(&self, path: &str) -> bool {
+        match self {
+            Base::Delta(b) => b.file(path).is_some(),
+            Base::Iceberg(b) => b.file(path).is_some_and(|f| f.keep.is_none()),
+        }
+    }
 }
 
 /// What became of one file: copied, kept (with the bytes read to find out), or not begun
@@ -310,15 +401,15 @@ struct Written {
 
 /// What a write is based on: the snapshot, the rewrite with its columns as files name them.
 struct Plan {
-    base: delta_commit::Base,
+    base: Base,
     rewrite: Rewrite,
     /// Each column: (table's name, files' name).
     names: Vec<(String, String)>,
 }
 
 impl Plan {
-    fn report(&self, t: &Delta) -> TableWrite {
-        TableWrite::nothing_yet(&t.table, self.base.version)
+    fn report(&self, t: &Table) -> TableWrite {
+        TableWrite::nothing_yet(t.format(), &t.table, self.base.version())
     }
 
     fn about(&self) -> About {
@@ -329,49 +420,134 @@ impl Plan {
     }
 }
 
-impl Delta {
-    /// The table at `arg`, refused as [`write_table`] says when it is none we write.
-    async fn open(arg: &str) -> Result<Delta, Error> {
-        match super::detect(arg).await? {
-            None => Err(LakeError::NotATable {
+impl Table {
+    /// The table `at` names, refused as [`write_table`] says when it is none we write.
+    async fn open(at: &TableAt) -> Result<Table, Error> {
+        let root_for = |location: &str| match object::is_remote_url(location) {
+            true => StoreRoot::for_url(location),
+            false => Ok(StoreRoot::local()),
+        };
+        let arg = match at {
+            TableAt::Catalog { catalog, table } => {
+                if !super::catalog::is_sql(catalog) {
+                    return Err(LakeError::WriteRefused {
+                        format: "Iceberg",
+                        table: table.clone(),
+                        reason: format!(
+                            "commits go through SQL catalogs in SQLite (sqlite:///PATH) only; \
+                             {} is not one (REST catalog commits are not written yet)",
+                            catalog.uri
+                        ),
+                    }
+                    .into());
+                }
+                let location = super::catalog::current(catalog, table).await?;
+                let url = match location.starts_with('/') {
+                    true => Url::from_file_path(&location).ok(),
+                    false => Url::parse(&location).ok(),
+                }
+                .ok_or_else(|| LakeError::BadLocation {
+                    location: location.clone(),
+                })?;
+                return Ok(Table {
+                    root: root_for(&location)?,
+                    url,
+                    table: table.clone(),
+                    pointer: Some(Pointer::Sql {
+                        catalog: catalog.clone(),
+                        table: table.clone(),
+                    }),
+                });
+            }
+            TableAt::Path(arg) => arg,
+        };
+        let format = super::detect(arg)
+            .await?
+            .ok_or_else(|| LakeError::NotATable {
                 path: arg.to_string(),
+            })?;
+        let url = location::table_url(arg)?;
+        let pointer = match (format, url.path().ends_with('/')) {
+            (Format::Delta, _) => None,
+            (Format::Iceberg, true) => Some(Pointer::Folder(url.clone())),
+            (Format::Iceberg, false) => {
+                return Err(LakeError::WriteRefused {
+                    format: "Iceberg",
+                    table: arg.to_string(),
+                    reason: "a metadata file names one version of the table, not where its \
+                             current one is kept: give the table's folder, or its catalog \
+                             (--catalog URI NAMESPACE.TABLE)"
+                        .to_string(),
+                }
+                .into())
             }
-            .into()),
-            Some(Format::Iceberg) => Err(LakeError::WriteRefused {
-                format: "Iceberg",
-                table: arg.to_string(),
-                reason: "commits to Iceberg tables (a `replace` snapshot through the catalog) \
-                         are not written yet; write a copy with `sbbf add FILE -o NEW` and \
-                         commit it with the table's own tools"
-                    .to_string(),
-            }
-            .into()),
-            Some(Format::Delta) => Ok(Delta {
-                root: match object::is_remote_url(arg) {
-                    true => StoreRoot::for_url(arg)?,
-                    false => StoreRoot::local(),
-                },
-                url: location::table_url(arg)?,
-                table: arg.to_string(),
-            }),
+        };
+        Ok(Table {
+            root: root_for(arg)?,
+            url,
+            table: arg.to_string(),
+            pointer,
+        })
+    }
+
+    /// What names the table in a part: its URL, or a catalog's table by the catalog and its
+    /// identifier (its metadata file changes with every commit).
+    fn identity(&self) -> String {
+        match &self.pointer {
+            Some(Pointer::Sql { catalog, table }) => format!("{} {table}", catalog.uri),
+            _ => self.url.to_string(),
         }
+    }
+
+    /// The table as the reader takes it: a catalog's table by its metadata file.
+    fn read_arg(&self) -> String {
+        match (&self.pointer, self.url.to_file_path()) {
+            (Some(Pointer::Sql { .. }), Ok(p)) => p.display().to_string(),
+            (Some(Pointer::Sql { .. }), Err(_)) => self.url.to_string(),
+            _ => self.table.clone(),
+        }
+    }
+
+    fn format(&self) -> Format {
+        match self.pointer {
+            Some(_) => Format::Iceberg,
+            None => Format::Delta,
+        }
+    }
+
+    /// The latest snapshot, for a commit.
+    async fn base(&self) -> Result<Base, Error> {
+        Ok(match &self.pointer {
+            None => Base::Delta(delta_commit::base(&self.root, &self.table, &self.url).await?),
+            Some(p) => Base::Iceberg(Box::new(
+                iceberg_commit::base(&self.root, p, &self.table).await?,
+            )),
+        })
     }
 
     /// Reads the latest snapshot and names `rewrite`'s columns as its files do.
     async fn plan(&self, rewrite: &Rewrite) -> Result<Plan, Error> {
-        let base = delta_commit::base(&self.root, &self.table, &self.url).await?;
-        let lake = super::LakeOptions {
-            as_of: Some(super::AsOf::Version(
-                i64::try_from(base.version).unwrap_or(i64::MAX),
-            )),
-            as_directory: false,
+        let base = self.base().await?;
+        let snap = match &base {
+            Base::Delta(_) => {
+                let lake = super::LakeOptions {
+                    as_of: Some(super::AsOf::Version(base.version())),
+                    as_directory: false,
+                };
+                super::snapshot(&self.table, &lake).await?
+            }
+            // The metadata file the base was read from, at its snapshot.
+            Base::Iceberg(_) => {
+                let lake = super::LakeOptions {
+                    as_of: (base.version() >= 0).then_some(super::AsOf::Version(base.version())),
+                    as_directory: false,
+                };
+                super::snapshot(&self.read_arg(), &lake).await?
+            }
         };
-        let snap =
-            super::snapshot(&self.table, &lake)
-                .await?
-                .ok_or_else(|| LakeError::NotATable {
-                    path: self.table.clone(),
-                })?;
+        let snap = snap.ok_or_else(|| LakeError::NotATable {
+            path: self.table.clone(),
+        })?;
         let (rewrite, names) = in_file_names(rewrite, &snap)?;
         Ok(Plan {
             base,
@@ -382,7 +558,7 @@ impl Delta {
 
     /// The index in `base` of the file `name` names: its path as the log writes it, a path
     /// below the table's root, or its URL (a local table's: its absolute path too).
-    fn find(&self, base: &delta_commit::Base, name: &str) -> Option<usize> {
+    fn find(&self, base: &Base, name: &str) -> Option<usize> {
         // As `sbbf inspect TABLE` names them: the table as given, then the path below it.
         let folder = format!("{}/", super::table_folder(&self.table));
         let name = name.strip_prefix(folder.as_str()).unwrap_or(name);
@@ -394,9 +570,10 @@ impl Delta {
         } else {
             self.url.join(name).ok()?
         };
-        base.files
-            .iter()
-            .position(|f| f.path == name || self.url.join(&f.path).is_ok_and(|u| u == url))
+        (0..base.len()).find(|&i| {
+            let path = base.file_at(i).0;
+            path == name || self.url.join(path).is_ok_and(|u| u == url)
+        })
     }
 
     /// Writes the copies of the files of `plan` (those at `only`, or all) that need one,
@@ -415,7 +592,7 @@ impl Delta {
         })?;
         let chosen: Vec<usize> = match only {
             Some(c) => c.to_vec(),
-            None => (0..plan.base.files.len()).collect(),
+            None => (0..plan.base.len()).collect(),
         };
         let total = chosen.len();
         let stop = std::sync::atomic::AtomicBool::new(false);
@@ -427,7 +604,7 @@ impl Delta {
                 }
                 let scratch = scratch_dir.join(n.to_string());
                 let got = self
-                    .copy(&plan.base.files[i], &plan.rewrite, &plan.names, &scratch)
+                    .copy(&plan.base, i, &plan.rewrite, &plan.names, &scratch)
                     .await;
                 if got.is_err() {
                     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -460,10 +637,7 @@ impl Delta {
         }
         // The log's order, whatever order the copies finished in.
         written.sort_by_key(|w| {
-            plan.base
-                .files
-                .iter()
-                .position(|f| f.path == w.swap.old_path)
+            (0..plan.base.len()).position(|i| plan.base.file_at(i).0 == w.swap.old_path)
         });
         Ok(written)
     }
@@ -472,7 +646,7 @@ impl Delta {
     /// value of its column), on a store more (each waits on its download and upload).
     fn concurrency(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        match object::is_remote_url(&self.table) {
+        match object::is_remote_url(self.url.as_str()) {
             true => (cores * 4).clamp(8, 32),
             false => cores.clamp(1, 8),
         }
@@ -482,7 +656,7 @@ impl Delta {
     /// first).
     async fn commit(
         &self,
-        mut base: delta_commit::Base,
+        mut base: Base,
         mut written: Vec<Written>,
         about: &About,
         mut done: TableWrite,
@@ -492,17 +666,21 @@ impl Delta {
         }
         loop {
             done.tries += 1;
-            let swaps: Vec<Swap> = written.iter().map(|w| w.swap.clone()).collect();
-            let (entry, gone) = delta_commit::entry(&base, &swaps, about, now_ms());
+            // The originals no longer current (removed by another writer, or since named by
+            // position deletes): left out, their copies withdrawn.
+            let gone: Vec<String> = written
+                .iter()
+                .filter(|w| !base.swappable(&w.swap.old_path))
+                .map(|w| w.swap.old_path.clone())
+                .collect();
             if !gone.is_empty() {
                 let (left, out): (Vec<Written>, Vec<Written>) = written
                     .into_iter()
                     .partition(|w| !gone.contains(&w.swap.old_path));
                 // A copy the table names already (the same parts committed before) is the
                 // table's now: never deleted, only said.
-                let (live, dead): (Vec<Written>, Vec<Written>) = out
-                    .into_iter()
-                    .partition(|w| base.file(&w.swap.new_path).is_some());
+                let (live, dead): (Vec<Written>, Vec<Written>) =
+                    out.into_iter().partition(|w| base.names(&w.swap.new_path));
                 done.kept.extend(live.into_iter().map(|w| KeptFile {
                     url: w.from,
                     why: format!("its copy {} is committed already", w.to),
@@ -514,15 +692,37 @@ impl Delta {
                     return Ok(done);
                 }
             }
-            let next = base.version + 1;
-            if delta_commit::put_entry(&self.root, &self.url, next, entry).await? {
-                done.committed_version = Some(i64::try_from(next).unwrap_or(i64::MAX));
+            let swaps: Vec<Swap> = written.iter().map(|w| w.swap.clone()).collect();
+            let won = match (&base, &self.pointer) {
+                (Base::Delta(b), _) => {
+                    let (entry, _) = delta_commit::entry(b, &swaps, about, now_ms());
+                    let next = b.version + 1;
+                    delta_commit::put_entry(&self.root, &self.url, next, entry)
+                        .await?
+                        .then(|| i64::try_from(next).unwrap_or(i64::MAX))
+                }
+                (Base::Iceberg(b), Some(p)) => {
+                    let attempt = iceberg_commit::Attempt {
+                        root: &self.root,
+                        pointer: p,
+                        table: &self.table,
+                        base: b,
+                        swaps: &swaps,
+                        about,
+                        now_ms: now_ms(),
+                    };
+                    iceberg_commit::commit(&attempt).await?
+                }
+                (Base::Iceberg(_), None) => None,
+            };
+            if let Some(v) = won {
+                done.committed_version = Some(v);
                 break;
             }
             if done.tries >= TRIES {
                 self.withdraw(written.iter().map(|w| &w.to)).await;
                 return Err(LakeError::Contended {
-                    format: "Delta",
+                    format: self.format().name(),
                     table: self.table.clone(),
                     tries: done.tries,
                 }
@@ -532,7 +732,7 @@ impl Delta {
             // now (its files' deletion vectors and tags as they are now).
             // Unread, the table may name a copy already (parts committed before): none is
             // deleted then; one left unnamed is the table's VACUUM's to remove.
-            base = delta_commit::base(&self.root, &self.table, &self.url).await?;
+            base = self.base().await?;
         }
         done.record(written);
         Ok(done)
@@ -549,21 +749,29 @@ impl Delta {
                     p.rsplit_once('/')
                         .map_or(String::new(), |(d, _)| d.to_string())
                 };
-                let safe = !w.swap.new_path.contains("://")
-                    && !w.swap.new_path.starts_with('/')
-                    && !w.swap.new_path.split('/').any(|s| s == ".." || s == ".")
-                    && folder(&w.swap.new_path) == folder(&w.swap.old_path)
-                    && self
-                        .url
-                        .join(&w.swap.new_path)
-                        .is_ok_and(|u| u.as_str() == w.to);
+                let beside = !w.swap.new_path.split('/').any(|s| s == ".." || s == ".")
+                    && folder(&w.swap.new_path) == folder(&w.swap.old_path);
+                // Delta's log names files below the table's folder; Iceberg's manifests by
+                // their whole locations.
+                let safe = beside
+                    && match self.pointer {
+                        None => {
+                            !w.swap.new_path.contains("://")
+                                && !w.swap.new_path.starts_with('/')
+                                && self
+                                    .url
+                                    .join(&w.swap.new_path)
+                                    .is_ok_and(|u| u.as_str() == w.to)
+                        }
+                        Some(_) => copy_url(&w.swap.new_path).is_some_and(|u| u == w.to),
+                    };
                 if !safe {
                     return Err(format!(
                         "the copy {} of {} does not lie beside it",
                         w.swap.new_path, w.swap.old_path
                     ));
                 }
-                let size = match object::is_remote_url(&self.table) {
+                let size = match object::is_remote_url(&w.to) {
                     true => {
                         let path = self.root.path_of(&w.to).map_err(|e| e.to_string())?;
                         store
@@ -600,51 +808,73 @@ impl Delta {
     /// in `scratch`, a folder of its own), or says why it needs none.
     async fn copy(
         &self,
-        f: &delta_commit::LiveFile,
+        base: &Base,
+        i: usize,
         rewrite: &Rewrite,
         names: &[(String, String)],
         scratch: &Path,
     ) -> Result<Outcome, Error> {
-        let from = self
-            .url
-            .join(&f.path)
-            .map_err(|_| LakeError::BadLocation {
-                location: f.path.clone(),
-            })?
-            .to_string();
-        // A file of another table (a shallow clone's) is not copied into that table's folder.
-        if f.path.contains("://") || f.path.starts_with('/') {
-            let why = "it lies outside the table's folder".to_string();
+        let (path, size, keep) = base.file_at(i);
+        let bad = |location: &str| LakeError::BadLocation {
+            location: location.to_string(),
+        };
+        let (from, new_path, to) = match self.pointer {
+            None => {
+                let from = self.url.join(path).map_err(|_| bad(path))?.to_string();
+                // A file of another table (a shallow clone's) is not copied into that
+                // table's folder.
+                if path.contains("://") || path.starts_with('/') {
+                    let why = "it lies outside the table's folder".to_string();
+                    return Ok(Outcome::Kept(KeptFile { url: from, why }, 0));
+                }
+                let (dir, name) = match path.rsplit_once('/') {
+                    Some((d, n)) => (format!("{d}/"), n),
+                    None => (String::new(), path),
+                };
+                let new_path = format!("{dir}{}", copy_name(name));
+                let to = self
+                    .url
+                    .join(&new_path)
+                    .map_err(|_| bad(&new_path))?
+                    .to_string();
+                (from, new_path, to)
+            }
+            // Manifests name data files by their whole locations: the copy's is its
+            // original's with another last segment.
+            Some(_) => {
+                let from = copy_url(path).ok_or_else(|| bad(path))?;
+                let name = path.rsplit('/').next().unwrap_or(path);
+                let new_path = iceberg_commit::copy_location(path, &copy_name(name));
+                let to = copy_url(&new_path).ok_or_else(|| bad(&new_path))?;
+                (from, new_path, to)
+            }
+        };
+        if let Some(why) = keep {
+            let why = why.to_string();
             return Ok(Outcome::Kept(KeptFile { url: from, why }, 0));
         }
-        let (dir, name) = match f.path.rsplit_once('/') {
-            Some((d, n)) => (format!("{d}/"), n),
-            None => (String::new(), f.path.as_str()),
-        };
-        let new_path = format!("{dir}{}", copy_name(name));
-        let to = self
-            .url
-            .join(&new_path)
-            .map_err(|_| LakeError::BadLocation {
-                location: new_path.clone(),
-            })?
-            .to_string();
-        let local = !object::is_remote_url(&self.table);
+        let local = !object::is_remote_url(&from);
         let input = match local {
             true => location::local_path(&from)?,
             false => self.download(&from, scratch).await?,
         };
-        let expected = u64::try_from(f.size).unwrap_or(0);
+        let expected = u64::try_from(size).unwrap_or(0);
         let held = std::fs::metadata(&input)
             .map_err(|_| self.missing(&from))?
             .len();
         if held != expected {
-            return Err(LakeError::Delta {
-                table: self.table.clone(),
-                source: format!(
-                    "the log records {expected} bytes for {from}, and storage holds {held}"
-                )
-                .into(),
+            let reason =
+                format!("the table records {expected} bytes for {from}, and storage holds {held}");
+            return Err(match self.pointer {
+                None => LakeError::Delta {
+                    table: self.table.clone(),
+                    source: reason.into(),
+                },
+                Some(_) => LakeError::Iceberg {
+                    table: self.table.clone(),
+                    reason,
+                    source: None,
+                },
             }
             .into());
         }
@@ -684,7 +914,7 @@ impl Delta {
         };
         let written = Written {
             swap: Swap {
-                old_path: f.path.clone(),
+                old_path: path.to_string(),
                 new_path,
                 new_size: report.output_len,
                 new_mtime_ms: mtime,
@@ -698,7 +928,7 @@ impl Delta {
 
     fn missing(&self, file: &str) -> Error {
         LakeError::MissingFile {
-            format: "Delta",
+            format: self.format().name(),
             table: self.table.clone(),
             file: file.to_string(),
         }
@@ -809,7 +1039,7 @@ impl Delta {
     async fn withdraw<'a>(&self, urls: impl Iterator<Item = &'a String>) {
         let store = self.root.store();
         for url in urls {
-            match object::is_remote_url(&self.table) {
+            match object::is_remote_url(url) {
                 true => {
                     if let Ok(p) = self.root.path_of(url) {
                         let _ = store.delete(&p).await;
@@ -823,6 +1053,11 @@ impl Delta {
             }
         }
     }
+}
+
+/// The URL a copy at the Iceberg location `location` is read and written at.
+fn copy_url(location: &str) -> Option<String> {
+    iceberg_commit::location_to_url(location)
 }
 
 /// The rewrite with its columns named as the data files name them, and each pair (table's
@@ -1070,10 +1305,11 @@ mod tests {
         use object_store::memory::InMemory;
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
         let base = Url::parse("s3://b/t/").unwrap();
-        let t = Delta {
+        let t = Table {
             root: StoreRoot::with_store(Arc::clone(&store), Url::parse("s3://b/").unwrap()),
             url: base.clone(),
             table: "s3://b/t/".into(),
+            pointer: None,
         };
         let dir = tempfile::tempdir().unwrap();
         for len in [1000, WHOLE_PUT * 2 + 12_345] {

@@ -160,7 +160,7 @@ impl<'a> Record<'a> {
 /// reserve 28 GB for their values and abort the process. Iceberg writers keep blocks far
 /// smaller (Java flushes every 64 kB, pyiceberg writes a block per entry), and 16 Mi items
 /// reserve under 1 GB of address space, which is not touched before the decoding fails.
-const AVRO_MAX_ALLOCATION: usize = 16 << 20;
+pub(super) const AVRO_MAX_ALLOCATION: usize = 16 << 20;
 
 /// Calls `each` with every record of the Avro file `bytes` (`file` names it in messages).
 fn for_each_record(

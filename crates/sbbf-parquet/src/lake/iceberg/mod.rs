@@ -7,6 +7,7 @@
 //! fields, `manifest` the Avro records, `partition` how partition values become text and
 //! `plan` which deletes apply to which data files.
 
+pub(crate) mod commit;
 mod container;
 pub(crate) mod equality;
 mod manifest;

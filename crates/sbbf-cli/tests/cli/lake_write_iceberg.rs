@@ -1,0 +1,412 @@
+//! `sbbf add TABLE` on Iceberg tables: one `replace` snapshot through the table's catalog
+//! (pyiceberg's SqlCatalog in SQLite) or its folder (`vN.metadata.json`), read back with
+//! pyiceberg 0.12 (`tools/.venv`): the same rows as the snapshot before, every current data
+//! file a copy with the filter, the old snapshot still readable, pyiceberg able to commit after
+//! us. The tables are written fresh by pyiceberg for each test (`tools/gen/lake_tables.py`).
+
+use crate::common::{sbbf, text};
+use crate::lake::venv_json;
+use serde_json::Value;
+use std::path::Path;
+
+/// Writes the Iceberg test tables of `tools/gen/lake_tables.py` (ice_basic, ice_partitioned,
+/// ice_renamed, ice_posdeletes, ice_eqdeletes) into the folder argv[1], their catalog
+/// `catalog.db` beside them; prints the rows the equality-delete table reads as (by the
+/// spec's rule, computed by the generator).
+const WRITE_TABLES: &str = r#"
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+import lake_tables
+from pyiceberg.catalog.sql import SqlCatalog
+root = Path(sys.argv[1])
+lake_tables.make_iceberg(root)
+cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+eq = lake_tables.make_iceberg_eqdeletes(cat)
+print(json.dumps({"eq_rows": len(eq["rows"])}))
+"#;
+
+/// What pyiceberg reads of table argv[2] of the catalog in argv[1] (or, with argv[3], of the
+/// metadata file it names): the current snapshot against its parent.
+const PYICEBERG_READS: &str = r#"
+import json, sys
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import StaticTable
+root, ident = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:
+    t = StaticTable.from_metadata(sys.argv[3])
+else:
+    t = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}").load_table(ident)
+s = t.current_snapshot()
+def rows(snapshot_id):
+    got = t.scan(snapshot_id=snapshot_id).to_arrow()
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in got.to_pylist())
+scan = "eqdeletes" not in ident
+print(json.dumps({
+    "snapshot": s.snapshot_id,
+    "parent": s.parent_snapshot_id,
+    "operation": s.summary.operation.value,
+    "same_rows": rows(s.snapshot_id) == rows(s.parent_snapshot_id) if scan else None,
+    "rows": len(rows(s.snapshot_id)) if scan else None,
+    "files": sorted(r["file_path"] for r in t.inspect.files().to_pylist() if r["content"] == 0),
+    "added_sequence_numbers": sorted(r["sequence_number"] for r in t.inspect.entries().to_pylist() if r["status"] == 1),
+}))
+"#;
+
+/// Appends ids 5000..5009 to table argv[2] with pyiceberg; the rows it then reads.
+const PYICEBERG_APPENDS: &str = r#"
+import json, sys
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+root, ident = sys.argv[1], sys.argv[2]
+t = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}").load_table(ident)
+ids = list(range(5000, 5010))
+t.append(pa.table({"id": pa.array(ids, pa.int64()), "s": [f"s{i}" for i in ids]}))
+print(json.dumps({"rows": t.scan().to_arrow().num_rows, "operation": t.current_snapshot().summary.operation.value}))
+"#;
+
+/// The tables, written by pyiceberg into a fresh folder; the rows ice_eqdeletes reads as.
+fn tables() -> (tempfile::TempDir, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/gen");
+    let made = venv_json(
+        WRITE_TABLES,
+        &[dir.path().to_str().unwrap(), gen.to_str().unwrap()],
+    );
+    (dir, made["eq_rows"].as_i64().unwrap())
+}
+
+fn catalog(root: &Path) -> String {
+    format!("sqlite://{}/catalog.db", root.display())
+}
+
+/// Whether every row group of the file at `uri` has a filter for the column with Iceberg
+/// field id `id`.
+fn has_filter(uri: &str, id: i64) -> bool {
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    let pq = sbbf_parquet::ParquetFile::open(std::fs::File::open(path).unwrap()).unwrap();
+    let column = sbbf_parquet::read::file::by_field_id(id, None);
+    let c = pq.column_index(&column).unwrap();
+    pq.filter_locations(c).iter().all(|l| l.offset.is_some())
+}
+
+/// `sbbf add --catalog .. ns.NAME -c COLUMN --format json`: its report.
+fn add(root: &Path, name: &str, column: &str) -> Value {
+    let ident = format!("ns.{name}");
+    let cat = catalog(root);
+    let out = sbbf(&[
+        "add",
+        "--catalog",
+        &cat,
+        &ident,
+        "-c",
+        column,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_str(text(&out.stdout).trim()).unwrap()
+}
+
+#[test]
+fn iceberg_tables_get_filters_through_one_replace_snapshot() {
+    let (dir, eq_rows) = tables();
+    let root = dir.path();
+    let r = root.to_str().unwrap();
+    // (table, column by its current name, its field id)
+    for (name, column, id) in [
+        ("ice_basic", "s", 2),
+        ("ice_partitioned", "s", 2),
+        // `s` was renamed `name` after the first file was written: found by field id.
+        ("ice_renamed", "name", 2),
+    ] {
+        let ours = add(root, name, column);
+        assert_eq!(ours["format"], "iceberg", "{ours}");
+        let theirs = venv_json(PYICEBERG_READS, &[r, &format!("ns.{name}")]);
+        assert_eq!(
+            ours["committed_version"], theirs["snapshot"],
+            "{name}: {ours}"
+        );
+        assert_eq!(ours["read_version"], theirs["parent"], "{name}: {ours}");
+        assert_eq!(theirs["operation"], "replace", "{name}: {theirs}");
+        assert_eq!(theirs["same_rows"], true, "{name}: {theirs}");
+        let files = theirs["files"].as_array().unwrap();
+        assert_eq!(
+            files.len(),
+            ours["swapped"].as_array().unwrap().len(),
+            "{name}"
+        );
+        for f in files {
+            let f = f.as_str().unwrap();
+            assert!(f.contains("-sbbf-"), "{name}: {f}");
+            assert!(has_filter(f, id), "{name}: {f} lacks field {id}");
+        }
+        // A second run finds nothing to do.
+        let again = add(root, name, column);
+        assert_eq!(again["committed_version"], Value::Null, "{name}: {again}");
+    }
+    // ice_basic's sequence numbers: three appends and a delete (4), the swap is 5; the
+    // copies carry 2, 3 and 4.
+    let basic = venv_json(PYICEBERG_READS, &[r, "ns.ice_basic"]);
+    assert!(
+        basic["added_sequence_numbers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.as_i64().unwrap() <= 4),
+        "{basic}"
+    );
+    // pyiceberg commits after our snapshot, and reads every row.
+    let appended = venv_json(PYICEBERG_APPENDS, &[r, "ns.ice_basic"]);
+    assert_eq!(appended["rows"], 2510, "{appended}");
+
+    // Position deletes name their data files by path: those files are kept, and said why.
+    let ours = add(root, "ice_posdeletes", "s");
+    assert_eq!(ours["committed_version"], Value::Null, "{ours}");
+    let kept = ours["kept"].as_array().unwrap();
+    assert_eq!(kept.len(), 2, "{ours}");
+    assert!(kept
+        .iter()
+        .all(|k| k["why"].as_str().unwrap().contains("position deletes")));
+
+    // Equality deletes apply by sequence number: the copies keep their originals', so the
+    // deletes still apply to them (pyiceberg reads no equality deletes; the count is the
+    // generator's, by the spec's rule).
+    let ours = add(root, "ice_eqdeletes", "s");
+    assert!(ours["committed_version"].is_i64(), "{ours}");
+    let theirs = venv_json(PYICEBERG_READS, &[r, "ns.ice_eqdeletes"]);
+    assert_eq!(theirs["operation"], "replace");
+    let cat = catalog(root);
+    let out = sbbf(&[
+        "query",
+        "--catalog",
+        &cat,
+        "ns.ice_eqdeletes",
+        "SELECT count(*) AS n FROM t",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(row["n"], eq_rows, "{row}");
+}
+
+#[test]
+fn a_folder_table_commits_its_next_metadata_file_and_hint() {
+    let (dir, _) = tables();
+    let table = dir.path().join("ns/ice_partitioned");
+    let meta = table.join("metadata");
+    // A file-system table: the current metadata as v1.metadata.json and a hint naming it.
+    let newest = std::fs::read_dir(&meta)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .max()
+        .unwrap();
+    std::fs::copy(&newest, meta.join("v1.metadata.json")).unwrap();
+    std::fs::write(meta.join("version-hint.text"), "1").unwrap();
+    let arg = table.to_str().unwrap();
+    let out = sbbf(&["add", arg, "-c", "s", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ours: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(meta.join("version-hint.text")).unwrap(),
+        "2"
+    );
+    let v2 = meta.join("v2.metadata.json");
+    let r = dir.path().to_str().unwrap();
+    let theirs = venv_json(
+        PYICEBERG_READS,
+        &[r, "ns.ice_partitioned", v2.to_str().unwrap()],
+    );
+    assert_eq!(ours["committed_version"], theirs["snapshot"], "{ours}");
+    assert_eq!(theirs["same_rows"], true, "{theirs}");
+    assert_eq!(theirs["files"].as_array().unwrap().len(), 6, "{theirs}");
+    // We read it back as pyiceberg does: every file a copy, every row there.
+    let out = sbbf(&[
+        "query",
+        arg,
+        "SELECT count(*) AS n FROM t",
+        "--format",
+        "json",
+    ]);
+    let row: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(row["n"], theirs["rows"], "{row}");
+}
+
+#[test]
+fn iceberg_tables_that_cannot_be_committed_to_are_refused() {
+    let (dir, _) = tables();
+    let root = dir.path();
+    // A folder whose metadata files a catalog names: its catalog is the authority.
+    let folder = root.join("ns/ice_basic");
+    let out = sbbf(&["add", folder.to_str().unwrap(), "-c", "s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--catalog"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A REST catalog: commits through it are not written yet.
+    let out = sbbf(&[
+        "add",
+        "--catalog",
+        "http://127.0.0.1:9/",
+        "ns.ice_basic",
+        "-c",
+        "s",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("REST"), "{}", text(&out.stderr));
+    // Nothing was written to the table's folders.
+    let copies = walk(root)
+        .into_iter()
+        .filter(|p| p.contains("-sbbf-"))
+        .count();
+    assert_eq!(copies, 0);
+}
+
+fn walk(p: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path.display().to_string());
+        }
+    }
+    out
+}
+
+/// Another writer commits while the copies are written (pyiceberg deletes the rows of one
+/// file, which removes it): our first commit finds the catalog moved, is made again on the new
+/// snapshot without that file, and its copy is deleted.
+#[test]
+fn a_commit_lost_to_another_iceberg_writer_is_made_again() {
+    const DELETES: &str = r#"
+import json, sys
+from pyiceberg.catalog.sql import SqlCatalog
+root = sys.argv[1]
+t = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}").load_table("ns.ice_basic")
+t.delete("id >= 2000")
+print(json.dumps({"rows": t.scan().to_arrow().num_rows}))
+"#;
+    let (dir, _) = tables();
+    let root = dir.path().to_path_buf();
+    let r = root.to_str().unwrap().to_string();
+    let at = sbbf_parquet::lake::backfill::TableAt::Catalog {
+        catalog: sbbf_parquet::lake::catalog::Catalog::new(&catalog(&root), None),
+        table: "ns.ice_basic".into(),
+    };
+    let add = sbbf_parquet::lake::backfill::Rewrite::Add(sbbf_parquet::write::AddOptions {
+        columns: vec!["s".into()],
+        fpp: 0.01,
+        ndv: None,
+        replace: false,
+    });
+    let mut once = false;
+    let mut progress = |done: usize, total: usize| {
+        if done == total && !once {
+            once = true;
+            let after = venv_json(DELETES, &[&r]);
+            assert_eq!(after["rows"], 1500, "{after}");
+        }
+    };
+    let done = sbbf_parquet::source::block_on(sbbf_parquet::lake::backfill::write_table(
+        at,
+        &add,
+        &mut progress,
+    ))
+    .unwrap()
+    .unwrap();
+    assert_eq!(done.tries, 2, "{done:?}");
+    assert_eq!(done.swapped.len(), 2, "{done:?}");
+    assert_eq!(done.withdrawn.len(), 1, "{done:?}");
+    let theirs = venv_json(PYICEBERG_READS, &[&r, "ns.ice_basic"]);
+    assert_eq!(theirs["operation"], "replace");
+    assert_eq!(theirs["same_rows"], true, "{theirs}");
+    assert_eq!(theirs["rows"], 1500);
+    // The withdrawn copy is gone; the two committed ones are the table's.
+    let copies: Vec<String> = walk(&root.join("ns/ice_basic/data"))
+        .into_iter()
+        .filter(|p| p.contains("-sbbf-"))
+        .collect();
+    assert_eq!(copies.len(), 2, "{copies:?}");
+}
+
+/// Workers write the copies of their shares of an Iceberg table and one `sbbf commit`
+/// commits them all through the catalog; the same parts again commit nothing.
+#[test]
+fn workers_parts_commit_to_an_iceberg_table_once() {
+    let (dir, _) = tables();
+    let root = dir.path();
+    let cat = catalog(root);
+    let out = sbbf(&[
+        "inspect",
+        "--catalog",
+        &cat,
+        "ns.ice_partitioned",
+        "--format",
+        "json",
+    ]);
+    let files: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            Some(
+                serde_json::from_str::<Value>(l)
+                    .ok()?
+                    .get("file")?
+                    .as_str()?
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(files.len(), 6);
+    let parts = root.join("parts");
+    for (i, share) in files.chunks(3).enumerate() {
+        let list = root.join(format!("share{i}.txt"));
+        std::fs::write(&list, share.join("\n")).unwrap();
+        let part = parts.join(format!("{i}.sbbfcopies"));
+        let out = sbbf(&[
+            "add",
+            "--catalog",
+            &cat,
+            "ns.ice_partitioned",
+            "-c",
+            "s",
+            "--files-from",
+            list.to_str().unwrap(),
+            "--part",
+            part.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let parts_arg = parts.to_str().unwrap();
+    let commit = || {
+        let out = sbbf(&[
+            "commit",
+            "--catalog",
+            &cat,
+            "ns.ice_partitioned",
+            parts_arg,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_str::<Value>(text(&out.stdout).trim()).unwrap()
+    };
+    let done = commit();
+    assert_eq!(done["swapped"].as_array().unwrap().len(), 6, "{done}");
+    let r = root.to_str().unwrap();
+    let theirs = venv_json(PYICEBERG_READS, &[r, "ns.ice_partitioned"]);
+    assert_eq!(done["committed_version"], theirs["snapshot"]);
+    assert_eq!(theirs["same_rows"], true, "{theirs}");
+    let again = commit();
+    assert_eq!(again["committed_version"], Value::Null, "{again}");
+    assert_eq!(again["withdrawn"].as_array().unwrap().len(), 0, "{again}");
+    assert_eq!(
+        venv_json(PYICEBERG_READS, &[r, "ns.ice_partitioned"])["files"],
+        theirs["files"]
+    );
+}

@@ -1,0 +1,888 @@
+//! New snapshots of an Iceberg table that swap data files for copies holding the same rows
+//! (the copies carry Bloom filters the originals lack), committed as the Iceberg spec says: a
+//! `replace` snapshot ("data and delete files were added and removed without changing table
+//! data"), its manifests and manifest list, a new metadata file, and the table's pointer moved
+//! to it only if it still points where it did (a folder table's next `vN.metadata.json` put
+//! only if absent; a SQL catalog's row updated only if unchanged). Of two writers racing, one
+//! wins and the other learns it.
+//!
+//! What is kept, file by file: a manifest holding none of the swapped files is named again as
+//! it is. One that holds some is written again, its own schema and metadata byte for byte,
+//! with the others EXISTING, the originals DELETED and the copies ADDED: a copy has its
+//! original's partition, metrics and split offsets (the filters are written after the data
+//! pages), and its original's data sequence number, explicitly, so that equality deletes
+//! older than the swap still apply to it (spec "Sequence Number Inheritance": data that
+//! logically belongs to an older sequence number carries it).
+//!
+//! A data file that position deletes or a deletion vector name is not swapped: they name it
+//! by its path, which a copy does not have. Format version 3 (row lineage) is refused.
+
+use super::super::delta_commit::{About, Swap};
+use super::super::{catalog, AsOf, Deletes, StoreRoot};
+use super::{container, get_named, plan::location_url, Context, FORMAT};
+use crate::lake::catalog::Catalog;
+use crate::{Error, LakeError};
+use apache_avro::schema::Schema;
+use apache_avro::types::Value;
+use object_store::{ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
+use serde_json::{json, Value as Json};
+use std::collections::HashMap;
+use url::Url;
+
+/// Where the table's current metadata file is named, and how a commit moves it.
+#[derive(Debug, Clone)]
+pub(crate) enum Pointer {
+    /// A table folder (URL ending in `/`) whose `metadata/` holds `vN.metadata.json` files
+    /// and `version-hint.text`.
+    Folder(Url),
+    /// A table of a SQL catalog, by its identifier.
+    Sql { catalog: Catalog, table: String },
+}
+
+/// One live data file of the base snapshot.
+#[derive(Debug, Clone)]
+pub(crate) struct LiveFile {
+    /// Its location as the manifest writes it.
+    pub(crate) path: String,
+    pub(crate) size: i64,
+    /// Why it is not swapped, when it is not (position deletes name it, it is no Parquet file).
+    pub(crate) keep: Option<String>,
+    /// Its manifest (index into [`Base::manifests`]) and entry there.
+    at: (usize, usize),
+}
+
+/// An Avro file as read: its metadata (byte for byte), its schema and its records.
+#[derive(Debug, Clone)]
+struct Avro {
+    meta: Vec<(String, Vec<u8>)>,
+    schema: Schema,
+    records: Vec<Value>,
+}
+
+/// A data manifest of the base snapshot.
+#[derive(Debug, Clone)]
+struct Manifest {
+    /// Its record's index in the manifest list.
+    record: usize,
+    avro: Avro,
+    /// The sequence number and snapshot id its entries inherit.
+    sequence_number: i64,
+    added_snapshot_id: i64,
+}
+
+/// The snapshot a commit is based on.
+#[derive(Debug, Clone)]
+pub(crate) struct Base {
+    /// The current snapshot's id (-1: none).
+    pub(crate) version: i64,
+    /// The current metadata file, as the pointer names it.
+    location: String,
+    metadata: Json,
+    format_version: i64,
+    list: Option<Avro>,
+    manifests: Vec<Manifest>,
+    /// Its live data files, in manifest order.
+    pub(crate) files: Vec<LiveFile>,
+}
+
+impl Base {
+    /// The live data file at `path`.
+    pub(crate) fn file(&self, path: &str) -> Option<&LiveFile> {
+        self.files.iter().find(|f| f.path == path)
+    }
+}
+
+fn refused(table: &str, reason: impl Into<String>) -> Error {
+    LakeError::WriteRefused {
+        format: FORMAT,
+        table: table.to_string(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+/// The URL of a location the table writes (a URL, or an absolute local path).
+fn url_of(location: &str, cx: &Context) -> Result<Url, Error> {
+    let parsed = match location.starts_with('/') {
+        true => Url::from_file_path(location).ok(),
+        false => Url::parse(&location_url(location)).ok(),
+    };
+    parsed.ok_or_else(|| cx.error(format!("`{location}` is not a location this reads")))
+}
+
+/// The current metadata file's location as the pointer names it, and its version number
+/// (`vN`, or the `NNNNN-` of a catalog's file).
+async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<(String, u64), Error> {
+    match pointer {
+        Pointer::Sql { catalog, table } => {
+            let location = catalog::current(catalog, table).await?;
+            let name = location.rsplit('/').next().unwrap_or(&location);
+            Ok((location.clone(), super::metadata_number(name).unwrap_or(0)))
+        }
+        Pointer::Folder(folder) => {
+            let cx = Context {
+                table: table.to_string(),
+            };
+            let dir = folder
+                .join("metadata/")
+                .map_err(|e| cx.error_from(format!("{folder} has no metadata folder URL"), e))?;
+            let (_, names) = root.list_dir(dir.as_str()).await?;
+            let plain = |n: &String| {
+                n.strip_prefix('v')
+                    .and_then(|n| n.strip_suffix(".metadata.json"))
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
+            let mut version = names.iter().filter_map(plain).max();
+            if names.iter().any(|n| n == super::HINT) {
+                let hint =
+                    get_named(root, &cx, &format!("{dir}{}", super::HINT), "version hint").await?;
+                let hint = String::from_utf8_lossy(&hint).trim().parse::<u64>().ok();
+                // The hint may lag (it is written after the metadata file): the newest wins.
+                version =
+                    version.max(hint.filter(|v| names.contains(&format!("v{v}.metadata.json"))));
+            }
+            match version {
+                Some(v) => Ok((format!("{dir}v{v}.metadata.json"), v)),
+                None if names.iter().any(|n| n.ends_with(".metadata.json")) => Err(refused(
+                    table,
+                    "its metadata files are named as a catalog names them (NNNNN-<uuid>.metadata.json): \
+                     its catalog is the authority on which is current, so commit through it \
+                     (--catalog URI NAMESPACE.TABLE)",
+                )),
+                None => Err(cx.error(format!("{dir} holds no metadata file"))),
+            }
+        }
+    }
+}
+
+/// Reads the current snapshot of the table behind `pointer` (`table`: as the user named
+/// it) for a commit; refused, with the reason, where this module cannot commit.
+pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<Base, Error> {
+    let (location, _) = current(root, pointer, table).await?;
+    let cx = Context {
+        table: location.clone(),
+    };
+    let url = url_of(&location, &cx)?;
+    let bytes = get_named(root, &cx, url.as_str(), "metadata file").await?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err(refused(table, "its metadata file is gzip-compressed"));
+    }
+    let metadata: Json = serde_json::from_slice(&bytes)
+        .map_err(|e| cx.error_from(format!("{location} is not a metadata file"), e))?;
+    let format_version = metadata["format-version"].as_i64().unwrap_or(0);
+    if !(1..=2).contains(&format_version) {
+        return Err(refused(
+            table,
+            format!(
+                "format version {format_version}: only versions 1 and 2 are committed to here \
+                 (version 3's row lineage and deletion vectors are not carried over yet)"
+            ),
+        ));
+    }
+    if metadata["encryption-keys"]
+        .as_array()
+        .is_some_and(|k| !k.is_empty())
+    {
+        return Err(refused(table, "it is encrypted"));
+    }
+    let mut base = Base {
+        version: -1,
+        location,
+        metadata,
+        format_version,
+        list: None,
+        manifests: Vec::new(),
+        files: Vec::new(),
+    };
+    let id = match base.metadata["current-snapshot-id"].as_i64() {
+        Some(id) if id >= 0 => id,
+        _ => return Ok(base),
+    };
+    let snapshot = snapshot_json(&base.metadata, id).ok_or_else(|| {
+        cx.error(format!(
+            "the current snapshot {id} is not among its snapshots"
+        ))
+    })?;
+    let Some(list_location) = snapshot["manifest-list"].as_str().map(str::to_string) else {
+        return Err(refused(
+            table,
+            "its current snapshot names its manifests without a manifest list (format version 1's \
+             older form)",
+        ));
+    };
+    base.version = id;
+    let list_file = format!("manifest list {list_location}");
+    let list_url = url_of(&list_location, &cx)?;
+    let list = read_avro(
+        &get_named(root, &cx, list_url.as_str(), "manifest list").await?,
+        &cx,
+        &list_file,
+    )?;
+    for (i, record) in list.records.iter().enumerate() {
+        if long(record, "content").unwrap_or(0) != 0 {
+            continue;
+        }
+        let path = string(record, "manifest_path")
+            .ok_or_else(|| cx.error(format!("{list_file}: a manifest without manifest_path")))?;
+        let file = format!("manifest {path}");
+        let bytes = get_named(root, &cx, url_of(&path, &cx)?.as_str(), "data manifest").await?;
+        let avro = read_avro(&bytes, &cx, &file)?;
+        let m = Manifest {
+            record: i,
+            sequence_number: long(record, "sequence_number").unwrap_or(0),
+            added_snapshot_id: long(record, "added_snapshot_id").unwrap_or(id),
+            avro,
+        };
+        if format_version >= 2 && !has_field(&m.avro.schema, "sequence_number") {
+            return Err(refused(
+                table,
+                format!("its manifest {path} is in format version 1's form in a version 2 table"),
+            ));
+        }
+        for (j, entry) in m.avro.records.iter().enumerate() {
+            if long(entry, "status") == Some(DELETED) {
+                continue;
+            }
+            let Some(data) = field(entry, "data_file") else {
+                return Err(cx.error(format!("{file}: an entry without data_file")));
+            };
+            let path = string(data, "file_path")
+                .ok_or_else(|| cx.error(format!("{file}: a data file without file_path")))?;
+            let size = long(data, "file_size_in_bytes").unwrap_or(-1);
+            let keep = match string(data, "file_format") {
+                Some(f) if f.eq_ignore_ascii_case("parquet") => None,
+                other => Some(format!(
+                    "it is a {} file, not Parquet",
+                    other.unwrap_or_default()
+                )),
+            };
+            base.files.push(LiveFile {
+                path,
+                size,
+                keep,
+                at: (base.manifests.len(), j),
+            });
+        }
+        base.manifests.push(m);
+    }
+    base.list = Some(list);
+    // Which files position deletes or deletion vectors name: as the reader attaches them.
+    let snap = super::snapshot(root, table, &url, Some(AsOf::Version(id))).await?;
+    let named: HashMap<&str, &Deletes> = snap
+        .files
+        .iter()
+        .map(|f| (f.url.as_str(), &f.deletes))
+        .collect();
+    for f in &mut base.files {
+        let deletes = named.get(location_url(&f.path).as_str());
+        let by_path = match deletes {
+            Some(Deletes::Vector { .. }) => true,
+            Some(Deletes::Files { position, .. }) => *position > 0,
+            _ => false,
+        };
+        if by_path && f.keep.is_none() {
+            f.keep = Some(
+                "position deletes name it by its path, which a copy would not have (its deleted \
+                 rows would come back)"
+                    .to_string(),
+            );
+        }
+    }
+    Ok(base)
+}
+
+/// Entry status: removed by the manifest's snapshot.
+const DELETED: i64 = 2;
+const ADDED: i64 = 1;
+const EXISTING: i64 = 0;
+
+fn snapshot_json(metadata: &Json, id: i64) -> Option<&Json> {
+    metadata["snapshots"]
+        .as_array()?
+        .iter()
+        .find(|s| s["snapshot-id"].as_i64() == Some(id))
+}
+
+fn read_avro(bytes: &[u8], cx: &Context, file: &str) -> Result<Avro, Error> {
+    apache_avro::util::max_allocation_bytes(super::manifest::AVRO_MAX_ALLOCATION);
+    container::check(bytes, cx, file, container::MAX_BLOCK)?;
+    let meta = container::header(bytes)
+        .ok_or_else(|| cx.error(format!("{file} has no readable header")))?;
+    let reader = apache_avro::Reader::new(bytes)
+        .map_err(|e| cx.error_from(format!("{file} is not a readable Avro file ({e})"), e))?;
+    let schema = reader.writer_schema().clone();
+    let mut records = Vec::new();
+    for r in reader {
+        records.push(
+            r.map_err(|e| cx.error_from(format!("{file}: a record cannot be read ({e})"), e))?,
+        );
+    }
+    Ok(Avro {
+        meta,
+        schema,
+        records,
+    })
+}
+
+/// A record's field, unions unwrapped.
+fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    let Value::Record(fields) = v else {
+        return None;
+    };
+    fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| super::partition::unwrap(v))
+}
+
+fn long(v: &Value, name: &str) -> Option<i64> {
+    match field(v, name)? {
+        Value::Long(n) => Some(*n),
+        Value::Int(n) => Some(i64::from(*n)),
+        _ => None,
+    }
+}
+
+fn string(v: &Value, name: &str) -> Option<String> {
+    match field(v, name)? {
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The schema of field `name` of the record schema `schema`.
+fn field_schema<'a>(schema: &'a Schema, name: &str) -> Option<&'a Schema> {
+    let Schema::Record(r) = schema else {
+        return None;
+    };
+    r.lookup
+        .get(name)
+        .and_then(|i| r.fields.get(*i))
+        .map(|f| &f.schema)
+}
+
+fn has_field(schema: &Schema, name: &str) -> bool {
+    field_schema(schema, name).is_some()
+}
+
+/// Sets the number field `name` of `record` (`schema`: the record's) to `n`, or to null,
+/// typed as the schema types it; a field the schema lacks (a v1 file's sequence numbers) is
+/// left out.
+fn set_number(
+    record: &mut Value,
+    schema: &Schema,
+    name: &str,
+    n: Option<i64>,
+) -> Result<(), String> {
+    let Some(s) = field_schema(schema, name) else {
+        return Ok(());
+    };
+    let typed = |s: &Schema, n: i64| match s {
+        Schema::Int => i32::try_from(n).ok().map(Value::Int),
+        Schema::Long => Some(Value::Long(n)),
+        _ => None,
+    };
+    let value = match (s, n) {
+        (Schema::Union(u), n) => {
+            let pick = u.variants().iter().enumerate().find_map(|(i, v)| match n {
+                None => matches!(v, Schema::Null).then_some((i, Value::Null)),
+                Some(n) => typed(v, n).map(|t| (i, t)),
+            });
+            let (i, v) = pick.ok_or_else(|| format!("field {name} takes no such value"))?;
+            Value::Union(i as u32, Box::new(v))
+        }
+        (s, Some(n)) => typed(s, n).ok_or_else(|| format!("field {name} is no number"))?,
+        (_, None) => return Err(format!("field {name} cannot be null")),
+    };
+    set(record, name, value)
+}
+
+fn set(record: &mut Value, name: &str, value: Value) -> Result<(), String> {
+    let Value::Record(fields) = record else {
+        return Err("not a record".into());
+    };
+    match fields.iter_mut().find(|(n, _)| n == name) {
+        Some((_, v)) => *v = value,
+        None => fields.push((name.to_string(), value)),
+    }
+    Ok(())
+}
+
+/// What a commit wrote: the metadata file and the Avro files, for removal if it lost.
+struct Wrote {
+    locations: Vec<String>,
+}
+
+/// One try at a commit: the table, the snapshot it is based on, and what it swaps.
+pub(crate) struct Attempt<'a> {
+    pub(crate) root: &'a StoreRoot,
+    pub(crate) pointer: &'a Pointer,
+    /// The table as the user named it.
+    pub(crate) table: &'a str,
+    pub(crate) base: &'a Base,
+    /// The originals by their manifest locations, each still live and without a reason to
+    /// keep it in `base`.
+    pub(crate) swaps: &'a [Swap],
+    pub(crate) about: &'a About,
+    pub(crate) now_ms: i64,
+}
+
+/// Commits `a.swaps` as one `replace` snapshot on `a.base`: `Ok(Some(id))` the new
+/// snapshot's id, `Ok(None)` when another writer moved the table's pointer first (nothing of
+/// this try is left).
+pub(crate) async fn commit(a: &Attempt<'_>) -> Result<Option<i64>, Error> {
+    let mut wrote = Wrote {
+        locations: Vec::new(),
+    };
+    let result = try_commit(a, &mut wrote).await;
+    if !matches!(result, Ok(Some(_))) {
+        for l in wrote.locations.iter().filter_map(|l| location_to_url(l)) {
+            if let Ok(p) = a.root.path_of(&l) {
+                let _ = a.root.store().delete(&p).await;
+            }
+        }
+    }
+    result
+}
+
+async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, Error> {
+    let Attempt {
+        root,
+        pointer,
+        table,
+        base,
+        swaps,
+        about,
+        now_ms,
+    } = *a;
+    let cx = Context {
+        table: base.location.clone(),
+    };
+    let bad = |reason: String| cx.error(format!("the commit cannot be written: {reason}"));
+    let (Some(list), true) = (&base.list, base.version >= 0) else {
+        return Err(refused(
+            table,
+            "it has no snapshot, so no data file to swap",
+        ));
+    };
+    let meta = &base.metadata;
+    let v2 = base.format_version >= 2;
+    let taken: Vec<i64> = meta["snapshots"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s["snapshot-id"].as_i64()).collect())
+        .unwrap_or_default();
+    let id = loop {
+        let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
+        let id = ((hi ^ lo) & (i64::MAX as u64)) as i64;
+        if id > 0 && !taken.contains(&id) {
+            break id;
+        }
+    };
+    let sequence = match v2 {
+        true => meta["last-sequence-number"].as_i64().unwrap_or(0) + 1,
+        false => 0,
+    };
+    let location = meta["location"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end_matches('/')
+        .to_string();
+    let dir = meta["properties"]["write.metadata.path"]
+        .as_str()
+        .map(|d| d.trim_end_matches('/').to_string())
+        .unwrap_or_else(|| format!("{location}/metadata"));
+    let commit_uuid = uuid::Uuid::new_v4();
+
+    // The swaps by original, and which manifests they touch.
+    let by_path: HashMap<&str, &Swap> = swaps.iter().map(|s| (s.old_path.as_str(), s)).collect();
+    let mut touched: Vec<usize> = base
+        .files
+        .iter()
+        .filter(|f| by_path.contains_key(f.path.as_str()))
+        .map(|f| f.at.0)
+        .collect();
+    touched.sort_unstable();
+    touched.dedup();
+
+    let mut records = list.records.clone();
+    let (mut added_rows, mut added_size, mut removed_size) = (0i64, 0i64, 0i64);
+    let puts = PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    for (n, &mi) in touched.iter().enumerate() {
+        let m = &base.manifests[mi];
+        let schema = &m.avro.schema;
+        let data_schema = field_schema(schema, "data_file")
+            .cloned()
+            .ok_or_else(|| bad("a manifest's entries have no data_file".into()))?;
+        let mut entries = Vec::new();
+        let mut copies = Vec::new();
+        let (mut existing, mut deleted, mut added) = ((0i64, 0i64), (0i64, 0i64), (0i64, 0i64));
+        let mut min_seq = i64::MAX;
+        for e in &m.avro.records {
+            let status = long(e, "status").unwrap_or(EXISTING);
+            if status == DELETED {
+                continue;
+            }
+            let data =
+                field(e, "data_file").ok_or_else(|| bad("an entry without data_file".into()))?;
+            let path = string(data, "file_path").unwrap_or_default();
+            let rows = long(data, "record_count").unwrap_or(0);
+            // Inherited values written out: a rewritten entry no longer sits in the manifest
+            // it inherited them from.
+            let snapshot_id = long(e, "snapshot_id").unwrap_or(m.added_snapshot_id);
+            let inherit = |name| match long(e, name) {
+                Some(s) => Some(s),
+                None if status == ADDED || !v2 => Some(m.sequence_number),
+                None => None,
+            };
+            let (data_seq, file_seq) =
+                (inherit("sequence_number"), inherit("file_sequence_number"));
+            let mut kept = e.clone();
+            set_number(&mut kept, schema, "snapshot_id", Some(snapshot_id)).map_err(bad)?;
+            set_number(&mut kept, schema, "sequence_number", data_seq).map_err(bad)?;
+            set_number(&mut kept, schema, "file_sequence_number", file_seq).map_err(bad)?;
+            match by_path.get(path.as_str()) {
+                None => {
+                    set_number(&mut kept, schema, "status", Some(EXISTING)).map_err(bad)?;
+                    existing = (existing.0 + 1, existing.1 + rows);
+                    min_seq = min_seq.min(data_seq.unwrap_or(0));
+                    entries.push(kept);
+                }
+                Some(swap) => {
+                    let mut copy = kept.clone();
+                    set_number(&mut kept, schema, "status", Some(DELETED)).map_err(bad)?;
+                    set_number(&mut kept, schema, "snapshot_id", Some(id)).map_err(bad)?;
+                    deleted = (deleted.0 + 1, deleted.1 + rows);
+                    removed_size += long(data, "file_size_in_bytes").unwrap_or(0);
+                    entries.push(kept);
+                    // The copy: ADDED by this snapshot, its original's data sequence number
+                    // kept, its file sequence number this snapshot's (inherited).
+                    set_number(&mut copy, schema, "status", Some(ADDED)).map_err(bad)?;
+                    set_number(&mut copy, schema, "snapshot_id", Some(id)).map_err(bad)?;
+                    set_number(&mut copy, schema, "file_sequence_number", None).map_err(bad)?;
+                    let mut data = data.clone();
+                    let new_location = sibling(&path, &swap.new_path);
+                    set(&mut data, "file_path", Value::String(new_location)).map_err(bad)?;
+                    let size = i64::try_from(swap.new_size).unwrap_or(i64::MAX);
+                    set_number(&mut data, &data_schema, "file_size_in_bytes", Some(size))
+                        .map_err(bad)?;
+                    let data = match field_schema(schema, "data_file") {
+                        Some(Schema::Union(_)) => {
+                            return Err(bad("an optional data_file is not written here".into()))
+                        }
+                        _ => data,
+                    };
+                    set(&mut copy, "data_file", data).map_err(bad)?;
+                    added = (added.0 + 1, added.1 + rows);
+                    added_rows += rows;
+                    added_size += size;
+                    min_seq = min_seq.min(data_seq.unwrap_or(0));
+                    copies.push(copy);
+                }
+            }
+        }
+        entries.extend(copies);
+        let mut encoded = Vec::new();
+        for e in &entries {
+            encoded.extend(
+                apache_avro::to_avro_datum(schema, e.clone())
+                    .map_err(|e| bad(format!("an entry: {e}")))?,
+            );
+        }
+        let bytes = container::write(&m.avro.meta, entries.len(), &encoded).map_err(bad)?;
+        let manifest_location = format!("{dir}/{commit_uuid}-m{n}.avro");
+        put(root, &cx, &manifest_location, bytes.clone(), &puts, wrote).await?;
+        // Its record in the list: the old one with what changed.
+        let r = &mut records[m.record];
+        let ls = &list.schema;
+        set(r, "manifest_path", Value::String(manifest_location)).map_err(bad)?;
+        set_number(r, ls, "manifest_length", Some(bytes.len() as i64)).map_err(bad)?;
+        set_number(r, ls, "added_snapshot_id", Some(id)).map_err(bad)?;
+        set_number(r, ls, "sequence_number", Some(sequence)).map_err(bad)?;
+        set_number(
+            r,
+            ls,
+            "min_sequence_number",
+            Some(if min_seq == i64::MAX {
+                sequence
+            } else {
+                min_seq
+            }),
+        )
+        .map_err(bad)?;
+        for (names, value) in [
+            (["added_files_count", "added_data_files_count"], added.0),
+            (
+                ["existing_files_count", "existing_data_files_count"],
+                existing.0,
+            ),
+            (
+                ["deleted_files_count", "deleted_data_files_count"],
+                deleted.0,
+            ),
+            (["added_rows_count", "added_rows_count"], added.1),
+            (["existing_rows_count", "existing_rows_count"], existing.1),
+            (["deleted_rows_count", "deleted_rows_count"], deleted.1),
+        ] {
+            for name in names {
+                set_number(r, ls, name, Some(value)).map_err(bad)?;
+            }
+        }
+    }
+
+    // The manifest list: every other manifest named again as it was.
+    let parent = base.version;
+    let mut list_meta = list.meta.clone();
+    for (k, v) in [
+        ("snapshot-id", id.to_string()),
+        ("parent-snapshot-id", parent.to_string()),
+        ("sequence-number", sequence.to_string()),
+    ] {
+        if let Some(slot) = list_meta.iter_mut().find(|(key, _)| key == k) {
+            slot.1 = v.into_bytes();
+        } else if k != "sequence-number" || v2 {
+            list_meta.push((k.to_string(), v.into_bytes()));
+        }
+    }
+    let mut encoded = Vec::new();
+    for r in &records {
+        encoded.extend(
+            apache_avro::to_avro_datum(&list.schema, r.clone())
+                .map_err(|e| bad(format!("a manifest record: {e}")))?,
+        );
+    }
+    let list_bytes = container::write(&list_meta, records.len(), &encoded).map_err(bad)?;
+    let list_location = format!("{dir}/snap-{id}-1-{commit_uuid}.avro");
+    put(root, &cx, &list_location, list_bytes, &puts, wrote).await?;
+
+    // The metadata file: every field kept, the snapshot added and made current.
+    let mut meta = meta.clone();
+    let last_updated = meta["last-updated-ms"].as_i64().unwrap_or(0);
+    let now = now_ms.max(last_updated + 1);
+    let parent_summary = snapshot_json(&base.metadata, parent).map(|s| s["summary"].clone());
+    let mut summary = serde_json::Map::new();
+    summary.insert("operation".into(), json!("replace"));
+    let n = swaps.len().to_string();
+    for (k, v) in [
+        ("added-data-files", n.clone()),
+        ("deleted-data-files", n),
+        ("added-records", added_rows.to_string()),
+        ("deleted-records", added_rows.to_string()),
+        ("added-files-size", added_size.to_string()),
+        ("removed-files-size", removed_size.to_string()),
+        ("engine-name", "sbbf".to_string()),
+        ("engine-version", env!("CARGO_PKG_VERSION").to_string()),
+        ("sbbf.operation", about.operation.clone()),
+    ] {
+        summary.insert(k.into(), json!(v));
+    }
+    for (k, v) in &about.parameters {
+        summary.insert(format!("sbbf.{k}"), json!(v));
+    }
+    if let Some(Json::Object(p)) = parent_summary {
+        // The totals carry over: the rows and files are the same, only the bytes change.
+        for (k, v) in p {
+            if !k.starts_with("total-") {
+                continue;
+            }
+            let v = match (k.as_str(), v.as_str().and_then(|s| s.parse::<i64>().ok())) {
+                ("total-files-size", Some(t)) => json!((t + added_size - removed_size).to_string()),
+                _ => v,
+            };
+            summary.insert(k, v);
+        }
+    }
+    let mut snapshot = json!({
+        "snapshot-id": id,
+        "parent-snapshot-id": parent,
+        "timestamp-ms": now,
+        "manifest-list": list_location,
+        "summary": summary,
+    });
+    if v2 {
+        snapshot["sequence-number"] = json!(sequence);
+        meta["last-sequence-number"] = json!(sequence);
+    }
+    if let Some(schema_id) = meta["current-schema-id"].as_i64() {
+        snapshot["schema-id"] = json!(schema_id);
+    }
+    push(&mut meta, "snapshots", snapshot.clone());
+    push(
+        &mut meta,
+        "snapshot-log",
+        json!({"timestamp-ms": now, "snapshot-id": id}),
+    );
+    push(
+        &mut meta,
+        "metadata-log",
+        json!({"metadata-file": base.location, "timestamp-ms": last_updated}),
+    );
+    meta["current-snapshot-id"] = json!(id);
+    meta["last-updated-ms"] = json!(now);
+    let mut main = match &meta["refs"]["main"] {
+        Json::Object(m) => Json::Object(m.clone()),
+        _ => json!({"type": "branch"}),
+    };
+    main["snapshot-id"] = json!(id);
+    if !meta["refs"].is_object() {
+        meta["refs"] = json!({});
+    }
+    meta["refs"]["main"] = main;
+    let text = serde_json::to_vec_pretty(&meta).map_err(|e| bad(e.to_string()))?;
+
+    let number = current_number(&base.location);
+    let swapped = match pointer {
+        Pointer::Folder(_) => {
+            let new = sibling(&base.location, &format!("v{}.metadata.json", number + 1));
+            if !put_if_absent(root, &cx, &new, text, wrote).await? {
+                return Ok(None);
+            }
+            // The hint follows (readers also look for newer vN files); a failed hint leaves
+            // the commit made.
+            let hint = sibling(&base.location, super::HINT);
+            if let Ok(u) = url_of(&hint, &cx) {
+                if let Ok(p) = root.path_of(u.as_str()) {
+                    let _ = root
+                        .store()
+                        .put(&p, PutPayload::from((number + 1).to_string().into_bytes()))
+                        .await;
+                }
+            }
+            true
+        }
+        Pointer::Sql { catalog, table } => {
+            let name = format!("{:05}-{}.metadata.json", number + 1, uuid::Uuid::new_v4());
+            let new = sibling(&base.location, &name);
+            put(root, &cx, &new, text, &puts, wrote).await?;
+            catalog::swap(catalog, table, &base.location, &new).await?
+        }
+    };
+    Ok(swapped.then_some(id))
+}
+
+/// The version number of the metadata file at `location` (`vN` or `NNNNN-`; 0 for another
+/// name).
+fn current_number(location: &str) -> u64 {
+    let name = location.rsplit('/').next().unwrap_or(location);
+    super::metadata_number(name).unwrap_or(0)
+}
+
+/// The location of the file `name` (a name, or a path whose last segment is one) beside the
+/// file at `location`.
+fn sibling(location: &str, name: &str) -> String {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    match location.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// The location a copy of the data file at `location` is written to: beside it, named
+/// `name`.
+pub(crate) fn copy_location(location: &str, name: &str) -> String {
+    sibling(location, name)
+}
+
+/// The URL of the Iceberg location `location` (a URL, or an absolute local path).
+pub(crate) fn location_to_url(location: &str) -> Option<String> {
+    let cx = Context {
+        table: String::new(),
+    };
+    url_of(location, &cx).ok().map(|u| u.to_string())
+}
+
+fn push(meta: &mut Json, key: &str, value: Json) {
+    match meta[key].as_array_mut() {
+        Some(a) => a.push(value),
+        None => meta[key] = json!([value]),
+    }
+}
+
+async fn put(
+    root: &StoreRoot,
+    cx: &Context,
+    location: &str,
+    bytes: Vec<u8>,
+    opts: &PutOptions,
+    wrote: &mut Wrote,
+) -> Result<(), Error> {
+    let url = url_of(location, cx)?;
+    let path = root.path_of(url.as_str())?;
+    root.store()
+        .put_opts(&path, PutPayload::from(bytes), opts.clone())
+        .await
+        .map_err(|source| crate::WriteError::Store {
+            location: location.to_string(),
+            source,
+        })?;
+    wrote.locations.push(location.to_string());
+    Ok(())
+}
+
+/// Puts `bytes` at `location` only if nothing is there: `false` when something is.
+async fn put_if_absent(
+    root: &StoreRoot,
+    cx: &Context,
+    location: &str,
+    bytes: Vec<u8>,
+    wrote: &mut Wrote,
+) -> Result<bool, Error> {
+    let opts = PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    match put(root, cx, location, bytes, &opts, wrote).await {
+        Ok(()) => Ok(true),
+        Err(Error::Write(crate::WriteError::Store {
+            source: object_store::Error::AlreadyExists { .. },
+            ..
+        })) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_lies_beside_its_original_in_the_same_notation() {
+        assert_eq!(
+            copy_location("file:///w/t/data/a.parquet", "a-sbbf-1.parquet"),
+            "file:///w/t/data/a-sbbf-1.parquet"
+        );
+        assert_eq!(
+            copy_location("/w/t/data/x=1/a.parquet", "d/a-sbbf-1.parquet"),
+            "/w/t/data/x=1/a-sbbf-1.parquet"
+        );
+        assert_eq!(
+            copy_location("s3://b/t/a.parquet", "a-sbbf-1.parquet"),
+            "s3://b/t/a-sbbf-1.parquet"
+        );
+    }
+
+    #[test]
+    fn numbers_are_set_as_the_schema_types_them() {
+        let schema = Schema::parse_str(
+            r#"{"type": "record", "name": "e", "fields": [
+                {"name": "status", "type": "int"},
+                {"name": "snapshot_id", "type": ["null", "long"]}]}"#,
+        )
+        .unwrap();
+        let mut r = Value::Record(vec![
+            ("status".into(), Value::Int(1)),
+            ("snapshot_id".into(), Value::Union(0, Box::new(Value::Null))),
+        ]);
+        set_number(&mut r, &schema, "status", Some(2)).unwrap();
+        set_number(&mut r, &schema, "snapshot_id", Some(7)).unwrap();
+        set_number(&mut r, &schema, "sequence_number", Some(7)).unwrap();
+        assert_eq!(long(&r, "status"), Some(2));
+        assert_eq!(long(&r, "snapshot_id"), Some(7));
+        assert!(apache_avro::to_avro_datum(&schema, r.clone()).is_ok());
+        set_number(&mut r, &schema, "snapshot_id", None).unwrap();
+        assert_eq!(long(&r, "snapshot_id"), None);
+        assert!(set_number(&mut r, &schema, "status", None).is_err());
+    }
+}
