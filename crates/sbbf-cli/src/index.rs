@@ -415,6 +415,9 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
         r.index_bytes,
         started.elapsed().as_millis()
     );
+    if let Some(v) = r.table_version {
+        out!("  covers the table's files at version {v} (its snapshot, not its folder)");
+    }
     if r.racy > 0 {
         out!(
             "  {} file(s) changed less than 2 s before the build are not covered (run `sbbf index update` later)",
@@ -492,12 +495,15 @@ async fn inspect(a: InspectArgs) -> u8 {
         return 0;
     }
     out!(
-        "{}: {} byte(s), {} file(s) indexed{}",
+        "{}: {} byte(s), {} file(s) indexed{}{}",
         c.index,
         c.bytes,
         c.files_indexed,
         c.target_fpp
             .map(|p| format!(", folded to FPP {p}"))
+            .unwrap_or_default(),
+        c.table_version
+            .map(|v| format!(", built from table version {v}"))
             .unwrap_or_default()
     );
     out!(

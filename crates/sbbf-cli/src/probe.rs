@@ -662,6 +662,10 @@ fn index_stats(
             direct_io.bytes,
             waves
         );
+        let line = match stats.index_version {
+            Some(v) => format!("{line}; the index covers table version {v}"),
+            None => line,
+        };
         // With -l, stdout holds file names only.
         if a.files_with_matches {
             err!("{line}");

@@ -103,7 +103,7 @@ pub async fn build_part(
         ));
     }
     let listed_at = crate::build::now_ns();
-    let mut listing = root.list().await?;
+    let (mut listing, table) = root.list_table().await?;
     listing.retain(|l| given.contains(&l.rel));
     if listing.len() != given.len() {
         let listed: BTreeSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
@@ -129,7 +129,8 @@ pub async fn build_part(
         target_fpp: options.fpp,
         files: given.into_iter().collect(),
     };
-    let pre = Prepared::new().map_err(crate::build::io_err)?;
+    let mut pre = Prepared::new().map_err(crate::build::io_err)?;
+    pre.table = table.as_ref().map(crate::build::table_at);
     let sink = Sink::Part {
         out: out.to_path_buf(),
         manifest: manifest.encode(),
@@ -163,7 +164,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
     }
     let _writer = root.lock_writer()?;
     let listed_at = crate::build::now_ns();
-    let listing = root.list();
+    let listing = root.list_table();
     let mut read: Vec<Part> = Vec::with_capacity(parts.len());
     let mut part_bytes = 0u64;
     for p in parts {
@@ -220,7 +221,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
             }
         }
     }
-    let listing = listing.await?;
+    let (listing, table) = listing.await?;
     let by_rel: HashMap<&str, usize> = listing
         .iter()
         .enumerate()
@@ -274,6 +275,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
         report.files_covered += k.len();
     }
     pre.read_others = false;
+    pre.table = table.as_ref().map(crate::build::table_at);
     drop(read);
     let options = BuildOptions {
         columns: first.columns.clone(),

@@ -108,6 +108,10 @@ pub struct IndexStats {
     /// Sequential waves before the direct probes start: the listing's (with the index's first
     /// read beside it) plus the index's later ones.
     pub waves_before_direct: u64,
+    /// The table version the index was built from (a Delta version or Iceberg snapshot id),
+    /// when it records one; the files of the version read that it does not know as they are
+    /// (added since) are among `new` and probed directly.
+    pub index_version: Option<i64>,
 }
 
 /// A probe of a table root, split by the index.
@@ -197,6 +201,7 @@ where
                 Ok((d, st)) => {
                     stats.index.add(st);
                     stats.used = true;
+                    stats.index_version = loaded.head.table.as_ref().map(|t| t.version);
                     d
                 }
                 Err(e) => {
@@ -927,6 +932,7 @@ mod tests {
                 files,
                 types: vec![int64("id"), int64("id")],
                 columns: vec![column],
+                table: None,
             },
             columns: vec![Some(0)],
             stripes: vec![HashMap::from([((0, 0), Bytes::from(stripe))])],

@@ -29,6 +29,9 @@ pub struct Coverage {
     pub missing: Vec<String>,
     /// Listed files changed since the build (size, ETag, inode or times).
     pub stale: Vec<String>,
+    /// The Delta version or Iceberg snapshot id the index was built from (format 4, on a
+    /// table read as its snapshot).
+    pub table_version: Option<i64>,
     /// The FPP the build folded to, if any.
     pub target_fpp: Option<f64>,
     /// Indexed files the build did not cover: their footer could not be read, or they had
@@ -120,6 +123,7 @@ impl Coverage {
             index,
             missing,
             stale,
+            table_version: d.table.as_ref().map(|t| t.version),
             target_fpp: d.target_fpp,
             unreadable: d.files.iter().filter(|f| f.row_counts.is_none()).count(),
         }
@@ -162,6 +166,9 @@ pub struct BuildReport {
     pub racy: usize,
     /// Requests made to read the table's files (summed over files).
     pub requests: u64,
+    /// The Delta version or Iceberg snapshot id the index now covers, when the root is a
+    /// table read as its snapshot.
+    pub table_version: Option<i64>,
 }
 
 /// One column of a [`BuildReport`].
@@ -257,6 +264,8 @@ pub struct IndexStatsLine {
     pub files: usize,
     /// Files the index answered.
     pub from_index: usize,
+    /// The table version the index was built from (Delta version, Iceberg snapshot id).
+    pub index_version: Option<i64>,
     /// Reads of the index itself.
     pub index_reads: crate::table::ReadStats,
     /// The listing.
@@ -303,6 +312,7 @@ impl IndexStatsLine {
             elapsed_ms: elapsed.as_secs_f64() * 1000.0,
             files: stats.files,
             from_index: stats.from_index,
+            index_version: stats.index_version,
             index_reads: stats.index,
             listing: stats.listing,
             maybe: stats.maybe,

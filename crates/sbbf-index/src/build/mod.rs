@@ -72,14 +72,23 @@ impl Default for BuildOptions {
     }
 }
 
+/// The table version a snapshot's listing is of, as an index records it.
+pub(crate) fn table_at(v: &sbbf_parquet::source::TableVersion) -> format::TableAt {
+    format::TableAt {
+        format: v.format.clone(),
+        version: v.version,
+    }
+}
+
 /// Builds the index of the table at `root` from every file.
 pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, Error> {
     check_options(options)?;
     let _writer = root.lock_writer()?;
     let listed_at = now_ns();
-    let listing = root.list().await?;
+    let (listing, table) = root.list_table().await?;
     let mut pre = Prepared::new().map_err(io_err)?;
     pre.check_asked = true;
+    pre.table = table.as_ref().map(table_at);
     assemble(root, listing, listed_at, pre, options, Sink::Root).await
 }
 
@@ -121,18 +130,21 @@ pub async fn update_with(
     let concurrency = up.concurrency;
     let _writer = root.lock_writer()?;
     let listed_at = now_ns();
-    let (listing, old) = futures::future::join(root.list(), root.load_whole()).await;
-    let listing = listing?;
+    let (listing, old) = futures::future::join(root.list_table(), root.load_whole()).await;
+    let (listing, table) = listing?;
+    let table = table.as_ref().map(table_at);
     let old = match old {
         Ok(Some((loaded, bytes))) => Some((loaded.directory, bytes)),
         Ok(None) => return Err(Error::NoIndex(root.index_location())),
         Err(e) => {
             let why = e.to_string();
+            let mut pre = Prepared::new().map_err(io_err)?;
+            pre.table = table;
             let r = assemble(
                 root,
                 listing,
                 listed_at,
-                Prepared::new().map_err(io_err)?,
+                pre,
                 &BuildOptions {
                     concurrency,
                     progress: up.progress.clone(),
@@ -160,6 +172,7 @@ pub async fn update_with(
         .unwrap_or_default();
     check_options(&options)?;
     let mut pre = Prepared::new().map_err(io_err)?;
+    pre.table = table;
     if let Some((d, bytes)) = &old {
         // Which listed files the old index still describes.
         let by_path = d.by_path();
@@ -243,6 +256,8 @@ pub(crate) struct Prepared {
     /// the build (a new build: it would replace the index with one that answers nothing for
     /// it, the mark of a misspelt `-c`).
     pub(crate) check_asked: bool,
+    /// The table version the listing is of (a Delta or Iceberg table's snapshot).
+    pub(crate) table: Option<format::TableAt>,
 }
 
 impl Prepared {
@@ -253,6 +268,7 @@ impl Prepared {
             gone: 0,
             read_others: true,
             check_asked: false,
+            table: None,
         })
     }
 
@@ -342,6 +358,7 @@ pub(crate) async fn assemble(
         gone,
         read_others,
         check_asked,
+        table,
     } = pre;
     let mut report = BuildReport {
         index: match &sink {
@@ -423,7 +440,9 @@ pub(crate) async fn assemble(
         files,
         types,
         columns,
+        table,
     };
+    report.table_version = directory.table.as_ref().map(|t| t.version);
     let (dir, head) = format::encode_directory(&directory, at);
     w.write_all(&dir).map_err(io)?;
     w.write_all(&format::trailer(

@@ -24,8 +24,10 @@ pub(crate) use write::*;
 
 /// The first and last eight bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"SBBFIDX\0";
-/// The format version this crate writes and reads.
-pub const VERSION: u32 = 3;
+/// The format version this crate writes.
+pub const VERSION: u32 = 4;
+/// The format versions this crate reads: 3 is 4 without the table version at the head's end.
+pub const READ_VERSIONS: std::ops::RangeInclusive<u32> = 3..=VERSION;
 /// Bytes of the header: magic, version, reserved.
 pub const HEADER_LEN: u64 = 16;
 /// Bytes of the trailer: head offset, length, index length, version, the head's CRC, magic.

@@ -2,7 +2,7 @@
 //! and column sections, and a stripe's checksum.
 
 use super::types::*;
-use super::{HEADER_LEN, MAGIC, MAX_DIRECTORY, TRAILER_LEN, VERSION};
+use super::{HEADER_LEN, MAGIC, MAX_DIRECTORY, READ_VERSIONS, TRAILER_LEN};
 use crate::IndexError;
 use parquet::basic::Type as PhysicalType;
 use sbbf_parquet::format::column::{ColumnType, Unit, ValueKind};
@@ -34,7 +34,7 @@ pub fn parse_trailer(tail: &[u8], index_len: u64) -> Result<Trailer, IndexError>
     let u32_at = |i: usize| u32::from_le_bytes(t[i..i + 4].try_into().unwrap_or([0; 4]));
     let (dir_offset, dir_len, len, version, dir_crc) =
         (u64_at(0), u64_at(8), u64_at(16), u32_at(24), u32_at(28));
-    if version != VERSION {
+    if !READ_VERSIONS.contains(&version) {
         return Err(IndexError::Version(version));
     }
     if len != index_len {
@@ -63,7 +63,7 @@ pub fn check_header(head: &[u8]) -> Result<(), IndexError> {
         return Err(IndexError::Foreign);
     }
     let version = u32::from_le_bytes(head[8..12].try_into().unwrap_or([0; 4]));
-    if version != VERSION {
+    if !READ_VERSIONS.contains(&version) {
         return Err(IndexError::Version(version));
     }
     Ok(())
@@ -267,6 +267,18 @@ pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
             groups,
         });
     }
+    // Format 4 heads may end with the table version they were built from.
+    let table = match i.left() {
+        0 => None,
+        _ => {
+            let format = i.str()?;
+            let version = i.zig()?;
+            if !matches!(format.as_str(), "delta" | "iceberg") {
+                return Err(damaged(format!("table format `{format}`")));
+            }
+            Some(TableAt { format, version })
+        }
+    };
     if i.left() != 0 {
         return Err(damaged("bytes after the head's end"));
     }
@@ -299,6 +311,7 @@ pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
         schemas,
         types,
         columns,
+        table,
     })
 }
 
@@ -477,6 +490,7 @@ impl Directory {
             files,
             types: head.types.clone(),
             columns,
+            table: head.table.clone(),
         }
     }
 }

@@ -62,6 +62,7 @@ fn sample() -> Directory {
                 crc: 3,
             }],
         }],
+        table: None,
     }
 }
 
@@ -100,6 +101,25 @@ fn directory_round_trip() {
     }
     // The sections must lie before the head.
     assert!(parse_head(&all[h..], 100).is_err());
+}
+
+/// Format 4 records the table version last; a format 3 head (without it) still reads.
+#[test]
+fn the_table_version_round_trips_and_format_3_heads_still_read() {
+    let mut d = sample();
+    d.table = Some(TableAt {
+        format: "iceberg".into(),
+        version: 4_874_900_129_013_685_351,
+    });
+    let (all, head_at) = index_of(&d);
+    assert_eq!(decode(&all, head_at).unwrap(), d);
+    let (v3, v3_head_at) = index_of(&sample());
+    assert_eq!(decode(&v3, v3_head_at).unwrap().table, None);
+    // An unknown format name is damage, not a guess.
+    let mut bad = d.clone();
+    bad.table.as_mut().unwrap().format = "hudi".into();
+    let (all, head_at) = index_of(&bad);
+    assert!(decode(&all, head_at).is_err());
 }
 
 /// Paths sharing prefixes (and not) come back from the front coding as they were.

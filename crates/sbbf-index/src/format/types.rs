@@ -124,6 +124,17 @@ pub struct ColumnEntry {
     pub groups: Vec<Group>,
 }
 
+/// The version of a Delta or Iceberg table an index was built from: the snapshot whose files
+/// it lists (a later version's files are matched to it by path and size, see
+/// `sbbf_index::probe`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableAt {
+    /// `delta` or `iceberg`.
+    pub format: String,
+    /// The Delta version, or the Iceberg snapshot id.
+    pub version: i64,
+}
+
 /// Everything but the filters' bits, decoded: the head, the file table and the columns (all
 /// of them for a whole-index read, the ones asked about for a probe).
 #[derive(Debug, Clone, PartialEq)]
@@ -142,6 +153,9 @@ pub struct Directory {
     pub types: Vec<ColumnType>,
     /// The columns.
     pub columns: Vec<ColumnEntry>,
+    /// The table version it was built from, when the root is a Delta or Iceberg table read as
+    /// its snapshot (format 4; `None` in format 3 indexes and for folders of files).
+    pub table: Option<TableAt>,
 }
 
 impl Directory {
@@ -234,4 +248,6 @@ pub struct Head {
     pub types: Vec<ColumnType>,
     /// The columns.
     pub columns: Vec<ColumnHead>,
+    /// The table version it was built from ([`Directory::table`]).
+    pub table: Option<TableAt>,
 }

@@ -191,6 +191,11 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
             );
         }
     }
+    // Format 4: the table version, last (format 3 heads end before it).
+    if let Some(t) = &d.table {
+        o.str(&t.format);
+        o.zig(t.version);
+    }
     (o.0, head)
 }
 

@@ -162,7 +162,8 @@ fn sql_swap(
         return Err(catalog_error(catalog, format!("no SQLite file at {path}")));
     }
     let err = |e: rusqlite::Error| catalog_error(catalog, e.to_string());
-    let db = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
+    let mut db =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
     // Another writer holding the database briefly is waited for, not failed on.
     db.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(err)?;
@@ -195,9 +196,20 @@ fn sql_swap(
     if has("iceberg_type") {
         sql.push_str(" AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)");
     }
-    let changed = db
+    // One row or none: a statement that would move several (the same table in several
+    // catalogs of the database, no --catalog-name) is undone.
+    let tx = db.transaction().map_err(err)?;
+    let changed = tx
         .execute(&sql, params_from_iter(args.iter()))
         .map_err(err)?;
+    if changed > 1 {
+        tx.rollback().map_err(err)?;
+        return Err(catalog_error(
+            catalog,
+            format!("{ns}.{name} is in several catalogs of {path}: say which with --catalog-name"),
+        ));
+    }
+    tx.commit().map_err(err)?;
     Ok(changed == 1)
 }
 

@@ -118,8 +118,9 @@ pub struct TableWrite {
     pub swapped: Vec<SwappedFile>,
     /// The current files left as they are.
     pub kept: Vec<KeptFile>,
-    /// Files another writer removed while the copies were being written: their copies were
-    /// deleted again, and the commit left them out.
+    /// Files another writer removed while the copies were being written: the commit left them
+    /// out, and their copies were deleted again (by [`write_table`]; [`commit_parts`] leaves a
+    /// part's copies to the table's own cleanup).
     pub withdrawn: Vec<String>,
     /// Commits tried (more than one when other writers committed first).
     pub tries: u32,
@@ -191,7 +192,7 @@ pub async fn write_table(
     let mut done = plan.report(&t);
     let written = t.copies(&plan, None, &mut done, progress).await?;
     let about = plan.about();
-    t.commit(plan.base, written, &about, done).await
+    t.commit(plan.base, written, &about, done, false).await
 }
 
 /// One worker's share of [`write_table`]: writes the copies of the files `files` names (paths
@@ -268,7 +269,8 @@ pub async fn write_part(
 /// each part (its format; a copy's path below its original's folder), the parts against each
 /// other and the table (the same table and operation, no file in two parts) and every copy
 /// against storage (there, with the size the part says). A file removed since its part was
-/// written is left out and its copy deleted (`withdrawn`).
+/// written is left out (`withdrawn`); its copy is not deleted (an older version may name it,
+/// when these parts were committed before): the table's cleanup of unnamed files removes it.
 pub async fn commit_parts(at: impl Into<TableAt>, parts: &[PathBuf]) -> Result<TableWrite, Error> {
     let t = Table::open(&at.into()).await?;
     let read = part::read_all(parts)?;
@@ -320,7 +322,7 @@ pub async fn commit_parts(at: impl Into<TableAt>, parts: &[PathBuf]) -> Result<T
         return Ok(done);
     }
     let base = t.base().await?;
-    t.commit(base, written, &about, done).await
+    t.commit(base, written, &about, done, true).await
 }
 
 /// A table being written.
@@ -494,17 +496,12 @@ impl Table {
     /// identifier (its metadata file changes with every commit).
     fn identity(&self) -> String {
         match &self.pointer {
-            Some(Pointer::Sql { catalog, table }) => format!("{} {table}", catalog.uri),
+            Some(Pointer::Sql { catalog, table }) => format!(
+                "{} {} {table}",
+                catalog.uri,
+                catalog.name.as_deref().unwrap_or("")
+            ),
             _ => self.url.to_string(),
-        }
-    }
-
-    /// The table as the reader takes it: a catalog's table by its metadata file.
-    fn read_arg(&self) -> String {
-        match (&self.pointer, self.url.to_file_path()) {
-            (Some(Pointer::Sql { .. }), Ok(p)) => p.display().to_string(),
-            (Some(Pointer::Sql { .. }), Err(_)) => self.url.to_string(),
-            _ => self.table.clone(),
         }
     }
 
@@ -537,12 +534,12 @@ impl Table {
                 super::snapshot(&self.table, &lake).await?
             }
             // The metadata file the base was read from, at its snapshot.
-            Base::Iceberg(_) => {
+            Base::Iceberg(b) => {
                 let lake = super::LakeOptions {
                     as_of: (base.version() >= 0).then_some(super::AsOf::Version(base.version())),
                     as_directory: false,
                 };
-                super::snapshot(&self.read_arg(), &lake).await?
+                super::snapshot(&b.metadata_arg(), &lake).await?
             }
         };
         let snap = snap.ok_or_else(|| LakeError::NotATable {
@@ -653,13 +650,16 @@ impl Table {
     }
 
     /// Commits `written` on `base` (made again on what is current when another writer commits
-    /// first).
+    /// first). Copies named by parts (`from_parts`) are never deleted: an older version may
+    /// name them (parts committed before, since compacted away); the table's own cleanup of
+    /// unnamed files removes them.
     async fn commit(
         &self,
         mut base: Base,
         mut written: Vec<Written>,
         about: &About,
         mut done: TableWrite,
+        from_parts: bool,
     ) -> Result<TableWrite, Error> {
         if written.is_empty() {
             return Ok(done);
@@ -685,7 +685,9 @@ impl Table {
                     url: w.from,
                     why: format!("its copy {} is committed already", w.to),
                 }));
-                self.withdraw(dead.iter().map(|w| &w.to)).await;
+                if !from_parts {
+                    self.withdraw(dead.iter().map(|w| &w.to)).await;
+                }
                 done.withdrawn.extend(dead.into_iter().map(|w| w.from));
                 written = left;
                 if written.is_empty() {
@@ -720,7 +722,9 @@ impl Table {
                 break;
             }
             if done.tries >= TRIES {
-                self.withdraw(written.iter().map(|w| &w.to)).await;
+                if !from_parts {
+                    self.withdraw(written.iter().map(|w| &w.to)).await;
+                }
                 return Err(LakeError::Contended {
                     format: self.format().name(),
                     table: self.table.clone(),

@@ -86,6 +86,20 @@ pub(crate) struct Base {
 }
 
 impl Base {
+    /// The metadata file it was read from, as the reader takes a table: a local path, or
+    /// the store's URL.
+    pub(crate) fn metadata_arg(&self) -> String {
+        match Url::parse(&self.location)
+            .ok()
+            .filter(|u| u.scheme() == "file")
+        {
+            Some(u) => u
+                .to_file_path()
+                .map_or_else(|_| self.location.clone(), |p| p.display().to_string()),
+            None => self.location.clone(),
+        }
+    }
+
     /// The live data file at `path`.
     pub(crate) fn file(&self, path: &str) -> Option<&LiveFile> {
         self.files.iter().find(|f| f.path == path)
@@ -132,6 +146,9 @@ async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<(St
                     .and_then(|n| n.strip_suffix(".metadata.json"))
                     .and_then(|n| n.parse::<u64>().ok())
             };
+            if names.iter().any(|n| n.ends_with(".gz.metadata.json")) {
+                return Err(refused(table, "its metadata files are gzip-compressed"));
+            }
             let mut version = names.iter().filter_map(plain).max();
             if names.iter().any(|n| n == super::HINT) {
                 let hint =
@@ -211,6 +228,16 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         ));
     };
     base.version = id;
+    // Data files are copied beside themselves only inside the table's own folder: a file of
+    // another table (migrated or snapshot tables point into their source's) is kept.
+    let table_location = base.metadata["location"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end_matches('/')
+        .to_string();
+    if table_location.is_empty() {
+        return Err(cx.error("its metadata has no table location"));
+    }
     let list_file = format!("manifest list {list_location}");
     let list_url = url_of(&list_location, &cx)?;
     let list = read_avro(
@@ -218,15 +245,21 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         &cx,
         &list_file,
     )?;
+    writable_codec(&list, table, &list_file)?;
+    let mut seen_manifests = std::collections::HashSet::new();
     for (i, record) in list.records.iter().enumerate() {
         if long(record, "content").unwrap_or(0) != 0 {
             continue;
         }
         let path = string(record, "manifest_path")
             .ok_or_else(|| cx.error(format!("{list_file}: a manifest without manifest_path")))?;
+        if !seen_manifests.insert(path.clone()) {
+            return Err(cx.error(format!("{list_file} names the manifest {path} twice")));
+        }
         let file = format!("manifest {path}");
         let bytes = get_named(root, &cx, url_of(&path, &cx)?.as_str(), "data manifest").await?;
         let avro = read_avro(&bytes, &cx, &file)?;
+        writable_codec(&avro, table, &file)?;
         let m = Manifest {
             record: i,
             sequence_number: long(record, "sequence_number").unwrap_or(0),
@@ -249,12 +282,21 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
             let path = string(data, "file_path")
                 .ok_or_else(|| cx.error(format!("{file}: a data file without file_path")))?;
             let size = long(data, "file_size_in_bytes").unwrap_or(-1);
-            let keep = match string(data, "file_format") {
-                Some(f) if f.eq_ignore_ascii_case("parquet") => None,
-                other => Some(format!(
-                    "it is a {} file, not Parquet",
-                    other.unwrap_or_default()
-                )),
+            // The data sequence number a copy must carry: explicit, or inherited by an ADDED
+            // entry (or by any entry of a manifest of sequence number 0, as readers do).
+            let known_seq = format_version < 2
+                || long(entry, "sequence_number").is_some()
+                || long(entry, "status") == Some(ADDED)
+                || m.sequence_number == 0;
+            let outside = !path.starts_with(&format!("{table_location}/"));
+            let keep = if outside {
+                Some(format!(
+                    "it lies outside the table's folder {table_location} (another table's file)"
+                ))
+            } else if !known_seq {
+                Some("its data sequence number is not written in its manifest".to_string())
+            } else {
+                None
             };
             base.files.push(LiveFile {
                 path,
@@ -266,6 +308,21 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         base.manifests.push(m);
     }
     base.list = Some(list);
+    // A file live twice (in two manifests) is left alone: a copy would be added twice.
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for f in &base.files {
+        *count.entry(f.path.as_str()).or_default() += 1;
+    }
+    let twice: std::collections::HashSet<String> = count
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(p, _)| p.to_string())
+        .collect();
+    for f in &mut base.files {
+        if twice.contains(&f.path) {
+            f.keep = Some("more than one manifest names it live".to_string());
+        }
+    }
     // Which files position deletes or deletion vectors name: as the reader attaches them.
     let snap = super::snapshot(root, table, &url, Some(AsOf::Version(id))).await?;
     let named: HashMap<&str, &Deletes> = snap
@@ -289,6 +346,25 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         }
     }
     Ok(base)
+}
+
+/// Refuses, before any copy is written, an Avro file whose codec a rewrite cannot write.
+fn writable_codec(avro: &Avro, table: &str, file: &str) -> Result<(), Error> {
+    let codec = avro
+        .meta
+        .iter()
+        .find(|(k, _)| k == "avro.codec")
+        .map_or(&b"null"[..], |(_, v)| v.as_slice());
+    match codec {
+        b"null" | b"deflate" | b"zstandard" => Ok(()),
+        other => Err(refused(
+            table,
+            format!(
+                "{file} is compressed with the Avro codec `{}`, which is not written here",
+                String::from_utf8_lossy(other)
+            ),
+        )),
+    }
 }
 
 /// Entry status: removed by the manifest's snapshot.
@@ -411,6 +487,8 @@ fn set(record: &mut Value, name: &str, value: Value) -> Result<(), String> {
 /// What a commit wrote: the metadata file and the Avro files, for removal if it lost.
 struct Wrote {
     locations: Vec<String>,
+    /// Whether the commit may have been made although an error says otherwise.
+    uncertain: bool,
 }
 
 /// One try at a commit: the table, the snapshot it is based on, and what it swaps.
@@ -433,9 +511,10 @@ pub(crate) struct Attempt<'a> {
 pub(crate) async fn commit(a: &Attempt<'_>) -> Result<Option<i64>, Error> {
     let mut wrote = Wrote {
         locations: Vec::new(),
+        uncertain: false,
     };
     let result = try_commit(a, &mut wrote).await;
-    if !matches!(result, Ok(Some(_))) {
+    if !matches!(result, Ok(Some(_))) && !wrote.uncertain {
         for l in wrote.locations.iter().filter_map(|l| location_to_url(l)) {
             if let Ok(p) = a.root.path_of(&l) {
                 let _ = a.root.store().delete(&p).await;
@@ -479,7 +558,11 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
         }
     };
     let sequence = match v2 {
-        true => meta["last-sequence-number"].as_i64().unwrap_or(0) + 1,
+        true => meta["last-sequence-number"]
+            .as_i64()
+            .unwrap_or(0)
+            .checked_add(1)
+            .ok_or_else(|| bad("its last sequence number is the largest there is".into()))?,
         false => 0,
     };
     let location = meta["location"]
@@ -586,12 +669,12 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
         entries.extend(copies);
         let mut encoded = Vec::new();
         for e in &entries {
-            encoded.extend(
+            encoded.push(
                 apache_avro::to_avro_datum(schema, e.clone())
                     .map_err(|e| bad(format!("an entry: {e}")))?,
             );
         }
-        let bytes = container::write(&m.avro.meta, entries.len(), &encoded).map_err(bad)?;
+        let bytes = container::write(&m.avro.meta, &encoded).map_err(bad)?;
         let manifest_location = format!("{dir}/{commit_uuid}-m{n}.avro");
         put(root, &cx, &manifest_location, bytes.clone(), &puts, wrote).await?;
         // Its record in the list: the old one with what changed.
@@ -648,12 +731,12 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
     }
     let mut encoded = Vec::new();
     for r in &records {
-        encoded.extend(
+        encoded.push(
             apache_avro::to_avro_datum(&list.schema, r.clone())
                 .map_err(|e| bad(format!("a manifest record: {e}")))?,
         );
     }
-    let list_bytes = container::write(&list_meta, records.len(), &encoded).map_err(bad)?;
+    let list_bytes = container::write(&list_meta, &encoded).map_err(bad)?;
     let list_location = format!("{dir}/snap-{id}-1-{commit_uuid}.avro");
     put(root, &cx, &list_location, list_bytes, &puts, wrote).await?;
 
@@ -732,12 +815,25 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
     meta["refs"]["main"] = main;
     let text = serde_json::to_vec_pretty(&meta).map_err(|e| bad(e.to_string()))?;
 
-    let number = current_number(&base.location);
+    let number = current_number(&base.location)
+        .checked_add(1)
+        .ok_or_else(|| bad("its metadata file's number is the largest there is".into()))?;
     let swapped = match pointer {
         Pointer::Folder(_) => {
-            let new = sibling(&base.location, &format!("v{}.metadata.json", number + 1));
+            let new = sibling(&base.location, &format!("v{number}.metadata.json"));
+            // From here an error may hide a commit made (a put that landed and then timed
+            // out): nothing this try wrote is removed then.
+            wrote.uncertain = true;
             if !put_if_absent(root, &cx, &new, text, wrote).await? {
-                return Ok(None);
+                // Taken: by another writer, or by this put retried by the store client.
+                let there =
+                    get_named(root, &cx, url_of(&new, &cx)?.as_str(), "metadata file").await?;
+                let ours = serde_json::from_slice::<Json>(&there)
+                    .is_ok_and(|m| m["current-snapshot-id"].as_i64() == Some(id));
+                if !ours {
+                    wrote.uncertain = false;
+                    return Ok(None);
+                }
             }
             // The hint follows (readers also look for newer vN files); a failed hint leaves
             // the commit made.
@@ -746,14 +842,14 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                 if let Ok(p) = root.path_of(u.as_str()) {
                     let _ = root
                         .store()
-                        .put(&p, PutPayload::from((number + 1).to_string().into_bytes()))
+                        .put(&p, PutPayload::from(number.to_string().into_bytes()))
                         .await;
                 }
             }
             true
         }
         Pointer::Sql { catalog, table } => {
-            let name = format!("{:05}-{}.metadata.json", number + 1, uuid::Uuid::new_v4());
+            let name = format!("{number:05}-{}.metadata.json", uuid::Uuid::new_v4());
             let new = sibling(&base.location, &name);
             put(root, &cx, &new, text, &puts, wrote).await?;
             catalog::swap(catalog, table, &base.location, &new).await?

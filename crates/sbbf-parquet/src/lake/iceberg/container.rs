@@ -106,29 +106,29 @@ pub(super) fn header(bytes: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     }
 }
 
+/// Bytes of records in one block of a file written here (Java writes blocks of about this
+/// size; a reader's bound on one block, [`MAX_BLOCK`], stays far away).
+const BLOCK_BYTES: usize = 1 << 20;
+
 /// An Avro container file: the metadata `meta` (in order, `avro.schema` and `avro.codec`
-/// among them), a fresh sync marker, and `count` records already encoded in `data` in one
-/// block, compressed as `avro.codec` says (`null`, `deflate` or `zstandard`; `Err` names
-/// another).
-pub(super) fn write(
-    meta: &[(String, Vec<u8>)],
-    count: usize,
-    data: &[u8],
-) -> Result<Vec<u8>, String> {
+/// among them), a fresh sync marker, and the `records` (each already encoded) in blocks of
+/// about [`BLOCK_BYTES`], compressed as `avro.codec` says (`null`, `deflate` or `zstandard`;
+/// `Err` names another).
+pub(super) fn write(meta: &[(String, Vec<u8>)], records: &[Vec<u8>]) -> Result<Vec<u8>, String> {
     let codec = meta
         .iter()
         .find(|(k, _)| k == "avro.codec")
         .map(|(_, v)| v.as_slice())
         .unwrap_or(b"null");
-    let block = match codec {
-        b"null" => data.to_vec(),
-        b"deflate" => miniz_oxide::deflate::compress_to_vec(data, 6),
-        b"zstandard" => zstd::encode_all(data, 0).map_err(|e| e.to_string())?,
-        other => {
-            return Err(format!(
+    let compress = |data: &[u8]| -> Result<Vec<u8>, String> {
+        match codec {
+            b"null" => Ok(data.to_vec()),
+            b"deflate" => Ok(miniz_oxide::deflate::compress_to_vec(data, 6)),
+            b"zstandard" => zstd::encode_all(data, 0).map_err(|e| e.to_string()),
+            other => Err(format!(
                 "Avro codec `{}` is not written here",
                 String::from_utf8_lossy(other)
-            ))
+            )),
         }
     };
     let sync = uuid::Uuid::new_v4().into_bytes();
@@ -140,10 +140,21 @@ pub(super) fn write(
     }
     put_long(&mut out, 0);
     out.extend_from_slice(&sync);
-    if count > 0 {
-        put_long(&mut out, count as i64);
-        put_bytes(&mut out, &block);
+    let mut rest = records;
+    while !rest.is_empty() {
+        let (mut n, mut len) = (0, 0);
+        while n < rest.len() && (n == 0 || len + rest[n].len() <= BLOCK_BYTES) {
+            len += rest[n].len();
+            n += 1;
+        }
+        let data: Vec<u8> = rest[..n].concat();
+        put_long(&mut out, n as i64);
+        put_bytes(&mut out, &compress(&data)?);
         out.extend_from_slice(&sync);
+        rest = &rest[n..];
+    }
+    if records.is_empty() {
+        compress(&[])?;
     }
     Ok(out)
 }
@@ -284,12 +295,12 @@ mod tests {
                 let mut rec = Record::new(&schema).unwrap();
                 rec.put("n", n);
                 w.append(rec.clone()).unwrap();
-                data.extend(apache_avro::to_avro_datum(&schema, rec).unwrap());
+                data.push(apache_avro::to_avro_datum(&schema, rec).unwrap());
             }
             let original = w.into_inner().unwrap();
             let meta = header(&original).unwrap();
             assert!(meta.iter().any(|(k, v)| k == "iceberg-key" && v == b"v"));
-            let again = write(&meta, 3, &data).unwrap();
+            let again = write(&meta, &data).unwrap();
             check(&again, &cx(), "m.avro", 1 << 20).unwrap();
             assert_eq!(header(&again).unwrap(), meta);
             let read: Vec<_> = apache_avro::Reader::new(&again[..])
@@ -303,5 +314,35 @@ mod tests {
             assert_eq!(read, want, "{codec:?}");
         }
         assert!(header(b"Obj\x01").is_none());
+    }
+
+    #[test]
+    fn many_records_go_in_several_blocks_that_read_back() {
+        apache_avro::util::max_allocation_bytes(super::super::manifest::AVRO_MAX_ALLOCATION);
+        let schema = Schema::parse_str(
+            r#"{"type": "record", "name": "r", "fields": [{"name": "b", "type": "bytes"}]}"#,
+        )
+        .unwrap();
+        let w = Writer::with_codec(
+            &schema,
+            Vec::new(),
+            Codec::Deflate(DeflateSettings::default()),
+        );
+        let meta = header(&w.into_inner().unwrap()).unwrap();
+        let records: Vec<Vec<u8>> = (0..40u8)
+            .map(|i| {
+                let mut rec = Record::new(&schema).unwrap();
+                rec.put("b", vec![i; 100_000]);
+                apache_avro::to_avro_datum(&schema, rec).unwrap()
+            })
+            .collect();
+        let bytes = write(&meta, &records).unwrap();
+        check(&bytes, &cx(), "m.avro", 2 << 20).unwrap();
+        let read: Vec<_> = apache_avro::Reader::new(&bytes[..])
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let n = read.len();
+        assert_eq!(n, 40);
     }
 }
