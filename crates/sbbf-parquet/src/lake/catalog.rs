@@ -73,7 +73,7 @@ fn identifier<'a>(catalog: &Catalog, table: &'a str) -> Result<(Vec<&'a str>, &'
 /// The current metadata file of `table` (`NS.TABLE`) in `catalog`: a local path for a
 /// `file:` location, else the object-store URL the catalog gives.
 pub async fn metadata_location(catalog: &Catalog, table: &str) -> Result<String, Error> {
-    let location = lookup(catalog, table).await?;
+    let location = current(catalog, table).await?;
     if !location.starts_with("file:") {
         return Ok(location);
     }
@@ -86,7 +86,9 @@ pub async fn metadata_location(catalog: &Catalog, table: &str) -> Result<String,
     Ok(path.display().to_string())
 }
 
-async fn lookup(catalog: &Catalog, table: &str) -> Result<String, Error> {
+/// The current metadata location of `table` in `catalog`, as the catalog writes it (a
+/// commit compares against exactly this text).
+pub(crate) async fn current(catalog: &Catalog, table: &str) -> Result<String, Error> {
     let (ns, name) = identifier(catalog, table)?;
     if let Some(path) = catalog.uri.strip_prefix("sqlite://") {
         let (catalog, ns, name) = (catalog.clone(), ns.join("."), name.to_string());
@@ -105,12 +107,6 @@ async fn lookup(catalog: &Catalog, table: &str) -> Result<String, Error> {
         catalog,
         "not a catalog this reads: give sqlite:///PATH (a SQL catalog in SQLite) or http(s)://... (a REST catalog)",
     ))
-}
-
-/// The current metadata location of `table` in `catalog`, as the catalog writes it (a
-/// commit compares against exactly this text).
-pub(crate) async fn current(catalog: &Catalog, table: &str) -> Result<String, Error> {
-    lookup(catalog, table).await
 }
 
 /// Whether `catalog` is a SQL catalog in SQLite (the one kind committed to here).

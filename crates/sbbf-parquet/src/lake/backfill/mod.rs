@@ -525,27 +525,22 @@ impl Table {
     /// Reads the latest snapshot and names `rewrite`'s columns as its files do.
     async fn plan(&self, rewrite: &Rewrite) -> Result<Plan, Error> {
         let base = self.base().await?;
-        let snap = match &base {
+        let (rewrite, names) = match &base {
             Base::Delta(_) => {
                 let lake = super::LakeOptions {
                     as_of: Some(super::AsOf::Version(base.version())),
                     as_directory: false,
                 };
-                super::snapshot(&self.table, &lake).await?
+                let snap = super::snapshot(&self.table, &lake).await?.ok_or_else(|| {
+                    LakeError::NotATable {
+                        path: self.table.clone(),
+                    }
+                })?;
+                in_file_names(rewrite, &snap)?
             }
-            // The metadata file the base was read from, at its snapshot.
-            Base::Iceberg(b) => {
-                let lake = super::LakeOptions {
-                    as_of: (base.version() >= 0).then_some(super::AsOf::Version(base.version())),
-                    as_directory: false,
-                };
-                super::snapshot(&b.metadata_arg(), &lake).await?
-            }
+            // Read with the base, from the same metadata file.
+            Base::Iceberg(b) => in_file_names(rewrite, &b.snapshot)?,
         };
-        let snap = snap.ok_or_else(|| LakeError::NotATable {
-            path: self.table.clone(),
-        })?;
-        let (rewrite, names) = in_file_names(rewrite, &snap)?;
         Ok(Plan {
             base,
             rewrite,

@@ -18,7 +18,7 @@
 //! by its path, which a copy does not have. Format version 3 (row lineage) is refused.
 
 use super::super::delta_commit::{About, Swap};
-use super::super::{catalog, AsOf, Deletes, StoreRoot};
+use super::super::{catalog, Deletes, Snapshot, StoreRoot};
 use super::{container, get_named, plan::location_url, Context, FORMAT};
 use crate::lake::catalog::Catalog;
 use crate::{Error, LakeError};
@@ -47,8 +47,8 @@ pub(crate) struct LiveFile {
     pub(crate) size: i64,
     /// Why it is not swapped, when it is not (position deletes name it, it is no Parquet file).
     pub(crate) keep: Option<String>,
-    /// Its manifest (index into [`Base::manifests`]) and entry there.
-    at: (usize, usize),
+    /// Its manifest (index into [`Base::manifests`]).
+    manifest: usize,
 }
 
 /// An Avro file as read: its metadata (byte for byte), its schema and its records.
@@ -83,23 +83,12 @@ pub(crate) struct Base {
     manifests: Vec<Manifest>,
     /// Its live data files, in manifest order.
     pub(crate) files: Vec<LiveFile>,
+    /// The snapshot as the reader reads it (its columns name the rewrite's columns; its
+    /// deletes say which files to keep).
+    pub(crate) snapshot: Box<Snapshot>,
 }
 
 impl Base {
-    /// The metadata file it was read from, as the reader takes a table: a local path, or
-    /// the store's URL.
-    pub(crate) fn metadata_arg(&self) -> String {
-        match Url::parse(&self.location)
-            .ok()
-            .filter(|u| u.scheme() == "file")
-        {
-            Some(u) => u
-                .to_file_path()
-                .map_or_else(|_| self.location.clone(), |p| p.display().to_string()),
-            None => self.location.clone(),
-        }
-    }
-
     /// The live data file at `path`.
     pub(crate) fn file(&self, path: &str) -> Option<&LiveFile> {
         self.files.iter().find(|f| f.path == path)
@@ -124,15 +113,10 @@ fn url_of(location: &str, cx: &Context) -> Result<Url, Error> {
     parsed.ok_or_else(|| cx.error(format!("`{location}` is not a location this reads")))
 }
 
-/// The current metadata file's location as the pointer names it, and its version number
-/// (`vN`, or the `NNNNN-` of a catalog's file).
-async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<(String, u64), Error> {
+/// The current metadata file's location as the pointer names it.
+async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<String, Error> {
     match pointer {
-        Pointer::Sql { catalog, table } => {
-            let location = catalog::current(catalog, table).await?;
-            let name = location.rsplit('/').next().unwrap_or(&location);
-            Ok((location.clone(), super::metadata_number(name).unwrap_or(0)))
-        }
+        Pointer::Sql { catalog, table } => catalog::current(catalog, table).await,
         Pointer::Folder(folder) => {
             let cx = Context {
                 table: table.to_string(),
@@ -159,7 +143,7 @@ async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<(St
                     version.max(hint.filter(|v| names.contains(&format!("v{v}.metadata.json"))));
             }
             match version {
-                Some(v) => Ok((format!("{dir}v{v}.metadata.json"), v)),
+                Some(v) => Ok(format!("{dir}v{v}.metadata.json")),
                 None if names.iter().any(|n| n.ends_with(".metadata.json")) => Err(refused(
                     table,
                     "its metadata files are named as a catalog names them (NNNNN-<uuid>.metadata.json): \
@@ -175,7 +159,7 @@ async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<(St
 /// Reads the current snapshot of the table behind `pointer` (`table`: as the user named
 /// it) for a commit; refused, with the reason, where this module cannot commit.
 pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<Base, Error> {
-    let (location, _) = current(root, pointer, table).await?;
+    let location = current(root, pointer, table).await?;
     let cx = Context {
         table: location.clone(),
     };
@@ -202,6 +186,8 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
     {
         return Err(refused(table, "it is encrypted"));
     }
+    // The reader's view of the same metadata file: the columns, and the deletes attached.
+    let snapshot = Box::new(super::snapshot(root, table, &url, None).await?);
     let mut base = Base {
         version: -1,
         location,
@@ -210,6 +196,7 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         list: None,
         manifests: Vec::new(),
         files: Vec::new(),
+        snapshot,
     };
     let id = match base.metadata["current-snapshot-id"].as_i64() {
         Some(id) if id >= 0 => id,
@@ -272,7 +259,7 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
                 format!("its manifest {path} is in format version 1's form in a version 2 table"),
             ));
         }
-        for (j, entry) in m.avro.records.iter().enumerate() {
+        for entry in &m.avro.records {
             if long(entry, "status") == Some(DELETED) {
                 continue;
             }
@@ -302,7 +289,7 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
                 path,
                 size,
                 keep,
-                at: (base.manifests.len(), j),
+                manifest: base.manifests.len(),
             });
         }
         base.manifests.push(m);
@@ -324,11 +311,17 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         }
     }
     // Which files position deletes or deletion vectors name: as the reader attaches them.
-    let snap = super::snapshot(root, table, &url, Some(AsOf::Version(id))).await?;
-    let named: HashMap<&str, &Deletes> = snap
+    if base.snapshot.version != id {
+        return Err(cx.error(format!(
+            "its metadata file changed while it was read (snapshot {} then {id})",
+            base.snapshot.version
+        )));
+    }
+    let named: HashMap<String, Deletes> = base
+        .snapshot
         .files
         .iter()
-        .map(|f| (f.url.as_str(), &f.deletes))
+        .map(|f| (f.url.clone(), f.deletes))
         .collect();
     for f in &mut base.files {
         let deletes = named.get(location_url(&f.path).as_str());
@@ -582,7 +575,7 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
         .files
         .iter()
         .filter(|f| by_path.contains_key(f.path.as_str()))
-        .map(|f| f.at.0)
+        .map(|f| f.manifest)
         .collect();
     touched.sort_unstable();
     touched.dedup();
@@ -629,7 +622,7 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             match by_path.get(path.as_str()) {
                 None => {
                     set_number(&mut kept, schema, "status", Some(EXISTING)).map_err(bad)?;
-                    existing = (existing.0 + 1, existing.1 + rows);
+                    existing = (existing.0 + 1, existing.1.saturating_add(rows));
                     min_seq = min_seq.min(data_seq.unwrap_or(0));
                     entries.push(kept);
                 }
@@ -637,8 +630,9 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                     let mut copy = kept.clone();
                     set_number(&mut kept, schema, "status", Some(DELETED)).map_err(bad)?;
                     set_number(&mut kept, schema, "snapshot_id", Some(id)).map_err(bad)?;
-                    deleted = (deleted.0 + 1, deleted.1 + rows);
-                    removed_size += long(data, "file_size_in_bytes").unwrap_or(0);
+                    deleted = (deleted.0 + 1, deleted.1.saturating_add(rows));
+                    removed_size =
+                        removed_size.saturating_add(long(data, "file_size_in_bytes").unwrap_or(0));
                     entries.push(kept);
                     // The copy: ADDED by this snapshot, its original's data sequence number
                     // kept, its file sequence number this snapshot's (inherited).
@@ -658,9 +652,9 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                         _ => data,
                     };
                     set(&mut copy, "data_file", data).map_err(bad)?;
-                    added = (added.0 + 1, added.1 + rows);
-                    added_rows += rows;
-                    added_size += size;
+                    added = (added.0 + 1, added.1.saturating_add(rows));
+                    added_rows = added_rows.saturating_add(rows);
+                    added_size = added_size.saturating_add(size);
                     min_seq = min_seq.min(data_seq.unwrap_or(0));
                     copies.push(copy);
                 }
@@ -771,7 +765,10 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                 continue;
             }
             let v = match (k.as_str(), v.as_str().and_then(|s| s.parse::<i64>().ok())) {
-                ("total-files-size", Some(t)) => json!((t + added_size - removed_size).to_string()),
+                ("total-files-size", Some(t)) => json!(t
+                    .saturating_add(added_size)
+                    .saturating_sub(removed_size)
+                    .to_string()),
                 _ => v,
             };
             summary.insert(k, v);
