@@ -51,7 +51,8 @@ pub struct Share {
 pub struct InCatalog {
     /// PATH is an Iceberg table NAMESPACE.TABLE of this catalog, and the new snapshot is
     /// committed through it: `sqlite:///PATH` (a SQL catalog in SQLite, as pyiceberg's
-    /// SqlCatalog and Java's JdbcCatalog write it; REST catalogs are refused for writes).
+    /// SqlCatalog and Java's JdbcCatalog write it) or `http(s)://HOST/...` (a REST catalog:
+    /// the snapshot is sent to its commit endpoint; a bearer token from SBBF_CATALOG_TOKEN).
     #[arg(long, value_name = "URI")]
     pub catalog: Option<String>,
     /// Which catalog of several in one SQL database (its `catalog_name`).

@@ -15,6 +15,15 @@ pub fn sbbf(args: &[&str]) -> Output {
         .expect("run sbbf")
 }
 
+/// Runs the built `sbbf` with `args` and the environment variables `env` set.
+pub fn sbbf_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sbbf"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run sbbf")
+}
+
 /// Bytes as text, for messages and comparisons.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -109,7 +109,7 @@ pub(crate) async fn current(catalog: &Catalog, table: &str) -> Result<String, Er
     ))
 }
 
-/// Whether `catalog` is a SQL catalog in SQLite (the one kind committed to here).
+/// Whether `catalog` is a SQL catalog in SQLite (else REST).
 pub(crate) fn is_sql(catalog: &Catalog) -> bool {
     catalog.uri.starts_with("sqlite://")
 }
@@ -282,80 +282,177 @@ fn sql_lookup(catalog: &Catalog, path: &str, ns: &str, name: &str) -> Result<Str
     }
 }
 
-/// The REST catalog: its configuration's prefix, then the table.
-async fn rest_lookup(catalog: &Catalog, ns: &[&str], name: &str) -> Result<String, Error> {
-    let base = url::Url::parse(&format!("{}/", catalog.uri.trim_end_matches('/')))
-        .map_err(|e| catalog_error(catalog, e.to_string()))?;
-    // A catalog that stops answering is an error, not a command that never ends.
-    let client = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(30))
-        .timeout(std::time::Duration::from_secs(REST_TIMEOUT_SECS))
-        .build()
-        .map_err(|e| catalog_error(catalog, e.to_string()))?;
-    let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
-    let get = |url: url::Url| {
-        let mut req = client.get(url);
-        if let Some(t) = &token {
+/// A REST catalog's table: the client, the token sent, and the table's URL (the server's
+/// prefix read from its `v1/config`).
+struct RestTable {
+    client: reqwest::Client,
+    token: Option<String>,
+    url: url::Url,
+    /// `NS.TABLE`, for messages.
+    name: String,
+}
+
+impl RestTable {
+    async fn open(catalog: &Catalog, ns: &[&str], name: &str) -> Result<RestTable, Error> {
+        let base = url::Url::parse(&format!("{}/", catalog.uri.trim_end_matches('/')))
+            .map_err(|e| catalog_error(catalog, e.to_string()))?;
+        // A catalog that stops answering is an error, not a command that never ends.
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
+            .timeout(std::time::Duration::from_secs(REST_TIMEOUT_SECS))
+            .build()
+            .map_err(|e| catalog_error(catalog, e.to_string()))?;
+        let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
+        let mut rest = RestTable {
+            client,
+            token,
+            url: base.clone(),
+            name: format!("{}.{name}", ns.join(".")),
+        };
+        let mut config = base
+            .join("v1/config")
+            .map_err(|e| catalog_error(catalog, e.to_string()))?;
+        if let Some(w) = &catalog.name {
+            config.query_pairs_mut().append_pair("warehouse", w);
+        }
+        let (status, body) = rest.send(catalog, rest.client.get(config)).await?;
+        let config = json_answer(catalog, "v1/config", status, &body)?;
+        // The server's prefix: overrides win over defaults.
+        let prefix = ["overrides", "defaults"]
+            .iter()
+            .find_map(|k| config.get(k)?.get("prefix")?.as_str())
+            .map(str::to_string);
+        {
+            let mut segs = rest
+                .url
+                .path_segments_mut()
+                .map_err(|_| catalog_error(catalog, "not a base URL"))?;
+            segs.pop_if_empty().push("v1");
+            if let Some(p) = &prefix {
+                segs.extend(p.split('/').filter(|s| !s.is_empty()));
+            }
+            // Namespace levels are joined by the unit separator (0x1F) in one path segment.
+            segs.push("namespaces")
+                .push(&ns.join("\u{1f}"))
+                .push("tables")
+                .push(name);
+        }
+        Ok(rest)
+    }
+
+    /// Sends `req` (with the token): the status and the body, read up to [`MAX_RESPONSE`].
+    async fn send(
+        &self,
+        catalog: &Catalog,
+        mut req: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::StatusCode, Vec<u8>), Error> {
+        if let Some(t) = &self.token {
             req = req.bearer_auth(t);
         }
-        async move {
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| catalog_error(catalog, e.to_string()))?;
-            let status = resp.status();
-            let body = read_capped(catalog, resp).await?;
-            Ok::<_, Error>((status, body))
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| catalog_error(catalog, e.to_string()))?;
+        let status = resp.status();
+        let body = read_capped(catalog, resp).await?;
+        Ok((status, body))
+    }
+
+    /// The table's current metadata location.
+    async fn metadata_location(&self, catalog: &Catalog) -> Result<String, Error> {
+        let (status, body) = self
+            .send(catalog, self.client.get(self.url.clone()))
+            .await?;
+        let table = &self.name;
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(LakeError::NoSuchTable {
+                catalog: catalog.uri.clone(),
+                table: table.clone(),
+            }
+            .into());
         }
+        let loaded = json_answer(catalog, &format!("loading {table}"), status, &body)?;
+        loaded
+            .get("metadata-location")
+            .and_then(|l| l.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| {
+                catalog_error(
+                    catalog,
+                    format!("{table}: the answer has no metadata-location (a staged table?)"),
+                )
+            })
+    }
+}
+
+/// The REST catalog: its configuration's prefix, then the table.
+async fn rest_lookup(catalog: &Catalog, ns: &[&str], name: &str) -> Result<String, Error> {
+    RestTable::open(catalog, ns, name)
+        .await?
+        .metadata_location(catalog)
+        .await
+}
+
+/// What a REST catalog answered a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RestCommit {
+    /// Taken: the table's metadata location is now this.
+    Committed,
+    /// Refused because a requirement no longer holds (409: another writer committed first).
+    Conflict,
+    /// The server could not say whether the commit was made (500, 502, 504: the spec's
+    /// "commit state unknown"); the message says what it answered.
+    Unknown(String),
+}
+
+/// Commits `requirements` and `updates` (the REST spec's `CommitTableRequest`) to `table`
+/// (`NS.TABLE`) of the REST catalog `catalog`.
+pub(crate) async fn rest_commit(
+    catalog: &Catalog,
+    table: &str,
+    requirements: serde_json::Value,
+    updates: serde_json::Value,
+) -> Result<RestCommit, Error> {
+    let (ns, name) = identifier(catalog, table)?;
+    let rest = RestTable::open(catalog, &ns, name).await?;
+    let body = serde_json::json!({
+        "identifier": {"namespace": ns, "name": name},
+        "requirements": requirements,
+        "updates": updates,
+    });
+    let mut req = rest
+        .client
+        .post(rest.url.clone())
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.to_string());
+    if let Some(t) = &rest.token {
+        req = req.bearer_auth(t);
+    }
+    let resp = match req.send().await {
+        Ok(resp) => resp,
+        // Never connected: nothing was sent.
+        Err(e) if e.is_connect() => return Err(catalog_error(catalog, e.to_string())),
+        // Sent, perhaps taken, and no answer read: as unknown as a 504.
+        Err(e) => return Ok(RestCommit::Unknown(format!("committing to {table}: {e}"))),
     };
-    let mut config = base
-        .join("v1/config")
-        .map_err(|e| catalog_error(catalog, e.to_string()))?;
-    if let Some(w) = &catalog.name {
-        config.query_pairs_mut().append_pair("warehouse", w);
+    let status = resp.status();
+    let body = read_capped(catalog, resp).await.unwrap_or_default();
+    match status.as_u16() {
+        200..=299 => Ok(RestCommit::Committed),
+        409 => Ok(RestCommit::Conflict),
+        // 503 says the server is not ready: nothing was taken.
+        500 | 502 | 504 => Ok(RestCommit::Unknown(format!(
+            "committing to {table} answered {status}{}",
+            rest_message(&body)
+        ))),
+        _ => Err(catalog_error(
+            catalog,
+            format!(
+                "committing to {table} answered {status}{}",
+                rest_message(&body)
+            ),
+        )),
     }
-    let (status, body) = get(config).await?;
-    let config = json_answer(catalog, "v1/config", status, &body)?;
-    // The server's prefix: overrides win over defaults.
-    let prefix = ["overrides", "defaults"]
-        .iter()
-        .find_map(|k| config.get(k)?.get("prefix")?.as_str())
-        .map(str::to_string);
-    let mut url = base.clone();
-    {
-        let mut segs = url
-            .path_segments_mut()
-            .map_err(|_| catalog_error(catalog, "not a base URL"))?;
-        segs.pop_if_empty().push("v1");
-        if let Some(p) = &prefix {
-            segs.extend(p.split('/').filter(|s| !s.is_empty()));
-        }
-        // Namespace levels are joined by the unit separator (0x1F) in one path segment.
-        segs.push("namespaces")
-            .push(&ns.join("\u{1f}"))
-            .push("tables")
-            .push(name);
-    }
-    let (status, body) = get(url).await?;
-    let table = format!("{}.{name}", ns.join("."));
-    if status == reqwest::StatusCode::NOT_FOUND {
-        return Err(LakeError::NoSuchTable {
-            catalog: catalog.uri.clone(),
-            table,
-        }
-        .into());
-    }
-    let loaded = json_answer(catalog, &format!("loading {table}"), status, &body)?;
-    loaded
-        .get("metadata-location")
-        .and_then(|l| l.as_str())
-        .map(str::to_string)
-        .ok_or_else(|| {
-            catalog_error(
-                catalog,
-                format!("{table}: the answer has no metadata-location (a staged table?)"),
-            )
-        })
 }
 
 /// A successful answer's JSON; else an error with the status and the server's message.

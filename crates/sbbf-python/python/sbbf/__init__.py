@@ -594,7 +594,8 @@ def add(
 
     An Iceberg table (format 1 or 2) the same way, through one `replace` snapshot: `source`
     `"NS.TABLE"` with `catalog="sqlite:///PATH"` (a SQL catalog in SQLite; `catalog_name`
-    picks among several), or a table folder whose `metadata/` holds `vN.metadata.json` and
+    picks among several) or `catalog="http(s)://HOST/..."` (a REST catalog, the snapshot
+    sent to its commit endpoint; a bearer token from `SBBF_CATALOG_TOKEN`), or a table folder whose `metadata/` holds `vN.metadata.json` and
     `version-hint.text`. The copies keep their originals' data sequence numbers (equality
     deletes still apply); files that position deletes name are kept as they are.
     `committed_version` is then the new snapshot's id.

@@ -175,7 +175,7 @@ const OPERATION: &str = "ADD BLOOM FILTERS";
 ///
 /// Refused before anything is written ([`LakeError::WriteRefused`]): a path that is no table,
 /// a Delta table whose protocol asks of writers what is not done here, an Iceberg table of
-/// format 3, of a REST catalog, or a folder whose metadata files a catalog names
+/// format 3, or a folder whose metadata files a catalog names
 /// (`NNNNN-<uuid>.metadata.json`: commit through the catalog). Iceberg data files that
 /// position deletes name are kept as they are (a copy would not be named by them). An error while writing the copies removes
 /// the copies written so far; when other writers keep committing first, the copies are removed
@@ -431,18 +431,6 @@ impl Table {
         };
         let arg = match at {
             TableAt::Catalog { catalog, table } => {
-                if !super::catalog::is_sql(catalog) {
-                    return Err(LakeError::WriteRefused {
-                        format: "Iceberg",
-                        table: table.clone(),
-                        reason: format!(
-                            "commits go through SQL catalogs in SQLite (sqlite:///PATH) only; \
-                             {} is not one (REST catalog commits are not written yet)",
-                            catalog.uri
-                        ),
-                    }
-                    .into());
-                }
                 let location = super::catalog::current(catalog, table).await?;
                 let url = match location.starts_with('/') {
                     true => Url::from_file_path(&location).ok(),
@@ -455,7 +443,7 @@ impl Table {
                     root: root_for(&location)?,
                     url,
                     table: table.clone(),
-                    pointer: Some(Pointer::Sql {
+                    pointer: Some(Pointer::Catalog {
                         catalog: catalog.clone(),
                         table: table.clone(),
                     }),
@@ -496,7 +484,7 @@ impl Table {
     /// identifier (its metadata file changes with every commit).
     fn identity(&self) -> String {
         match &self.pointer {
-            Some(Pointer::Sql { catalog, table }) => format!(
+            Some(Pointer::Catalog { catalog, table }) => format!(
                 "{} {} {table}",
                 catalog.uri,
                 catalog.name.as_deref().unwrap_or("")

@@ -35,8 +35,8 @@ pub(crate) enum Pointer {
     /// A table folder (URL ending in `/`) whose `metadata/` holds `vN.metadata.json` files
     /// and `version-hint.text`.
     Folder(Url),
-    /// A table of a SQL catalog, by its identifier.
-    Sql { catalog: Catalog, table: String },
+    /// A table of a catalog (SQL in SQLite, or REST), by its identifier.
+    Catalog { catalog: Catalog, table: String },
 }
 
 /// One live data file of the base snapshot.
@@ -116,7 +116,7 @@ fn url_of(location: &str, cx: &Context) -> Result<Url, Error> {
 /// The current metadata file's location as the pointer names it.
 async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<String, Error> {
     match pointer {
-        Pointer::Sql { catalog, table } => catalog::current(catalog, table).await,
+        Pointer::Catalog { catalog, table } => catalog::current(catalog, table).await,
         Pointer::Folder(folder) => {
             let cx = Context {
                 table: table.to_string(),
@@ -845,7 +845,56 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             }
             true
         }
-        Pointer::Sql { catalog, table } => {
+        Pointer::Catalog { catalog, table } if !catalog::is_sql(catalog) => {
+            // A REST catalog writes the metadata file itself, from the changes asked of it,
+            // if the table is still the one read and `main` still names the base.
+            let mut requirements = vec![json!({
+                "type": "assert-ref-snapshot-id",
+                "ref": "main",
+                "snapshot-id": parent,
+            })];
+            if let Some(uuid) = base.metadata["table-uuid"].as_str() {
+                requirements.insert(0, json!({"type": "assert-table-uuid", "uuid": uuid}));
+            }
+            let updates = json!([
+                {"action": "add-snapshot", "snapshot": snapshot},
+                {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch",
+                 "snapshot-id": id},
+            ]);
+            wrote.uncertain = true;
+            match catalog::rest_commit(catalog, table, json!(requirements), updates).await? {
+                catalog::RestCommit::Committed => true,
+                catalog::RestCommit::Conflict => {
+                    wrote.uncertain = false;
+                    false
+                }
+                catalog::RestCommit::Unknown(why) => {
+                    // Read the table again: our snapshot in it is a commit made.
+                    let made = async {
+                        let now = catalog::current(catalog, table).await?;
+                        let bytes =
+                            get_named(root, &cx, url_of(&now, &cx)?.as_str(), "metadata file")
+                                .await?;
+                        Ok::<bool, Error>(
+                            serde_json::from_slice::<Json>(&bytes)
+                                .is_ok_and(|m| snapshot_json(&m, id).is_some()),
+                        )
+                    };
+                    match made.await {
+                        Ok(true) => true,
+                        Ok(false) | Err(_) => {
+                            return Err(cx.error(format!(
+                                "{why}, and the table read again does not show the snapshot \
+                                 {id}: the commit may still be made, so the files it names are \
+                                 left in place ({})",
+                                wrote.locations.join(", ")
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        Pointer::Catalog { catalog, table } => {
             let name = format!("{number:05}-{}.metadata.json", uuid::Uuid::new_v4());
             let new = sibling(&base.location, &name);
             put(root, &cx, &new, text, &puts, wrote).await?;
