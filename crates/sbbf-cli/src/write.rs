@@ -55,7 +55,8 @@ pub struct InCatalog {
     /// the snapshot is sent to its commit endpoint; a bearer token from SBBF_CATALOG_TOKEN).
     #[arg(long, value_name = "URI")]
     pub catalog: Option<String>,
-    /// Which catalog of several in one SQL database (its `catalog_name`).
+    /// Which catalog of several in one SQL database (its `catalog_name`); for a REST
+    /// catalog, the warehouse to ask for.
     #[arg(long, value_name = "NAME", requires = "catalog")]
     pub catalog_name: Option<String>,
 }
