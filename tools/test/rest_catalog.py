@@ -9,7 +9,7 @@ Run it with the tools venv (pyiceberg 0.12, pydantic, pyarrow):
 
     tools/.venv/bin/python tools/test/rest_catalog.py --catalog-db /tmp/x/catalog.db \
         [--catalog-name default] [--warehouse file:///tmp/x/wh] [--prefix P] \
-        [--conflict-once] [--unknown-once] [--token T] [--exit-on-stdin-eof]
+        [--conflict-once] [--unknown-once] [--applied-conflict-once] [--token T] [--exit-on-stdin-eof]
 
 The catalog (a SQLite file written by pyiceberg's SqlCatalog, opened as
 `SqlCatalog(NAME, uri="sqlite:///PATH", warehouse=URI)`) and its tables must exist
@@ -41,6 +41,9 @@ Test hooks:
                    stderr (`CONFLICT ...`) and to GET /test/conflict.
   --unknown-once   on the first commit POST, apply it, then answer 504 (commit state
                    unknown) instead of 200.
+  --applied-conflict-once  on the first commit POST, apply it, then answer 409, as a
+                   proxy that sent the request again after the first one was applied
+                   would see it.
   --token T        every /v1 request must carry `Authorization: Bearer T`, else 401.
                    The /test endpoints answer with or without it.
 
@@ -97,6 +100,7 @@ class State:
         self.token: str | None = args.token
         self.conflict_pending: bool = args.conflict_once
         self.unknown_pending: bool = args.unknown_once
+        self.applied_conflict_pending: bool = args.applied_conflict_once
         self.commits = 0
         self.applied = 0
         self.conflict_rows = 0
@@ -196,6 +200,10 @@ def commit(state: State, ident: tuple[str, ...], body: bytes) -> tuple[int, Any]
         state.unknown_pending = False
         log(f"UNKNOWN commit to {'.'.join(ident)} applied ({response.metadata_location}), answering 504")
         raise HttpError(504, "CommitStateUnknownException", "Gateway timeout (the commit was applied)")
+    if state.applied_conflict_pending:
+        state.applied_conflict_pending = False
+        log(f"APPLIED-CONFLICT commit to {'.'.join(ident)} applied ({response.metadata_location}), answering 409")
+        raise HttpError(409, "CommitFailedException", "Requirement failed (the commit was applied by an earlier send)")
     return 200, {
         "metadata-location": response.metadata_location,
         "metadata": metadata_json(response.metadata),
@@ -313,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prefix", default=None, help="prefix announced by /v1/config and required in table paths")
     p.add_argument("--conflict-once", action="store_true")
     p.add_argument("--unknown-once", action="store_true")
+    p.add_argument("--applied-conflict-once", action="store_true")
     p.add_argument("--token", default=None)
     p.add_argument("--exit-on-stdin-eof", action="store_true", help="stop when stdin is closed")
     args = p.parse_args(argv)

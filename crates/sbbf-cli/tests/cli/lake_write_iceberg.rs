@@ -477,7 +477,7 @@ impl Drop for RestCatalog {
 /// UUID and `main` at the base as requirements; pyiceberg, as the server, checks and applies
 /// it and reads the same rows. A commit refused with 409 (another writer appended first) is
 /// made again on the new snapshot; one answered 504 after it was applied is found in the table
-/// read again, and counted made.
+/// read again, and counted made; so is one answered 409 after it was applied.
 #[test]
 fn iceberg_tables_get_filters_through_a_rest_catalog() {
     let (dir, _) = tables();
@@ -539,6 +539,22 @@ fn iceberg_tables_get_filters_through_a_rest_catalog() {
     let theirs = venv_json(PYICEBERG_READS, &[r, "ns.ice_renamed"]);
     assert_eq!(ours["committed_version"], theirs["snapshot"], "{ours}");
     assert_eq!(theirs["same_rows"], true, "{theirs}");
+    drop(rest);
+
+    // Applied, then answered 409 (as a request sent again by a proxy would be): the table
+    // read again shows our snapshot, so it is a commit made and nothing it names is removed.
+    let rest = RestCatalog::start(root, &["--applied-conflict-once"]);
+    let (code, ours, err) = rest.add("ice_eqdeletes", "s");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(ours["tries"], 1, "{ours}");
+    let theirs = venv_json(PYICEBERG_READS, &[r, "ns.ice_eqdeletes"]);
+    assert_eq!(ours["committed_version"], theirs["snapshot"], "{ours}");
+    let files = theirs["files"].as_array().unwrap();
+    assert!(!files.is_empty(), "{theirs}");
+    for f in files {
+        let f = f.as_str().unwrap();
+        assert!(f.contains("-sbbf-") && has_filter(f, 2), "{f}");
+    }
 
     // Without the token the server refuses, and nothing is left behind.
     let before = walk(root).len();

@@ -300,6 +300,9 @@ impl RestTable {
         let client = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(30))
             .timeout(std::time::Duration::from_secs(REST_TIMEOUT_SECS))
+            // A redirected POST comes back as a GET of the table, whose 200 would pass for
+            // a commit made: a redirect is an answer of its own (give the URL it names).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| catalog_error(catalog, e.to_string()))?;
         let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
@@ -396,7 +399,7 @@ async fn rest_lookup(catalog: &Catalog, ns: &[&str], name: &str) -> Result<Strin
 /// What a REST catalog answered a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RestCommit {
-    /// Taken: the table's metadata location is now this.
+    /// Taken: the catalog applied the updates.
     Committed,
     /// Refused because a requirement no longer holds (409: another writer committed first).
     Conflict,

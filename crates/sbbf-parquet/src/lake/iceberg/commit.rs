@@ -856,31 +856,46 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             if let Some(uuid) = base.metadata["table-uuid"].as_str() {
                 requirements.insert(0, json!({"type": "assert-table-uuid", "uuid": uuid}));
             }
-            let updates = json!([
-                {"action": "add-snapshot", "snapshot": snapshot},
-                {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch",
-                 "snapshot-id": id},
-            ]);
+            // `main` keeps the retention it has (the catalog builds the ref from what is
+            // sent, so fields left out would be dropped).
+            let mut main = json!({"action": "set-snapshot-ref", "ref-name": "main",
+                "type": "branch", "snapshot-id": id});
+            for k in [
+                "min-snapshots-to-keep",
+                "max-snapshot-age-ms",
+                "max-ref-age-ms",
+            ] {
+                if let Some(v) = base.metadata["refs"]["main"].get(k) {
+                    main[k] = v.clone();
+                }
+            }
+            let updates = json!([{"action": "add-snapshot", "snapshot": snapshot}, main]);
+            // Whether the table, read again, holds our snapshot: then the commit was made,
+            // whatever the answer to it said.
+            let made = || async {
+                let now = catalog::current(catalog, table).await?;
+                let bytes =
+                    get_named(root, &cx, url_of(&now, &cx)?.as_str(), "metadata file").await?;
+                Ok::<bool, Error>(
+                    serde_json::from_slice::<Json>(&bytes)
+                        .is_ok_and(|m| snapshot_json(&m, id).is_some()),
+                )
+            };
             wrote.uncertain = true;
             match catalog::rest_commit(catalog, table, json!(requirements), updates).await? {
                 catalog::RestCommit::Committed => true,
-                catalog::RestCommit::Conflict => {
-                    wrote.uncertain = false;
-                    false
-                }
+                // A 409 to a request a proxy sent again after the first one was applied
+                // looks like a lost race: the table says which.
+                catalog::RestCommit::Conflict => match made().await? {
+                    true => true,
+                    false => {
+                        wrote.uncertain = false;
+                        false
+                    }
+                },
                 catalog::RestCommit::Unknown(why) => {
                     // Read the table again: our snapshot in it is a commit made.
-                    let made = async {
-                        let now = catalog::current(catalog, table).await?;
-                        let bytes =
-                            get_named(root, &cx, url_of(&now, &cx)?.as_str(), "metadata file")
-                                .await?;
-                        Ok::<bool, Error>(
-                            serde_json::from_slice::<Json>(&bytes)
-                                .is_ok_and(|m| snapshot_json(&m, id).is_some()),
-                        )
-                    };
-                    match made.await {
+                    match made().await {
                         Ok(true) => true,
                         Ok(false) | Err(_) => {
                             return Err(cx.error(format!(
