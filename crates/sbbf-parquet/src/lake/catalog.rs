@@ -343,16 +343,22 @@ impl RestTable {
         Ok(rest)
     }
 
+    /// `req` with the token, when there is one.
+    fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        }
+    }
+
     /// Sends `req` (with the token): the status and the body, read up to [`MAX_RESPONSE`].
     async fn send(
         &self,
         catalog: &Catalog,
-        mut req: reqwest::RequestBuilder,
+        req: reqwest::RequestBuilder,
     ) -> Result<(reqwest::StatusCode, Vec<u8>), Error> {
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t);
-        }
-        let resp = req
+        let resp = self
+            .authed(req)
             .send()
             .await
             .map_err(|e| catalog_error(catalog, e.to_string()))?;
@@ -423,14 +429,12 @@ pub(crate) async fn rest_commit(
         "requirements": requirements,
         "updates": updates,
     });
-    let mut req = rest
-        .client
-        .post(rest.url.clone())
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.to_string());
-    if let Some(t) = &rest.token {
-        req = req.bearer_auth(t);
-    }
+    let req = rest.authed(
+        rest.client
+            .post(rest.url.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string()),
+    );
     let resp = match req.send().await {
         Ok(resp) => resp,
         // Never connected: nothing was sent.
