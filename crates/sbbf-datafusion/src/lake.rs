@@ -18,6 +18,7 @@ use datafusion::arrow::datatypes::{
     DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit,
 };
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
@@ -25,11 +26,12 @@ use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::physical_expr::expressions::Column;
+use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
-use sbbf_parquet::lake::{Bounds, Format, LakeColumn, Snapshot, StoreRoot};
+use sbbf_parquet::lake::{Bounds, Format, LakeColumn, Relabel, Snapshot, StoreRoot};
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::Literal;
 use std::collections::{HashMap, HashSet};
@@ -93,18 +95,30 @@ impl Columns {
     }
 
     /// A file's schema as the table names it: each table column the file has, under the
-    /// table's name and in the table's order; fields that are no column of the table
-    /// (dropped columns) left out.
-    pub(crate) fn file_schema_as_table(&self, file: &Schema) -> Schema {
-        let fields: Vec<Field> = self
-            .columns
-            .iter()
-            .filter_map(|c| {
-                self.find(c, file)
-                    .map(|f| f.clone().with_name(c.name.clone()))
-            })
-            .collect();
-        Schema::new_with_metadata(fields, file.metadata().clone())
+    /// table's name and in the table's order (the fields inside a nested column under the
+    /// table's names too); fields that are no column of the table (dropped columns) left
+    /// out.
+    pub(crate) fn file_schema_as_table(&self, file: &Schema) -> Result<Schema> {
+        let mut fields = Vec::with_capacity(self.columns.len());
+        for c in &self.columns {
+            let Some(f) = self.find(c, file) else {
+                continue;
+            };
+            let f = match self.relabel(c, f)? {
+                Some(r) => r.field().as_ref().clone(),
+                None => f.clone(),
+            };
+            fields.push(f.with_name(c.name.clone()));
+        }
+        Ok(Schema::new_with_metadata(fields, file.metadata().clone()))
+    }
+
+    /// How a file's field `f` holding column `c` is relabelled to the table's inner names;
+    /// `None` when it reads as it is.
+    fn relabel(&self, c: &LakeColumn, f: &Field) -> Result<Option<Relabel>> {
+        c.relabel(f).map_err(|e| {
+            self.refuse(format!("column `{}` as a data file holds it ({e})", c.name))
+        })
     }
 
     /// The table's file schema from `merged` (its files' schemas as the table names them,
@@ -538,18 +552,18 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
             .map(|f| f.name().as_str())
             .collect();
         let mut renamed = HashMap::new();
-        let mut nested = HashSet::new();
+        let mut relabelled = HashMap::new();
         let fields: Fields = logical_file_schema
             .fields()
             .iter()
             .map(|f| {
                 let Some(c) = cols.column(f.name()) else {
-                    return Arc::clone(f);
+                    return Ok(Arc::clone(f));
                 };
                 let name = match cols.find(c, &physical_file_schema) {
                     Some(pf) => {
-                        if (cols.mapped || c.inner_renamed) && pf.data_type().is_nested() {
-                            nested.insert(f.name().clone());
+                        if let Some(r) = cols.relabel(c, pf)? {
+                            relabelled.insert(pf.name().clone(), r);
                         }
                         pf.name().clone()
                     }
@@ -563,36 +577,53 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
                     }
                 };
                 if name == *f.name() {
-                    return Arc::clone(f);
+                    return Ok(Arc::clone(f));
                 }
                 renamed.insert(f.name().clone(), name.clone());
-                Arc::new(f.as_ref().clone().with_name(name))
+                Ok(Arc::new(f.as_ref().clone().with_name(name)))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let logical = Arc::new(Schema::new_with_metadata(
             fields,
             logical_file_schema.metadata().clone(),
         ));
+        // DataFusion's adapter sees nested columns as relabelled (and casts them to the
+        // table's type by inner names); the file's arrays are relabelled as they are read.
+        let physical = match relabelled.is_empty() {
+            true => physical_file_schema,
+            false => {
+                let fields: Fields = physical_file_schema
+                    .fields()
+                    .iter()
+                    .map(|f| match relabelled.get(f.name()) {
+                        Some(r) => Arc::clone(r.field()),
+                        None => Arc::clone(f),
+                    })
+                    .collect();
+                Arc::new(Schema::new_with_metadata(
+                    fields,
+                    physical_file_schema.metadata().clone(),
+                ))
+            }
+        };
         Ok(Arc::new(FileColumns {
             renamed,
-            nested,
-            columns: Arc::clone(cols),
-            inner: DefaultPhysicalExprAdapterFactory.create(logical, physical_file_schema)?,
+            relabelled,
+            inner: DefaultPhysicalExprAdapterFactory.create(logical, physical)?,
         }))
     }
 }
 
-/// The adapter of one file: column references renamed to the file's names, then adapted by
-/// DataFusion's default adapter.
+/// The adapter of one file: column references renamed to the file's names, adapted by
+/// DataFusion's default adapter, then nested columns relabelled as read.
 #[derive(Debug)]
 struct FileColumns {
     /// Table name -> the file's name for it.
     renamed: HashMap<String, String>,
-    /// Nested columns whose inner fields the file may name otherwise than the table (Delta
-    /// physical names; Iceberg fields renamed or replaced since): not read yet, since
-    /// DataFusion matches inner fields by name (a renamed one would read as null).
-    nested: HashSet<String>,
-    columns: Arc<Columns>,
+    /// Nested columns whose inner fields the file names otherwise than the table (Delta
+    /// physical names; Iceberg fields renamed or dropped since), by the file's name:
+    /// DataFusion matches inner fields by name, so they are relabelled first.
+    relabelled: HashMap<String, Relabel>,
     inner: Arc<dyn PhysicalExprAdapter>,
 }
 
@@ -603,22 +634,88 @@ impl PhysicalExprAdapter for FileColumns {
                 let Some(c) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
-                if self.nested.contains(c.name()) {
-                    let why = match self.columns.format {
-                        Format::Delta => "column mapping inside a nested column",
-                        Format::Iceberg => {
-                            "a nested column whose inner fields were renamed or replaced"
-                        }
-                    };
-                    return Err(self.columns.refuse(format!("{why} (`{}`)", c.name())));
-                }
                 Ok(match self.renamed.get(c.name()) {
                     Some(to) => Transformed::yes(Arc::new(Column::new(to, c.index())) as _),
                     None => Transformed::no(e),
                 })
             })
             .data()?;
-        self.inner.rewrite(expr)
+        let expr = self.inner.rewrite(expr)?;
+        if self.relabelled.is_empty() {
+            return Ok(expr);
+        }
+        // Bottom up: each reference to such a column read through its relabelling.
+        expr.transform_up(|e| {
+            let Some(c) = e.downcast_ref::<Column>() else {
+                return Ok(Transformed::no(e));
+            };
+            Ok(match self.relabelled.get(c.name()) {
+                Some(r) => Transformed::yes(Arc::new(Relabelled {
+                    column: Arc::clone(&e),
+                    relabel: r.clone(),
+                }) as _),
+                None => Transformed::no(e),
+            })
+        })
+        .data()
+    }
+}
+
+/// A nested column of a data file read under the table's inner names ([`Relabel`]).
+#[derive(Debug, Eq)]
+struct Relabelled {
+    column: Arc<dyn PhysicalExpr>,
+    relabel: Relabel,
+}
+
+impl PartialEq for Relabelled {
+    fn eq(&self, other: &Self) -> bool {
+        self.column.as_ref() == other.column.as_ref() && self.relabel == other.relabel
+    }
+}
+
+impl std::hash::Hash for Relabelled {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.column.as_ref().hash(state);
+        self.relabel.hash(state);
+    }
+}
+
+impl std::fmt::Display for Relabelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "relabelled({})", self.column)
+    }
+}
+
+impl PhysicalExpr for Relabelled {
+    fn return_field(&self, _input_schema: &Schema) -> Result<FieldRef> {
+        Ok(Arc::clone(self.relabel.field()))
+    }
+
+    fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
+        let array = self.column.evaluate(batch)?.into_array(batch.num_rows())?;
+        Ok(ColumnarValue::Array(self.relabel.apply(&array)?))
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![&self.column]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        let [column] = <[_; 1]>::try_from(children).map_err(|c| {
+            DataFusionError::Internal(format!("a relabelling takes 1 child, not {}", c.len()))
+        })?;
+        Ok(Arc::new(Relabelled {
+            column,
+            relabel: self.relabel.clone(),
+        }))
+    }
+
+    fn fmt_sql(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.column.fmt_sql(f)
     }
 }
 
@@ -655,7 +752,7 @@ mod tests {
         // The table swapped `a` and `b`; `c` was dropped and added again (id 4).
         let cols = iceberg(&[("a", 2), ("b", 1), ("c", 4)]);
         let file = Schema::new(vec![with_id("a", 1), with_id("b", 2), with_id("c", 3)]);
-        let seen = cols.file_schema_as_table(&file);
+        let seen = cols.file_schema_as_table(&file).unwrap();
         let names: Vec<(&str, i64)> = seen
             .fields()
             .iter()
@@ -672,36 +769,79 @@ mod tests {
     }
 
     #[test]
-    fn a_struct_whose_inner_fields_were_renamed_is_refused_not_read_as_null() {
+    fn a_struct_whose_inner_fields_were_renamed_reads_by_field_id() {
+        use datafusion::arrow::array::{Array, AsArray, Int32Array, Int64Array, StructArray};
+        let id = |n: i64| {
+            HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), n.to_string())])
+        };
+        // The table: `s` (id 4) holds `b` (id 5, written as `a`) and `a` (id 7, added after
+        // `a` was renamed: the old file has no such field); the file also holds `x` (id 6,
+        // dropped since).
         let mut cols = iceberg(&[("id", 1), ("s", 4)]);
         cols.columns[1].inner_renamed = true;
+        cols.columns[1].inner_names = vec![
+            sbbf_parquet::lake::InnerName {
+                id: Some(5),
+                name: "b".into(),
+                ..Default::default()
+            },
+            sbbf_parquet::lake::InnerName {
+                id: Some(7),
+                name: "a".into(),
+                ..Default::default()
+            },
+        ];
         let cols = Arc::new(cols);
-        let inner = |name: &str| {
-            DataType::Struct(Fields::from(vec![Field::new(name, DataType::Int32, true)
-                .with_metadata(HashMap::from([(
-                    PARQUET_FIELD_ID_META_KEY.to_string(),
-                    "5".to_string(),
-                )]))]))
+        let file_inner = Fields::from(vec![
+            Field::new("a", DataType::Int32, true).with_metadata(id(5)),
+            Field::new("x", DataType::Int32, true).with_metadata(id(6)),
+        ]);
+        let table_inner = Fields::from(vec![
+            Field::new("b", DataType::Int32, true).with_metadata(id(5)),
+            Field::new("a", DataType::Int32, true).with_metadata(id(7)),
+        ]);
+        let s = |inner: &Fields| {
+            Field::new("s", DataType::Struct(inner.clone()), true).with_metadata(id(4))
         };
-        let s = |name: &str| {
-            Field::new("s", inner(name), true).with_metadata(HashMap::from([(
-                PARQUET_FIELD_ID_META_KEY.to_string(),
-                "4".to_string(),
-            )]))
-        };
-        // Written as `s.a`, renamed `s.b` since.
-        let file = Arc::new(Schema::new(vec![with_id("id", 1), s("a")]));
-        let table = Arc::new(Schema::new(vec![with_id("id", 1), s("b")]));
+        let file = Arc::new(Schema::new(vec![with_id("id", 1), s(&file_inner)]));
+        let table = Arc::new(Schema::new(vec![with_id("id", 1), s(&table_inner)]));
+        // Our filters read by name: not asked for such a column.
         assert!(!cols.same_names(&file, ["s.b"].into_iter()));
         assert!(cols.same_names(&file, ["id"].into_iter()));
+        // The file's schema as the table names it: `a` is `b` there, `x` is gone.
+        let as_table = cols.file_schema_as_table(&file).unwrap();
+        let DataType::Struct(seen) = as_table.field(1).data_type() else {
+            panic!("{as_table:?}")
+        };
+        let names: Vec<&str> = seen.iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["b"]);
+
         let adapter = ByTableColumns(Arc::clone(&cols))
-            .create(Arc::clone(&table), file)
+            .create(Arc::clone(&table), Arc::clone(&file))
             .unwrap();
-        let err = adapter
-            .rewrite(Arc::new(Column::new("s", 1)))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("inner fields were renamed"), "{err}");
+        let expr = adapter.rewrite(Arc::new(Column::new("s", 1))).unwrap();
+        let batch = RecordBatch::try_new(
+            Arc::clone(&file),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2])),
+                Arc::new(StructArray::new(
+                    file_inner,
+                    vec![
+                        Arc::new(Int32Array::from(vec![10, 20])),
+                        Arc::new(Int32Array::from(vec![-1, -2])),
+                    ],
+                    None,
+                )),
+            ],
+        )
+        .unwrap();
+        let out = expr.evaluate(&batch).unwrap().into_array(2).unwrap();
+        let out = out.as_struct();
+        assert_eq!(out.fields(), &table_inner);
+        let b = out.column_by_name("b").unwrap().as_primitive::<datafusion::arrow::datatypes::Int32Type>();
+        assert_eq!(b.values().to_vec(), [10, 20]);
+        // The old `a` (now `b`) is not read as the new `a`, nor is the dropped `x`.
+        assert_eq!(out.column_by_name("a").unwrap().null_count(), 2);
         assert!(adapter.rewrite(Arc::new(Column::new("id", 0))).is_ok());
     }
 

@@ -141,7 +141,7 @@ pub(crate) async fn infer_schema(
                 Ok(schema) => Ok((
                     m.location.clone(),
                     match as_table {
-                        Some(cols) => Arc::new(cols.file_schema_as_table(&schema)),
+                        Some(cols) => Arc::new(cols.file_schema_as_table(&schema)?),
                         None => schema,
                     },
                 )),

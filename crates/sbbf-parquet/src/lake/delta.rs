@@ -457,6 +457,13 @@ fn read(
             }
         }
     }
+    // Readers resolve fields by id in `id` mode and by physical name in `name` mode.
+    let by_id = snap
+        .table_configuration()
+        .metadata()
+        .configuration()
+        .get("delta.columnMapping.mode")
+        .is_some_and(|m| m == "id");
     let columns: Vec<LakeColumn> = schema
         .fields()
         .map(|f| LakeColumn {
@@ -471,6 +478,14 @@ fn read(
             // names of their own (`Snapshot::inner_physical`).
             inner_renamed: false,
             inner: Vec::new(),
+            inner_names: match inner_physical.contains_key(f.name()) {
+                true => {
+                    let mut names = Vec::new();
+                    mapped_names(f.data_type(), by_id, &mut Vec::new(), &mut names, 0);
+                    names
+                }
+                false => Vec::new(),
+            },
             data_type: Some(f.data_type().to_string()),
         })
         .collect();
@@ -590,6 +605,47 @@ fn physical_leaves(
             }
         }
         _ if !logical.is_empty() => out.push((logical.clone(), physical.clone())),
+        _ => {}
+    }
+}
+
+/// Notes every struct field below `t` under column mapping: its logical name, its path
+/// below the column as files name it (physical names; `element`, `key`, `value` for a
+/// list's and a map's own levels) and, in `id` mode, its field id.
+fn mapped_names(
+    t: &DataType,
+    by_id: bool,
+    path: &mut Vec<String>,
+    out: &mut Vec<super::InnerName>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let below = |segment: String, t: &DataType, path: &mut Vec<String>, out: &mut Vec<_>| {
+        path.push(segment);
+        mapped_names(t, by_id, path, out, depth + 1);
+        path.pop();
+    };
+    match t {
+        DataType::Struct(s) => {
+            for f in s.fields() {
+                let phys = physical_name(Some(f)).unwrap_or_else(|| f.name().to_string());
+                let mut physical = path.clone();
+                physical.push(phys.clone());
+                out.push(super::InnerName {
+                    id: f.column_mapping_id().filter(|_| by_id),
+                    physical,
+                    name: f.name().to_string(),
+                });
+                below(phys, f.data_type(), path, out);
+            }
+        }
+        DataType::Array(a) => below("element".into(), a.element_type(), path, out),
+        DataType::Map(m) => {
+            below("key".into(), m.key_type(), path, out);
+            below("value".into(), m.value_type(), path, out);
+        }
         _ => {}
     }
 }

@@ -26,10 +26,12 @@ pub mod catalog;
 pub mod delta;
 mod delta_commit;
 pub mod iceberg;
+mod inner;
 mod location;
 mod whole;
 
 pub use crate::source::{AsOf, LakeOptions, TableVersion};
+pub use inner::{InnerName, Relabel};
 pub use location::StoreRoot;
 
 use crate::source::{object, Source, SourceOptions};
@@ -182,6 +184,11 @@ pub struct LakeColumn {
     /// field ids from the column down to it. A field inside a column whose inner fields were
     /// renamed ([`LakeColumn::inner_renamed`]) is found in each file by these ids.
     pub inner: Vec<(String, Vec<i64>)>,
+    /// The struct fields inside it (at any depth) with the table's names for them and what
+    /// finds them in files (field ids; Delta column mapping's physical names): what
+    /// [`LakeColumn::relabel`] renames a file's nested field by. Empty when files name them
+    /// as the table does (a Delta table without column mapping).
+    pub inner_names: Vec<InnerName>,
     /// Its type as the format names it (Delta: `long`, `string`, `decimal(10,2)`,
     /// `struct<...>`; Iceberg: `long`, `string`, `timestamptz`, `struct`), when known.
     pub data_type: Option<String>,

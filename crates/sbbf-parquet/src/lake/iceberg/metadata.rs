@@ -212,8 +212,10 @@ impl TableMetadata {
             .into_iter()
             .map(|(id, name, data_type)| {
                 let mut leaves = Vec::new();
+                let mut inner_names = Vec::new();
                 if let Some(ty) = types.get(&id) {
                     parquet_leaves(ty, "", &[id], &mut leaves, 0);
+                    struct_names(ty, &mut inner_names, 0);
                 }
                 let mut earlier: Vec<String> = all
                     .iter()
@@ -229,6 +231,7 @@ impl TableMetadata {
                     earlier_names: earlier,
                     inner_renamed: inner.get(&id).is_some_and(|f| names_changed(f)),
                     inner: leaves,
+                    inner_names,
                     data_type,
                 }
             })
@@ -338,6 +341,27 @@ fn collect_inner(ty: &serde_json::Value, prefix: &str, out: &mut Vec<(i64, Strin
         }
         if let Some(t @ serde_json::Value::Object(_)) = t {
             collect_inner(t, &path, out, depth + 1);
+        }
+    }
+}
+
+/// Notes every struct field below the nested type `ty` (at any depth: inside list elements
+/// and map values too) by its field id and current name.
+fn struct_names(ty: &serde_json::Value, out: &mut Vec<crate::lake::InnerName>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let is_struct = ty.get("type").and_then(|t| t.as_str()) == Some("struct");
+    for (id, name, t) in children(ty) {
+        if is_struct {
+            out.push(crate::lake::InnerName {
+                id,
+                physical: Vec::new(),
+                name: name.to_string(),
+            });
+        }
+        if let Some(t @ serde_json::Value::Object(_)) = t {
+            struct_names(t, out, depth + 1);
         }
     }
 }

@@ -1,0 +1,343 @@
+//! The fields inside a lake table's nested columns, as its data files name them and as the
+//! table does. A struct field renamed after files were written (Iceberg: same field id,
+//! another name) keeps its old name in those files; under Delta column mapping every struct
+//! field has a physical name of its own. A reader that matches inner fields by name reads
+//! such fields as null (or, where a name was reused, as another field), so a file's nested
+//! column is relabelled here to the table's names before anything reads it by name.
+//!
+//! [`LakeColumn::relabel`] gives, for a file's field, the field as the table names what it
+//! holds and the [`Relabel`] that turns the file's arrays into arrays of that field: the
+//! same buffers under other names, struct fields the table no longer has left out.
+
+use super::LakeColumn;
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
+};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A struct field somewhere inside a column (at any depth), with its name in the table's
+/// current schema and what finds it in a data file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InnerName {
+    /// Its field id (Iceberg; Delta column mapping), matched where a file's fields carry ids.
+    pub id: Option<i64>,
+    /// Its path below the column as files name it (Delta column mapping: each struct field
+    /// by its physical name, a list's element as `element`, a map's key and value as `key`
+    /// and `value`); empty when files are matched by id only (Iceberg).
+    pub physical: Vec<String>,
+    /// Its name in the table's current schema.
+    pub name: String,
+}
+
+/// How a data file's array of one nested column becomes the table's: the field the table
+/// reads ([`Relabel::field`]) and how each level of the file's array maps onto it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Relabel {
+    field: FieldRef,
+    shape: Shape,
+}
+
+/// One level of a relabelled type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Shape {
+    /// Nothing below changes.
+    Same,
+    /// A struct: its fields as the table names them, each taken from the file's child at
+    /// the index given (children the table lacks are left out).
+    Struct(Fields, Vec<(usize, Shape)>),
+    List(FieldRef, Box<Shape>),
+    LargeList(FieldRef, Box<Shape>),
+    FixedSizeList(FieldRef, i32, Box<Shape>),
+    Map(FieldRef, bool, Box<Shape>),
+}
+
+/// The deepest nesting relabelled: a deeper type (hostile input) is refused.
+const MAX_DEPTH: usize = 64;
+
+impl LakeColumn {
+    /// `file` (the field a data file holds this column in) with the fields inside it named
+    /// as the table names them: each struct field matched by field id where the file's
+    /// fields carry ids and the table knows them, else by its physical path (Delta column
+    /// mapping); one the table does not have (dropped since) is left out. `None` when no
+    /// field inside needs another name, or the column is no nested one.
+    ///
+    /// ```
+    /// use arrow_schema::{DataType, Field, Fields};
+    /// use sbbf_parquet::lake::{InnerName, LakeColumn};
+    /// use std::collections::HashMap;
+    ///
+    /// let id = |n: i64| HashMap::from([("PARQUET:field_id".to_string(), n.to_string())]);
+    /// // Written as `s.a` (field id 5); renamed `s.b` since.
+    /// let file = Field::new(
+    ///     "s",
+    ///     DataType::Struct(Fields::from(vec![
+    ///         Field::new("a", DataType::Int64, true).with_metadata(id(5)),
+    ///     ])),
+    ///     true,
+    /// );
+    /// let column = LakeColumn {
+    ///     name: "s".into(),
+    ///     field_id: Some(4),
+    ///     inner_names: vec![InnerName { id: Some(5), name: "b".into(), ..Default::default() }],
+    ///     ..Default::default()
+    /// };
+    /// let relabel = column.relabel(&file).unwrap().unwrap();
+    /// let DataType::Struct(fields) = relabel.field().data_type() else { unreachable!() };
+    /// assert_eq!(fields[0].name(), "b");
+    /// ```
+    pub fn relabel(&self, file: &Field) -> Result<Option<Relabel>, ArrowError> {
+        if self.inner_names.is_empty() {
+            return Ok(None);
+        }
+        let names = Names::of(&self.inner_names);
+        let (data_type, shape) = relabel_type(file.data_type(), &names, &mut Vec::new(), 0)?;
+        Ok(match shape {
+            Shape::Same => None,
+            shape => Some(Relabel {
+                field: Arc::new(file.clone().with_data_type(data_type)),
+                shape,
+            }),
+        })
+    }
+}
+
+impl Relabel {
+    /// The field as the table names what it holds (the file's field name kept).
+    pub fn field(&self) -> &FieldRef {
+        &self.field
+    }
+
+    /// `array` (of the file's field this was made for) as an array of [`Relabel::field`]:
+    /// the same buffers, under the table's names.
+    pub fn apply(&self, array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+        apply(array, &self.shape, 0)
+    }
+}
+
+/// The table's names of inner fields, by id and by physical path.
+struct Names<'a> {
+    by_id: HashMap<i64, &'a str>,
+    by_path: HashMap<&'a [String], &'a str>,
+}
+
+impl<'a> Names<'a> {
+    fn of(inner: &'a [InnerName]) -> Self {
+        Names {
+            by_id: inner
+                .iter()
+                .filter_map(|n| Some((n.id?, n.name.as_str())))
+                .collect(),
+            by_path: inner
+                .iter()
+                .filter(|n| !n.physical.is_empty())
+                .map(|n| (n.physical.as_slice(), n.name.as_str()))
+                .collect(),
+        }
+    }
+
+    /// The table's name of the file's struct field `f` at `path` (the file's names from the
+    /// column down, `f`'s own included); `None`: the table has no such field.
+    fn name_of(&self, f: &Field, path: &[String]) -> Option<String> {
+        let id = f
+            .metadata()
+            .get(parquet::arrow::PARQUET_FIELD_ID_META_KEY)
+            .and_then(|v| v.parse::<i64>().ok());
+        if let (Some(id), false) = (id, self.by_id.is_empty()) {
+            return self.by_id.get(&id).map(|n| n.to_string());
+        }
+        if !self.by_path.is_empty() {
+            return self.by_path.get(path).map(|n| n.to_string());
+        }
+        // Neither ids nor physical names to go by: the file's name is the table's.
+        Some(f.name().clone())
+    }
+}
+
+fn relabel_type(
+    t: &DataType,
+    names: &Names<'_>,
+    path: &mut Vec<String>,
+    depth: usize,
+) -> Result<(DataType, Shape), ArrowError> {
+    if depth > MAX_DEPTH {
+        return Err(ArrowError::SchemaError(format!(
+            "a column nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    let mut below = |segment: &str, t: &DataType| {
+        path.push(segment.to_string());
+        let r = relabel_type(t, names, path, depth + 1);
+        path.pop();
+        r
+    };
+    Ok(match t {
+        DataType::Struct(fields) => {
+            let mut out = Vec::with_capacity(fields.len());
+            let mut take = Vec::with_capacity(fields.len());
+            let mut same = true;
+            for (i, f) in fields.iter().enumerate() {
+                path.push(f.name().clone());
+                let name = names.name_of(f, path);
+                let inner = relabel_type(f.data_type(), names, path, depth + 1);
+                path.pop();
+                let Some(name) = name else {
+                    same = false;
+                    continue;
+                };
+                let (ty, shape) = inner?;
+                same &= name == *f.name() && shape == Shape::Same;
+                out.push(Arc::new(f.as_ref().clone().with_name(name).with_data_type(ty)));
+                take.push((i, shape));
+            }
+            let fields = Fields::from(out);
+            match same {
+                true => (t.clone(), Shape::Same),
+                false => (DataType::Struct(fields.clone()), Shape::Struct(fields, take)),
+            }
+        }
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            let (ty, shape) = below("element", f.data_type())?;
+            if shape == Shape::Same {
+                return Ok((t.clone(), Shape::Same));
+            }
+            let f = Arc::new(f.as_ref().clone().with_data_type(ty));
+            let shape = Box::new(shape);
+            match t {
+                DataType::List(_) => (DataType::List(f.clone()), Shape::List(f, shape)),
+                DataType::LargeList(_) => {
+                    (DataType::LargeList(f.clone()), Shape::LargeList(f, shape))
+                }
+                DataType::FixedSizeList(_, n) => (
+                    DataType::FixedSizeList(f.clone(), *n),
+                    Shape::FixedSizeList(f, *n, shape),
+                ),
+                _ => unreachable!("matched above"),
+            }
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Ok((t.clone(), Shape::Same));
+            };
+            // The entries' own two fields keep their names; what is inside them is renamed.
+            let mut out = Vec::with_capacity(kv.len());
+            let mut take = Vec::with_capacity(kv.len());
+            let mut same = true;
+            for (i, (f, part)) in kv.iter().zip(["key", "value"]).enumerate() {
+                let (ty, shape) = below(part, f.data_type())?;
+                same &= shape == Shape::Same;
+                out.push(Arc::new(f.as_ref().clone().with_data_type(ty)));
+                take.push((i, shape));
+            }
+            if same {
+                return Ok((t.clone(), Shape::Same));
+            }
+            let kv = Fields::from(out);
+            let entries = Arc::new(
+                entries
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Struct(kv.clone())),
+            );
+            (
+                DataType::Map(entries.clone(), *sorted),
+                Shape::Map(entries, *sorted, Box::new(Shape::Struct(kv, take))),
+            )
+        }
+        _ => (t.clone(), Shape::Same),
+    })
+}
+
+fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, ArrowError> {
+    let wrong = || {
+        ArrowError::InvalidArgumentError(format!(
+            "a nested column read as {}, not as its file's schema has it",
+            array.data_type()
+        ))
+    };
+    if depth > MAX_DEPTH {
+        return Err(wrong());
+    }
+    Ok(match shape {
+        Shape::Same => Arc::clone(array),
+        Shape::Struct(fields, take) => {
+            let s = array
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(wrong)?;
+            let columns = take
+                .iter()
+                .map(|(i, shape)| {
+                    let child = s.columns().get(*i).ok_or_else(wrong)?;
+                    apply(child, shape, depth + 1)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Arc::new(StructArray::try_new_with_length(
+                fields.clone(),
+                columns,
+                s.nulls().cloned(),
+                s.len(),
+            )?)
+        }
+        Shape::List(f, inner) => {
+            let l = array
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .ok_or_else(wrong)?;
+            let values = apply(l.values(), inner, depth + 1)?;
+            Arc::new(ListArray::try_new(
+                f.clone(),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )?)
+        }
+        Shape::LargeList(f, inner) => {
+            let l = array
+                .as_any()
+                .downcast_ref::<LargeListArray>()
+                .ok_or_else(wrong)?;
+            let values = apply(l.values(), inner, depth + 1)?;
+            Arc::new(LargeListArray::try_new(
+                f.clone(),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )?)
+        }
+        Shape::FixedSizeList(f, n, inner) => {
+            let l = array
+                .as_any()
+                .downcast_ref::<FixedSizeListArray>()
+                .ok_or_else(wrong)?;
+            let values = apply(l.values(), inner, depth + 1)?;
+            Arc::new(FixedSizeListArray::try_new(
+                f.clone(),
+                *n,
+                values,
+                l.nulls().cloned(),
+            )?)
+        }
+        Shape::Map(f, sorted, inner) => {
+            let m = array
+                .as_any()
+                .downcast_ref::<MapArray>()
+                .ok_or_else(wrong)?;
+            let entries: ArrayRef = Arc::new(m.entries().clone());
+            let entries = apply(&entries, inner, depth + 1)?;
+            let entries = entries
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(wrong)?
+                .clone();
+            Arc::new(MapArray::try_new(
+                f.clone(),
+                m.offsets().clone(),
+                entries,
+                m.nulls().cloned(),
+                *sorted,
+            )?)
+        }
+    })
+}
