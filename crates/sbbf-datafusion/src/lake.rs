@@ -17,16 +17,16 @@
 use datafusion::arrow::datatypes::{
     DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit,
 };
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
+use datafusion::logical_expr::ColumnarValue;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::physical_expr::expressions::Column;
-use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
@@ -116,9 +116,8 @@ impl Columns {
     /// How a file's field `f` holding column `c` is relabelled to the table's inner names;
     /// `None` when it reads as it is.
     fn relabel(&self, c: &LakeColumn, f: &Field) -> Result<Option<Relabel>> {
-        c.relabel(f).map_err(|e| {
-            self.refuse(format!("column `{}` as a data file holds it ({e})", c.name))
-        })
+        c.relabel(f)
+            .map_err(|e| self.refuse(format!("column `{}` as a data file holds it ({e})", c.name)))
     }
 
     /// The table's file schema from `merged` (its files' schemas as the table names them,
@@ -771,9 +770,7 @@ mod tests {
     #[test]
     fn a_struct_whose_inner_fields_were_renamed_reads_by_field_id() {
         use datafusion::arrow::array::{Array, AsArray, Int32Array, Int64Array, StructArray};
-        let id = |n: i64| {
-            HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), n.to_string())])
-        };
+        let id = |n: i64| HashMap::from([(PARQUET_FIELD_ID_META_KEY.to_string(), n.to_string())]);
         // The table: `s` (id 4) holds `b` (id 5, written as `a`) and `a` (id 7, added after
         // `a` was renamed: the old file has no such field); the file also holds `x` (id 6,
         // dropped since).
@@ -838,7 +835,10 @@ mod tests {
         let out = expr.evaluate(&batch).unwrap().into_array(2).unwrap();
         let out = out.as_struct();
         assert_eq!(out.fields(), &table_inner);
-        let b = out.column_by_name("b").unwrap().as_primitive::<datafusion::arrow::datatypes::Int32Type>();
+        let b = out
+            .column_by_name("b")
+            .unwrap()
+            .as_primitive::<datafusion::arrow::datatypes::Int32Type>();
         assert_eq!(b.values().to_vec(), [10, 20]);
         // The old `a` (now `b`) is not read as the new `a`, nor is the dropped `x`.
         assert_eq!(out.column_by_name("a").unwrap().null_count(), 2);

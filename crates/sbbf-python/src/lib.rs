@@ -8,7 +8,7 @@
 
 use arrow::array::{make_array, Array, ArrayData, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int32Type, Int64Type, Schema};
-use arrow::pyarrow::FromPyArrow;
+use arrow::pyarrow::{FromPyArrow, PyArrowType};
 use parquet::arrow::ArrowSchemaConverter;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
@@ -236,6 +236,43 @@ fn probe_source(
 
 /// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
 /// `http(s)://`, ...) rather than a local path.
+/// A lake column whose inner fields are named by `inner_names` (the snapshot's JSON).
+fn inner_named(inner_names: &str) -> PyResult<sbbf_parquet::lake::LakeColumn> {
+    let inner_names = serde_json::from_str(inner_names)
+        .map_err(|e| Failure::Input(format!("inner names: {e}")).into_py())?;
+    Ok(sbbf_parquet::lake::LakeColumn {
+        inner_names,
+        ..Default::default()
+    })
+}
+
+/// `field` (how a data file holds a nested column) with the fields inside it under the
+/// table's names (`inner_names`, as `table_snapshot` gives them), and `array` (the file's
+/// values of it, if given) relabelled likewise: the library's
+/// `LakeColumn::relabel`, so Python reads nested columns as the CLI does.
+#[pyfunction]
+#[pyo3(signature = (inner_names, field, array = None))]
+#[allow(clippy::type_complexity)]
+fn relabel(
+    inner_names: &str,
+    field: PyArrowType<Field>,
+    array: Option<PyArrowType<ArrayData>>,
+) -> PyResult<(PyArrowType<Field>, Option<PyArrowType<ArrayData>>)> {
+    let column = inner_named(inner_names)?;
+    let input = |e: arrow::error::ArrowError| Failure::Input(e.to_string()).into_py();
+    let Some(r) = column.relabel(&field.0).map_err(input)? else {
+        return Ok((field, array));
+    };
+    let array = match array {
+        Some(a) => {
+            let a = r.apply(&make_array(a.0)).map_err(input)?;
+            Some(PyArrowType(a.to_data()))
+        }
+        None => None,
+    };
+    Ok((PyArrowType(r.field().as_ref().clone()), array))
+}
+
 #[pyfunction]
 fn is_remote_url(arg: &str) -> bool {
     sbbf_parquet::source::object::is_remote_url(arg)
@@ -708,6 +745,7 @@ fn table_snapshot(
                     "field_id": c.field_id,
                     "earlier_names": c.earlier_names,
                     "inner_renamed": c.inner_renamed,
+                    "inner_names": c.inner_names,
                     "type": c.data_type,
                 })
             })
@@ -1042,6 +1080,7 @@ impl PySbbf {
 fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe_source, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
+    m.add_function(wrap_pyfunction!(relabel, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups_source, m)?)?;
     m.add_function(wrap_pyfunction!(index_build, m)?)?;

@@ -20,6 +20,7 @@ use std::sync::Arc;
 /// A struct field somewhere inside a column (at any depth), with its name in the table's
 /// current schema and what finds it in a data file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct InnerName {
     /// Its field id (Iceberg; Delta column mapping), matched where a file's fields carry ids.
     pub id: Option<i64>,
@@ -188,13 +189,18 @@ fn relabel_type(
                 };
                 let (ty, shape) = inner?;
                 same &= name == *f.name() && shape == Shape::Same;
-                out.push(Arc::new(f.as_ref().clone().with_name(name).with_data_type(ty)));
+                out.push(Arc::new(
+                    f.as_ref().clone().with_name(name).with_data_type(ty),
+                ));
                 take.push((i, shape));
             }
             let fields = Fields::from(out);
             match same {
                 true => (t.clone(), Shape::Same),
-                false => (DataType::Struct(fields.clone()), Shape::Struct(fields, take)),
+                false => (
+                    DataType::Struct(fields.clone()),
+                    Shape::Struct(fields, take),
+                ),
             }
         }
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {

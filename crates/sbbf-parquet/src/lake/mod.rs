@@ -175,8 +175,8 @@ pub struct LakeColumn {
     /// A field inside it (a struct's field, a list's element, a map's key or value) had
     /// another name in an earlier schema, or its name belonged to another field (dropped and
     /// added again): files written before then name inner fields otherwise than the table
-    /// does. Inner fields are matched by name, so such a column's inner fields are refused
-    /// rather than read from the wrong field or missed (an Iceberg schema change).
+    /// does (an Iceberg schema change). Reads relabel such a column ([`LakeColumn::relabel`]);
+    /// probes find its leaves by field ids ([`LakeColumn::inner`]).
     pub inner_renamed: bool,
     /// The fields inside it in the current schema (Iceberg): each leaf's Parquet path below
     /// the column (`b` for a struct's field, `list.element` for a list's element,

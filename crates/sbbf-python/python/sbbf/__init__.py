@@ -398,19 +398,7 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
         # The library read every delete it can as positions; anything else was refused there.
         raise InputError(f"{where}: deletes apply to data files whose deleted rows were not "
                          "read")
-    # A struct, list or map whose inner fields were renamed or replaced: files name them
-    # otherwise than the table, and pyarrow matches inner fields by name (old files would
-    # read as null there). Refused, as the library refuses to probe into it.
-    asked = None if columns is None else {c.split(".", 1)[0] for c in columns}
-    for c in snap["columns"]:
-        if c.get("inner_renamed") and (asked is None or c["name"] in asked):
-            raise InputError(f"{where}: column {c['name']!r} is a nested column whose inner "
-                             "fields were renamed or replaced since some files were written; "
-                             "reading it is not supported yet (ask for other columns)")
-    # Files that may name columns otherwise than the table, or whose deletion vectors take
-    # rows away: read one by one, each column found by field id or physical name and renamed
-    # to the table's name, deleted rows left out.
-    by_file = with_deletes > 0 or any(c["physical"] or c["earlier_names"]
+    by_file = with_deletes > 0 or any(c["physical"] or c["earlier_names"] or c["inner_renamed"]
                                       for c in snap["columns"])
     remote = _sbbf.is_remote_url(snap["location"])
     if remote:
@@ -441,8 +429,8 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
     if fragments:
         file_schemas = [fr.physical_schema for fr in fragments]
         if by_file:
-            file_schemas = [pa.schema([f.with_name(name) for name, f in
-                                       _as_table_columns(snap, fs_).items()])
+            file_schemas = [pa.schema([_relabel(snap, name, f)[0].with_name(name)
+                                       for name, f in _as_table_columns(snap, fs_).items()])
                             for fs_ in file_schemas]
         unified = pa.unify_schemas(file_schemas, promote_options="permissive")
         # View types read back as their plain types: pyarrow cannot filter views yet, and the
@@ -499,6 +487,22 @@ def _as_table_columns(snap: dict, file_schema: pa.Schema) -> dict:
     return out
 
 
+def _relabel(snap: dict, name: str, field: pa.Field, values: Any = None) -> tuple:
+    """`field` (how a data file holds the table's column `name`) with the fields inside it
+    under the table's names (Iceberg field ids, Delta column mapping's physical names), and
+    `values` (a chunked array of it, if given) relabelled likewise; as they are where
+    nothing inside is named otherwise. Fields the table dropped are left out."""
+    column = next((c for c in snap["columns"] if c["name"] == name), None)
+    if column is None or not column["inner_names"] or not pa.types.is_nested(field.type):
+        return field, values
+    names = json.dumps(column["inner_names"])
+    relabelled, _ = _sbbf.relabel(names, field)
+    if values is None:
+        return relabelled, None
+    chunks = [_sbbf.relabel(names, field, chunk)[1] for chunk in values.chunks]
+    return relabelled, pa.chunked_array(chunks, type=relabelled.type)
+
+
 def _kept_rows(fragment: Any, deleted: List[int]) -> pa.Array:
     """Which rows of `fragment` (the row groups it reads, in order) a deletion vector
     deleting the file positions `deleted` keeps."""
@@ -520,12 +524,6 @@ def _read_each(snap: dict, fragments: list, schema: pa.Schema, parts: list, part
                expr: Any, columns: Optional[List[str]], use_threads: bool) -> pa.Table:
     """The snapshot's files read one by one, each file's columns renamed to the table's
     (`_as_table_columns`), partition values and missing columns added, then filtered."""
-    wanted = columns if columns is not None else schema.names
-    if any(c["physical"] for c in snap["columns"]):
-        nested = [n for n in wanted if pa.types.is_nested(schema.field(n).type)]
-        if nested:
-            raise InputError(f"Delta table {snap['location']}: column mapping inside nested "
-                             f"columns {nested} is not read yet")
     tables = []
     for f, fr in zip(snap["files"], fragments):
         held = _as_table_columns(snap, fr.physical_schema)
@@ -539,7 +537,9 @@ def _read_each(snap: dict, fragments: list, schema: pa.Schema, parts: list, part
                 value = v.encode() if v is not None and pa.types.is_binary(field.type) else v
                 arrays.append(pa.array([value] * got.num_rows).cast(field.type))
             elif field.name in held:
-                arrays.append(got.column(held[field.name].name).cast(field.type))
+                read = got.column(held[field.name].name)
+                arrays.append(_relabel(snap, field.name, held[field.name], read)[1]
+                              .cast(field.type))
             else:
                 arrays.append(pa.nulls(got.num_rows, field.type))
         tables.append(pa.Table.from_arrays(arrays, schema=schema))
