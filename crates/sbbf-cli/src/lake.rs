@@ -92,11 +92,20 @@ pub fn say_version(command: &str, table: Option<&TableVersion>, format: Format, 
     }
 }
 
-/// `Delta table events/ version 4 (3 data files)`.
+/// `Delta table events/ version 4 (3 data file(s); log read: 5 GET(s), 1 LIST(s) of 7
+/// object(s), 4096 bytes)`.
 pub fn version_text(t: &TableVersion) -> String {
     let what = match t.format.as_str() {
         "iceberg" => format!("Iceberg table {} snapshot {}", t.location, t.version),
         _ => format!("Delta table {} version {}", t.location, t.version),
     };
-    format!("{what} ({} data file(s))", t.files)
+    let r = &t.log_reads;
+    let log = match t.format.as_str() {
+        "iceberg" => "metadata",
+        _ => "log",
+    };
+    format!(
+        "{what} ({} data file(s); {log} read: {} GET(s), {} LIST(s) of {} object(s), {} bytes)",
+        t.files, r.gets, r.lists, r.listed, r.bytes
+    )
 }

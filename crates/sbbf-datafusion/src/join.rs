@@ -59,7 +59,7 @@ use datafusion::physical_expr::utils::{collect_columns, conjunction, split_conju
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr};
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_expr_common::sort_expr::PhysicalSortExpr;
-use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder};
 use datafusion::physical_plan::{DisplayFormatType, SortOrderPushdownResult};
 use datafusion_datasource::file_stream::FileOpener;
@@ -283,9 +283,30 @@ impl FileSource for SbbfSource {
         filters: Vec<Arc<dyn PhysicalExpr>>,
         config: &ConfigOptions,
     ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
-        let r = self.inner.try_pushdown_filters(filters, config)?;
+        // A filter on a nested column whose files may name its inner fields otherwise is
+        // kept above the scan: DataFusion's row filter cannot read through the relabelling
+        // (`get_field` over it) and would leave that part out, keeping rows it should drop.
+        let held: Vec<bool> = filters
+            .iter()
+            .map(|f| self.columns.as_ref().is_some_and(|c| c.reads_relabelled(f)))
+            .collect();
+        let down: Vec<Arc<dyn PhysicalExpr>> = filters
+            .iter()
+            .zip(&held)
+            .filter(|(_, held)| !**held)
+            .map(|(f, _)| Arc::clone(f))
+            .collect();
+        let r = self.inner.try_pushdown_filters(down, config)?;
+        let mut answers = r.filters.into_iter();
+        let filters = held
+            .iter()
+            .map(|held| match held {
+                true => PushedDown::No,
+                false => answers.next().unwrap_or(PushedDown::No),
+            })
+            .collect();
         Ok(FilterPushdownPropagation {
-            filters: r.filters,
+            filters,
             updated_node: r.updated_node.map(|n| self.wrap(n)),
         })
     }

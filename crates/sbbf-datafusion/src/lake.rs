@@ -18,7 +18,7 @@ use datafusion::arrow::datatypes::{
     DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit,
 };
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
@@ -44,8 +44,6 @@ pub(crate) struct Columns {
     table: String,
     /// The columns the data files hold (a Delta table's partition columns are in none).
     columns: Vec<LakeColumn>,
-    /// Delta column mapping is on: the fields inside a nested column have physical names too.
-    mapped: bool,
 }
 
 impl Columns {
@@ -70,8 +68,25 @@ impl Columns {
             format: snap.format,
             table: table.to_string(),
             columns,
-            mapped: snap.format == Format::Delta && mapped,
         })
+    }
+
+    /// Whether `e` reads a nested column whose fields inside files may name otherwise than
+    /// the table (read through a [`Relabel`] then).
+    pub(crate) fn reads_relabelled(&self, e: &Arc<dyn PhysicalExpr>) -> bool {
+        let mut found = false;
+        let _ = e.apply(|n| {
+            if let Some(c) = n.downcast_ref::<Column>() {
+                found |= self
+                    .column(c.name())
+                    .is_some_and(|c| !c.inner_names.is_empty());
+            }
+            Ok(match found {
+                true => TreeNodeRecursion::Stop,
+                false => TreeNodeRecursion::Continue,
+            })
+        });
+        found
     }
 
     fn column(&self, name: &str) -> Option<&LakeColumn> {
@@ -163,8 +178,13 @@ impl Columns {
             let Some(c) = self.column(top) else {
                 return true;
             };
-            if nested && (self.mapped || c.inner_renamed) {
-                return false;
+            // Inside a nested column, what this file holds decides (by field ids or physical
+            // names): fields it names otherwise are not for a reader by name.
+            if nested {
+                let relabelled = self.find(c, file).map(|f| c.relabel(f));
+                if !matches!(relabelled, None | Some(Ok(None))) {
+                    return false;
+                }
             }
             let by_table = self.find(c, file).map(|f| f.name().as_str());
             let by_name = file.field_with_name(top).ok().map(|f| f.name().as_str());
@@ -742,7 +762,6 @@ mod tests {
                     ..Default::default()
                 })
                 .collect(),
-            mapped: false,
         }
     }
 

@@ -234,8 +234,6 @@ fn probe_source(
     result.map_err(Failure::into_py)
 }
 
-/// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
-/// `http(s)://`, ...) rather than a local path.
 /// A lake column whose inner fields are named by `inner_names` (the snapshot's JSON).
 fn inner_named(inner_names: &str) -> PyResult<sbbf_parquet::lake::LakeColumn> {
     let inner_names = serde_json::from_str(inner_names)
@@ -273,6 +271,8 @@ fn relabel(
     Ok((PyArrowType(r.field().as_ref().clone()), array))
 }
 
+/// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
+/// `http(s)://`, ...) rather than a local path.
 #[pyfunction]
 fn is_remote_url(arg: &str) -> bool {
     sbbf_parquet::source::object::is_remote_url(arg)
@@ -762,6 +762,7 @@ fn table_snapshot(
                 "columns": columns,
                 "files": files,
                 "notes": snap.notes,
+                "log_reads": v.log_reads,
             })
             .to_string(),
         ))

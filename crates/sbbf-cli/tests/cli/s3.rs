@@ -420,7 +420,15 @@ fn a_delta_log_is_read_once_per_object() {
     let before = moto.requests().len();
     let out = sbbf(
         &moto,
-        &["probe", "s3://lake/ckpt/", "id", "150", "--no-index"],
+        &[
+            "probe",
+            "s3://lake/ckpt/",
+            "id",
+            "150",
+            "--no-index",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(
         out.status.code(),
@@ -429,6 +437,31 @@ fn a_delta_log_is_read_once_per_object() {
         String::from_utf8_lossy(&out.stderr)
     );
     let requests = moto.requests();
+    // What the report says reading the log took is what the store saw: every GET (and HEAD)
+    // of the log, every listing (the log's and the Iceberg metadata folder's, asked together
+    // when finding the table), and the bytes of the objects read whole.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).unwrap();
+    let said = &first["table"]["log_reads"];
+    let of_log = |r: &&String| {
+        (r.starts_with("GET /lake/ckpt/_delta_log/")
+            || r.starts_with("HEAD /lake/ckpt/_delta_log/"))
+            && !r.contains("list-type=2")
+    };
+    assert_eq!(
+        said["gets"],
+        requests[before..].iter().filter(of_log).count(),
+        "{said} {:#?}",
+        &requests[before..]
+    );
+    let lists = requests[before..]
+        .iter()
+        .filter(|r| r.contains("list-type=2"))
+        .count();
+    assert_eq!(said["lists"], lists, "{said} {:#?}", &requests[before..]);
+    let sizes = crate::lake::checkpoint_log_bytes();
+    assert_eq!(said["bytes"], sizes, "{said}");
     let log_reads: Vec<&String> = requests[before..]
         .iter()
         .filter(|r| r.starts_with("GET /lake/ckpt/_delta_log/"))

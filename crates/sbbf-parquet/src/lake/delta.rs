@@ -553,6 +553,7 @@ fn read(
         positions: Default::default(),
         equalities: Default::default(),
         inner_physical,
+        log_reads: Default::default(),
     })
 }
 

@@ -251,8 +251,24 @@ fn relabel_type(
                 Shape::Map(entries, *sorted, Box::new(Shape::Struct(kv, take))),
             )
         }
+        // Layouts a Parquet file is not read as unless its Arrow schema asks: a struct inside
+        // one would be matched by name, so it is refused rather than read wrong.
+        DataType::ListView(f) | DataType::LargeListView(f) if f.data_type().is_nested() => {
+            return Err(unsupported(t));
+        }
+        DataType::Dictionary(_, v) if v.is_nested() => return Err(unsupported(t)),
+        DataType::RunEndEncoded(_, v) if v.data_type().is_nested() => {
+            return Err(unsupported(t));
+        }
+        DataType::Union(..) => return Err(unsupported(t)),
         _ => (t.clone(), Shape::Same),
     })
+}
+
+fn unsupported(t: &DataType) -> ArrowError {
+    ArrowError::NotYetImplemented(format!(
+        "fields inside a column read as {t} matched to the table's"
+    ))
 }
 
 fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, ArrowError> {
@@ -346,4 +362,114 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
             )?)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::buffer::OffsetBuffer;
+    use arrow_array::builder::{Int64Builder, MapBuilder, StringBuilder, StructBuilder};
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Int64Array;
+
+    fn id(n: i64) -> HashMap<String, String> {
+        HashMap::from([(
+            parquet::arrow::PARQUET_FIELD_ID_META_KEY.to_string(),
+            n.to_string(),
+        )])
+    }
+
+    fn named(id: i64, name: &str) -> InnerName {
+        InnerName {
+            id: Some(id),
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn structs_inside_lists_and_maps_are_relabelled() {
+        // list<struct<x (id 7), gone (id 8)>>: `x` renamed `y`, `gone` dropped.
+        let inner = Fields::from(vec![
+            Field::new("x", DataType::Int64, true).with_metadata(id(7)),
+            Field::new("gone", DataType::Int64, true).with_metadata(id(8)),
+        ]);
+        let element = Arc::new(Field::new("element", DataType::Struct(inner.clone()), true));
+        let values = StructArray::new(
+            inner,
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(Int64Array::from(vec![-1, -2, -3])),
+            ],
+            None,
+        );
+        let list: ArrayRef = Arc::new(ListArray::new(
+            Arc::clone(&element),
+            OffsetBuffer::from_lengths([2, 1]),
+            Arc::new(values),
+            None,
+        ));
+        let file = Field::new("lst", DataType::List(element), true);
+        let column = LakeColumn {
+            inner_names: vec![named(7, "y")],
+            ..Default::default()
+        };
+        let r = column.relabel(&file).unwrap().unwrap();
+        let out = r.apply(&list).unwrap();
+        assert_eq!(out.data_type(), r.field().data_type());
+        let got = out.as_list::<i32>().values().as_struct();
+        assert_eq!(got.fields().len(), 1);
+        assert_eq!(got.fields()[0].name(), "y");
+        let y = got.column(0).as_primitive::<Int64Type>();
+        assert_eq!(y.values().to_vec(), [1, 2, 3]);
+        assert_eq!(out.as_list::<i32>().value_offsets(), &[0, 2, 3]);
+
+        // map<string, struct<v (id 11)>>: `v` renamed `w`; the key is left as it is.
+        let v = Fields::from(vec![
+            Field::new("v", DataType::Int64, true).with_metadata(id(11))
+        ]);
+        let mut b = MapBuilder::new(
+            None,
+            StringBuilder::new(),
+            StructBuilder::from_fields(v.clone(), 2),
+        );
+        for (k, n) in [("a", 10), ("b", 20)] {
+            b.keys().append_value(k);
+            let s = b.values();
+            s.field_builder::<Int64Builder>(0).unwrap().append_value(n);
+            s.append(true);
+            b.append(true).unwrap();
+        }
+        let map: ArrayRef = Arc::new(b.finish());
+        let file = Field::new("mp", map.data_type().clone(), true);
+        let column = LakeColumn {
+            inner_names: vec![named(11, "w")],
+            ..Default::default()
+        };
+        let r = column.relabel(&file).unwrap().unwrap();
+        let out = r.apply(&map).unwrap();
+        let m = out.as_map();
+        assert_eq!(m.keys().as_string::<i32>().value(1), "b");
+        let w = m.values().as_struct();
+        assert_eq!(w.fields()[0].name(), "w");
+        assert_eq!(
+            w.column(0).as_primitive::<Int64Type>().values().to_vec(),
+            [10, 20]
+        );
+
+        // Nothing to rename: no relabelling at all.
+        let column = LakeColumn {
+            inner_names: vec![named(11, "v")],
+            ..Default::default()
+        };
+        assert!(column.relabel(&file).unwrap().is_none());
+        // A struct inside a layout not matched by ids is refused, not read by name.
+        let view = Field::new(
+            "lv",
+            DataType::ListView(Arc::new(Field::new("e", DataType::Struct(v), true))),
+            true,
+        );
+        assert!(column.relabel(&view).is_err());
+    }
 }

@@ -23,6 +23,7 @@
 pub mod backfill;
 mod bounds;
 pub mod catalog;
+mod counted;
 pub mod delta;
 mod delta_commit;
 pub mod iceberg;
@@ -30,13 +31,14 @@ mod inner;
 mod location;
 mod whole;
 
-pub use crate::source::{AsOf, LakeOptions, TableVersion};
+pub use crate::source::{AsOf, LakeOptions, LogReads, TableVersion};
 pub use inner::{InnerName, Relabel};
 pub use location::StoreRoot;
 
 use crate::source::{object, Source, SourceOptions};
 use crate::{Error, LakeError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Which table format a path holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,6 +229,8 @@ pub struct Snapshot {
     /// (path as the table names it, path as files name it), in segments (`*`: any segment,
     /// a list's or map's own levels).
     inner_physical: std::collections::HashMap<String, Vec<PathPair>>,
+    /// What finding the table and reading this snapshot asked of its store.
+    pub log_reads: LogReads,
 }
 
 /// A leaf's path below its column as the table names it and as files name it, in segments.
@@ -241,6 +245,7 @@ impl Snapshot {
             version: self.version,
             timestamp_ms: self.timestamp_ms,
             files: self.files.len(),
+            log_reads: self.log_reads,
         }
     }
 
@@ -540,8 +545,17 @@ pub async fn snapshot_in(
         return Ok(None);
     }
     let remote = object::is_remote_url(arg);
+    // Every request of finding the table and reading its snapshot is counted.
+    let counters = Arc::new(counted::Counters::default());
+    let count = |r: StoreRoot| {
+        StoreRoot::with_store(
+            counted::Counted::with(r.store(), Arc::clone(&counters)),
+            r.base().clone(),
+        )
+    };
     let root = match (root, remote) {
-        (Some(r), true) => Some(r),
+        (Some(r), true) => Some(count(r)),
+        (None, true) if names_a_prefix(arg) => Some(count(StoreRoot::for_url(arg)?)),
         _ => None,
     };
     let Some((format, look)) = detect_in(root.as_ref(), arg).await? else {
@@ -555,14 +569,15 @@ pub async fn snapshot_in(
     };
     let root = match (root, remote) {
         (Some(r), _) => r,
-        (None, true) => StoreRoot::for_url(arg)?,
-        (None, false) => StoreRoot::local(),
+        (None, true) => count(StoreRoot::for_url(arg)?),
+        (None, false) => count(StoreRoot::local()),
     };
     let url = location::table_url(arg)?;
-    let snap = match format {
+    let mut snap = match format {
         Format::Delta => delta::snapshot(&root, arg, &url, lake.as_of, look).await?,
         Format::Iceberg => iceberg::snapshot(&root, arg, &url, lake.as_of).await?,
     };
+    snap.log_reads = counters.reads();
     Ok(Some(snap))
 }
 

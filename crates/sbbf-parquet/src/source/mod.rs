@@ -81,6 +81,21 @@ pub struct LakeOptions {
     pub as_directory: bool,
 }
 
+/// What reading a table's snapshot asked of its store: the requests made to find the table
+/// and read its log or metadata (not the data files'), as counted where they leave.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct LogReads {
+    /// Reads of objects (whole or ranges; metadata requests included).
+    pub gets: u64,
+    /// Listings started (a listing of more than a page's keys takes more than one request).
+    pub lists: u64,
+    /// Objects named by those listings.
+    pub listed: u64,
+    /// Bytes the reads returned.
+    pub bytes: u64,
+}
+
 /// Which version of which table a command read, for reports (JSON, `--stats`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -95,4 +110,7 @@ pub struct TableVersion {
     pub timestamp_ms: Option<i64>,
     /// How many data files the snapshot has.
     pub files: usize,
+    /// What finding the table and reading its log or metadata asked of its store (the
+    /// data files' reads are counted apart).
+    pub log_reads: LogReads,
 }

@@ -398,7 +398,9 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
         # The library read every delete it can as positions; anything else was refused there.
         raise InputError(f"{where}: deletes apply to data files whose deleted rows were not "
                          "read")
-    by_file = with_deletes > 0 or any(c["physical"] or c["earlier_names"] or c["inner_renamed"]
+    # (Inner names too: a rename recorded only in schemas the table has since expired still
+    # shows in each file's field ids.)
+    by_file = with_deletes > 0 or any(c["physical"] or c["earlier_names"] or c["inner_names"]
                                       for c in snap["columns"])
     remote = _sbbf.is_remote_url(snap["location"])
     if remote:

@@ -156,6 +156,7 @@ pub(crate) async fn snapshot(
         positions: Default::default(),
         equalities: Default::default(),
         inner_physical: Default::default(),
+        log_reads: Default::default(),
     };
     let Some(id) = choose(&meta, as_of, &cx)? else {
         return Ok(snap);
