@@ -206,6 +206,9 @@ def test_deletion_vectors_leave_their_rows_out():
     table = TESTDATA / "lake" / "kernel" / "table-with-dv-small"
     snap = sbbf.snapshot(table)
     assert any(f["deletes"] for f in snap["files"])
+    # What reading the log took: at least its listing and one commit.
+    assert snap["log_reads"]["lists"] >= 1 and snap["log_reads"]["gets"] >= 1, snap
+    assert snap["log_reads"]["bytes"] > 0, snap
     for v in range(DeltaTable(str(table)).version() + 1):
         sql = "SELECT value FROM t ORDER BY value"
         theirs = QueryBuilder().register("t", DeltaTable(str(table), version=v)).execute(sql)

@@ -86,13 +86,16 @@ def snapshot(source: Source, *, as_of: AsOf = None) -> Optional[dict]:
     """The snapshot of the Delta Lake or Iceberg table at `source` (`None` when `source` is
     no table): `{"format", "location", "version", "timestamp_ms", "metadata",
     "partition_columns", "columns": [{"name", "physical", "field_id", "earlier_names",
-    "inner_renamed", "type"}], "files": [{"path", "size", "rows", "partition", "deletes"}],
-    "notes"}`.
+    "inner_renamed", "inner_names", "type"}], "files": [{"path", "size", "rows", "partition",
+    "deletes"}], "notes", "log_reads"}`.
 
     `version` is the Delta version or the Iceberg snapshot id read; `files` are the data files
     it names (local paths, or URLs for an object store) with their partition values as text
-    and whether deletes (deletion vectors, delete files) apply to them. `as_of` reads an older
-    snapshot.
+    and whether deletes (deletion vectors, delete files) apply to them. A column's
+    `inner_names` are the struct fields inside it (`{"id", "physical", "name"}`: what finds
+    each in a file, and the table's name for it). `log_reads` is what finding the table and
+    reading its log or metadata asked of the store (`{"gets", "lists", "listed", "bytes"}`).
+    `as_of` reads an older snapshot.
 
     >>> import sbbf
     >>> sbbf.snapshot("testdata/lake/delta_basic", as_of=0)["version"]  # doctest: +SKIP
