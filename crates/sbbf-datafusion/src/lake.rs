@@ -581,7 +581,8 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
                 };
                 let name = match cols.find(c, &physical_file_schema) {
                     Some(pf) => {
-                        if let Some(r) = cols.relabel(c, pf)? {
+                        if let Some(mut r) = cols.relabel(c, pf)? {
+                            r.fit_to(f.data_type());
                             relabelled.insert(pf.name().clone(), r);
                         }
                         pf.name().clone()

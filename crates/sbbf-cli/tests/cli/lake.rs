@@ -550,6 +550,63 @@ fn nested_columns_renamed_inside_are_read_by_field_id() {
     }
 }
 
+/// Writes, into the folder argv[1], an Iceberg table `ns.e` whose struct `st` held only `a`
+/// when its first file was written, then gained `c` and lost `a`: that file holds none of the
+/// struct's current fields. Prints the metadata file and pyiceberg's rows.
+const STRUCT_OF_DROPPED_FIELDS: &str = r#"
+import json, sys
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import NestedField, LongType, StructType
+root = sys.argv[1]
+cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+cat.create_namespace("ns")
+t = cat.create_table("ns.e", Schema(
+    NestedField(1, "id", LongType(), required=False),
+    NestedField(2, "st", StructType(NestedField(3, "a", LongType(), required=False)),
+                required=False)))
+t.append(pa.Table.from_pylist([{"id": 1, "st": {"a": 1}}, {"id": 2, "st": None}],
+                              schema=t.schema().as_arrow()))
+with t.update_schema() as u:
+    u.add_column(("st", "c"), LongType())
+with t.update_schema() as u:
+    u.delete_column("st.a")
+t = cat.load_table("ns.e")
+t.append(pa.Table.from_pylist([{"id": 3, "st": {"c": 5}}], schema=t.schema().as_arrow()))
+rows = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["id"])
+print(json.dumps({"metadata": t.metadata_location.removeprefix("file://"), "rows": rows}))
+"#;
+
+/// A file whose struct holds none of the table's current fields of it reads as pyiceberg
+/// reads it: the struct where it was not null, every field of it null (DataFusion's cast
+/// refused it, sharing no field name).
+#[cfg(feature = "query")]
+#[test]
+fn a_struct_whose_fields_were_all_dropped_reads_as_nulls() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = venv_json(STRUCT_OF_DROPPED_FIELDS, &[dir.path().to_str().unwrap()]);
+    let table = made["metadata"].as_str().unwrap();
+    let rows = made["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{made}");
+    assert_eq!(rows[0]["st"], serde_json::json!({"c": null}), "{made}");
+    assert!(rows[1]["st"].is_null(), "{made}");
+    for extra in [&[][..], &["--no-sbbf"][..]] {
+        let row = query_row(
+            table,
+            "SELECT count(st) AS s, count(st.c) AS c, sum(st.c) AS total FROM t",
+            extra,
+        );
+        assert_eq!(
+            row,
+            serde_json::json!({"s": 2, "c": 1, "total": 5}),
+            "{extra:?}"
+        );
+        let row = query_row(table, "SELECT count(*) AS n FROM t WHERE st IS NULL", extra);
+        assert_eq!(row["n"], 1, "{extra:?}");
+    }
+}
+
 /// A lake table's per-file statistics (Delta `stats` in commits and checkpoints, Iceberg
 /// manifest bounds) rule files out before their footers are read; the counts stay the
 /// format's reader's (`queries_count_what_the_formats_readers_count` probes every value).

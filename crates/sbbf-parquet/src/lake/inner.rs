@@ -52,6 +52,9 @@ enum Shape {
     LargeList(FieldRef, Box<Shape>),
     FixedSizeList(FieldRef, i32, Box<Shape>),
     Map(FieldRef, bool, Box<Shape>),
+    /// A struct the file holds none of the table's current fields of: read as the table's,
+    /// every field null (the struct's own nulls kept).
+    Nulls(Fields),
 }
 
 /// The deepest nesting relabelled: a deeper type (hostile input) is refused.
@@ -108,6 +111,16 @@ impl Relabel {
     /// The field as the table names what it holds (the file's field name kept).
     pub fn field(&self) -> &FieldRef {
         &self.field
+    }
+
+    /// The relabelling fitted to `table` (the table's type of the column) where a struct in
+    /// the file holds none of the table's current fields of it: that struct reads as the
+    /// table's, every field null. (A reader that matches fields by name has nothing to match
+    /// there, and DataFusion's cast refuses a struct that shares no name with its target.)
+    pub fn fit_to(&mut self, table: &DataType) {
+        let (t, shape) = fit(self.field.data_type(), &self.shape, table, 0);
+        self.field = Arc::new(self.field.as_ref().clone().with_data_type(t));
+        self.shape = shape;
     }
 
     /// `array` (of the file's field this was made for) as an array of [`Relabel::field`]:
@@ -271,6 +284,65 @@ fn unsupported(t: &DataType) -> ArrowError {
     ))
 }
 
+/// [`Relabel::fit_to`] of the relabelled type `t` (read by `shape`) to the table's `table`.
+fn fit(t: &DataType, shape: &Shape, table: &DataType, depth: usize) -> (DataType, Shape) {
+    if depth > MAX_DEPTH {
+        return (t.clone(), shape.clone());
+    }
+    let element = |f: &FieldRef, inner: &Shape, table_f: &FieldRef| {
+        let (ty, s) = fit(f.data_type(), inner, table_f.data_type(), depth + 1);
+        (Arc::new(f.as_ref().clone().with_data_type(ty)), Box::new(s))
+    };
+    match (shape, table) {
+        (Shape::Struct(fields, _), DataType::Struct(want))
+            if fields.is_empty() && !want.is_empty() =>
+        {
+            let nullable: Fields = want
+                .iter()
+                .map(|f| Arc::new(f.as_ref().clone().with_nullable(true)))
+                .collect();
+            (DataType::Struct(nullable.clone()), Shape::Nulls(nullable))
+        }
+        (Shape::Struct(fields, take), DataType::Struct(want)) => {
+            let mut out = Vec::with_capacity(fields.len());
+            let mut taken = Vec::with_capacity(take.len());
+            for (f, (i, s)) in fields.iter().zip(take) {
+                let (ty, s) = match want.iter().find(|w| w.name() == f.name()) {
+                    Some(w) => fit(f.data_type(), s, w.data_type(), depth + 1),
+                    None => (f.data_type().clone(), s.clone()),
+                };
+                out.push(Arc::new(f.as_ref().clone().with_data_type(ty)));
+                taken.push((*i, s));
+            }
+            let fields = Fields::from(out);
+            (
+                DataType::Struct(fields.clone()),
+                Shape::Struct(fields, taken),
+            )
+        }
+        (Shape::List(f, inner), DataType::List(w) | DataType::LargeList(w)) => {
+            let (f, s) = element(f, inner, w);
+            (DataType::List(f.clone()), Shape::List(f, s))
+        }
+        (Shape::LargeList(f, inner), DataType::List(w) | DataType::LargeList(w)) => {
+            let (f, s) = element(f, inner, w);
+            (DataType::LargeList(f.clone()), Shape::LargeList(f, s))
+        }
+        (Shape::FixedSizeList(f, n, inner), DataType::FixedSizeList(w, _)) => {
+            let (f, s) = element(f, inner, w);
+            (
+                DataType::FixedSizeList(f.clone(), *n),
+                Shape::FixedSizeList(f, *n, s),
+            )
+        }
+        (Shape::Map(f, sorted, inner), DataType::Map(w, _)) => {
+            let (f, s) = element(f, inner, w);
+            (DataType::Map(f.clone(), *sorted), Shape::Map(f, *sorted, s))
+        }
+        _ => (t.clone(), shape.clone()),
+    }
+}
+
 fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, ArrowError> {
     let wrong = || {
         ArrowError::InvalidArgumentError(format!(
@@ -295,6 +367,22 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
                     apply(child, shape, depth + 1)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            Arc::new(StructArray::try_new_with_length(
+                fields.clone(),
+                columns,
+                s.nulls().cloned(),
+                s.len(),
+            )?)
+        }
+        Shape::Nulls(fields) => {
+            let s = array
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(wrong)?;
+            let columns = fields
+                .iter()
+                .map(|f| arrow_array::new_null_array(f.data_type(), s.len()))
+                .collect();
             Arc::new(StructArray::try_new_with_length(
                 fields.clone(),
                 columns,
