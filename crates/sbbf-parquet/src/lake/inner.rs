@@ -10,6 +10,7 @@
 //! same buffers under other names, struct fields the table no longer has left out.
 
 use super::LakeColumn;
+use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
 };
@@ -356,10 +357,7 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
     Ok(match shape {
         Shape::Same => Arc::clone(array),
         Shape::Struct(fields, take) => {
-            let s = array
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(wrong)?;
+            let s = array.as_struct_opt().ok_or_else(wrong)?;
             let columns = take
                 .iter()
                 .map(|(i, shape)| {
@@ -375,10 +373,7 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
             )?)
         }
         Shape::Nulls(fields) => {
-            let s = array
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(wrong)?;
+            let s = array.as_struct_opt().ok_or_else(wrong)?;
             let columns = fields
                 .iter()
                 .map(|f| arrow_array::new_null_array(f.data_type(), s.len()))
@@ -391,10 +386,7 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
             )?)
         }
         Shape::List(f, inner) => {
-            let l = array
-                .as_any()
-                .downcast_ref::<ListArray>()
-                .ok_or_else(wrong)?;
+            let l = array.as_list_opt::<i32>().ok_or_else(wrong)?;
             let values = apply(l.values(), inner, depth + 1)?;
             Arc::new(ListArray::try_new(
                 f.clone(),
@@ -404,10 +396,7 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
             )?)
         }
         Shape::LargeList(f, inner) => {
-            let l = array
-                .as_any()
-                .downcast_ref::<LargeListArray>()
-                .ok_or_else(wrong)?;
+            let l = array.as_list_opt::<i64>().ok_or_else(wrong)?;
             let values = apply(l.values(), inner, depth + 1)?;
             Arc::new(LargeListArray::try_new(
                 f.clone(),
@@ -417,10 +406,7 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
             )?)
         }
         Shape::FixedSizeList(f, n, inner) => {
-            let l = array
-                .as_any()
-                .downcast_ref::<FixedSizeListArray>()
-                .ok_or_else(wrong)?;
+            let l = array.as_fixed_size_list_opt().ok_or_else(wrong)?;
             let values = apply(l.values(), inner, depth + 1)?;
             Arc::new(FixedSizeListArray::try_new(
                 f.clone(),
@@ -430,17 +416,10 @@ fn apply(array: &ArrayRef, shape: &Shape, depth: usize) -> Result<ArrayRef, Arro
             )?)
         }
         Shape::Map(f, sorted, inner) => {
-            let m = array
-                .as_any()
-                .downcast_ref::<MapArray>()
-                .ok_or_else(wrong)?;
+            let m = array.as_map_opt().ok_or_else(wrong)?;
             let entries: ArrayRef = Arc::new(m.entries().clone());
             let entries = apply(&entries, inner, depth + 1)?;
-            let entries = entries
-                .as_any()
-                .downcast_ref::<StructArray>()
-                .ok_or_else(wrong)?
-                .clone();
+            let entries = entries.as_struct_opt().ok_or_else(wrong)?.clone();
             Arc::new(MapArray::try_new(
                 f.clone(),
                 m.offsets().clone(),
