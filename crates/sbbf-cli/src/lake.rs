@@ -104,8 +104,12 @@ pub fn version_text(t: &TableVersion) -> String {
         "iceberg" => "metadata",
         _ => "log",
     };
+    let since = match t.log_since {
+        Some(v) => format!(" after version {v} (the index's)"),
+        None => String::new(),
+    };
     format!(
-        "{what} ({} data file(s); {log} read: {} GET(s), {} LIST(s) of {} object(s), {} bytes)",
+        "{what} ({} data file(s); {log} read{since}: {} GET(s), {} LIST(s) of {} object(s), {} bytes)",
         t.files, r.gets, r.lists, r.listed, r.bytes
     )
 }

@@ -215,6 +215,9 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         err!("sbbf probe: warning: {w}");
     }
     crate::lake::say_version("sbbf probe", probe.table(), a.format, a.stats);
+    if let (Some(why), true, Format::Text) = (probe.log_note(), a.stats, a.format) {
+        err!("sbbf probe: read the snapshot, not the commits since the index's version: {why}");
+    }
     let mut outcome = Outcome::new(a, probe.is_many());
     outcome.show_progress(probe.len());
     let run = probe.run(|p| {

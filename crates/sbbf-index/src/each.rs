@@ -8,7 +8,8 @@
 //! What the results add up to (the counts, the exit status, "no file has the column") is
 //! [`sbbf_parquet::report::each::ProbeTally`]'s to say.
 
-use crate::probe::{plan_loaded, ruled_out, IndexStats, Planned, Ruled};
+use crate::follow::{self, Followed};
+use crate::probe::{plan_loaded, ruled_out, IndexStats, Planned, ProbePlan, Ruled};
 use crate::table::Root;
 use crate::Error;
 use futures::{FutureExt as _, StreamExt as _};
@@ -82,6 +83,7 @@ pub struct ProbeEach<F> {
     index: Option<IndexStats>,
     warning: Option<String>,
     table: Option<TableVersion>,
+    log_note: Option<String>,
 }
 
 impl<F> ProbeEach<F>
@@ -101,8 +103,10 @@ where
         use_index: bool,
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
         // A table's snapshot is read once, here: its files are the listing, and its schema
-        // says how files name the column. The index's head is read beside it (one round trip
-        // for both, where the index's read would otherwise wait for the log's).
+        // says how files name the column. The index's head is read beside finding the table
+        // (one round trip for both, where the index's read would otherwise wait for the
+        // log's); a Delta table whose index knows an earlier version is then read as the
+        // commits since, not as its snapshot (see `crate::follow`).
         let root = match use_index {
             true => Root::open(path).ok().flatten(),
             false => None,
@@ -113,9 +117,33 @@ where
                 None => None,
             }
         };
-        let (snap, preloaded) =
-            futures::future::join(lake::snapshot(path, &options.lake), index).await;
-        let snap = snap?.map(Arc::new);
+        let (found, preloaded) =
+            futures::future::join(lake::find(path, &options.lake), index).await;
+        let found = found?;
+        let mut log_note = None;
+        if let (Some(found), Some(root), Some(Ok(Some((loaded, reads))))) =
+            (&found, &root, &preloaded)
+        {
+            let root = root.clone().with_lake(options.lake.clone());
+            match follow::plan(
+                found,
+                path,
+                &root,
+                (loaded, *reads),
+                column,
+                encode.clone(),
+                options.clone(),
+            )
+            .await
+            {
+                Followed::Plan(p, column) => return Ok(Self::planned(*p, column, encode, None)),
+                Followed::Snapshot(why) => log_note = Some(why),
+            }
+        }
+        let snap = match found {
+            Some(f) => Some(Arc::new(f.snapshot().await?)),
+            None => None,
+        };
         let column = match &snap {
             Some(s) => s.file_column(column)?,
             None => column.to_string(),
@@ -129,16 +157,7 @@ where
             let planned =
                 plan_loaded(&root, preloaded, &column, encode.clone(), options.clone()).await;
             if let Ok(p) = planned {
-                return Ok(ProbeEach {
-                    column,
-                    encode,
-                    many: p.many,
-                    planned: Some(p.files),
-                    source: p.source,
-                    index: Some(p.stats),
-                    warning: p.warning,
-                    table: p.table,
-                });
+                return Ok(Self::planned(p, column, encode, log_note));
             }
         }
         let (source, table) = match &snap {
@@ -154,7 +173,23 @@ where
             index: None,
             warning: None,
             table,
+            log_note: None,
         })
+    }
+
+    /// A probe the index planned.
+    fn planned(p: ProbePlan, column: String, encode: F, log_note: Option<String>) -> Self {
+        ProbeEach {
+            column,
+            encode,
+            many: p.many,
+            planned: Some(p.files),
+            source: p.source,
+            index: Some(p.stats),
+            warning: p.warning,
+            table: p.table,
+            log_note,
+        }
     }
 
     /// Whether the path names several files (a directory, a glob, a prefix): then a file
@@ -177,6 +212,12 @@ where
     /// Whether there is no file.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Why a Delta table's version was read as its snapshot, not as the commits since the
+    /// version its index was built from, when the index records one it might have followed.
+    pub fn log_note(&self) -> Option<&str> {
+        self.log_note.as_deref()
     }
 
     /// Why the table's index was ignored, when it exists but cannot be used: say it once.

@@ -10,6 +10,7 @@ const ORDER: &[&str] = &[
     "format", // the index file's bytes (and a part's manifest): types, write, read
     "table",  // `Root`: listing a table, loading its index, atomic output
     "probe",  // answering probes and predicates from an index
+    "follow", // a later Delta version from the index and the commits since
     "report", // the serializable reports of build, merge, inspect and probe
     "build",  // building and updating an index
     "part",   // building an index in parts, and merging them

@@ -28,6 +28,7 @@
 // - format: the index file's bytes, and a part's manifest (format/{types,write,read,part}.rs)
 // - table: `Root`, a table root: listing it, loading its index, writing one atomically
 // - probe: answering a probe or a predicate from the index
+// - follow: a probe of a later Delta version from the index and the commits since
 // - report: the reports a build, update, merge, inspect or probe returns
 // - build: building and updating an index (build/{gather,spool}.rs: one file's filters, the spool)
 // - part: building an index in parts, and merging them
@@ -35,6 +36,7 @@
 //   other files in listing order
 pub mod build;
 pub mod each;
+mod follow;
 pub mod format;
 #[cfg(test)]
 mod layering;

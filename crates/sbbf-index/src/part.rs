@@ -103,7 +103,7 @@ pub async fn build_part(
         ));
     }
     let listed_at = crate::build::now_ns();
-    let (mut listing, table) = root.list_table().await?;
+    let (mut listing, table) = root.list_lake().await?;
     listing.retain(|l| given.contains(&l.rel));
     if listing.len() != given.len() {
         let listed: BTreeSet<&str> = listing.iter().map(|l| l.rel.as_str()).collect();
@@ -130,7 +130,7 @@ pub async fn build_part(
         files: given.into_iter().collect(),
     };
     let mut pre = Prepared::new().map_err(crate::build::io_err)?;
-    pre.table = table.as_ref().map(crate::build::table_at);
+    pre.table = crate::build::table_at(table.as_deref()).await;
     let sink = Sink::Part {
         out: out.to_path_buf(),
         manifest: manifest.encode(),
@@ -164,7 +164,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
     }
     let _writer = root.lock_writer()?;
     let listed_at = crate::build::now_ns();
-    let listing = root.list_table();
+    let listing = root.list_lake();
     let mut read: Vec<Part> = Vec::with_capacity(parts.len());
     let mut part_bytes = 0u64;
     for p in parts {
@@ -275,7 +275,7 @@ pub async fn merge(root: &Root, parts: &[PathBuf]) -> Result<MergeReport, Error>
         report.files_covered += k.len();
     }
     pre.read_others = false;
-    pre.table = table.as_ref().map(crate::build::table_at);
+    pre.table = crate::build::table_at(table.as_deref()).await;
     drop(read);
     let options = BuildOptions {
         columns: first.columns.clone(),

@@ -112,6 +112,10 @@ pub struct IndexStats {
     /// when it records one; the files of the version read that it does not know as they are
     /// (added since) are among `new` and probed directly.
     pub index_version: Option<i64>,
+    /// When a Delta table's later version was read as the commits since the index's version
+    /// (not as its snapshot): how many commits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commits_since: Option<u64>,
 }
 
 /// A probe of a table root, split by the index.
@@ -217,6 +221,21 @@ where
     };
     // The first index read went out beside the listing.
     stats.waves_before_direct += stats.index.waves.saturating_sub(1);
+    Ok(finish(
+        root, &listing, decisions, stats, warning, table, options,
+    ))
+}
+
+/// The plan of `listing` with each file's decision.
+pub(crate) fn finish(
+    root: &Root,
+    listing: &[Listed],
+    decisions: Vec<Result<Ruled, Why>>,
+    mut stats: IndexStats,
+    warning: Option<String>,
+    table: Option<TableVersion>,
+    options: SourceOptions,
+) -> ProbePlan {
     let mut files = Vec::with_capacity(listing.len());
     let mut direct = Vec::new();
     for (l, d) in listing.iter().zip(decisions) {
@@ -250,14 +269,14 @@ where
         Root::Local { .. } => listing.len() > 1,
         Root::Store { .. } => true,
     };
-    Ok(ProbePlan {
+    ProbePlan {
         many,
         source: root.source(direct, options),
         files,
         stats,
         warning,
         table,
-    })
+    }
 }
 
 /// Values encoded for one type, and each one's candidate hashes.
@@ -265,7 +284,7 @@ type Hashed = (Arc<[Encoded]>, Vec<Vec<u64>>);
 
 /// One column asked about: its values encoded for every type its files have, and the stripes
 /// (group, block) their hashes pick.
-struct Ask<'a> {
+pub(crate) struct Ask<'a> {
     column: &'a str,
     /// Position in the head's columns; `None`: the index does not have the column.
     at: Option<usize>,
@@ -275,7 +294,7 @@ struct Ask<'a> {
     need: BTreeSet<(usize, u64)>,
 }
 
-fn prepare<'a, F>(head: &Head, column: &'a str, encode: F) -> Ask<'a>
+pub(crate) fn prepare<'a, F>(head: &Head, column: &'a str, encode: F) -> Ask<'a>
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
@@ -316,19 +335,21 @@ where
 
 /// What one read of the index brought for some asks: the files, each ask's column (when the
 /// index has it) and its stripes, checked.
-struct Fetched {
-    directory: Directory,
+pub(crate) struct Fetched {
+    pub(crate) directory: Directory,
     /// Per ask: position in `directory.columns`.
     columns: Vec<Option<usize>>,
     /// Per ask: its stripes.
     stripes: Vec<HashMap<(usize, u64), Bytes>>,
 }
 
-/// Reads, in one wave, the file table, the columns of `asks` and their stripes.
-async fn fetch(
+/// Reads, in one wave, the file table, the columns of `asks` and their stripes (nothing when
+/// the index has none of the columns, unless `files`).
+pub(crate) async fn fetch(
     root: &Root,
     loaded: &Loaded,
     asks: &[Ask<'_>],
+    files: bool,
     st: &mut ReadStats,
 ) -> Result<Fetched, Error> {
     let head = &loaded.head;
@@ -346,7 +367,7 @@ async fn fetch(
             }
         }
     }
-    if cols.is_empty() {
+    if cols.is_empty() && !files {
         // No column asked about is indexed: nothing to read.
         return Ok(Fetched {
             directory: Directory::of(head, Vec::new(), Vec::new()),
@@ -396,13 +417,13 @@ where
 {
     let mut st = ReadStats::default();
     let asks = [prepare(&loaded.head, column, encode)];
-    let f = fetch(root, loaded, &asks, &mut st).await?;
+    let f = fetch(root, loaded, &asks, false, &mut st).await?;
     let out = decide(&f, 0, &asks[0], listing)?;
     Ok((out, st))
 }
 
 /// The answers for ask `k` of what `f` holds.
-fn decide(
+pub(crate) fn decide(
     f: &Fetched,
     k: usize,
     ask: &Ask<'_>,
@@ -636,7 +657,7 @@ pub async fn row_groups_ruled_out(
         })
         .collect();
     let mut st = ReadStats::default();
-    let f = fetch(root, loaded, &asks, &mut st).await?;
+    let f = fetch(root, loaded, &asks, false, &mut st).await?;
     let d = &f.directory;
     let by_path = d.by_path();
     // Row counts of each listed file the index knows as it is now, and their row groups.

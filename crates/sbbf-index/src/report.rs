@@ -266,6 +266,10 @@ pub struct IndexStatsLine {
     pub from_index: usize,
     /// The table version the index was built from (Delta version, Iceberg snapshot id).
     pub index_version: Option<i64>,
+    /// When the Delta version read was read as the commits since the index's version (not as
+    /// its snapshot): how many commits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commits_since: Option<u64>,
     /// Reads of the index itself.
     pub index_reads: crate::table::ReadStats,
     /// The listing.
@@ -313,6 +317,7 @@ impl IndexStatsLine {
             files: stats.files,
             from_index: stats.from_index,
             index_version: stats.index_version,
+            commits_since: stats.commits_since,
             index_reads: stats.index,
             listing: stats.listing,
             maybe: stats.maybe,

@@ -220,52 +220,62 @@ impl Root {
     /// place, by both formats' protocols; the table's own commit removes a file, and a removed
     /// file is no longer listed).
     pub async fn list_table(&self) -> Result<(Vec<Listed>, Option<TableVersion>), Error> {
+        let (listed, snap) = self.list_lake().await?;
+        Ok((listed, snap.map(|s| s.table_version())))
+    }
+
+    /// [`Root::list_table`], with the snapshot read (a build keeps its column names).
+    pub async fn list_lake(&self) -> Result<(Vec<Listed>, Option<Arc<Snapshot>>), Error> {
         let LakeRead { options, snapshot } = self.lake();
-        let read;
         let snap = match snapshot {
-            Some(known) => known.as_deref(),
-            None => {
-                read = sbbf_parquet::lake::snapshot(self.arg(), options).await?;
-                read.as_ref()
-            }
+            Some(known) => known.clone(),
+            None => sbbf_parquet::lake::snapshot(self.arg(), options)
+                .await?
+                .map(Arc::new),
         };
         match snap {
-            Some(snap) => Ok((self.listed_snapshot(snap)?, Some(snap.table_version()))),
+            Some(snap) => Ok((self.listed_snapshot(&snap)?, Some(snap))),
             None => Ok((self.list_folder().await?, None)),
         }
     }
 
     fn listed_snapshot(&self, snap: &Snapshot) -> Result<Vec<Listed>, Error> {
+        self.listed_urls(
+            &snap.location,
+            snap.files.iter().map(|f| (f.url.as_str(), f.size)),
+        )
+    }
+
+    /// Listing entries of a table's data files (by URL and the size the table records), in
+    /// the order given: a local file with its own `stat`; an object with a tag made of its
+    /// URL and size (a table's data files are written once under a new name and never
+    /// changed in place, by both formats' protocols).
+    fn listed_urls<'a>(
+        &self,
+        location: &str,
+        files: impl Iterator<Item = (&'a str, u64)>,
+    ) -> Result<Vec<Listed>, Error> {
         match self {
             Root::Local { dir, .. } => {
                 let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                let files = sbbf_parquet::lake::local_files(snap)?;
-                Ok(files
-                    .into_iter()
-                    .map(|(name, p)| {
-                        let (size, stamp) = match std::fs::metadata(&p) {
-                            Ok(meta) => (meta.len(), local_stamp(&meta)),
-                            Err(_) => (0, Stamp::UNKNOWN_LOCAL),
-                        };
-                        Listed {
-                            name,
-                            rel: rel_path(&p, &abs),
-                            size,
-                            stamp,
-                            at: At::Local(p),
-                        }
+                let base = PathBuf::from(sbbf_parquet::lake::table_folder(location));
+                let abs_base = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
+                files
+                    .map(|(url, _)| {
+                        let (name, p) = sbbf_parquet::lake::local_file(&base, &abs_base, url)?;
+                        Ok(local_listed(name, rel_path(&p, &abs), p))
                     })
-                    .collect())
+                    .collect()
             }
             Root::Store { url, .. } => {
                 let root = StoreRoot::for_url(url)?;
-                let mut objects = Vec::with_capacity(snap.files.len());
-                for f in &snap.files {
+                let mut objects = Vec::new();
+                for (file, size) in files {
                     objects.push(ObjectMeta {
-                        location: root.path_of(&f.url)?,
+                        location: root.path_of(file)?,
                         last_modified: Default::default(),
-                        size: f.size,
-                        e_tag: Some(format!("table-file:{}:{}", f.url, f.size)),
+                        size,
+                        e_tag: Some(format!("table-file:{file}:{size}")),
                         version: None,
                     });
                 }
@@ -279,6 +289,64 @@ impl Root {
                 Ok(listed)
             }
         }
+    }
+
+    /// The data files of a later version of the Delta table at this root, from the files of
+    /// the version an index lists (`known`, the index's file table) and the commits since
+    /// (`tail`): the known files the table still has, then the files added since, named and
+    /// stamped as [`Root::list_table`] names and stamps a snapshot's. A known file keeps the
+    /// index's stamp on a store (its path and size are what the table's tag is made of);
+    /// locally it is looked at again.
+    pub(crate) fn listed_since(
+        &self,
+        location: &str,
+        known: &[format::FileEntry],
+        tail: &sbbf_parquet::lake::since::LogTail,
+    ) -> Result<Vec<Listed>, Error> {
+        let added = self.listed_urls(
+            location,
+            tail.added.iter().map(|(u, size)| (u.as_str(), *size)),
+        )?;
+        let removed = self.listed_urls(location, tail.removed.iter().map(|u| (u.as_str(), 0)))?;
+        let gone: std::collections::HashSet<&str> = added
+            .iter()
+            .chain(&removed)
+            .map(|l| l.rel.as_str())
+            .collect();
+        let mut out = Vec::with_capacity(known.len() + added.len());
+        for f in known.iter().filter(|f| !gone.contains(f.path.as_str())) {
+            out.push(match self {
+                Root::Local { dir, .. } => {
+                    let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                    let base = PathBuf::from(sbbf_parquet::lake::table_folder(location));
+                    let p = abs.join(&f.path);
+                    let name = base.join(&f.path).display().to_string();
+                    local_listed(name, f.path.clone(), p)
+                }
+                Root::Store { url, prefix, .. } => {
+                    let location = match prefix.as_ref() {
+                        "" => StorePath::parse(&f.path),
+                        p => StorePath::parse(format!("{p}/{}", f.path)),
+                    }
+                    .map_err(|_| IndexError::Damaged(format!("a file path `{}`", f.path)))?;
+                    Listed {
+                        name: object_name(url, prefix.as_ref(), location.as_ref()),
+                        rel: f.path.clone(),
+                        size: f.size,
+                        stamp: f.stamp.clone(),
+                        at: At::Object(ObjectMeta {
+                            location,
+                            last_modified: Default::default(),
+                            size: f.size,
+                            e_tag: None,
+                            version: None,
+                        }),
+                    }
+                }
+            });
+        }
+        out.extend(added);
+        Ok(out)
     }
 
     async fn list_folder(&self) -> Result<Vec<Listed>, Error> {
@@ -769,7 +837,7 @@ fn check_head(head: &[u8], t: &Trailer) -> Result<Head, IndexError> {
             "the head's checksum does not match".into(),
         ));
     }
-    format::parse_head(head, t.dir_offset)
+    format::parse_head_of(head, t.dir_offset, t.version)
 }
 
 /// What an object's listing says of its content, as kept: the XXH64 of its ETag and, where the
@@ -890,6 +958,22 @@ pub(crate) fn write_all(
 }
 
 /// `p` relative to `dir`, `/`-separated (the whole path when it is not below `dir`).
+/// A local file's listing entry, looked at now (a file that cannot be looked at gets a stamp
+/// that is never fresh).
+fn local_listed(name: String, rel: String, p: PathBuf) -> Listed {
+    let (size, stamp) = match std::fs::metadata(&p) {
+        Ok(meta) => (meta.len(), local_stamp(&meta)),
+        Err(_) => (0, Stamp::UNKNOWN_LOCAL),
+    };
+    Listed {
+        name,
+        rel,
+        size,
+        stamp,
+        at: At::Local(p),
+    }
+}
+
 fn rel_path(p: &Path, dir: &Path) -> String {
     p.strip_prefix(dir)
         .unwrap_or(p)

@@ -108,6 +108,28 @@ def test_delta_probe_answers_only_current_files(lake):
     assert len(folder) > len(answers)
 
 
+def test_a_probe_after_deltalake_commits_equals_deltalakes_files(lake, tmp_path):
+    """An index built at one version, then deltalake appends and deletes: a probe with the
+    index (which reads only the commits since) names exactly deltalake's current files and
+    answers as a probe without the index."""
+    import deltalake
+    path = tmp_path / "t"
+    shutil.copytree(lake / "delta_partitioned", path)
+    assert sbbf.index_build(path, "id")["table_version"] == 2
+    rows = pa.table({"id": pa.array([7001, 7002], pa.int64()), "s": ["x", "y"], "p": ["a", "a"]})
+    deltalake.write_deltalake(str(path), rows, mode="append", partition_by=["p"])
+    deltalake.DeltaTable(str(path)).delete("id = 600")
+    current = {os.path.realpath(u.removeprefix("file://"))
+               for u in deltalake.DeltaTable(str(path)).file_uris()}
+    for values in ([600], [7001], [603, 9999]):
+        ours = sbbf.probe(path, "id", values)
+        assert {os.path.realpath(a["file"]) for a in ours} == current
+        direct = sbbf.probe(path, "id", values, index=False)
+        key = lambda a: a["file"]  # noqa: E731
+        assert [a["row_groups"] for a in sorted(ours, key=key)] == \
+            [a["row_groups"] for a in sorted(direct, key=key)]
+
+
 def test_as_of_by_time_reads_the_version_current_then(lake):
     from deltalake import DeltaTable
     path = str(lake / "delta_basic")

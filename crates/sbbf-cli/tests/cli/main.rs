@@ -10,6 +10,7 @@ mod crash;
 mod encrypted;
 mod index;
 mod lake;
+mod lake_follow;
 mod lake_write;
 mod lake_write_iceberg;
 mod paths;

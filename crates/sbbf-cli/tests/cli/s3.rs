@@ -657,3 +657,120 @@ fn a_delta_table_on_s3_gets_filters_through_one_commit() {
         "{again}"
     );
 }
+
+/// On S3, an index built at version 13 of a checkpointed table answers version 14 (a commit
+/// that removes one file) from the commits since alone: the log's listing and checkpoint hint
+/// (finding the table) with the index's head beside them, then commit 14 with the index's
+/// sections: two round trips before any data file, and no checkpoint or earlier commit read.
+/// The answers are those of a probe without the index; the removed file is not named.
+#[test]
+fn an_index_follows_a_delta_log_on_s3() {
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    let lake = repo().join("testdata/lake/delta_checkpoint");
+    upload_tree(&moto, "lake", "ckpt", &lake);
+    let url = "s3://lake/ckpt/";
+    let out = sbbf(&moto, &["index", "build", url, "-c", "id"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Commit 14 removes the file commit 13 added (ids 1300..1399).
+    let added = std::fs::read_to_string(lake.join("_delta_log/00000000000000000013.json")).unwrap();
+    let path = added
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| Some(v.get("add")?.get("path")?.as_str()?.to_string()))
+        .unwrap();
+    let commit = format!(
+        "{}\n{}\n",
+        r#"{"commitInfo":{"timestamp":1796311645990,"operation":"DELETE"}}"#,
+        serde_json::json!({"remove": {"path": path, "deletionTimestamp": 1796311645990_i64,
+            "dataChange": true}})
+    );
+    moto.put(
+        "lake",
+        "ckpt/_delta_log/00000000000000000014.json",
+        commit.as_bytes(),
+    );
+    let before = moto.requests().len();
+    let args = [
+        "probe", url, "id", "150", "1350", "--format", "json", "--stats",
+    ];
+    let out = sbbf(&moto, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = moto.requests()[before..].to_vec();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let table = &lines[0]["table"];
+    assert_eq!(
+        (table["version"].as_i64(), table["log_since"].as_i64()),
+        (Some(14), Some(13))
+    );
+    assert_eq!(table["files"], 13, "{table}");
+    let files: Vec<&str> = lines[1..]
+        .iter()
+        .filter_map(|v| v.get("file")?.as_str())
+        .collect();
+    assert_eq!(files.len(), 13);
+    assert!(!files.iter().any(|f| f.ends_with(&path)), "{files:?}");
+    let st = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v.get("index").cloned())
+        .unwrap();
+    assert_eq!(st["commits_since"], 1, "{st}");
+    assert_eq!(st["from_index"], 13, "{st}");
+    assert_eq!(st["waves"], 2, "{st}");
+    // The log: the hint and commit 14, nothing else.
+    let mut read: Vec<&str> = requests
+        .iter()
+        .filter(|r| r.starts_with("GET /lake/ckpt/_delta_log/") && !r.contains("list-type=2"))
+        .filter_map(|r| r.split(' ').nth(1)?.strip_prefix("/lake/ckpt/_delta_log/"))
+        .collect();
+    read.sort_unstable();
+    assert_eq!(
+        read,
+        ["00000000000000000014.json", "_last_checkpoint"],
+        "{requests:#?}"
+    );
+    // No data file read: the index answered them all.
+    assert!(
+        !requests
+            .iter()
+            .any(|r| r.contains(".parquet") && !r.contains("list-type=2")),
+        "{requests:#?}"
+    );
+    // The same answers as without the index (which reads the snapshot).
+    let mut without = args.to_vec();
+    without[7] = "--no-index";
+    let out = sbbf(&moto, &without);
+    let theirs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answers = |lines: &[serde_json::Value]| {
+        let mut a: Vec<(String, String)> = lines
+            .iter()
+            .filter_map(|v| {
+                Some((
+                    v.get("file")?.as_str()?.to_string(),
+                    v["row_groups"].to_string(),
+                ))
+            })
+            .collect();
+        a.sort();
+        a
+    };
+    assert_eq!(answers(&lines), answers(&theirs));
+    assert_eq!(theirs[0]["table"]["version"], 14);
+}

@@ -72,12 +72,28 @@ impl Default for BuildOptions {
     }
 }
 
-/// The table version a snapshot's listing is of, as an index records it.
-pub(crate) fn table_at(v: &sbbf_parquet::source::TableVersion) -> format::TableAt {
-    format::TableAt {
-        format: v.format.clone(),
-        version: v.version,
-    }
+/// The table version a snapshot's listing is of, as an index records it: with the table's
+/// column names, and for Delta the mark of its commit (one request), which let a probe of a
+/// later version read only the commits since.
+pub(crate) async fn table_at(
+    snap: Option<&sbbf_parquet::lake::Snapshot>,
+) -> Option<format::TableAt> {
+    use sbbf_parquet::lake::Format;
+    let snap = snap?;
+    let mark = match snap.format {
+        // Without it the index still answers a later version, from its snapshot.
+        Format::Delta => sbbf_parquet::lake::commit_mark(&snap.location, snap.version)
+            .await
+            .ok()
+            .flatten(),
+        Format::Iceberg => None,
+    };
+    Some(format::TableAt {
+        format: snap.format.to_string(),
+        version: snap.version,
+        names: Some(snap.names().to_json()),
+        mark,
+    })
 }
 
 /// Builds the index of the table at `root` from every file.
@@ -85,10 +101,10 @@ pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, E
     check_options(options)?;
     let _writer = root.lock_writer()?;
     let listed_at = now_ns();
-    let (listing, table) = root.list_table().await?;
+    let (listing, table) = root.list_lake().await?;
     let mut pre = Prepared::new().map_err(io_err)?;
     pre.check_asked = true;
-    pre.table = table.as_ref().map(table_at);
+    pre.table = table_at(table.as_deref()).await;
     assemble(root, listing, listed_at, pre, options, Sink::Root).await
 }
 
@@ -130,9 +146,9 @@ pub async fn update_with(
     let concurrency = up.concurrency;
     let _writer = root.lock_writer()?;
     let listed_at = now_ns();
-    let (listing, old) = futures::future::join(root.list_table(), root.load_whole()).await;
+    let (listing, old) = futures::future::join(root.list_lake(), root.load_whole()).await;
     let (listing, table) = listing?;
-    let table = table.as_ref().map(table_at);
+    let table = table_at(table.as_deref()).await;
     let old = match old {
         Ok(Some((loaded, bytes))) => Some((loaded.directory, bytes)),
         Ok(None) => return Err(Error::NoIndex(root.index_location())),
@@ -426,6 +442,17 @@ pub(crate) async fn assemble(
     w.write_all(&format::header()).map_err(io)?;
     let mut at = HEADER_LEN;
     let columns = write_groups(&mut w, &spool, cols, files.len(), &mut at, &mut report)?;
+    // A later version is answered from the commits since this one only when the file table
+    // holds every file of this one (a merge leaves out files no part covered): else a file
+    // the table kept would go unnamed.
+    let mut table = table;
+    if let Some(t) = &mut table {
+        let listed: std::collections::HashSet<&str> =
+            listing.iter().map(|l| l.rel.as_str()).collect();
+        if files.len() != listed.len() {
+            t.mark = None;
+        }
+    }
     let directory = Directory {
         created_ms: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

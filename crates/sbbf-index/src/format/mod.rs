@@ -25,8 +25,9 @@ pub(crate) use write::*;
 /// The first and last eight bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"SBBFIDX\0";
 /// The format version this crate writes.
-pub const VERSION: u32 = 4;
-/// The format versions this crate reads: 3 is 4 without the table version at the head's end.
+pub const VERSION: u32 = 5;
+/// The format versions this crate reads: 3 is 4 without the table version at the head's end,
+/// 4 is 5 without the table's column names and commit mark after it.
 pub const READ_VERSIONS: std::ops::RangeInclusive<u32> = 3..=VERSION;
 /// Bytes of the header: magic, version, reserved.
 pub const HEADER_LEN: u64 = 16;

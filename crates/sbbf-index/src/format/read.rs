@@ -17,6 +17,8 @@ pub struct Trailer {
     pub dir_len: u64,
     /// Its CRC-32.
     pub dir_crc: u32,
+    /// The format version the index was written in.
+    pub version: u32,
 }
 
 /// Reads the trailer (the last 40 bytes of an index of `index_len` bytes) and checks it
@@ -54,6 +56,7 @@ pub fn parse_trailer(tail: &[u8], index_len: u64) -> Result<Trailer, IndexError>
         dir_offset,
         dir_len,
         dir_crc,
+        version,
     })
 }
 
@@ -175,6 +178,15 @@ impl In<'_> {
 /// at `head_offset`: every section it names lies in `[HEADER_LEN, head_offset)` and no two
 /// overlap.
 pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
+    parse_head_of(bytes, head_offset, super::VERSION)
+}
+
+/// [`parse_head`] of a head written in format `head_version`.
+pub fn parse_head_of(
+    bytes: &[u8],
+    head_offset: u64,
+    head_version: u32,
+) -> Result<Head, IndexError> {
     let mut i = In::new(bytes);
     let created_ms = i.var()?;
     let root = i.str()?;
@@ -276,7 +288,23 @@ pub fn parse_head(bytes: &[u8], head_offset: u64) -> Result<Head, IndexError> {
             if !matches!(format.as_str(), "delta" | "iceberg") {
                 return Err(damaged(format!("table format `{format}`")));
             }
-            Some(TableAt { format, version })
+            let (mut names, mut mark) = (None, None);
+            if head_version >= 5 {
+                names = Some(i.str()?).filter(|n| !n.is_empty());
+                let size = i.var()?;
+                if size > 0 {
+                    mark = Some(sbbf_parquet::lake::since::CommitMark {
+                        size: size - 1,
+                        etag: i.str()?,
+                    });
+                }
+            }
+            Some(TableAt {
+                format,
+                version,
+                names,
+                mark,
+            })
         }
     };
     if i.left() != 0 {

@@ -103,16 +103,35 @@ fn directory_round_trip() {
     assert!(parse_head(&all[h..], 100).is_err());
 }
 
-/// Format 4 records the table version last; a format 3 head (without it) still reads.
+/// Format 4 records the table version last, format 5 the table's column names and commit
+/// mark after it; format 3 and 4 heads (without them) still read.
 #[test]
-fn the_table_version_round_trips_and_format_3_heads_still_read() {
+fn the_table_version_round_trips_and_older_heads_still_read() {
     let mut d = sample();
     d.table = Some(TableAt {
-        format: "iceberg".into(),
-        version: 4_874_900_129_013_685_351,
+        format: "delta".into(),
+        version: 7,
+        names: Some(r#"{"format":"delta","columns":[]}"#.into()),
+        mark: Some(sbbf_parquet::lake::since::CommitMark {
+            size: 812,
+            etag: "\"5d-1f\"".into(),
+        }),
     });
     let (all, head_at) = index_of(&d);
     assert_eq!(decode(&all, head_at).unwrap(), d);
+    // Without names or mark: two bytes (an empty name text, no mark).
+    let mut bare = d.clone();
+    let t = bare.table.as_mut().unwrap();
+    (t.names, t.mark) = (None, None);
+    t.format = "iceberg".into();
+    t.version = 4_874_900_129_013_685_351;
+    let (all, head_at) = index_of(&bare);
+    assert_eq!(decode(&all, head_at).unwrap(), bare);
+    // A format 4 head is that head without those two bytes.
+    let v4 = &all[head_at as usize..all.len() - 2];
+    let head = parse_head_of(v4, head_at, 4).unwrap();
+    assert_eq!(head.table, bare.table);
+    assert!(parse_head_of(v4, head_at, 5).is_err());
     let (v3, v3_head_at) = index_of(&sample());
     assert_eq!(decode(&v3, v3_head_at).unwrap().table, None);
     // An unknown format name is damage, not a guess.
@@ -223,7 +242,8 @@ fn trailer_checks() {
         Trailer {
             dir_offset: 100,
             dir_len: 20,
-            dir_crc: 7
+            dir_crc: 7,
+            version: VERSION,
         }
     );
     assert!(matches!(

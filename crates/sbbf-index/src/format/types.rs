@@ -133,6 +133,13 @@ pub struct TableAt {
     pub format: String,
     /// The Delta version, or the Iceberg snapshot id.
     pub version: i64,
+    /// How the table's data files named its columns at that version
+    /// ([`sbbf_parquet::lake::TableNames`] as JSON; format 5): a later version's column is
+    /// found without reading that version's snapshot.
+    pub names: Option<String>,
+    /// What identified the Delta commit of that version in its log (format 5): a probe of a
+    /// later version reads only the commits after it when the log still holds this one.
+    pub mark: Option<sbbf_parquet::lake::since::CommitMark>,
 }
 
 /// Everything but the filters' bits, decoded: the head, the file table and the columns (all
@@ -154,7 +161,7 @@ pub struct Directory {
     /// The columns.
     pub columns: Vec<ColumnEntry>,
     /// The table version it was built from, when the root is a Delta or Iceberg table read as
-    /// its snapshot (format 4; `None` in format 3 indexes and for folders of files).
+    /// its snapshot (format 4 and later; `None` in format 3 indexes and for folders of files).
     pub table: Option<TableAt>,
 }
 

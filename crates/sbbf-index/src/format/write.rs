@@ -191,10 +191,20 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
             );
         }
     }
-    // Format 4: the table version, last (format 3 heads end before it).
+    // Format 4: the table version, last (format 3 heads end before it); format 5: then the
+    // table's column names at it (empty: none) and its commit's mark (size + 1, 0: none;
+    // then the ETag).
     if let Some(t) = &d.table {
         o.str(&t.format);
         o.zig(t.version);
+        o.str(t.names.as_deref().unwrap_or_default());
+        match &t.mark {
+            Some(m) => {
+                o.var(m.size.saturating_add(1));
+                o.str(&m.etag);
+            }
+            None => o.var(0),
+        }
     }
     (o.0, head)
 }

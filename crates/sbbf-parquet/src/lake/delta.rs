@@ -50,11 +50,11 @@ pub(crate) async fn snapshot(
 #[derive(Debug)]
 pub(crate) struct LogLook {
     /// The log folder's path in the store.
-    log: StorePath,
+    pub(crate) log: StorePath,
     /// The objects under it, as far as the first page went.
     pub(crate) entries: Vec<ObjectMeta>,
     /// Whether `entries` is every object under it.
-    complete: bool,
+    pub(crate) complete: bool,
     /// `_last_checkpoint`: `Some(None)` when the store has none, `None` when it failed.
     last_checkpoint: Option<Option<(ObjectMeta, Bytes)>>,
 }
@@ -107,7 +107,7 @@ pub(crate) async fn look(
 
 /// What a log object's name says: its version and kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LogName {
+pub(crate) enum LogName {
     Commit,
     Crc,
     /// A checkpoint in one file (classic or v2).
@@ -116,7 +116,7 @@ enum LogName {
     Part(u64, u64),
 }
 
-fn log_name(name: &str) -> Option<(u64, LogName)> {
+pub(crate) fn log_name(name: &str) -> Option<(u64, LogName)> {
     let digits = name.get(..20)?;
     if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -29,11 +29,14 @@ mod delta_commit;
 pub mod iceberg;
 mod inner;
 mod location;
+mod names;
+pub mod since;
 mod whole;
 
 pub use crate::source::{AsOf, LakeOptions, LogReads, TableVersion};
 pub use inner::{InnerName, Relabel};
 pub use location::StoreRoot;
+pub use names::TableNames;
 
 use crate::source::{object, Source, SourceOptions};
 use crate::{Error, LakeError};
@@ -41,9 +44,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Which table format a path holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
-    /// Delta Lake: `_delta_log/` beside the data.
+    /// Delta Lake: `_delta_log/` beside the data (the default of [`TableNames`]).
+    #[default]
     Delta,
     /// Apache Iceberg: a metadata JSON file naming manifest lists and manifests.
     Iceberg,
@@ -163,7 +168,7 @@ impl Bounds {
 }
 
 /// A top-level column of a table: its name, and how its data files name it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct LakeColumn {
     /// Its name in the table's current schema.
     pub name: String,
@@ -246,6 +251,7 @@ impl Snapshot {
             timestamp_ms: self.timestamp_ms,
             files: self.files.len(),
             log_reads: self.log_reads,
+            log_since: None,
         }
     }
 
@@ -256,67 +262,23 @@ impl Snapshot {
     /// for a field inside a column whose inner fields were renamed, by the ids from the
     /// column down to the leaf ([`crate::read::file::by_field_ids`]).
     pub fn file_column(&self, column: &str) -> Result<String, Error> {
-        let (top, rest) = match column.split_once('.') {
-            Some((t, r)) => (t, Some(r)),
-            None => (column, None),
-        };
-        let Some(c) = self.columns.iter().find(|c| c.name == top) else {
-            return Ok(column.to_string());
-        };
-        if let (false, Some(id)) = (c.earlier_names.is_empty(), c.field_id) {
-            return Ok(crate::read::file::by_field_id(id, rest));
-        }
-        if let (true, Some(rest)) = (c.inner_renamed, rest) {
-            if let Some((_, ids)) = c.inner.iter().find(|(p, _)| p == rest) {
-                return Ok(crate::read::file::by_field_ids(ids));
-            }
-            return Err(LakeError::Unsupported {
-                format: self.format.name(),
-                table: self.location.clone(),
-                feature: format!(
-                    "a field inside column `{top}`, whose inner fields were renamed or \
-                     replaced since some files were written"
-                ),
-            }
-            .into());
-        }
-        match (&c.physical, rest) {
-            (None, _) => Ok(column.to_string()),
-            (Some(p), None) => Ok(p.clone()),
-            (Some(p), Some(rest)) => match self.physical_inner(top, rest) {
-                Some(inner) => Ok(format!("{p}.{inner}")),
-                None => Err(LakeError::Unsupported {
-                    format: self.format.name(),
-                    table: self.location.clone(),
-                    feature: format!(
-                        "column mapping on `{column}`, which is no leaf of the table's column \
-                         `{top}`"
-                    ),
-                }
-                .into()),
-            },
-        }
+        names::file_column(
+            self.format,
+            &self.location,
+            &self.columns,
+            &self.inner_physical,
+            column,
+        )
     }
 
-    /// The path below Delta column `top` that files hold for the table's path `rest` below
-    /// it (column mapping: each struct field by its physical name; a list's and a map's own
-    /// levels as asked).
-    fn physical_inner(&self, top: &str, rest: &str) -> Option<String> {
-        let asked = path_segments(rest);
-        let (_, physical) = self.inner_physical.get(top)?.iter().find(|(logical, _)| {
-            logical.len() == asked.len()
-                && logical.iter().zip(&asked).all(|(l, a)| l == "*" || l == a)
-        })?;
-        let segments: Vec<String> = physical
-            .iter()
-            .zip(&asked)
-            .map(|(p, a)| match p.as_str() {
-                "*" => a.clone(),
-                p => p.to_string(),
-            })
-            .map(|s| s.replace('\\', "\\\\").replace('.', "\\."))
-            .collect();
-        Some(segments.join("."))
+    /// What [`Snapshot::file_column`] needs, to keep beside an index built from this
+    /// snapshot: a later version's column is then found without reading its snapshot.
+    pub fn names(&self) -> TableNames {
+        TableNames {
+            format: self.format,
+            columns: self.columns.clone(),
+            inner_physical: self.inner_physical.clone(),
+        }
     }
 
     /// The files with deletes that apply to them.
@@ -392,23 +354,6 @@ impl Snapshot {
             )),
         }
     }
-}
-
-/// The names of a column path (`a.b\\.c` is `a` then `b.c`: a `.` in a name is written `\\.`,
-/// a `\\` as `\\\\`).
-fn path_segments(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut name = String::new();
-    let mut chars = path.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => name.push(chars.next().unwrap_or('\\')),
-            '.' => out.push(std::mem::take(&mut name)),
-            c => name.push(c),
-        }
-    }
-    out.push(name);
-    out
 }
 
 /// A path opened for reading: its files as a [`Source`] and, when it is a table, the snapshot
@@ -541,6 +486,39 @@ pub async fn snapshot_in(
     arg: &str,
     lake: &LakeOptions,
 ) -> Result<Option<Snapshot>, Error> {
+    match find_in(root, arg, lake).await? {
+        Some(found) => Ok(Some(found.snapshot().await?)),
+        None => Ok(None),
+    }
+}
+
+/// A table found at a path, not read yet: what finding it learnt (on a store, a Delta log's
+/// first listing page and checkpoint hint), to read its snapshot ([`Found::snapshot`]) or,
+/// for a Delta table whose earlier version a reader knows, only the commits since
+/// ([`Found::delta_since`]). Every request of finding and reading is counted
+/// ([`LogReads`]).
+pub struct Found {
+    format: Format,
+    arg: String,
+    url: url::Url,
+    root: StoreRoot,
+    counters: Arc<counted::Counters>,
+    look: Option<delta::LogLook>,
+    as_of: Option<AsOf>,
+}
+
+/// Finds the table at `arg` as [`snapshot`] does (one round trip on a store) without reading
+/// it: `None` when `arg` is no table or is to be read as a folder.
+pub async fn find(arg: &str, lake: &LakeOptions) -> Result<Option<Found>, Error> {
+    find_in(None, arg, lake).await
+}
+
+/// [`find`] through a store the caller configured (see [`snapshot_in`]).
+pub async fn find_in(
+    root: Option<StoreRoot>,
+    arg: &str,
+    lake: &LakeOptions,
+) -> Result<Option<Found>, Error> {
     if lake.as_directory {
         return Ok(None);
     }
@@ -572,13 +550,81 @@ pub async fn snapshot_in(
         (None, true) => count(StoreRoot::for_url(arg)?),
         (None, false) => count(StoreRoot::local()),
     };
-    let url = location::table_url(arg)?;
-    let mut snap = match format {
-        Format::Delta => delta::snapshot(&root, arg, &url, lake.as_of, look).await?,
-        Format::Iceberg => iceberg::snapshot(&root, arg, &url, lake.as_of).await?,
+    Ok(Some(Found {
+        format,
+        arg: arg.to_string(),
+        url: location::table_url(arg)?,
+        root,
+        counters,
+        look,
+        as_of: lake.as_of,
+    }))
+}
+
+impl Found {
+    /// The table's format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// What finding the table (and reading anything since) asked of its store.
+    pub fn log_reads(&self) -> LogReads {
+        self.counters.reads()
+    }
+
+    /// Reads the snapshot (the version asked for, else the latest).
+    pub async fn snapshot(self) -> Result<Snapshot, Error> {
+        let Found {
+            format,
+            arg,
+            url,
+            root,
+            counters,
+            look,
+            as_of,
+        } = self;
+        let mut snap = match format {
+            Format::Delta => delta::snapshot(&root, &arg, &url, as_of, look).await?,
+            Format::Iceberg => iceberg::snapshot(&root, &arg, &url, as_of).await?,
+        };
+        snap.log_reads = counters.reads();
+        Ok(snap)
+    }
+
+    /// A Delta table's commits after `since`, up to the version asked for (else the
+    /// latest), when the log still holds them and they change only data files (see
+    /// [`since::Tail`]); `mark` is what the reader knew of commit `since`, so a log written
+    /// again under the same names (a table deleted and created anew) is not taken for it.
+    pub async fn delta_since(
+        &self,
+        since: i64,
+        mark: &since::CommitMark,
+    ) -> Result<since::Tail, Error> {
+        if self.format != Format::Delta {
+            return Ok(since::Tail::Snapshot("the table is no Delta table".into()));
+        }
+        since::read(
+            &self.root,
+            &self.url,
+            self.look.as_ref(),
+            since,
+            mark,
+            self.as_of,
+        )
+        .await
+    }
+}
+
+/// What identifies commit `version` of the Delta table `arg` (its log entry's size and
+/// ETag, one request), for a reader that later reads only the commits after it
+/// ([`Found::delta_since`]); `None` when the store gives no ETag or the entry is gone (the
+/// log was cleaned up past it).
+pub async fn commit_mark(arg: &str, version: i64) -> Result<Option<since::CommitMark>, Error> {
+    let root = match object::is_remote_url(arg) {
+        true => StoreRoot::for_url(arg)?,
+        false => StoreRoot::local(),
     };
-    snap.log_reads = counters.reads();
-    Ok(Some(snap))
+    since::mark(&root, &location::table_url(arg)?, version).await
 }
 
 /// The files `arg` names: a table's snapshot files when `arg` is a Delta or Iceberg table
@@ -626,16 +672,22 @@ pub fn source_of(snap: &Snapshot, options: SourceOptions) -> Result<Source, Erro
 pub fn local_files(snap: &Snapshot) -> Result<Vec<(String, PathBuf)>, Error> {
     let base = PathBuf::from(table_folder(&snap.location));
     let abs_base = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
-    let mut paths = Vec::with_capacity(snap.files.len());
-    for f in &snap.files {
-        let path = location::local_path(&f.url)?;
-        let name = match path.strip_prefix(&abs_base) {
-            Ok(rel) => base.join(rel).display().to_string(),
-            Err(_) => path.display().to_string(),
-        };
-        paths.push((name, path));
-    }
-    Ok(paths)
+    snap.files
+        .iter()
+        .map(|f| local_file(&base, &abs_base, &f.url))
+        .collect()
+}
+
+/// A local table's data file at `url` (a `file://` URL or an absolute path), as
+/// [`local_files`] gives it: its name below `base` (the table's folder as given; `abs_base`
+/// that folder's canonical path) and its path.
+pub fn local_file(base: &Path, abs_base: &Path, url: &str) -> Result<(String, PathBuf), Error> {
+    let path = location::local_path(url)?;
+    let name = match path.strip_prefix(abs_base) {
+        Ok(rel) => base.join(rel).display().to_string(),
+        Err(_) => path.display().to_string(),
+    };
+    Ok((name, path))
 }
 
 /// The folder of the table `arg` names, as given (no trailing `/`): `arg` itself, or for an

@@ -113,4 +113,8 @@ pub struct TableVersion {
     /// What finding the table and reading its log or metadata asked of its store (the
     /// data files' reads are counted apart).
     pub log_reads: LogReads,
+    /// When a probe read only the Delta commits after this version (an index's) and not
+    /// the snapshot: that version.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub log_since: Option<i64>,
 }

@@ -1,0 +1,154 @@
+//! How a table's data files name its columns: a Delta column's physical name under column
+//! mapping, an Iceberg column found by field id where files were written under another name.
+//! Kept apart from the snapshot ([`TableNames`]) so an index built from one version can name
+//! a later version's columns without reading that version's snapshot.
+
+use super::{Format, LakeColumn, PathPair};
+use crate::{Error, LakeError};
+use std::collections::HashMap;
+
+/// What finds a table's columns in its data files at one version: its top-level columns (with
+/// their physical names, field ids, earlier names) and, under Delta column mapping, the
+/// physical paths of the leaves inside nested columns. Serializable (JSON), so an index can
+/// keep it beside the version it was built from.
+///
+/// ```
+/// use sbbf_parquet::lake::{Format, LakeColumn, TableNames};
+/// let names = TableNames {
+///     format: Format::Delta,
+///     columns: vec![LakeColumn {
+///         name: "id".into(),
+///         physical: Some("col-1f2e".into()),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let kept = names.to_json();
+/// let back = TableNames::from_json(&kept).unwrap();
+/// assert_eq!(back.file_column("t/", "id").unwrap(), "col-1f2e");
+/// assert_eq!(back.file_column("t/", "other").unwrap(), "other");
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct TableNames {
+    /// The table's format.
+    pub format: Format,
+    /// The current schema's top-level columns.
+    pub columns: Vec<LakeColumn>,
+    /// Delta under column mapping: per nested column, its leaves as (path as the table names
+    /// it, path as files name it), in segments (`*`: any segment).
+    #[serde(default)]
+    pub(crate) inner_physical: HashMap<String, Vec<PathPair>>,
+}
+
+impl TableNames {
+    /// The column path data files hold for the table's column `column`, as
+    /// [`super::Snapshot::file_column`] says it; `table` names the table in errors.
+    pub fn file_column(&self, table: &str, column: &str) -> Result<String, Error> {
+        file_column(
+            self.format,
+            table,
+            &self.columns,
+            &self.inner_physical,
+            column,
+        )
+    }
+
+    /// As JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// From [`TableNames::to_json`]'s JSON (`None`: not such JSON).
+    pub fn from_json(json: &str) -> Option<TableNames> {
+        serde_json::from_str(json).ok()
+    }
+}
+
+pub(super) fn file_column(
+    format: Format,
+    table: &str,
+    columns: &[LakeColumn],
+    inner_physical: &HashMap<String, Vec<PathPair>>,
+    column: &str,
+) -> Result<String, Error> {
+    let (top, rest) = match column.split_once('.') {
+        Some((t, r)) => (t, Some(r)),
+        None => (column, None),
+    };
+    let Some(c) = columns.iter().find(|c| c.name == top) else {
+        return Ok(column.to_string());
+    };
+    if let (false, Some(id)) = (c.earlier_names.is_empty(), c.field_id) {
+        return Ok(crate::read::file::by_field_id(id, rest));
+    }
+    if let (true, Some(rest)) = (c.inner_renamed, rest) {
+        if let Some((_, ids)) = c.inner.iter().find(|(p, _)| p == rest) {
+            return Ok(crate::read::file::by_field_ids(ids));
+        }
+        return Err(LakeError::Unsupported {
+            format: format.name(),
+            table: table.to_string(),
+            feature: format!(
+                "a field inside column `{top}`, whose inner fields were renamed or replaced \
+                 since some files were written"
+            ),
+        }
+        .into());
+    }
+    match (&c.physical, rest) {
+        (None, _) => Ok(column.to_string()),
+        (Some(p), None) => Ok(p.clone()),
+        (Some(p), Some(rest)) => match physical_inner(inner_physical, top, rest) {
+            Some(inner) => Ok(format!("{p}.{inner}")),
+            None => Err(LakeError::Unsupported {
+                format: format.name(),
+                table: table.to_string(),
+                feature: format!(
+                    "column mapping on `{column}`, which is no leaf of the table's column `{top}`"
+                ),
+            }
+            .into()),
+        },
+    }
+}
+
+/// The path below Delta column `top` that files hold for the table's path `rest` below it
+/// (column mapping: each struct field by its physical name; a list's and a map's own levels
+/// as asked).
+fn physical_inner(
+    inner_physical: &HashMap<String, Vec<PathPair>>,
+    top: &str,
+    rest: &str,
+) -> Option<String> {
+    let asked = path_segments(rest);
+    let (_, physical) = inner_physical.get(top)?.iter().find(|(logical, _)| {
+        logical.len() == asked.len() && logical.iter().zip(&asked).all(|(l, a)| l == "*" || l == a)
+    })?;
+    let segments: Vec<String> = physical
+        .iter()
+        .zip(&asked)
+        .map(|(p, a)| match p.as_str() {
+            "*" => a.clone(),
+            p => p.to_string(),
+        })
+        .map(|s| s.replace('\\', "\\\\").replace('.', "\\."))
+        .collect();
+    Some(segments.join("."))
+}
+
+/// The names of a column path (`a.b\\.c` is `a` then `b.c`: a `.` in a name is written `\\.`,
+/// a `\\` as `\\\\`).
+fn path_segments(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut name = String::new();
+    let mut chars = path.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => name.push(chars.next().unwrap_or('\\')),
+            '.' => out.push(std::mem::take(&mut name)),
+            c => name.push(c),
+        }
+    }
+    out.push(name);
+    out
+}

@@ -1,0 +1,387 @@
+//! A Delta table's log from a version on: the commits after version V, read without the
+//! checkpoint or any commit before them. A reader that keeps what version V held (an index
+//! built from it) learns a later version's data files from these commits alone: the files
+//! added since, and the files removed since.
+//!
+//! Only commits that change data files are followed. A commit with a `metaData` action (a
+//! schema or column-mapping change) or a `protocol` action, a commit the log no longer holds
+//! (cleaned up after a checkpoint), a commit V that is not the one the reader knew (a log
+//! written again under the same names), or more than [`MAX_COMMITS`] commits send the reader
+//! to the snapshot ([`Tail::Snapshot`], with the reason).
+
+use super::delta::{log_name, LogLook, LogName};
+use super::location::StoreRoot;
+use super::AsOf;
+use crate::Error;
+use futures::{StreamExt as _, TryStreamExt as _};
+use object_store::path::Path as StorePath;
+use object_store::{ObjectMeta, ObjectStoreExt as _};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use url::Url;
+
+/// The most commits followed: past this many, the snapshot (a checkpoint and the commits
+/// after it) is read instead. All of them are asked for at once, in one round trip.
+pub const MAX_COMMITS: usize = 64;
+
+/// The most log entries listed after V before giving up on following (commits, checksum
+/// files and checkpoints, at most a few per version).
+const MAX_LISTED: usize = 16 * MAX_COMMITS;
+
+/// What identifies a Delta commit's log entry: its size and the store's ETag for it (a local
+/// file's ETag is made of its inode, modification time and size). A log deleted and written
+/// again holds other entries under the same names, with other tags.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommitMark {
+    /// Bytes of the entry.
+    pub size: u64,
+    /// The store's ETag of it.
+    pub etag: String,
+}
+
+/// What the commits after a version say.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LogTail {
+    /// The version the commits follow.
+    pub since: i64,
+    /// The version they lead to.
+    pub version: i64,
+    /// When `version` was committed (ms since the epoch): its in-commit timestamp, else its
+    /// log entry's modification time, as the kernel says it.
+    pub timestamp_ms: Option<i64>,
+    /// Commits read (`version - since`).
+    pub commits: usize,
+    /// Data files added since and still in the table at `version`: (URL, size), in the order
+    /// the log adds them.
+    pub added: Vec<(String, u64)>,
+    /// Data files removed since (URLs): in the table at `since`, gone at `version` unless
+    /// `added` has them again.
+    pub removed: HashSet<String>,
+    /// Sequential round trips it took after finding the table: the log's listing (when what
+    /// finding it listed did not hold it all), then the commits (when there are any).
+    pub waves: u64,
+}
+
+/// The log after a version, or why the snapshot must be read instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tail {
+    /// The commits since.
+    Read(LogTail),
+    /// The snapshot must be read: why.
+    Snapshot(String),
+}
+
+/// The mark of commit `version` of the table at `url` (`None`: no such entry, or no ETag).
+pub(crate) async fn mark(
+    root: &StoreRoot,
+    url: &Url,
+    version: i64,
+) -> Result<Option<CommitMark>, Error> {
+    let Ok(v) = u64::try_from(version) else {
+        return Ok(None);
+    };
+    let path = log_path(root, url)?.join(format!("{v:020}.json").as_str());
+    match root.store().head(&path).await {
+        Ok(meta) => Ok(meta.e_tag.map(|etag| CommitMark {
+            size: meta.size,
+            etag,
+        })),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(source) => Err(crate::ReadError::Store {
+            location: path.to_string(),
+            source,
+        }
+        .into()),
+    }
+}
+
+fn log_path(root: &StoreRoot, url: &Url) -> Result<StorePath, Error> {
+    let log = url
+        .join("_delta_log")
+        .map_err(|_| crate::LakeError::BadLocation {
+            location: format!("{url}_delta_log"),
+        })?;
+    root.path_of(log.as_str())
+}
+
+/// Reads the commits after `since` of the table at `url` (see [`Tail`]).
+pub(crate) async fn read(
+    root: &StoreRoot,
+    url: &Url,
+    look: Option<&LogLook>,
+    since: i64,
+    mark: &CommitMark,
+    as_of: Option<AsOf>,
+) -> Result<Tail, Error> {
+    let snapshot = |why: String| Ok(Tail::Snapshot(why));
+    let Ok(from) = u64::try_from(since) else {
+        return snapshot(format!("version {since} is no Delta version"));
+    };
+    let target = match as_of {
+        None => None,
+        Some(AsOf::Version(v)) if v >= since => u64::try_from(v).ok(),
+        Some(AsOf::Version(v)) => {
+            return snapshot(format!("version {v} is older than version {since}"));
+        }
+        Some(AsOf::TimestampMs(_)) => return snapshot("a version was asked by time".into()),
+    };
+    let log = log_path(root, url)?;
+    let mut waves = 0;
+    let listed: Vec<ObjectMeta> = match look {
+        Some(l) if l.complete && l.log == log => l.entries.clone(),
+        _ => {
+            waves += 1;
+            let offset = log.clone().join(format!("{from:020}").as_str());
+            let listing = root.store().list_with_offset(Some(&log), &offset);
+            let mut listed = Vec::new();
+            let mut listing = listing.take(MAX_LISTED + 1);
+            while let Some(m) = listing.next().await {
+                listed.push(m.map_err(|source| crate::ReadError::Store {
+                    location: log.to_string(),
+                    source,
+                })?);
+            }
+            if listed.len() > MAX_LISTED {
+                return snapshot(format!("more than {MAX_COMMITS} commits since"));
+            }
+            listed
+        }
+    };
+    let prefix = format!("{log}/");
+    let mut commits: BTreeMap<u64, &ObjectMeta> = BTreeMap::new();
+    for m in &listed {
+        let Some(name) = m.location.as_ref().strip_prefix(&prefix) else {
+            continue;
+        };
+        if let Some((v, LogName::Commit)) = log_name(name) {
+            if v >= from && name.len() == 25 {
+                commits.insert(v, m);
+            }
+        }
+    }
+    match commits.get(&from) {
+        Some(m) if m.size == mark.size && m.e_tag.as_deref() == Some(mark.etag.as_str()) => {}
+        Some(_) => {
+            return snapshot(format!(
+                "the log's commit {since} is not the one the index was built from"
+            ))
+        }
+        None => return snapshot(format!("the log no longer holds commit {since}")),
+    }
+    let latest = commits.keys().next_back().copied().unwrap_or(from);
+    let to = match target {
+        Some(t) if t > latest => return snapshot(format!("the log has no version {t}")),
+        Some(t) => t,
+        None => latest,
+    };
+    let wanted: Vec<u64> = (from + 1..=to).collect();
+    if wanted.len() > MAX_COMMITS {
+        return snapshot(format!("{} commits since version {since}", wanted.len()));
+    }
+    if let Some(v) = wanted.iter().find(|v| !commits.contains_key(v)) {
+        return snapshot(format!("the log lacks commit {v}"));
+    }
+    if !wanted.is_empty() {
+        waves += 1;
+    }
+    let bodies: Vec<bytes::Bytes> = futures::stream::iter(wanted.iter().map(|v| {
+        let location = url
+            .join(&format!("_delta_log/{v:020}.json"))
+            .map(|u| u.to_string());
+        async move {
+            match location {
+                Ok(l) => root.get(&l).await,
+                Err(_) => Err(crate::LakeError::BadLocation {
+                    location: format!("{url}_delta_log/{v:020}.json"),
+                }
+                .into()),
+            }
+        }
+    }))
+    .buffered(MAX_COMMITS)
+    .try_collect()
+    .await?;
+    let mut tail = LogTail {
+        since,
+        version: i64::try_from(to).unwrap_or(i64::MAX),
+        commits: wanted.len(),
+        waves,
+        ..Default::default()
+    };
+    // Files added since, by URL: their place in `added` (`None` once removed again).
+    let mut live: HashMap<String, usize> = HashMap::new();
+    let mut added: Vec<Option<(String, u64)>> = Vec::new();
+    for (v, body) in wanted.iter().zip(&bodies) {
+        for line in body.split(|b| *b == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let Ok(action) = serde_json::from_slice::<serde_json::Value>(line) else {
+                return snapshot(format!("commit {v} holds a line that is no JSON"));
+            };
+            let Some(action) = action.as_object() else {
+                return snapshot(format!("commit {v} holds a line that is no action"));
+            };
+            if action.contains_key("metaData") || action.contains_key("protocol") {
+                return snapshot(format!(
+                    "commit {v} changes the table's metadata or protocol"
+                ));
+            }
+            if let Some(add) = action.get("add") {
+                let (Some(path), Some(size)) = (
+                    add.get("path").and_then(|p| p.as_str()),
+                    add.get("size").and_then(|s| s.as_u64()),
+                ) else {
+                    return snapshot(format!("commit {v} adds a file without a path or size"));
+                };
+                let Ok(file) = url.join(path) else {
+                    return snapshot(format!("commit {v} adds a file at `{path}`"));
+                };
+                let file = file.to_string();
+                match live.get(&file) {
+                    Some(&i) => added[i] = Some((file, size)),
+                    None => {
+                        live.insert(file.clone(), added.len());
+                        added.push(Some((file, size)));
+                    }
+                }
+            }
+            if let Some(remove) = action.get("remove") {
+                let Some(path) = remove.get("path").and_then(|p| p.as_str()) else {
+                    return snapshot(format!("commit {v} removes a file without a path"));
+                };
+                let Ok(file) = url.join(path) else {
+                    return snapshot(format!("commit {v} removes a file at `{path}`"));
+                };
+                let file = file.to_string();
+                if let Some(i) = live.remove(&file) {
+                    added[i] = None;
+                }
+                tail.removed.insert(file);
+            }
+            if *v == to {
+                if let Some(t) = action
+                    .get("commitInfo")
+                    .and_then(|c| c.get("inCommitTimestamp"))
+                    .and_then(|t| t.as_i64())
+                {
+                    tail.timestamp_ms = Some(t);
+                }
+            }
+        }
+    }
+    if tail.timestamp_ms.is_none() {
+        tail.timestamp_ms = commits.get(&to).map(|m| m.last_modified.timestamp_millis());
+    }
+    tail.added = added.into_iter().flatten().collect();
+    Ok(Tail::Read(tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log of `commits` (each a list of action lines) under a temporary table folder.
+    fn log(commits: &[&[&str]]) -> (tempfile::TempDir, Url) {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("_delta_log");
+        std::fs::create_dir(&log).unwrap();
+        for (v, actions) in commits.iter().enumerate() {
+            let body: String = actions.iter().map(|a| format!("{a}\n")).collect();
+            std::fs::write(log.join(format!("{v:020}.json")), body).unwrap();
+        }
+        let url = Url::from_directory_path(std::fs::canonicalize(dir.path()).unwrap()).unwrap();
+        (dir, url)
+    }
+
+    fn add(path: &str, size: u64) -> String {
+        format!(r#"{{"add":{{"path":"{path}","size":{size},"dataChange":true}}}}"#)
+    }
+
+    fn remove(path: &str) -> String {
+        format!(r#"{{"remove":{{"path":"{path}","dataChange":true}}}}"#)
+    }
+
+    async fn tail(url: &Url, since: i64, as_of: Option<AsOf>) -> Tail {
+        let root = StoreRoot::local();
+        let m = mark(&root, url, since).await.unwrap().unwrap();
+        read(&root, url, None, since, &m, as_of).await.unwrap()
+    }
+
+    const META: &str = r#"{"metaData":{"id":"x"}}"#;
+
+    #[tokio::test]
+    async fn commits_since_say_what_was_added_and_removed() {
+        let (a, b, c) = (
+            add("a.parquet", 10),
+            add("p=x%20y/b.parquet", 20),
+            add("c.parquet", 30),
+        );
+        let (ra, rc) = (remove("a.parquet"), remove("c.parquet"));
+        let (_d, url) = log(&[
+            &[META, &a],
+            // c added then removed again; b added; a removed; a (rewritten) added again.
+            &[&b, &c],
+            &[&rc, &ra],
+            &[&add("a.parquet", 11)],
+        ]);
+        let Tail::Read(t) = tail(&url, 0, None).await else {
+            panic!("followed")
+        };
+        assert_eq!((t.since, t.version, t.commits), (0, 3, 3));
+        let u = |p: &str| url.join(p).unwrap().to_string();
+        assert_eq!(
+            t.added,
+            vec![(u("p=x%20y/b.parquet"), 20), (u("a.parquet"), 11)]
+        );
+        let removed: HashSet<String> = [u("a.parquet"), u("c.parquet")].into();
+        assert_eq!(t.removed, removed);
+        // Up to a version asked for; none since the latest.
+        let Tail::Read(t) = tail(&url, 0, Some(AsOf::Version(1))).await else {
+            panic!("followed")
+        };
+        assert_eq!((t.version, t.added.len(), t.removed.len()), (1, 2, 0));
+        let Tail::Read(t) = tail(&url, 3, None).await else {
+            panic!("followed")
+        };
+        assert_eq!((t.commits, t.added.len(), t.removed.len()), (0, 0, 0));
+    }
+
+    #[tokio::test]
+    async fn what_cannot_be_followed_says_why() {
+        let a = add("a.parquet", 10);
+        let (dir, url) = log(&[&[META, &a], &[&a], &[META], &[&a]]);
+        let why = |t: Tail| match t {
+            Tail::Snapshot(why) => why,
+            Tail::Read(t) => panic!("followed: {t:?}"),
+        };
+        assert!(why(tail(&url, 1, None).await).contains("commit 2 changes the table's metadata"));
+        assert!(why(tail(&url, 1, Some(AsOf::Version(0))).await).contains("older"));
+        assert!(why(tail(&url, 1, Some(AsOf::TimestampMs(0))).await).contains("by time"));
+        assert!(why(tail(&url, 3, Some(AsOf::Version(9))).await).contains("no version 9"));
+        // A commit written again (another entry under the same name) is not the one known.
+        let root = StoreRoot::local();
+        let known = mark(&root, &url, 3).await.unwrap().unwrap();
+        let entry = dir
+            .path()
+            .join("_delta_log")
+            .join(format!("{:020}.json", 3));
+        std::fs::write(&entry, format!("{}\n", add("other.parquet", 10))).unwrap();
+        let t = read(&root, &url, None, 3, &known, None).await.unwrap();
+        assert!(why(t).contains("not the one the index was built from"));
+        // A commit missing from the log.
+        std::fs::remove_file(
+            dir.path()
+                .join("_delta_log")
+                .join(format!("{:020}.json", 2)),
+        )
+        .unwrap();
+        let known = mark(&root, &url, 1).await.unwrap().unwrap();
+        let t = read(&root, &url, None, 1, &known, None).await.unwrap();
+        assert!(why(t).contains("lacks commit 2"));
+        // Lines that are no actions.
+        let (_d2, url) = log(&[&[META], &["{not json"]]);
+        assert!(why(tail(&url, 0, None).await).contains("no JSON"));
+        let (_d3, url) = log(&[&[META], &[r#"{"add":{"path":"x.parquet"}}"#]]);
+        assert!(why(tail(&url, 0, None).await).contains("without a path or size"));
+    }
+}
