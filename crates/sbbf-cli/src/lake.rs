@@ -105,6 +105,7 @@ pub fn version_text(t: &TableVersion) -> String {
         _ => "log",
     };
     let since = match t.log_since {
+        Some(v) if t.format == "iceberg" => format!(" after snapshot {v} (the index's)"),
         Some(v) => format!(" after version {v} (the index's)"),
         None => String::new(),
     };

@@ -102,8 +102,8 @@ where
         options: SourceOptions,
         use_index: bool,
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
-        // A table's snapshot is read once, here: its files are the listing, and its schema
-        // says how files name the column. The index's head is read beside finding the table
+        // A table is found once, here, and its snapshot read at most once: its files are the
+        // listing, and its schema says how files name the column. The index's head is read beside finding the table
         // (one round trip for both, where the index's read would otherwise wait for the
         // log's); a Delta table whose index knows an earlier version is then read as the
         // commits since, not as its snapshot (see `crate::follow`).

@@ -1,7 +1,9 @@
 //! The index follows the table's log: a probe of a Delta version later than the one an index
 //! was built from reads only the commits since (never the checkpoint or the snapshot), answers
 //! from the index the files that version still has, probes the files added since directly,
-//! and never names a file the table removed.
+//! and never names a file the table removed. An Iceberg snapshot later than the index's is
+//! read as its metadata, manifest list and the data manifests added since, when it still
+//! lists every data manifest of the index's snapshot (no file removed).
 //!
 //! The commits go out beside the index's file table, columns and stripes: one round trip
 //! after the one that found the table and read the index's head (two when the log must be
@@ -16,7 +18,7 @@ use crate::format::Head;
 use crate::probe::{decide, fetch, finish, prepare, IndexStats, ProbePlan};
 use crate::table::{Loaded, ReadStats, Root};
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::lake::since::Tail;
+use sbbf_parquet::lake::since::{CommitMark, Tail};
 use sbbf_parquet::lake::{Found, TableNames};
 use sbbf_parquet::source::{SourceOptions, TableVersion};
 use sbbf_parquet::Encoded;
@@ -30,27 +32,43 @@ pub(crate) enum Followed {
     Snapshot(String),
 }
 
-/// The column names and commit the index recorded, when it can follow a Delta log.
-fn followable(
-    head: &Head,
-) -> Result<(i64, TableNames, &sbbf_parquet::lake::since::CommitMark), String> {
+/// What the index recorded to follow its table with.
+enum Follow<'a> {
+    /// A Delta table: the version, its column names, and the mark of its commit.
+    Delta(i64, TableNames, &'a CommitMark),
+    /// An Iceberg table: the snapshot and its data manifests.
+    Iceberg(i64, &'a [String]),
+}
+
+/// What the index recorded to follow its table with, or why it cannot.
+fn followable(head: &Head) -> Result<Follow<'_>, String> {
     let Some(t) = &head.table else {
         return Err("the index records no table version".into());
     };
-    if t.format != "delta" {
-        return Err(format!("the index is of an {} table", t.format));
+    match t.format.as_str() {
+        "iceberg" => match &t.manifests {
+            Some(m) => Ok(Follow::Iceberg(t.version, m)),
+            None => Err("the index records no manifests to follow the table from".into()),
+        },
+        _ => {
+            let (Some(names), Some(mark)) = (&t.names, &t.mark) else {
+                return Err(
+                    "the index records no column names or commit to follow the log from".into(),
+                );
+            };
+            let names = TableNames::from_json(names)
+                .ok_or_else(|| "the index's column names do not read".to_string())?;
+            Ok(Follow::Delta(t.version, names, mark))
+        }
     }
-    let (Some(names), Some(mark)) = (&t.names, &t.mark) else {
-        return Err("the index records no column names or commit to follow the log from".into());
-    };
-    let names = TableNames::from_json(names)
-        .ok_or_else(|| "the index's column names do not read".to_string())?;
-    Ok((t.version, names, mark))
 }
 
 /// Plans a probe of `column` in the table `found` (given as `path`) from the index at `root`
-/// (its head, and the reads that took beside finding the table) and the commits since its
-/// version.
+/// (its head, and the reads that took beside finding the table) and what changed since its
+/// version: for Delta the commits since (read beside the index's sections, the column named
+/// as the index's version named it: a commit that renames would have sent the probe to the
+/// snapshot), for Iceberg the manifests added since (read first: the column is named as the
+/// read snapshot's metadata names it).
 pub(crate) async fn plan<F>(
     found: &Found,
     path: &str,
@@ -63,28 +81,58 @@ pub(crate) async fn plan<F>(
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
-    let (since, names, mark) = match followable(&loaded.head) {
-        Ok(x) => x,
+    let follow = match followable(&loaded.head) {
+        Ok(f) => f,
         Err(why) => return Followed::Snapshot(why),
     };
-    // A column these names cannot say is the snapshot's to say (or to refuse).
-    let Ok(file_column) = names.file_column(path, column) else {
-        return Followed::Snapshot(format!("the index's names do not find `{column}`"));
+    // The column as the files name it: for Delta by the index's names (a commit that renames
+    // sends the probe to the snapshot), for Iceberg by the read snapshot's metadata.
+    let (since, format, file_column, iceberg) = match &follow {
+        Follow::Delta(since, names, _) => match names.file_column(path, column) {
+            Ok(c) => (*since, "delta", c, None),
+            // A column these names cannot say is the snapshot's to say (or to refuse).
+            Err(_) => {
+                return Followed::Snapshot(format!("the index's names do not find `{column}`"))
+            }
+        },
+        Follow::Iceberg(since, manifests) => {
+            let tail = found.iceberg_since(*since, manifests).await;
+            let names = match &tail {
+                Ok(Tail::Read(t)) => t.names.clone().unwrap_or_default(),
+                _ => TableNames::default(),
+            };
+            let Ok(c) = names.file_column(path, column) else {
+                return Followed::Snapshot(format!("the table's names do not find `{column}`"));
+            };
+            (*since, "iceberg", c, Some(tail))
+        }
     };
-    let ask = prepare(&loaded.head, &file_column, encode);
+    let asks = [prepare(&loaded.head, &file_column, encode)];
     let mut reads = ReadStats::default();
-    let asks = [ask];
-    let (tail, fetched) = futures::future::join(
-        found.delta_since(since, mark),
-        fetch(root, loaded, &asks, true, &mut reads),
-    )
-    .await;
+    let (tail, fetched, sequential) = match (&follow, iceberg) {
+        (_, Some(tail)) => {
+            let fetched = match &tail {
+                Ok(Tail::Read(_)) => fetch(root, loaded, &asks, true, &mut reads).await.ok(),
+                _ => None,
+            };
+            (tail, fetched, true)
+        }
+        (Follow::Delta(_, _, mark), None) => {
+            let (tail, fetched) = futures::future::join(
+                found.delta_since(since, mark),
+                fetch(root, loaded, &asks, true, &mut reads),
+            )
+            .await;
+            (tail, fetched.ok(), false)
+        }
+        (Follow::Iceberg(..), None) => return Followed::Snapshot("nothing read".into()),
+    };
     let tail = match tail {
         Ok(Tail::Read(t)) => t,
         Ok(Tail::Snapshot(why)) => return Followed::Snapshot(why),
-        Err(e) => return Followed::Snapshot(format!("reading the commits since: {e}")),
+        Err(e) => return Followed::Snapshot(format!("reading what changed since: {e}")),
     };
-    let Ok(fetched) = fetched else {
+    let Some(fetched) = fetched else {
         // The snapshot's path reads the index again and says why it is ignored.
         return Followed::Snapshot("the index could not be read".into());
     };
@@ -110,11 +158,14 @@ where
     };
     stats.index.add(head_reads);
     stats.index.add(reads);
-    // Finding the table and the index's head shared the first round trip; the commits and
-    // the index's sections the next (the log's listing, when needed, came before them).
-    stats.waves_before_direct = 1 + tail.waves.max(reads.waves);
+    // Finding the table and the index's head shared the first round trip; a Delta log's
+    // commits went out beside the index's sections, an Iceberg table's manifests before them.
+    stats.waves_before_direct = 1 + match sequential {
+        true => tail.waves + reads.waves,
+        false => tail.waves.max(reads.waves),
+    };
     let table = TableVersion {
-        format: "delta".into(),
+        format: format.into(),
         location: path.to_string(),
         version: tail.version,
         timestamp_ms: tail.timestamp_ms,

@@ -291,6 +291,22 @@ impl Root {
         }
     }
 
+    /// Whether `l` lies where [`Root::listed_since`] would name it from its relative path
+    /// alone: below the root, at the root joined with it.
+    pub(crate) fn locates(&self, l: &Listed) -> bool {
+        match (self, &l.at) {
+            (Root::Local { dir, .. }, At::Local(p)) => {
+                let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                p.strip_prefix(&abs).is_ok() && abs.join(&l.rel) == *p
+            }
+            (Root::Store { prefix, .. }, At::Object(m)) => match prefix.as_ref() {
+                "" => m.location.as_ref() == l.rel,
+                p => m.location.as_ref() == format!("{p}/{}", l.rel),
+            },
+            _ => false,
+        }
+    }
+
     /// The data files of a later version of the Delta table at this root, from the files of
     /// the version an index lists (`known`, the index's file table) and the commits since
     /// (`tail`): the known files the table still has, then the files added since, named and
@@ -957,7 +973,6 @@ pub(crate) fn write_all(
     w.write_all(bytes)
 }
 
-/// `p` relative to `dir`, `/`-separated (the whole path when it is not below `dir`).
 /// A local file's listing entry, looked at now (a file that cannot be looked at gets a stamp
 /// that is never fresh).
 fn local_listed(name: String, rel: String, p: PathBuf) -> Listed {
@@ -974,6 +989,7 @@ fn local_listed(name: String, rel: String, p: PathBuf) -> Listed {
     }
 }
 
+/// `p` relative to `dir`, `/`-separated (the whole path when it is not below `dir`).
 fn rel_path(p: &Path, dir: &Path) -> String {
     p.strip_prefix(dir)
         .unwrap_or(p)

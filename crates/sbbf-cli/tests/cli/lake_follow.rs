@@ -1,7 +1,8 @@
 //! The index follows a Delta table's log: a probe of a version later than the index's reads
 //! only the commits since (not the checkpoint or snapshot), answers exactly as a probe without
 //! the index does, and falls back to the snapshot (saying why) where the commits cannot be
-//! followed. The tables are changed by deltalake, the format's own writer.
+//! followed; likewise an Iceberg table's later snapshot from the manifests added since. The
+//! tables are changed by the formats' own writers (deltalake, pyiceberg).
 
 use crate::common::{sbbf, text};
 use crate::lake::{copy_dir, lake_dir, venv_json};
@@ -63,7 +64,11 @@ struct Probe {
 }
 
 fn probe(table: &str, values: &[&str], extra: &[&str]) -> Probe {
-    let mut args = vec!["probe", table, "id"];
+    probe_column(table, "id", values, extra)
+}
+
+fn probe_column(table: &str, column: &str, values: &[&str], extra: &[&str]) -> Probe {
+    let mut args = vec!["probe", table, column];
     args.extend_from_slice(values);
     args.extend_from_slice(&["--format", "json"]);
     args.extend_from_slice(extra);
@@ -210,6 +215,130 @@ fn commits_the_log_cannot_follow_send_the_probe_to_the_snapshot() {
     let out = sbbf(&["probe", arg, "id", "5000", "--stats"]);
     assert!(
         text(&out.stderr).contains("is not the one the index was built from"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Changes an Iceberg table `ns.t` of a pyiceberg SQL catalog under argv[1]: `create` (three
+/// appends of 100 ids), `append IDS`, `delete KEY` (after `rename`: a file rewritten, manifests rewritten),
+/// `rename` (`id` becomes `key`: metadata only, no new snapshot). Prints the table's folder and
+/// current snapshot.
+const ICEBERG_CHANGE: &str = r#"
+import json, os, sys
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+root, op = sys.argv[1], sys.argv[2]
+cat = SqlCatalog("default", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}")
+schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+def rows(ids):
+    return pa.table({"id": ids, "s": [f"s{i}" for i in ids]}, schema=schema)
+if op == "create":
+    cat.create_namespace("ns")
+    t = cat.create_table("ns.t", schema=schema)
+    for k in range(3):
+        t.append(rows(list(range(k * 100, (k + 1) * 100))))
+elif op == "append":
+    cat.load_table("ns.t").append(rows([int(x) for x in sys.argv[3].split(",")]))
+elif op == "delete":
+    cat.load_table("ns.t").delete(f"key == {int(sys.argv[3])}")
+elif op == "rename":
+    with cat.load_table("ns.t").update_schema() as u:
+        u.rename_column("id", "key")
+t = cat.load_table("ns.t")
+print(json.dumps({"folder": t.location().removeprefix("file://"),
+                  "snapshot": t.current_snapshot().snapshot_id}))
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+/// Probes `values` with and without the index: the same files (the index, built from the
+/// pages of files without filters, may answer more exactly than they do), and a present
+/// value (the first) not ruled out in some file.
+fn same_files(table: &str, values: &[&str]) -> Probe {
+    let with = probe(table, values, &["--stats"]);
+    let without = probe(table, values, &["--no-index"]);
+    assert_eq!(
+        with.files.keys().collect::<Vec<_>>(),
+        without.files.keys().collect::<Vec<_>>(),
+        "{table} {values:?}"
+    );
+    assert_eq!(with.table["version"], without.table["version"]);
+    let may = |r: &str| format!(r#"{{"result":"{r}","value":"{}"}}"#, values[0]);
+    assert!(
+        with.files.values().any(|f| {
+            let f = f.to_string();
+            f.contains(&may("maybe")) || f.contains(&may("unknown"))
+        }),
+        "{table} {values:?}"
+    );
+    with
+}
+
+#[test]
+fn a_later_iceberg_snapshot_is_read_from_the_manifests_added_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let change = |args: &[&str]| -> Value {
+        let mut all = vec![root];
+        all.extend_from_slice(args);
+        venv_json(ICEBERG_CHANGE, &all)
+    };
+    let made = change(&["create"]);
+    let folder = made["folder"].as_str().unwrap().to_string();
+    let first = made["snapshot"].as_i64().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    // pyiceberg writes no Bloom filters: the index builds them from the pages.
+    let out = sbbf(&["index", "build", &folder, "-c", "id", "--build-missing"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let p = same_files(&folder, &["150", "9999"]);
+    assert_eq!(p.table["log_since"], first, "{}", p.table);
+    let st = p.index.unwrap();
+    assert_eq!(
+        (st["commits_since"].as_u64(), st["from_index"].as_u64()),
+        (Some(0), Some(3)),
+        "{st}"
+    );
+
+    // An append: one manifest more, its file read directly, the others from the index.
+    let appended = change(&["append", "7001,7002"])["snapshot"]
+        .as_i64()
+        .unwrap();
+    for values in [&["7001"][..], &["150", "9999"]] {
+        let p = same_files(&folder, values);
+        assert_eq!(p.table["version"], appended);
+        assert_eq!(p.table["log_since"], first, "{}", p.table);
+        let st = p.index.unwrap();
+        assert_eq!(st["commits_since"], 1, "{st}");
+        assert_eq!(
+            (st["from_index"].as_u64(), st["new"].as_u64()),
+            (Some(3), Some(1)),
+            "{st}"
+        );
+    }
+    // A rename (no new snapshot): the new name is the table's, found by field id.
+    change(&["rename"]);
+    let with = probe_column(&folder, "key", &["150"], &["--stats"]);
+    let without = probe_column(&folder, "key", &["150"], &["--no-index"]);
+    assert_eq!(
+        with.files.keys().collect::<Vec<_>>(),
+        without.files.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(with.status, Some(0));
+    assert_eq!(with.table["log_since"], first, "{}", with.table);
+    // A delete rewrites a file and its manifest: the index's manifests are not all listed
+    // any more, so the snapshot is read (and says why).
+    change(&["delete", "150"]);
+    let with = probe_column(&folder, "key", &["150", "151"], &["--stats"]);
+    let without = probe_column(&folder, "key", &["150", "151"], &["--no-index"]);
+    assert_eq!(
+        with.files.keys().collect::<Vec<_>>(),
+        without.files.keys().collect::<Vec<_>>()
+    );
+    assert!(with.table.get("log_since").is_none(), "{}", with.table);
+    let out = sbbf(&["probe", &folder, "key", "150", "--stats"]);
+    assert!(
+        text(&out.stderr).contains("no longer lists manifest"),
         "{}",
         text(&out.stderr)
     );

@@ -73,8 +73,8 @@ impl Default for BuildOptions {
 }
 
 /// The table version a snapshot's listing is of, as an index records it: with the table's
-/// column names, and for Delta the mark of its commit (one request), which let a probe of a
-/// later version read only the commits since.
+/// column names, for Delta the mark of its commit (one request), for Iceberg its data
+/// manifests, which let a probe of a later version read only what changed since.
 pub(crate) async fn table_at(
     snap: Option<&sbbf_parquet::lake::Snapshot>,
 ) -> Option<format::TableAt> {
@@ -93,6 +93,7 @@ pub(crate) async fn table_at(
         version: snap.version,
         names: Some(snap.names().to_json()),
         mark,
+        manifests: snap.data_manifests().map(<[String]>::to_vec),
     })
 }
 
@@ -445,12 +446,15 @@ pub(crate) async fn assemble(
     // A later version is answered from the commits since this one only when the file table
     // holds every file of this one (a merge leaves out files no part covered): else a file
     // the table kept would go unnamed.
+    // (A part covers some files only; a file outside the root, or two files of one relative
+    // path, could not be named from the file table again.)
     let mut table = table;
     if let Some(t) = &mut table {
-        let listed: std::collections::HashSet<&str> =
-            listing.iter().map(|l| l.rel.as_str()).collect();
-        if files.len() != listed.len() {
-            t.mark = None;
+        let whole = matches!(sink, Sink::Root)
+            && files.len() == listing.len()
+            && listing.iter().all(|l| root.locates(l));
+        if !whole {
+            (t.mark, t.manifests) = (None, None);
         }
     }
     let directory = Directory {

@@ -288,7 +288,7 @@ pub fn parse_head_of(
             if !matches!(format.as_str(), "delta" | "iceberg") {
                 return Err(damaged(format!("table format `{format}`")));
             }
-            let (mut names, mut mark) = (None, None);
+            let (mut names, mut mark, mut manifests) = (None, None, None);
             if head_version >= 5 {
                 names = Some(i.str()?).filter(|n| !n.is_empty());
                 let size = i.var()?;
@@ -298,12 +298,22 @@ pub fn parse_head_of(
                         etag: i.str()?,
                     });
                 }
+                if i.flag()? {
+                    // Each location takes at least its length's byte.
+                    let n = i.count(1)?;
+                    let mut m = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        m.push(i.str()?);
+                    }
+                    manifests = Some(m);
+                }
             }
             Some(TableAt {
                 format,
                 version,
                 names,
                 mark,
+                manifests,
             })
         }
     };

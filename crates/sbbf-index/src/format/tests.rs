@@ -116,19 +116,21 @@ fn the_table_version_round_trips_and_older_heads_still_read() {
             size: 812,
             etag: "\"5d-1f\"".into(),
         }),
+        manifests: Some(vec!["s3://b/t/metadata/m0.avro".into(), "m1.avro".into()]),
     });
     let (all, head_at) = index_of(&d);
     assert_eq!(decode(&all, head_at).unwrap(), d);
-    // Without names or mark: two bytes (an empty name text, no mark).
+    // Without names, mark or manifests: three bytes (an empty name text, no mark, no
+    // manifests).
     let mut bare = d.clone();
     let t = bare.table.as_mut().unwrap();
-    (t.names, t.mark) = (None, None);
+    (t.names, t.mark, t.manifests) = (None, None, None);
     t.format = "iceberg".into();
     t.version = 4_874_900_129_013_685_351;
     let (all, head_at) = index_of(&bare);
     assert_eq!(decode(&all, head_at).unwrap(), bare);
-    // A format 4 head is that head without those two bytes.
-    let v4 = &all[head_at as usize..all.len() - 2];
+    // A format 4 head is that head without those three bytes.
+    let v4 = &all[head_at as usize..all.len() - 3];
     let head = parse_head_of(v4, head_at, 4).unwrap();
     assert_eq!(head.table, bare.table);
     assert!(parse_head_of(v4, head_at, 5).is_err());

@@ -140,6 +140,9 @@ pub struct TableAt {
     /// What identified the Delta commit of that version in its log (format 5): a probe of a
     /// later version reads only the commits after it when the log still holds this one.
     pub mark: Option<sbbf_parquet::lake::since::CommitMark>,
+    /// The Iceberg snapshot's data manifests (format 5): a later snapshot that still lists
+    /// them all is read as the manifests added since.
+    pub manifests: Option<Vec<String>>,
 }
 
 /// Everything but the filters' bits, decoded: the head, the file table and the columns (all

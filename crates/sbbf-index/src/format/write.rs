@@ -192,8 +192,8 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
         }
     }
     // Format 4: the table version, last (format 3 heads end before it); format 5: then the
-    // table's column names at it (empty: none) and its commit's mark (size + 1, 0: none;
-    // then the ETag).
+    // table's column names at it (empty: none), its commit's mark (size + 1, 0: none; then
+    // the ETag) and its data manifests (a flag, then their count and locations).
     if let Some(t) = &d.table {
         o.str(&t.format);
         o.zig(t.version);
@@ -204,6 +204,16 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
                 o.str(&m.etag);
             }
             None => o.var(0),
+        }
+        match &t.manifests {
+            Some(m) => {
+                o.flag(true);
+                o.var(m.len() as u64);
+                for path in m {
+                    o.str(path);
+                }
+            }
+            None => o.flag(false),
         }
     }
     (o.0, head)

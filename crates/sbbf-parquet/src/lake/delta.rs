@@ -554,6 +554,7 @@ fn read(
         equalities: Default::default(),
         inner_physical,
         log_reads: Default::default(),
+        data_manifests: None,
     })
 }
 

@@ -236,6 +236,8 @@ pub struct Snapshot {
     inner_physical: std::collections::HashMap<String, Vec<PathPair>>,
     /// What finding the table and reading this snapshot asked of its store.
     pub log_reads: LogReads,
+    /// Iceberg: the snapshot's data manifests (`None` for Delta).
+    data_manifests: Option<Vec<String>>,
 }
 
 /// A leaf's path below its column as the table names it and as files name it, in segments.
@@ -269,6 +271,13 @@ impl Snapshot {
             &self.inner_physical,
             column,
         )
+    }
+
+    /// Iceberg: the locations of the snapshot's data manifests, which an index built from it
+    /// keeps: a later snapshot that still lists them all has their files and those of the
+    /// manifests added since ([`Found::iceberg_since`]). `None` for Delta.
+    pub fn data_manifests(&self) -> Option<&[String]> {
+        self.data_manifests.as_deref()
     }
 
     /// What [`Snapshot::file_column`] needs, to keep beside an index built from this
@@ -612,6 +621,19 @@ impl Found {
             self.as_of,
         )
         .await
+    }
+
+    /// An Iceberg table's data files beyond those of snapshot `since`, whose data manifests
+    /// were `known`: the files of the manifests the snapshot read (the one asked for, else
+    /// the current one) lists beyond them, when it still lists every one of them (see
+    /// [`since::Tail`]; the Iceberg read also gives the snapshot's column names).
+    pub async fn iceberg_since(&self, since: i64, known: &[String]) -> Result<since::Tail, Error> {
+        if self.format != Format::Iceberg {
+            return Ok(since::Tail::Snapshot(
+                "the table is no Iceberg table".into(),
+            ));
+        }
+        iceberg::since(&self.root, &self.arg, &self.url, self.as_of, since, known).await
     }
 }
 

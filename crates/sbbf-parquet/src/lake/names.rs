@@ -14,15 +14,13 @@ use std::collections::HashMap;
 ///
 /// ```
 /// use sbbf_parquet::lake::{Format, LakeColumn, TableNames};
-/// let names = TableNames {
-///     format: Format::Delta,
-///     columns: vec![LakeColumn {
-///         name: "id".into(),
-///         physical: Some("col-1f2e".into()),
-///         ..Default::default()
-///     }],
+/// let mut names = TableNames::default();
+/// names.format = Format::Delta;
+/// names.columns.push(LakeColumn {
+///     name: "id".into(),
+///     physical: Some("col-1f2e".into()),
 ///     ..Default::default()
-/// };
+/// });
 /// let kept = names.to_json();
 /// let back = TableNames::from_json(&kept).unwrap();
 /// assert_eq!(back.file_column("t/", "id").unwrap(), "col-1f2e");

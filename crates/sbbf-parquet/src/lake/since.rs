@@ -1,4 +1,5 @@
-//! A Delta table's log from a version on: the commits after version V, read without the
+//! A Delta table's log from a version on (and an Iceberg table's manifests added since a
+//! snapshot, `iceberg::since`): the commits after version V, read without the
 //! checkpoint or any commit before them. A reader that keeps what version V held (an index
 //! built from it) learns a later version's data files from these commits alone: the files
 //! added since, and the files removed since.
@@ -27,6 +28,9 @@ pub const MAX_COMMITS: usize = 64;
 /// files and checkpoints, at most a few per version).
 const MAX_LISTED: usize = 16 * MAX_COMMITS;
 
+/// The most bytes of commits read (all at once): a few hundred thousand file actions.
+const MAX_BYTES: u64 = 64 << 20;
+
 /// What identifies a Delta commit's log entry: its size and the store's ETag for it (a local
 /// file's ETag is made of its inode, modification time and size). A log deleted and written
 /// again holds other entries under the same names, with other tags.
@@ -39,7 +43,7 @@ pub struct CommitMark {
 }
 
 /// What the commits after a version say.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LogTail {
     /// The version the commits follow.
     pub since: i64,
@@ -48,7 +52,7 @@ pub struct LogTail {
     /// When `version` was committed (ms since the epoch): its in-commit timestamp, else its
     /// log entry's modification time, as the kernel says it.
     pub timestamp_ms: Option<i64>,
-    /// Commits read (`version - since`).
+    /// Commits read (`version - since`); for Iceberg, manifests read.
     pub commits: usize,
     /// Data files added since and still in the table at `version`: (URL, size), in the order
     /// the log adds them.
@@ -57,12 +61,16 @@ pub struct LogTail {
     /// `added` has them again.
     pub removed: HashSet<String>,
     /// Sequential round trips it took after finding the table: the log's listing (when what
-    /// finding it listed did not hold it all), then the commits (when there are any).
+    /// finding it listed did not hold it all), then the commits (when there are any); for
+    /// Iceberg the metadata, manifest list and new manifests.
     pub waves: u64,
+    /// The table's column names at `version`, when reading learnt them (Iceberg: its
+    /// metadata; a Delta commit that would change them sends the reader to the snapshot).
+    pub names: Option<super::TableNames>,
 }
 
 /// The log after a version, or why the snapshot must be read instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Tail {
     /// The commits since.
     Read(LogTail),
@@ -70,7 +78,8 @@ pub enum Tail {
     Snapshot(String),
 }
 
-/// The mark of commit `version` of the table at `url` (`None`: no such entry, or no ETag).
+/// The mark of commit `version` of the table at `url` (`None`: no such entry, no ETag, or
+/// one written less than 2 s ago).
 pub(crate) async fn mark(
     root: &StoreRoot,
     url: &Url,
@@ -81,6 +90,12 @@ pub(crate) async fn mark(
     };
     let path = log_path(root, url)?.join(format!("{v:020}.json").as_str());
     match root.store().head(&path).await {
+        // An entry written in the last moments may have been written again in the same tick
+        // of the clock its tag is made of (a table deleted and created anew while the index
+        // was built): no mark, as a data file that recent is not covered.
+        Ok(meta) if meta.last_modified > chrono::Utc::now() - chrono::Duration::seconds(2) => {
+            Ok(None)
+        }
         Ok(meta) => Ok(meta.e_tag.map(|etag| CommitMark {
             size: meta.size,
             etag,
@@ -141,7 +156,7 @@ pub(crate) async fn read(
                 })?);
             }
             if listed.len() > MAX_LISTED {
-                return snapshot(format!("more than {MAX_COMMITS} commits since"));
+                return snapshot(format!("more than {MAX_LISTED} log entries since"));
             }
             listed
         }
@@ -173,12 +188,23 @@ pub(crate) async fn read(
         Some(t) => t,
         None => latest,
     };
-    let wanted: Vec<u64> = (from + 1..=to).collect();
-    if wanted.len() > MAX_COMMITS {
-        return snapshot(format!("{} commits since version {since}", wanted.len()));
+    // (Checked before anything is allocated for them: a stray name far ahead in the log
+    // must not make a list of billions.)
+    if to - from > MAX_COMMITS as u64 {
+        return snapshot(format!("{} commits since version {since}", to - from));
     }
+    let wanted: Vec<u64> = (from + 1..=to).collect();
     if let Some(v) = wanted.iter().find(|v| !commits.contains_key(v)) {
         return snapshot(format!("the log lacks commit {v}"));
+    }
+    // Their sizes are listed: more than this many bytes of commits is the snapshot's to read.
+    let bytes: u64 = wanted
+        .iter()
+        .filter_map(|v| commits.get(v))
+        .map(|m| m.size)
+        .sum();
+    if bytes > MAX_BYTES {
+        return snapshot(format!("{bytes} bytes of commits since version {since}"));
     }
     if !wanted.is_empty() {
         waves += 1;
@@ -211,6 +237,11 @@ pub(crate) async fn read(
     let mut live: HashMap<String, usize> = HashMap::new();
     let mut added: Vec<Option<(String, u64)>> = Vec::new();
     for (v, body) in wanted.iter().zip(&bodies) {
+        // A commit's actions are not ordered (the protocol says so): one commit may remove a
+        // path and add it again (a deletion vector updated), in either order. Its removes are
+        // applied first, then its adds.
+        let mut adds: Vec<(String, u64)> = Vec::new();
+        let mut removes: Vec<String> = Vec::new();
         for line in body.split(|b| *b == b'\n') {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -236,14 +267,7 @@ pub(crate) async fn read(
                 let Ok(file) = url.join(path) else {
                     return snapshot(format!("commit {v} adds a file at `{path}`"));
                 };
-                let file = file.to_string();
-                match live.get(&file) {
-                    Some(&i) => added[i] = Some((file, size)),
-                    None => {
-                        live.insert(file.clone(), added.len());
-                        added.push(Some((file, size)));
-                    }
-                }
+                adds.push((file.to_string(), size));
             }
             if let Some(remove) = action.get("remove") {
                 let Some(path) = remove.get("path").and_then(|p| p.as_str()) else {
@@ -252,11 +276,7 @@ pub(crate) async fn read(
                 let Ok(file) = url.join(path) else {
                     return snapshot(format!("commit {v} removes a file at `{path}`"));
                 };
-                let file = file.to_string();
-                if let Some(i) = live.remove(&file) {
-                    added[i] = None;
-                }
-                tail.removed.insert(file);
+                removes.push(file.to_string());
             }
             if *v == to {
                 if let Some(t) = action
@@ -265,6 +285,21 @@ pub(crate) async fn read(
                     .and_then(|t| t.as_i64())
                 {
                     tail.timestamp_ms = Some(t);
+                }
+            }
+        }
+        for file in removes {
+            if let Some(i) = live.remove(&file) {
+                added[i] = None;
+            }
+            tail.removed.insert(file);
+        }
+        for (file, size) in adds {
+            match live.get(&file) {
+                Some(&i) => added[i] = Some((file, size)),
+                None => {
+                    live.insert(file.clone(), added.len());
+                    added.push(Some((file, size)));
                 }
             }
         }
@@ -287,7 +322,15 @@ mod tests {
         std::fs::create_dir(&log).unwrap();
         for (v, actions) in commits.iter().enumerate() {
             let body: String = actions.iter().map(|a| format!("{a}\n")).collect();
-            std::fs::write(log.join(format!("{v:020}.json")), body).unwrap();
+            let entry = log.join(format!("{v:020}.json"));
+            std::fs::write(&entry, body).unwrap();
+            // Older than the 2 s in which an entry gets no mark.
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+            std::fs::File::options()
+                .write(true)
+                .open(&entry)
+                .and_then(|f| f.set_modified(then))
+                .unwrap();
         }
         let url = Url::from_directory_path(std::fs::canonicalize(dir.path()).unwrap()).unwrap();
         (dir, url)
@@ -346,6 +389,23 @@ mod tests {
         assert_eq!((t.commits, t.added.len(), t.removed.len()), (0, 0, 0));
     }
 
+    /// A deletion vector updated: the same path removed and added in one commit, the add
+    /// written first. The file stays (with its new size), and is among the removed too (so
+    /// the reader takes it as added, not as the version it knew).
+    #[tokio::test]
+    async fn a_commit_applies_its_removes_before_its_adds() {
+        let (_d, url) = log(&[
+            &[META, &add("a.parquet", 10)],
+            &[&add("a.parquet", 10), &remove("a.parquet")],
+        ]);
+        let Tail::Read(t) = tail(&url, 0, None).await else {
+            panic!("followed")
+        };
+        let a = url.join("a.parquet").unwrap().to_string();
+        assert_eq!(t.added, vec![(a.clone(), 10)]);
+        assert!(t.removed.contains(&a));
+    }
+
     #[tokio::test]
     async fn what_cannot_be_followed_says_why() {
         let a = add("a.parquet", 10);
@@ -378,6 +438,21 @@ mod tests {
         let known = mark(&root, &url, 1).await.unwrap().unwrap();
         let t = read(&root, &url, None, 1, &known, None).await.unwrap();
         assert!(why(t).contains("lacks commit 2"));
+        // An entry written just now gets no mark (it could be written again within its tick).
+        let fresh = dir
+            .path()
+            .join("_delta_log")
+            .join(format!("{:020}.json", 4));
+        std::fs::write(fresh, format!("{}\n", add("a.parquet", 10))).unwrap();
+        assert_eq!(mark(&root, &url, 4).await.unwrap(), None);
+        // A stray name far ahead: no list of ten billion versions is made.
+        let (d4, url) = log(&[&[META]]);
+        let far = d4
+            .path()
+            .join("_delta_log")
+            .join(format!("{:020}.json", 10_000_000_000u64));
+        std::fs::write(far, "{}\n").unwrap();
+        assert!(why(tail(&url, 0, None).await).contains("10000000000 commits since"));
         // Lines that are no actions.
         let (_d2, url) = log(&[&[META], &["{not json"]]);
         assert!(why(tail(&url, 0, None).await).contains("no JSON"));

@@ -115,9 +115,49 @@ pub(crate) async fn snapshot(
     url: &Url,
     as_of: Option<AsOf>,
 ) -> Result<Snapshot, Error> {
+    let Opened {
+        mut snap,
+        manifests,
+        specs,
+        cx,
+        default_spec,
+        ..
+    } = open(root, arg, url, as_of).await?;
+    let (data, deletes) = read_manifests(root, &cx, manifests, &specs, default_spec).await?;
+    let planned = plan::attach(data, deletes, &specs, &snap.columns);
+    snap.files = planned.files;
+    snap.positions.files = planned.positions;
+    snap.equalities.files = planned.equalities;
+    Ok(snap)
+}
+
+/// A table's metadata read and its snapshot chosen: the snapshot without its files yet, and
+/// the manifests that list them.
+struct Opened {
+    snap: Snapshot,
+    manifests: Vec<ManifestRef>,
+    specs: std::collections::HashMap<i32, metadata::Spec>,
+    cx: Context,
+    /// The spec of manifests that name none.
+    default_spec: i32,
+    /// Sequential reads it took (the folder's listing and version hint, the metadata file,
+    /// the manifest list).
+    waves: u64,
+}
+
+async fn open(
+    root: &StoreRoot,
+    arg: &str,
+    url: &Url,
+    as_of: Option<AsOf>,
+) -> Result<Opened, Error> {
     let mut notes = Vec::new();
+    let mut waves = 1;
     let metadata_url = match url.path().ends_with('/') {
-        true => find_metadata(root, arg, url, &mut notes).await?,
+        true => {
+            waves += 1;
+            find_metadata(root, arg, url, &mut notes).await?
+        }
         false => url.clone(),
     };
     let cx = Context {
@@ -157,9 +197,18 @@ pub(crate) async fn snapshot(
         equalities: Default::default(),
         inner_physical: Default::default(),
         log_reads: Default::default(),
+        data_manifests: Some(Vec::new()),
     };
+    let default_spec = meta.default_spec_id();
     let Some(id) = choose(&meta, as_of, &cx)? else {
-        return Ok(snap);
+        return Ok(Opened {
+            snap,
+            manifests: Vec::new(),
+            specs,
+            cx,
+            default_spec,
+            waves,
+        });
     };
     let Some(chosen) = meta.snapshot(id) else {
         return Err(cx.error(format!(
@@ -174,6 +223,7 @@ pub(crate) async fn snapshot(
 
     let manifests = match (&chosen.manifest_list, &chosen.manifests) {
         (Some(list), _) => {
+            waves += 1;
             let what = format!("manifest list of snapshot {id}");
             let bytes = get_named(root, &cx, list, &what).await?;
             manifest::read_manifest_list(&bytes, &cx, list)?
@@ -191,17 +241,40 @@ pub(crate) async fn snapshot(
             )))
         }
     };
+    snap.data_manifests = Some(
+        manifests
+            .iter()
+            .filter(|m| m.content == 0)
+            .map(|m| m.path.clone())
+            .collect(),
+    );
+    Ok(Opened {
+        snap,
+        manifests,
+        specs,
+        cx,
+        default_spec,
+        waves,
+    })
+}
 
-    // Manifests are fetched a few at a time and read in list order, so the files keep the
-    // order the manifests give them.
-    let cx_ref = &cx;
+/// The live entries of `manifests`, data files and delete files apart. Manifests are fetched
+/// a few at a time and read in list order, so the files keep the order the manifests give
+/// them.
+async fn read_manifests(
+    root: &StoreRoot,
+    cx: &Context,
+    manifests: Vec<ManifestRef>,
+    specs: &std::collections::HashMap<i32, metadata::Spec>,
+    default_spec: i32,
+) -> Result<(Vec<manifest::Entry>, Vec<manifest::Entry>), Error> {
     let mut fetched = futures::stream::iter(manifests)
         .map(|m| async move {
             let what = match m.content {
                 0 => "data manifest",
                 _ => "delete manifest",
             };
-            let bytes = get_named(root, cx_ref, &m.path, what).await?;
+            let bytes = get_named(root, cx, &m.path, what).await?;
             Ok::<_, Error>((m, bytes))
         })
         .buffered(CONCURRENT_MANIFESTS);
@@ -211,9 +284,9 @@ pub(crate) async fn snapshot(
         let (m, bytes) = got?;
         let spec = m
             .spec_id
-            .or(Some(meta.default_spec_id()))
+            .or(Some(default_spec))
             .and_then(|id| specs.get(&id));
-        for entry in manifest::read_manifest(&bytes, &cx, &m, spec)? {
+        for entry in manifest::read_manifest(&bytes, cx, &m, spec)? {
             match entry.content {
                 0 if is_parquet(&entry.format) => data.push(entry),
                 0 => {
@@ -226,11 +299,66 @@ pub(crate) async fn snapshot(
             }
         }
     }
-    let planned = plan::attach(data, deletes, &specs, &snap.columns);
-    snap.files = planned.files;
-    snap.positions.files = planned.positions;
-    snap.equalities.files = planned.equalities;
-    Ok(snap)
+    Ok((data, deletes))
+}
+
+/// The data files an Iceberg table's snapshot has beyond those of an earlier snapshot
+/// `since` whose data manifests were `known`: when every one of those is still in the
+/// snapshot's manifest list (manifests are immutable, so their live files are still live),
+/// the files of the manifests added since; else why the snapshot must be read whole (files
+/// were removed, or manifests rewritten).
+pub(crate) async fn since(
+    root: &StoreRoot,
+    arg: &str,
+    url: &Url,
+    as_of: Option<AsOf>,
+    since: i64,
+    known: &[String],
+) -> Result<super::since::Tail, Error> {
+    use super::since::{LogTail, Tail};
+    let Opened {
+        snap,
+        manifests,
+        specs,
+        cx,
+        default_spec,
+        mut waves,
+    } = open(root, arg, url, as_of).await?;
+    let listed: std::collections::HashSet<&str> = manifests
+        .iter()
+        .filter(|m| m.content == 0)
+        .map(|m| m.path.as_str())
+        .collect();
+    if let Some(gone) = known.iter().find(|k| !listed.contains(k.as_str())) {
+        return Ok(Tail::Snapshot(format!(
+            "snapshot {} no longer lists manifest {gone} of snapshot {since} (files removed, or \
+             manifests rewritten)",
+            snap.version
+        )));
+    }
+    let known: std::collections::HashSet<&str> = known.iter().map(String::as_str).collect();
+    let new: Vec<ManifestRef> = manifests
+        .into_iter()
+        .filter(|m| m.content == 0 && !known.contains(m.path.as_str()))
+        .collect();
+    let count = new.len();
+    if count > 0 {
+        waves += 1;
+    }
+    let (data, _) = read_manifests(root, &cx, new, &specs, default_spec).await?;
+    Ok(Tail::Read(LogTail {
+        since,
+        version: snap.version,
+        timestamp_ms: snap.timestamp_ms,
+        commits: count,
+        added: data
+            .into_iter()
+            .map(|e| (plan::location_url(&e.path), e.size))
+            .collect(),
+        removed: Default::default(),
+        waves,
+        names: Some(snap.names()),
+    }))
 }
 
 fn is_parquet(format: &str) -> bool {
