@@ -291,12 +291,15 @@ impl Root {
         }
     }
 
-    /// Whether `l` lies where [`Root::listed_since`] would name it from its relative path
-    /// alone: below the root, at the root joined with it.
-    pub(crate) fn locates(&self, l: &Listed) -> bool {
-        match (self, &l.at) {
-            (Root::Local { dir, .. }, At::Local(p)) => {
-                let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+    /// Whether every file of `listing` lies where [`Root::listed_since`] would name it from
+    /// its relative path alone: below the root, at the root joined with it.
+    pub(crate) fn locates_all(&self, listing: &[Listed]) -> bool {
+        let abs = match self {
+            Root::Local { dir, .. } => std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()),
+            Root::Store { .. } => PathBuf::new(),
+        };
+        listing.iter().all(|l| match (self, &l.at) {
+            (Root::Local { .. }, At::Local(p)) => {
                 p.strip_prefix(&abs).is_ok() && abs.join(&l.rel) == *p
             }
             (Root::Store { prefix, .. }, At::Object(m)) => match prefix.as_ref() {
@@ -304,7 +307,7 @@ impl Root {
                 p => m.location.as_ref() == format!("{p}/{}", l.rel),
             },
             _ => false,
-        }
+        })
     }
 
     /// The data files of a later version of the Delta table at this root, from the files of
@@ -330,11 +333,17 @@ impl Root {
             .map(|l| l.rel.as_str())
             .collect();
         let mut out = Vec::with_capacity(known.len() + added.len());
+        // Once, not per file.
+        let (abs, base) = match self {
+            Root::Local { dir, .. } => (
+                std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()),
+                PathBuf::from(sbbf_parquet::lake::table_folder(location)),
+            ),
+            Root::Store { .. } => Default::default(),
+        };
         for f in known.iter().filter(|f| !gone.contains(f.path.as_str())) {
             out.push(match self {
-                Root::Local { dir, .. } => {
-                    let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                    let base = PathBuf::from(sbbf_parquet::lake::table_folder(location));
+                Root::Local { .. } => {
                     let p = abs.join(&f.path);
                     let name = base.join(&f.path).display().to_string();
                     local_listed(name, f.path.clone(), p)

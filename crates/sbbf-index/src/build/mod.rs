@@ -452,7 +452,7 @@ pub(crate) async fn assemble(
     if let Some(t) = &mut table {
         let whole = matches!(sink, Sink::Root)
             && files.len() == listing.len()
-            && listing.iter().all(|l| root.locates(l));
+            && root.locates_all(&listing);
         if !whole {
             (t.mark, t.manifests) = (None, None);
         }

@@ -141,8 +141,10 @@ pub(crate) async fn read(
     };
     let log = log_path(root, url)?;
     let mut waves = 0;
-    let listed: Vec<ObjectMeta> = match look {
-        Some(l) if l.complete && l.log == log => l.entries.clone(),
+    // What finding the table listed, when that is the whole log (not copied).
+    let fetched: Vec<ObjectMeta>;
+    let listed: &[ObjectMeta] = match look {
+        Some(l) if l.complete && l.log == log => &l.entries,
         _ => {
             waves += 1;
             let offset = log.clone().join(format!("{from:020}").as_str());
@@ -158,12 +160,13 @@ pub(crate) async fn read(
             if listed.len() > MAX_LISTED {
                 return snapshot(format!("more than {MAX_LISTED} log entries since"));
             }
-            listed
+            fetched = listed;
+            &fetched
         }
     };
     let prefix = format!("{log}/");
     let mut commits: BTreeMap<u64, &ObjectMeta> = BTreeMap::new();
-    for m in &listed {
+    for m in listed {
         let Some(name) = m.location.as_ref().strip_prefix(&prefix) else {
             continue;
         };
