@@ -82,6 +82,7 @@ enum IndexCommand {
 #[derive(Args, Debug)]
 struct BuildArgs {
     /// A directory or an object-store prefix (s3://bucket/prefix/).
+    #[arg(value_parser = crate::store_url::location)]
     path: String,
     /// Columns to index (dotted paths), repeatable; by default every column with a filter.
     #[arg(long = "column", short = 'c')]
@@ -119,6 +120,7 @@ struct BuildArgs {
 #[derive(Args, Debug)]
 struct MergeArgs {
     /// The table root the parts were built for (a directory or an object-store prefix).
+    #[arg(value_parser = crate::store_url::location)]
     path: String,
     /// Part files, or directories of *.sbbfpart files.
     #[arg(required = true)]
@@ -131,6 +133,7 @@ struct MergeArgs {
 #[derive(Args, Debug)]
 struct UpdateArgs {
     /// A directory or an object-store prefix with an index.
+    #[arg(value_parser = crate::store_url::location)]
     path: String,
     /// As `sbbf index build --build-missing`, for the index's -c columns: files whose row
     /// groups still lack an entry are read again for those filters.
@@ -148,6 +151,7 @@ struct UpdateArgs {
 #[derive(Args, Debug)]
 struct InspectArgs {
     /// A directory or an object-store prefix with an index.
+    #[arg(value_parser = crate::store_url::location)]
     path: String,
     /// Output format: `json` prints the report as one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -31,6 +31,7 @@ pub struct InspectArgs {
     /// directory, files and folders whose names start with `_` or `.` are skipped (a job's
     /// `_temporary/` output, `.hidden` files), as Spark, Hive and pyarrow skip them; a file
     /// or glob named explicitly is read.
+    #[arg(value_parser = crate::store_url::location)]
     pub file: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]

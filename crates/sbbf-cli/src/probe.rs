@@ -64,6 +64,7 @@ pub struct ProbeArgs {
     /// files and folders whose names start with `_` or `.` are skipped (a job's `_temporary/`
     /// output, `.hidden` files), as Spark, Hive and pyarrow skip them; a file or glob named
     /// explicitly is read.
+    #[arg(value_parser = crate::store_url::location)]
     pub file: String,
     /// Leaf column by dotted path, e.g. `id`, `s.a`, `tags.list.element`; `a\.b` for a column
     /// whose name contains a dot.
@@ -485,7 +486,7 @@ fn ranges(rgs: &[usize]) -> String {
 fn unknown_reason(state: &FilterState) -> String {
     match state {
         FilterState::Missing => "no Bloom filter".to_string(),
-        FilterState::Invalid(r) => r.clone(),
+        FilterState::Invalid(r) | FilterState::Partition(r) => r.clone(),
         FilterState::Present => "filters cannot decide".to_string(),
     }
 }
@@ -512,6 +513,10 @@ pub(crate) fn report(
                 .unwrap_or_default(),
             answers.len()
         );
+        // A partition column: every row group was answered from the file's one value.
+        if let Some(FilterState::Partition(why)) = answers.first().map(|rg| &rg.filter) {
+            out!("  note: {why} in the table's log (its files do not hold the column)");
+        }
         for (v, e) in a.values.iter().zip(encoded) {
             match e {
                 Encoded::NeverStored(why) => {

@@ -49,6 +49,7 @@ pub struct QueryArgs {
     /// a file or glob named explicitly is read. The files of a directory or prefix may
     /// differ in schema (columns added, dropped or reordered, struct fields, `string` in one
     /// and `string_view` or `large_string` in another); a glob's schema is its first file's.
+    #[arg(value_parser = crate::store_url::location)]
     path: String,
     /// The query; the files are table `t`.
     sql: String,
@@ -220,7 +221,8 @@ fn table_args(a: &QueryArgs) -> Result<Vec<(String, String)>, String> {
                 "--table {spec}: table `{name}` is already defined (PATH is table `t`)"
             ));
         }
-        out.push((name.to_string(), path.to_string()));
+        let path = crate::store_url::location(path).map_err(|e| format!("--table {spec}: {e}"))?;
+        out.push((name.to_string(), path));
     }
     Ok(out)
 }

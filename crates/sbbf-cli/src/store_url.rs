@@ -1,5 +1,18 @@
 //! Object-store URLs on the command line: what to say before a store is even asked.
 
+/// A location argument as every command reads it: a `file://` URL is the local path it names
+/// (`file:///data/t/` is `/data/t/`: a table found as a table), anything else as given.
+pub(crate) fn location(arg: &str) -> Result<String, String> {
+    sbbf_parquet::source::object::local_location(arg)
+        .map(|l| l.into_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// [`location`] for arguments read as paths.
+pub(crate) fn location_path(arg: &str) -> Result<std::path::PathBuf, String> {
+    location(arg).map(std::path::PathBuf::from)
+}
+
 /// An `s3://` URL with an `http://` endpoint needs `AWS_ALLOW_HTTP=true`; without it the
 /// store fails with "builder error". Says so first.
 pub(crate) fn check_http_endpoint(url: &str) -> Result<(), String> {

@@ -32,6 +32,7 @@ pub struct VerifyArgs {
     /// directory, files and folders whose names start with `_` or `.` are skipped (a job's
     /// `_temporary/` output, `.hidden` files), as Spark, Hive and pyarrow skip them; a file
     /// or glob named explicitly is read.
+    #[arg(value_parser = crate::store_url::location)]
     pub file: String,
     /// Only these columns (dotted paths); repeatable. Default: every column with a filter.
     #[arg(long = "column", short = 'c')]

@@ -17,7 +17,7 @@ mod table;
 pub struct Destination {
     /// Write the result to this file (written to a temporary file beside it, then renamed).
     /// An existing file is replaced only with --force.
-    #[arg(short = 'o', long = "output")]
+    #[arg(short = 'o', long = "output", value_parser = crate::store_url::location_path)]
     pub output: Option<PathBuf>,
     /// Replace the input file (atomically: an interrupted run leaves it untouched; Ctrl-C or
     /// SIGTERM also removes the unfinished `.sbbf-*.tmp` beside it, while a `kill -9` can
@@ -141,6 +141,7 @@ fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, Stri
 pub struct AddArgs {
     /// The Parquet file; or a Delta or Iceberg table (its folder or object-store prefix, or
     /// NAMESPACE.TABLE with --catalog).
+    #[arg(value_parser = crate::store_url::location_path)]
     pub file: PathBuf,
     /// Leaf column to give filters (dotted path); repeatable.
     #[arg(long = "column", short = 'c', required = true)]
@@ -189,7 +190,8 @@ pub struct AddArgs {
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct ResizeArgs {
-    /// The Parquet file.
+    /// The Parquet file; or a Delta or Iceberg table, as for `sbbf add`.
+    #[arg(value_parser = crate::store_url::location_path)]
     pub file: PathBuf,
     /// Target false-positive rate.
     #[arg(long)]
@@ -232,6 +234,7 @@ pub struct ResizeArgs {
 pub struct CommitArgs {
     /// The table (a Delta or Iceberg table's folder or object-store prefix; NAMESPACE.TABLE
     /// with --catalog).
+    #[arg(value_parser = crate::store_url::location)]
     pub table: String,
     /// Part files, or directories of *.sbbfcopies files.
     #[arg(required = true)]

@@ -260,8 +260,12 @@ fn may_match(p: &Predicate, bounds: &[Bounds]) -> bool {
 /// in only encode them, and lossily: a null is a sentinel name (`__HIVE_DEFAULT_PARTITION__`,
 /// which delta-rs also writes for a row holding that text), an empty string is null, and `=`,
 /// `/`, `%` in a value are escaped (DataFusion, building a listing prefix from `p = 'c=d'`,
-/// missed such folders). So a scan takes each file's values from here, never from its folder
-/// names; its partition columns are nullable (DataFusion's listing declares them never null
+/// missed such folders), and under column mapping they need not name the column at all (`52/`,
+/// `col-<uuid>=1/`). So a scan takes each file's values from here, never from its folder
+/// names, and DataFusion's listing is told of no partition column (it would leave out every
+/// file whose folders do not name them): the table appends them to the listing's schema
+/// ([`PartitionValues::appended`]) and the scan's file source declares them. Its partition
+/// columns are nullable (DataFusion's listing declares them never null
 /// and would fold `p IS NULL` to false); filters on them are evaluated above the scan, and `=`
 /// and `IN` rule files out through [`FileBounds`].
 #[derive(Debug)]
@@ -324,17 +328,22 @@ impl PartitionValues {
             .collect()
     }
 
-    /// `schema` (the listing's) with its partition columns as [`PartitionValues::fields`].
-    pub(crate) fn typed(&self, schema: &SchemaRef) -> SchemaRef {
+    /// `schema` (the listing's, which declares no partition column) with the partition
+    /// columns after its own, as [`PartitionValues::fields`] gives them: the order a
+    /// listing's table schema has (file columns, then partition columns).
+    pub(crate) fn appended(&self, schema: &SchemaRef) -> SchemaRef {
         let fields: Vec<FieldRef> = schema
             .fields()
             .iter()
-            .map(|f| match self.columns.iter().find(|(n, _)| n == f.name()) {
-                Some((name, ty)) => Arc::new(Field::new(name, ty.clone(), true)),
-                None => Arc::clone(f),
-            })
+            .cloned()
+            .chain(self.fields())
             .collect();
         Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    }
+
+    /// The partition columns' names.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.columns.iter().map(|(n, _)| n.as_str())
     }
 
     /// Whether `e` reads a partition column.

@@ -404,43 +404,29 @@ async fn lake_table(
         files.clone(),
     )
     .ok_or_else(|| DataFusionError::Plan(format!("{path}: cannot list its snapshot's files")))?;
-    // Delta keeps partition values out of the files. DataFusion's listing reads them from the
-    // hive folders its writers lay the files in, which must name exactly the table's
-    // partition columns; as text, which any folder name is (the scan's values and types are
-    // the log's and the schema's: `PartitionValues`).
-    let partitions = match (snap.format, snap.partition_columns.is_empty()) {
-        (Format::Delta, false) => {
-            let (parts, _) = hive_partitions(&root_url, &files);
-            let keys: Vec<&str> = parts.iter().map(|(k, _)| k.as_str()).collect();
-            let want: Vec<&str> = snap.partition_columns.iter().map(String::as_str).collect();
-            if keys != want {
-                return Err(refuse(format!(
-                    "partition columns {} whose values are not in the files' folder names",
-                    want.join(", ")
-                )));
-            }
-            parts
-                .into_iter()
-                .map(|(k, _)| (k, DataType::Utf8))
-                .collect()
-        }
-        // Iceberg data files hold their partition source columns.
-        _ => Vec::new(),
+    // Delta keeps partition values out of the files, and the folders they lie in need not
+    // name them (`p=1/` as deltalake writes without column mapping; `52/` or `col-<uuid>=1/`
+    // under it; any layout at all, for the protocol): the scan declares the partition
+    // columns itself and takes each file's values from the log (`PartitionValues`), typed as
+    // the table's schema types them (text where it names no type known here). DataFusion's
+    // listing is told of none: it would drop every file whose folders do not name them.
+    // Iceberg data files hold their partition source columns.
+    let typed: Vec<(String, DataType)> = match snap.format {
+        Format::Delta => snap
+            .partition_columns
+            .iter()
+            .map(|name| {
+                let t = snap
+                    .columns
+                    .iter()
+                    .find(|c| &c.name == name)
+                    .and_then(|c| c.data_type.as_deref())
+                    .and_then(|t| crate::lake::arrow_type(snap.format, t));
+                (name.clone(), t.unwrap_or(DataType::Utf8))
+            })
+            .collect(),
+        Format::Iceberg => Vec::new(),
     };
-    // Each partition column as the table's schema types it (text where it names no type
-    // known here).
-    let typed: Vec<(String, DataType)> = partitions
-        .iter()
-        .map(|(name, text)| {
-            let t = snap
-                .columns
-                .iter()
-                .find(|c| &c.name == name)
-                .and_then(|c| c.data_type.as_deref())
-                .and_then(|t| crate::lake::arrow_type(snap.format, t));
-            (name.clone(), t.unwrap_or_else(|| text.clone()))
-        })
-        .collect();
     let (table, columns) = (
         Some(snap.table_version()),
         crate::lake::Columns::of(&snap, path).map(Arc::new),
@@ -458,7 +444,7 @@ async fn lake_table(
         store,
         files,
         config: ListingTableConfig::new(table_url),
-        partitions,
+        partitions: Vec::new(),
         warnings,
         merge: true,
         table,

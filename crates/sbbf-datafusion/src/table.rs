@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
 use datafusion::common::stats::Precision;
-use datafusion::common::{Result, Statistics};
+use datafusion::common::{project_schema, DataFusionError, Result, Statistics};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl, PartitionedFile,
@@ -32,6 +32,7 @@ use datafusion::execution::cache::cache_manager::{
 use datafusion::execution::cache::SchemaFingerprint;
 use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::metrics::{Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
@@ -206,6 +207,9 @@ impl SbbfTable {
         use_index: bool,
         lake: &LakeOptions,
     ) -> Result<SbbfTable> {
+        // `file:///t/` is `/t/`: a lake table found as one, not listed as a folder.
+        let path = &*sbbf_parquet::source::object::local_location(path)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let url = ListingTableUrl::parse(path)?;
         let mut format =
             ParquetFormat::default().with_options(state.table_options().parquet.clone());
@@ -302,7 +306,8 @@ impl SbbfTable {
                 config.options = Some(options.with_table_partition_cols(partitions));
             }
         }
-        let partition_values = partition_values.filter(|_| partitioned);
+        // The log's partition columns, unless a file column has the name (as above).
+        let partition_values = partition_values.filter(|v| !v.names().any(clash));
         let index = match root {
             Some(root) => config.file_schema.clone().map(|file_schema| TableIndex {
                 statistics: known_statistics(&file_schema, &rows),
@@ -699,7 +704,11 @@ impl SbbfTable {
             .downcast_ref::<DataSourceExec>()
             .and_then(|e| e.data_source().downcast_ref::<FileScanConfig>())
         else {
-            return Ok(plan);
+            // No file to scan (a version with no data file yet, or every file left out): no
+            // rows, in this table's columns (the listing's have no partition column).
+            let schema =
+                project_schema(&self.schema(), projection.map(<[usize]>::to_vec).as_ref())?;
+            return Ok(Arc::new(EmptyExec::new(schema)));
         };
         let table_schema = TableSchema::builder(Arc::clone(config.file_schema()))
             .with_table_partition_cols(values.fields())
@@ -827,7 +836,7 @@ impl TableProvider for SbbfTable {
     fn schema(&self) -> SchemaRef {
         let schema = self.inner.schema();
         match &self.partition_values {
-            Some(values) => values.typed(&schema),
+            Some(values) => values.appended(&schema),
             None => schema,
         }
     }
@@ -906,7 +915,19 @@ impl TableProvider for SbbfTable {
             }
             _ => state,
         };
+        // The projection is of this table's schema, whose last columns are the log's
+        // partition columns when it has them: the listing, which knows none of them, scans
+        // the file columns asked for, and `with_log_partitions` adds the others.
         let projection = args.projection();
+        let file_projection: Vec<usize>;
+        let args: ScanArgs<'_> = match (&self.partition_values, projection) {
+            (Some(_), Some(p)) => {
+                let files = self.inner.schema().fields().len();
+                file_projection = p.iter().copied().filter(|&i| i < files).collect();
+                args.with_projection(Some(&file_projection))
+            }
+            _ => args,
+        };
         let indexed = self.indexed_scan(state, filters).await;
         // The row counts the index knows stand for the footers DataFusion reads for its
         // statistics: for a scan with filters (its statistics answer nothing then) and for

@@ -84,6 +84,9 @@ pub struct ProbeEach<F> {
     warning: Option<String>,
     table: Option<TableVersion>,
     log_note: Option<String>,
+    /// A Delta table's partition column, answered from the log's values (its files do not
+    /// hold it): every file is read for its footer only.
+    partition: Option<Arc<lake::PartitionColumn>>,
 }
 
 impl<F> ProbeEach<F>
@@ -102,6 +105,8 @@ where
         options: SourceOptions,
         use_index: bool,
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
+        // `file:///t/` is `/t/` (a table found as one).
+        let path = &*sbbf_parquet::source::object::local_location(path)?;
         // A table is found once, here, and its snapshot read at most once: its files are the
         // listing, and its schema says how files name the column. The index's head is read beside finding the table
         // (one round trip for both, where the index's read would otherwise wait for the
@@ -144,6 +149,27 @@ where
             Some(f) => Some(Arc::new(f.snapshot().await?)),
             None => None,
         };
+        let partitioned = |s: &lake::Snapshot| {
+            s.format == lake::Format::Delta && s.partition_columns.iter().any(|c| c == column)
+        };
+        if let Some(s) = snap.as_ref().filter(|s| partitioned(s)) {
+            let source = lake::source_of(s, options.clone())?;
+            if let Some(p) = lake::PartitionColumn::of(s, column, source.names()) {
+                // The index holds no filter of it, and its files no value: the log answers.
+                return Ok(ProbeEach {
+                    column: column.to_string(),
+                    encode,
+                    many: source.is_many(),
+                    planned: None,
+                    source,
+                    index: None,
+                    warning: None,
+                    table: Some(s.table_version()),
+                    log_note,
+                    partition: Some(Arc::new(p)),
+                });
+            }
+        }
         let column = match &snap {
             Some(s) => s.file_column(column)?,
             None => column.to_string(),
@@ -174,6 +200,7 @@ where
             warning: None,
             table,
             log_note: None,
+            partition: None,
         })
     }
 
@@ -189,6 +216,7 @@ where
             warning: p.warning,
             table: p.table,
             log_note,
+            partition: None,
         }
     }
 
@@ -237,6 +265,29 @@ where
                 direct_io.waves = direct_io.waves.max(p.io.waves);
             }
         };
+        if let Some(part) = self.partition {
+            let mut footers = self
+                .source
+                .run(|pq| async move { Ok((Arc::clone(pq.metadata()), pq.io_stats())) }.boxed());
+            let ty = part.probe_type();
+            while let Some((file, read)) = footers.next().await {
+                let result = read.and_then(|(metadata, io)| {
+                    let encoded: Arc<[sbbf_parquet::Encoded]> = (self.encode)(&ty)?.into();
+                    Ok(part.answer(&file, &metadata, io, encoded))
+                });
+                note(&result);
+                each(Probed {
+                    file,
+                    result,
+                    from_index: false,
+                });
+            }
+            return Ok(ProbeSummary {
+                index: None,
+                direct: direct_io,
+                table: self.table,
+            });
+        }
         let mut direct = self.source.probe(&self.column, self.encode);
         match self.planned {
             None => {
@@ -331,6 +382,8 @@ pub async fn prune_each(
     strict: bool,
     mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
+    // `file:///t/` is `/t/` (a table found as one).
+    let path = &*sbbf_parquet::source::object::local_location(path)?;
     // A table's snapshot is read once: its files, and how they name the filters' columns.
     let snap = lake::snapshot(path, &options.lake).await?.map(Arc::new);
     let mut filters = filters;

@@ -88,6 +88,15 @@ where
     // The column as the files name it: for Delta by the index's names (a commit that renames
     // sends the probe to the snapshot), for Iceberg by the read snapshot's metadata.
     let (since, format, file_column, iceberg) = match &follow {
+        // A partition column's values are the log's: the snapshot answers for it.
+        Follow::Delta(_, names, _) if names.is_partition_column(column) != Some(false) => {
+            return Followed::Snapshot(match names.is_partition_column(column) {
+                Some(_) => {
+                    format!("`{column}` is a partition column: answered from the log's values")
+                }
+                None => "the index records no partition columns".into(),
+            })
+        }
         Follow::Delta(since, names, _) => match names.file_column(path, column) {
             Ok(c) => (*since, "delta", c, None),
             // A column these names cannot say is the snapshot's to say (or to refuse).

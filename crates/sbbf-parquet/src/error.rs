@@ -115,6 +115,8 @@ impl Error {
             | Error::AmbiguousColumn { .. }
             | Error::Build(_)
             | Error::Value(_) => Fault::Input,
+            #[cfg(feature = "object_store")]
+            Error::Read(ReadError::FileUrl { .. }) => Fault::Input,
             Error::Read(ReadError::NoFiles { reason, .. }) => match reason {
                 // A path that is not there, or a directory that cannot be walked, is the file
                 // system's answer; an empty directory or a pattern that matches nothing is
@@ -130,6 +132,7 @@ impl Error {
                 | LakeError::AsOfText { .. }
                 | LakeError::NoSuchTable { .. }
                 | LakeError::NotATable { .. }
+                | LakeError::NoSuchColumn { .. }
                 | LakeError::WriteRefused { .. }
                 | LakeError::BadPart { .. } => Fault::Input,
                 _ => Fault::File,
@@ -263,6 +266,14 @@ pub enum ReadError {
         /// The cause.
         #[source]
         source: url::ParseError,
+    },
+    /// A `file://` URL that names no local path (another host, no absolute path, or a
+    /// path that is not UTF-8).
+    #[cfg(feature = "object_store")]
+    #[error("{url}: a file:// URL must name an absolute local path (file:///PATH)")]
+    FileUrl {
+        /// The text given.
+        url: String,
     },
     /// No object at a location and no `*.parquet` objects under it.
     #[cfg(feature = "object_store")]
@@ -688,6 +699,16 @@ pub enum LakeError {
         table: String,
         /// Tries made.
         tries: u32,
+    },
+    /// A column asked of a table that its schema does not have, or that takes no filter.
+    #[error("{format} table {table}: {reason}")]
+    NoSuchColumn {
+        /// `Delta` or `Iceberg`.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// What is wrong with the column, and the choices.
+        reason: String,
     },
     /// A version was asked of something that is not a table.
     #[error("{path} is not a Delta or Iceberg table, so it has no versions")]

@@ -278,6 +278,15 @@ fn is_remote_url(arg: &str) -> bool {
     sbbf_parquet::source::object::is_remote_url(arg)
 }
 
+/// `arg` as every function reads a location: a `file://` URL as the local path it names,
+/// anything else as given.
+#[pyfunction]
+fn local_location(arg: &str) -> PyResult<String> {
+    sbbf_parquet::source::object::local_location(arg)
+        .map(|l| l.into_owned())
+        .map_err(|e| Failure::from(e).into_py())
+}
+
 /// One `(column, op, value)` of a pyarrow filter, as Python gives it.
 type FilterLeaf<'py> = (Bound<'py, PyAny>, String, Bound<'py, PyAny>);
 
@@ -1081,6 +1090,7 @@ impl PySbbf {
 fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe_source, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
+    m.add_function(wrap_pyfunction!(local_location, m)?)?;
     m.add_function(wrap_pyfunction!(relabel, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups_source, m)?)?;

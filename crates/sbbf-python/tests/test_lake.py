@@ -93,6 +93,35 @@ def test_delta_partition_columns_come_from_the_log(lake):
     assert sbbf.read_table(path, filters=[("p", "=", "b")]).num_rows == 0
 
 
+def test_a_file_url_is_read_as_the_path_it_names(lake):
+    """`file:///...` reads the table, not its folder: deltalake's rows, and the same probe."""
+    from deltalake import DeltaTable
+    path = lake / "delta_basic"
+    url = path.resolve().as_uri() + "/"
+    _same_rows(sbbf.read_table(url), DeltaTable(str(path)).to_pyarrow_table())
+    assert sbbf.probe(url, "id", [600]) == sbbf.probe(str(path) + "/", "id", [600])
+    assert sbbf.snapshot(url)["version"] == DeltaTable(str(path)).version()
+    with pytest.raises(sbbf.InputError, match="file:///PATH"):
+        sbbf.probe("file://elsewhere/t/", "id", [1])
+
+
+def test_a_partition_column_probe_answers_from_the_logs_values(lake):
+    """The files deltalake reads for `p = 'a'` may hold `a` (every row group); every other
+    current file holds it in none."""
+    from deltalake import DeltaTable
+    path = str(lake / "delta_partitioned")
+    holding = {os.path.realpath(u.removeprefix("file://")) for u in
+               DeltaTable(path).file_uris(partition_filters=[("p", "=", "a")])}
+    answers = sbbf.probe(path, "p", ["a"])
+    assert holding and len(answers) > len(holding)
+    for a in answers:
+        results = {v["result"] for rg in a["row_groups"] for v in rg["values"]}
+        assert a["row_groups"], a
+        assert all(rg["filter"] == "partition" for rg in a["row_groups"])
+        want = {"maybe"} if os.path.realpath(a["file"]) in holding else {"absent"}
+        assert results == want, a
+
+
 def test_delta_probe_answers_only_current_files(lake):
     from deltalake import DeltaTable
     path = str(lake / "delta_basic")

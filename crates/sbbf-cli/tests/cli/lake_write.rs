@@ -226,6 +226,40 @@ fn tables_that_cannot_be_written_are_refused_before_anything_is_written() {
     );
 }
 
+/// Columns are checked against the table's schema before any file is read: a column it does
+/// not have is refused with the one meant (another case, a typo) or the columns to choose
+/// from, and a Delta partition column (its files do not hold it) is refused saying so. Nothing
+/// is written, and the exit status is 2, as for one file.
+#[test]
+fn columns_a_table_does_not_have_are_refused_before_anything_is_written() {
+    let (_dir, table) = table_copy("delta_partitioned");
+    let t = table.to_str().unwrap();
+    let before = std::fs::read_dir(table.join("_delta_log")).unwrap().count();
+    for (column, said) in [
+        ("nosuch", "its columns: `id`, `s`"),
+        ("ID", "did you mean `id`?"),
+        ("nosuch.leaf", "no column `nosuch`"),
+        ("p", "partition column"),
+    ] {
+        let out = sbbf(&["add", t, "-c", column]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{column}: {}",
+            text(&out.stdout)
+        );
+        let err = text(&out.stderr);
+        assert!(err.contains(said), "{column}: {err}");
+        // Beside a column it has: nothing is written either.
+        let out = sbbf(&["add", t, "-c", "id", "-c", column]);
+        assert_eq!(out.status.code(), Some(2), "id + {column}");
+    }
+    assert_eq!(
+        std::fs::read_dir(table.join("_delta_log")).unwrap().count(),
+        before
+    );
+}
+
 /// The data files `sbbf inspect TABLE` names, as a worker's list takes them.
 fn current_files(table: &str) -> Vec<String> {
     let out = sbbf(&["inspect", table, "--format", "json"]);

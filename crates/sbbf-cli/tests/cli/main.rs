@@ -11,6 +11,7 @@ mod encrypted;
 mod index;
 mod lake;
 mod lake_follow;
+mod lake_locations;
 mod lake_write;
 mod lake_write_iceberg;
 mod paths;

@@ -30,6 +30,7 @@ pub mod iceberg;
 mod inner;
 mod location;
 mod names;
+pub mod partitions;
 pub mod since;
 mod whole;
 
@@ -37,6 +38,7 @@ pub use crate::source::{AsOf, LakeOptions, LogReads, TableVersion};
 pub use inner::{InnerName, Relabel};
 pub use location::StoreRoot;
 pub use names::TableNames;
+pub use partitions::PartitionColumn;
 
 use crate::source::{object, Source, SourceOptions};
 use crate::{Error, LakeError};
@@ -287,6 +289,7 @@ impl Snapshot {
             format: self.format,
             columns: self.columns.clone(),
             inner_physical: self.inner_physical.clone(),
+            partition_columns: Some(self.partition_columns.clone()),
         }
     }
 

@@ -36,6 +36,11 @@ pub struct TableNames {
     /// it, path as files name it), in segments (`*`: any segment).
     #[serde(default)]
     pub(crate) inner_physical: HashMap<String, Vec<PathPair>>,
+    /// The partition columns (a Delta table's: its files do not hold them), when recorded:
+    /// names kept by an index built before they were are `None`, and cannot tell a partition
+    /// column from a column no file has.
+    #[serde(default)]
+    pub partition_columns: Option<Vec<String>>,
 }
 
 impl TableNames {
@@ -49,6 +54,15 @@ impl TableNames {
             &self.inner_physical,
             column,
         )
+    }
+
+    /// Whether `column` is a partition column whose values are the log's, not the files'
+    /// (`None`: these names do not say).
+    pub fn is_partition_column(&self, column: &str) -> Option<bool> {
+        match self.format {
+            Format::Iceberg => Some(false),
+            Format::Delta => Some(self.partition_columns.as_ref()?.iter().any(|c| c == column)),
+        }
     }
 
     /// As JSON.

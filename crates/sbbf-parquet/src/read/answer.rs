@@ -35,6 +35,9 @@ pub enum FilterState {
     Missing,
     /// The footer names a filter that cannot be used; the reason says why.
     Invalid(String),
+    /// No filter was asked: a lake table's partition column, which its files do not hold,
+    /// answered from the file's partition value (said here) in the table's log.
+    Partition(String),
 }
 
 /// One row group's answers, one per probed value, in the order given.

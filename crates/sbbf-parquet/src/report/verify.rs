@@ -150,6 +150,7 @@ impl VerifyChunk {
             FilterState::Present => ("present", None),
             FilterState::Missing => ("missing", None),
             FilterState::Invalid(why) => ("invalid", Some(why.clone())),
+            FilterState::Partition(why) => ("partition", Some(why.clone())),
         };
         VerifyChunk {
             absent_probes: r.absent_probes,

@@ -215,6 +215,43 @@ pub fn is_remote_url(arg: &str) -> bool {
     )
 }
 
+/// A location as every command reads it: a `file://` URL is the local path it names
+/// (percent escapes decoded; a trailing `/` kept, as it says "a folder" for a prefix);
+/// anything else is returned as it is. Every front end passes its locations through this
+/// first, so that `file:///data/t/` is read exactly as `/data/t/` (a table detected as a
+/// table, not listed as a folder of Parquet files).
+///
+/// ```
+/// use sbbf_parquet::source::object::local_location;
+/// assert_eq!(local_location("file:///data/my%20t/").unwrap(), "/data/my t/");
+/// assert_eq!(local_location("file:///data/t").unwrap(), "/data/t");
+/// assert_eq!(local_location("s3://bucket/t/").unwrap(), "s3://bucket/t/");
+/// assert_eq!(local_location("data/t").unwrap(), "data/t");
+/// assert!(local_location("file://otherhost/t").is_err());
+/// ```
+pub fn local_location(arg: &str) -> Result<std::borrow::Cow<'_, str>, Error> {
+    // The scheme is case-insensitive (RFC 3986), and `file:/data/t` is the same URL.
+    let is_file_url = arg
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("file:"));
+    if !is_file_url {
+        return Ok(std::borrow::Cow::Borrowed(arg));
+    }
+    let bad = || -> Error {
+        ReadError::FileUrl {
+            url: arg.to_string(),
+        }
+        .into()
+    };
+    let url = Url::parse(arg).map_err(|_| bad())?;
+    let path = url.to_file_path().map_err(|_| bad())?;
+    let mut text = path.into_os_string().into_string().map_err(|_| bad())?;
+    if url.path().ends_with('/') && !text.ends_with('/') {
+        text.push('/');
+    }
+    Ok(std::borrow::Cow::Owned(text))
+}
+
 /// The store options taken from the environment: every `AWS_*`, `GOOGLE_*` and `AZURE_*`
 /// variable, lower-cased (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
 /// `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `GOOGLE_SERVICE_ACCOUNT`,

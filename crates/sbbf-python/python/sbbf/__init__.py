@@ -57,8 +57,10 @@ __all__ = [
 Source = Union[str, "os.PathLike[str]"]
 
 def _path(source: Source) -> str:
+    """`source` as the native module takes it: text, a `file://` URL as the local path it
+    names (so `file:///data/t/` is read exactly as `/data/t/`)."""
     p = os.fspath(source)
-    return p.decode() if isinstance(p, bytes) else p
+    return _sbbf.local_location(p.decode() if isinstance(p, bytes) else p)
 
 
 AsOf = Union[int, str, datetime.datetime, None]
@@ -323,6 +325,7 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     if unknown:
         raise TypeError(f"read_table() got unexpected keyword arguments: {sorted(unknown)}")
     if isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs:
+        source = _path(source)
         text = _sbbf.table_snapshot(_path(source), _as_of(as_of), as_directory,
                                     deleted_rows=True)
         if text is not None:

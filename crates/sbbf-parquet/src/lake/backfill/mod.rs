@@ -1059,6 +1059,7 @@ fn in_file_names(
     };
     let mut names = Vec::with_capacity(columns.len());
     for c in columns {
+        check_column(snap, c)?;
         names.push((c.clone(), snap.file_column(c)?));
     }
     let physical: Vec<String> = names.iter().map(|(_, p)| p.clone()).collect();
@@ -1073,6 +1074,62 @@ fn in_file_names(
         },
     };
     Ok((rewrite, names))
+}
+
+/// Refuses a column the table's schema has no top-level field for (with the columns it has,
+/// or the one meant by a different case or a small typo), and a Delta partition column (its
+/// files do not hold it: there is nothing to filter). A file without the column is then one
+/// written before it was added, which is kept as it is.
+fn check_column(snap: &super::Snapshot, column: &str) -> Result<(), Error> {
+    let top = crate::format::column::split_path(column)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let refuse = |reason: String| -> Error {
+        LakeError::NoSuchColumn {
+            format: snap.format.name(),
+            table: snap.location.clone(),
+            reason,
+        }
+        .into()
+    };
+    if snap.format == super::Format::Delta && snap.partition_columns.contains(&top) {
+        return Err(refuse(format!(
+            "`{top}` is a partition column: its values are in the table's log, not in its \
+             data files, so there is no filter to write (a probe of it answers from the log)"
+        )));
+    }
+    if snap.columns.iter().any(|c| c.name == top) || snap.columns.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = snap
+        .columns
+        .iter()
+        .filter(|c| {
+            !(snap.format == super::Format::Delta && snap.partition_columns.contains(&c.name))
+        })
+        .map(|c| crate::format::column::escape_field(&c.name))
+        .collect();
+    let lower = top.to_lowercase();
+    let max_edits = (lower.chars().count() / 4).max(1);
+    let near: Vec<&String> = names
+        .iter()
+        .filter(|n| crate::read::file::edit_distance(&n.to_lowercase(), &lower) <= max_edits)
+        .collect();
+    let choices = match near.as_slice() {
+        [one] => format!("did you mean `{one}`?"),
+        _ => format!(
+            "its columns: {}",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(refuse(format!(
+        "no column `{top}` in its schema; {choices}"
+    )))
 }
 
 /// What one file needs.
