@@ -57,7 +57,8 @@ pub struct QueryArgs {
     /// (pruned the same way). Repeat for more tables.
     #[arg(long = "table", value_name = "NAME=PATH")]
     tables: Vec<String>,
-    /// Output format: `text`, a table; `json`, one JSON object per result row (per line).
+    /// Output format: `text`, a table; `json`, one JSON object per result row (per line),
+    /// with every column (`null` for a null).
     #[arg(long, value_enum, default_value_t = Format::Text, hide_possible_values = true)]
     format: Format,
     /// After the rows, print one JSON line on standard error: the row groups in PATH and
@@ -250,7 +251,10 @@ fn print_rows(batches: &[RecordBatch], format: Format) -> Result<(), Box<dyn std
         Format::Json => {
             let mut buf = Vec::new();
             {
-                let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+                // Every row carries every column: a null is written as `null`, not left out.
+                let mut w = arrow::json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build::<_, arrow::json::writer::LineDelimited>(&mut buf);
                 for b in batches {
                     w.write(b)?;
                 }

@@ -265,6 +265,33 @@ fn rows_of(file: &str, sql: &str) -> Vec<Json> {
 }
 
 #[test]
+fn json_rows_carry_every_column_nulls_as_null() {
+    let file = repo().join("testdata/pa_ints.parquet");
+    let file = file.to_str().unwrap();
+    // A null group beside a non-null one, and a null in a struct.
+    let sql = "SELECT CASE WHEN i32 < 0 THEN NULL ELSE 'p' END AS c, count(*) AS n, \
+               named_struct('a', CAST(NULL AS INT), 'b', 1) AS s \
+               FROM t GROUP BY c ORDER BY c NULLS FIRST";
+    let rows = rows_of(file, sql);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for row in &rows {
+        let keys: Vec<&str> = row
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(keys, ["c", "n", "s"], "{row}");
+        assert_eq!(row["s"], serde_json::json!({"a": null, "b": 1}), "{row}");
+    }
+    assert_eq!(rows[0]["c"], Json::Null, "{}", rows[0]);
+    assert_eq!(rows[1]["c"], "p", "{}", rows[1]);
+    // `--help` says so.
+    let help = text(&sbbf(&["query", "--help"]).stdout);
+    assert!(help.contains("every column (`null` for a null)"), "{help}");
+}
+
+#[test]
 fn struct_field_subscripts_plan_and_prune_as_dotted_paths() {
     let file = repo().join("testdata/pa_nested.parquet");
     let file = file.to_str().unwrap();
