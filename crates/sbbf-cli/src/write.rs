@@ -294,7 +294,8 @@ fn report(
 }
 
 /// Whether PATH is a Delta or Iceberg table (written through a commit: no -o, --in-place or
-/// keys) or a file (which needs -o or --in-place); a misuse is said and its exit code returned.
+/// keys) or a file (which needs -o or --in-place); a local path that does not exist, a folder
+/// that is no table, or a misuse is said and its exit code returned.
 fn table_or_file(
     cmd: &str,
     path: &Path,
@@ -344,16 +345,39 @@ fn table_or_file(
             Err(2)
         }
         Some(_) => Ok(true),
-        None if share.files_from.is_some() => {
-            err!("sbbf {cmd}: {arg}: --files-from and --part are for a table's workers");
-            Err(2)
+        None if !sbbf_parquet::source::object::is_remote_url(&arg) => {
+            match std::fs::metadata(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    err!("sbbf {cmd}: {arg}: no such file or directory");
+                    Err(2)
+                }
+                Ok(m) if m.is_dir() => {
+                    err!(
+                        "sbbf {cmd}: {arg} is a directory but not a Delta or Iceberg table \
+                         (no _delta_log/, no metadata/ with Iceberg metadata files); {cmd} takes \
+                         one Parquet file (with -o NEW_FILE or --in-place), the folder of a \
+                         Delta or Iceberg table, or NS.TABLE with --catalog"
+                    );
+                    Err(2)
+                }
+                _ => file_args(cmd, &arg, given, share),
+            }
         }
-        None if !given => {
-            err!("sbbf {cmd}: {arg}: say where the result goes: -o NEW_FILE or --in-place");
-            Err(2)
-        }
-        None => Ok(false),
+        None => file_args(cmd, &arg, given, share),
     }
+}
+
+/// For PATH a file (or a URL that is no table): what a file's write still needs.
+fn file_args(cmd: &str, arg: &str, given: bool, share: &Share) -> Result<bool, u8> {
+    if share.files_from.is_some() {
+        err!("sbbf {cmd}: {arg}: --files-from and --part are for a table's workers");
+        return Err(2);
+    }
+    if !given {
+        err!("sbbf {cmd}: {arg}: say where the result goes: -o NEW_FILE or --in-place");
+        return Err(2);
+    }
+    Ok(false)
 }
 
 /// The flag a library error is about: the library's messages do not know the CLI's words.

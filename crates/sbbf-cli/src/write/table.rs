@@ -54,15 +54,21 @@ fn render(
     };
     match format {
         Format::Json => out!("{}", crate::to_json(&TableWriteSummary::new(cmd, &done))),
-        Format::Text => text(&done),
+        Format::Text => text(cmd, &done),
     }
     0
 }
 
-fn text(d: &TableWrite) {
+fn text(cmd: &str, d: &TableWrite) {
+    // What each copy has: `commit` commits parts of either.
+    let (filters, copies) = match cmd {
+        "add" => ("filter(s)", "copies with filters"),
+        "resize" => ("filter(s) resized", "copies with resized filters"),
+        _ => ("filter(s) written", "their copies"),
+    };
     for s in &d.swapped {
         out!(
-            "  {} -> {}: {} filter(s), {} -> {} bytes",
+            "  {} -> {}: {} {filters}, {} -> {} bytes",
             short(&s.from),
             short(&s.to),
             s.report.filters.len(),
@@ -89,7 +95,7 @@ fn text(d: &TableWrite) {
     match d.committed_version {
         Some(v) => out!(
             "{}: {} table {version} {v} committed ({} tr{}): {} of {files} data file(s) swapped \
-             for copies with filters; {} bytes read, {} written; {version} {} still reads the \
+             for {copies}; {} bytes read, {} written; {version} {} still reads the \
              old files until {until}",
             d.table,
             d.format.name(),

@@ -156,6 +156,26 @@ fn a_resize_of_a_table_commits_only_files_whose_filters_shrink() {
         swapped["file_bytes_after"].as_u64() < swapped["file_bytes_before"].as_u64(),
         "{ours}"
     );
+    // The commit says it resized, and which columns' filters it folded (none were named).
+    let log = std::fs::read_to_string(table.join("_delta_log/00000000000000000005.json")).unwrap();
+    let info: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    let info = &info["commitInfo"];
+    assert_eq!(info["operation"], "RESIZE BLOOM FILTERS", "{info}");
+    assert_eq!(
+        info["operationParameters"]["columns"], r#"["id"]"#,
+        "{info}"
+    );
+    assert_eq!(info["operationParameters"]["resizeFpp"], "0.1", "{info}");
+    // The text report words it as a resize.
+    let (_other, other) = table_copy("delta_basic");
+    let out = sbbf(&["resize", other.to_str().unwrap(), "--fpp", "0.1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("1 filter(s) resized")
+            && said.contains("swapped for copies with resized filters"),
+        "{said}"
+    );
     // At 10 % already: nothing shrinks, nothing is committed.
     let out = sbbf(&["resize", arg, "--fpp", "0.1", "--format", "json"]);
     let again: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();

@@ -488,6 +488,42 @@ fn a_missing_or_directory_input_is_named_as_the_input() {
     }
 }
 
+#[test]
+fn without_an_output_a_missing_path_or_a_plain_folder_is_said_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nosuchdir");
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    for (cmd, extra) in [("add", ["-c", "id"]), ("resize", ["--fpp", "0.01"])] {
+        let mut args = vec![cmd, missing.to_str().unwrap()];
+        args.extend(extra);
+        let o = sbbf(&args);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(
+            e.contains("nosuchdir: no such file or directory") && !e.contains("-o NEW_FILE"),
+            "{cmd}: {e}"
+        );
+        let mut args = vec![cmd, plain.to_str().unwrap()];
+        args.extend(extra);
+        let o = sbbf(&args);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(
+            e.contains("is a directory but not a Delta or Iceberg table")
+                && e.contains(&format!("{cmd} takes one Parquet file"))
+                && e.contains("--catalog")
+                && !e.contains("say where the result goes"),
+            "{cmd}: {e}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&plain).unwrap().count(),
+            0,
+            "nothing written"
+        );
+    }
+}
+
 /// A copy of a testdata file in a fresh folder (the folder is kept alive by the caller).
 fn copy_in(dir: &Path, rel: &str) -> std::path::PathBuf {
     let file = dir.join(rel);

@@ -166,8 +166,11 @@ const WHOLE_PUT: usize = 16 << 20;
 /// The most commits tried before giving up to writers that keep committing first.
 const TRIES: u32 = 10;
 
-/// The operation's name in the table's history.
-const OPERATION: &str = "ADD BLOOM FILTERS";
+/// The operation's name in the table's history: an add's.
+const ADD: &str = "ADD BLOOM FILTERS";
+
+/// The operation's name in the table's history: a resize's.
+const RESIZE: &str = "RESIZE BLOOM FILTERS";
 
 /// Rewrites the current data files of the table at `arg` (a local folder or an object-store
 /// URL) that `rewrite` changes, and commits one new version that swaps them. `progress(done,
@@ -415,10 +418,7 @@ impl Plan {
     }
 
     fn about(&self) -> About {
-        About {
-            operation: OPERATION.to_string(),
-            parameters: parameters(&self.rewrite),
-        }
+        about(&self.rewrite)
     }
 }
 
@@ -678,6 +678,7 @@ impl Table {
                 }
             }
             let swaps: Vec<Swap> = written.iter().map(|w| w.swap.clone()).collect();
+            let about = &committed(about, &written);
             let won = match (&base, &self.pointer) {
                 (Base::Delta(b), _) => {
                     let (entry, _) = delta_commit::entry(b, &swaps, about, now_ms());
@@ -1203,6 +1204,18 @@ fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result
     })
 }
 
+/// What a commit of `rewrite` says of itself, before the copies (see [`committed`]).
+fn about(rewrite: &Rewrite) -> About {
+    About {
+        operation: match rewrite {
+            Rewrite::Add(_) => ADD,
+            Rewrite::Resize { .. } => RESIZE,
+        }
+        .to_string(),
+        parameters: parameters(rewrite),
+    }
+}
+
 /// The operation's parameters for the table's history.
 fn parameters(rewrite: &Rewrite) -> Vec<(String, String)> {
     let list = |c: &[String]| serde_json::to_string(c).unwrap_or_default();
@@ -1223,6 +1236,28 @@ fn parameters(rewrite: &Rewrite) -> Vec<(String, String)> {
             ("resizeFpp".to_string(), fpp.to_string()),
         ],
     }
+}
+
+/// What the commit of `written` says of itself: `about`, and for a resize, as its
+/// `columns`, the columns whose filters the copies folded (as the files name them; the
+/// columns asked for, or every column with filters when none was, less those where no
+/// filter shrank).
+fn committed(about: &About, written: &[Written]) -> About {
+    let mut about = about.clone();
+    if about.operation != RESIZE {
+        return about;
+    }
+    let resized: std::collections::BTreeSet<&str> = written
+        .iter()
+        .flat_map(|w| w.report.filters.iter().map(|f| f.column.as_str()))
+        .collect();
+    let resized = serde_json::to_string(&resized).unwrap_or_default();
+    for (k, v) in &mut about.parameters {
+        if k == "columns" {
+            v.clone_from(&resized);
+        }
+    }
+    about
 }
 
 /// The name of a copy of the file `name`: its stem (without an earlier copy's suffix), a
@@ -1383,5 +1418,61 @@ mod tests {
         let b = copy_name(&a);
         assert_eq!(b.len(), a.len());
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_resize_is_committed_as_one_naming_the_columns_it_folded() {
+        let copy = |columns: &[&str]| Written {
+            swap: Swap {
+                old_path: "a.parquet".into(),
+                new_path: "a-sbbf-0123456789ab.parquet".into(),
+                new_size: 1,
+                new_mtime_ms: 1,
+            },
+            from: "file:///t/a.parquet".into(),
+            to: "file:///t/a-sbbf-0123456789ab.parquet".into(),
+            report: WriteReport {
+                filters: columns
+                    .iter()
+                    .map(|c| crate::write::WrittenFilter {
+                        row_group: 0,
+                        column: c.to_string(),
+                        bytes_before: 64,
+                        bytes_after: 32,
+                        distinct: None,
+                    })
+                    .collect(),
+                input_len: 1,
+                output_len: 1,
+                bytes_written: 1,
+                compacted: false,
+            },
+        };
+        let written = [copy(&["s", "id"]), copy(&["id"])];
+        // Every column asked for (none named): the ones whose filters shrank.
+        let resize = about(&Rewrite::Resize {
+            fpp: 0.1,
+            columns: Vec::new(),
+        });
+        assert_eq!(resize.parameters[0].1, "[]");
+        let said = committed(&resize, &written);
+        assert_eq!(said.operation, "RESIZE BLOOM FILTERS");
+        assert_eq!(
+            said.parameters,
+            vec![
+                ("columns".to_string(), r#"["id","s"]"#.to_string()),
+                ("resizeFpp".to_string(), "0.1".to_string()),
+            ]
+        );
+        // An add says what was asked, as before.
+        let add = about(&Rewrite::Add(AddOptions {
+            columns: vec!["id".into()],
+            fpp: 0.01,
+            ndv: None,
+            replace: false,
+        }));
+        let said = committed(&add, &written);
+        assert_eq!(said.operation, "ADD BLOOM FILTERS");
+        assert_eq!(said.parameters[0].1, r#"["id"]"#);
     }
 }
