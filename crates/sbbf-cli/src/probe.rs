@@ -12,8 +12,8 @@ use sbbf_parquet::report::{Counted, ErrorLine, ProbeLine, ProbeTally};
 use sbbf_parquet::source::object::FileProbe;
 use sbbf_parquet::source::{SourceOptions, DEFAULT_CONCURRENCY};
 use sbbf_parquet::values::text::{encode_text, EncodeOptions, InputMode};
-use sbbf_parquet::Encoded;
 use sbbf_parquet::{Answer, FilterState, IoStats, RowGroupAnswer};
+use sbbf_parquet::{Encoded, MaybeWhy};
 
 /// Ask which row groups may hold a value, reading only the footer and the filter bytes needed.
 ///
@@ -522,7 +522,14 @@ pub(crate) fn report(
                 Encoded::NeverStored(why) => {
                     out!("  note: {} is absent everywhere: {why}", show_value(v))
                 }
-                Encoded::AlwaysMaybe(why) => out!("  note: {}: {why}", show_value(v)),
+                Encoded::AlwaysMaybe(why) => {
+                    // The library's reason names no flag; ours is said here.
+                    let hint = match why {
+                        MaybeWhy::NaN => " (--exact-bits tests one bit pattern)",
+                        _ => "",
+                    };
+                    out!("  note: {}: {why}{hint}", show_value(v))
+                }
                 Encoded::Candidates(_) => {}
             }
         }

@@ -1082,7 +1082,7 @@ mod tests {
         };
         assert_eq!(a.answers.len(), 2);
         assert_eq!(a.answers[1].num_rows, 20);
-        let always = vec![Encoded::AlwaysMaybe("NaN".into())];
+        let always = vec![Encoded::AlwaysMaybe(sbbf_parquet::MaybeWhy::NaN)];
         let out = decide(&f, 0, &ask("id", always), &listing()).unwrap();
         assert_eq!(short(&out)[..2], ["answered [0, 1]", "answered [0]"]);
         // One value that may be there keeps the row group, whatever the others say.

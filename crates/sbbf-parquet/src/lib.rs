@@ -75,4 +75,4 @@ pub use keys::{Key, KeySet};
 pub use read::answer::{Answer, FilterLocation, FilterState, NoFilter, RowGroupAnswer};
 pub use read::file::ParquetFile;
 pub use read::plan::FilterSpan;
-pub use values::stored::{Encoded, Literal};
+pub use values::stored::{Encoded, Literal, MaybeWhy};

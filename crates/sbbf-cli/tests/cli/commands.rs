@@ -176,6 +176,28 @@ fn values_that_look_like_options_are_values() {
 }
 
 #[test]
+fn a_nan_note_says_why_and_names_the_flag_that_tests_its_bits() {
+    let f = file("pyarrow_float_bytes.parquet");
+    let o = sbbf(&["probe", f.as_str(), "f64", "NaN"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let note = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("note: `NaN`: NaN: "))
+        .unwrap_or_else(|| panic!("no NaN note: {out}"));
+    // The library's reason, then the command line's own hint, once.
+    assert!(
+        note.contains("filters cannot rule it out")
+            && note.ends_with("(--exact-bits tests one bit pattern)")
+            && note.matches("--exact-bits").count() == 1,
+        "{note}"
+    );
+    // With the flag, the bits are probed: no note.
+    let o = sbbf(&["probe", f.as_str(), "f64", "NaN", "--exact-bits"]);
+    assert!(!stdout(&o).contains("note:"), "{}", stdout(&o));
+}
+
+#[test]
 fn directories_and_globs() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("sub");

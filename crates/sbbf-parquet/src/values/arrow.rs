@@ -257,7 +257,8 @@ impl<'a, F: FnMut(&[u8])> Sink<'a> for Store<'_, F> {
         }
         match emit(self.col, value, Intent::Store, &mut self.out) {
             Outcome::Stored => {}
-            Outcome::Never(why) | Outcome::Maybe(why) => self.failure = Some((index, why)),
+            Outcome::Never(why) => self.failure = Some((index, why)),
+            Outcome::Maybe(why) => self.failure = Some((index, why.to_string())),
         }
     }
 }

@@ -88,8 +88,35 @@ pub enum Encoded {
     /// The column can never hold this value (out of range, finer than the column's unit, more
     /// fraction digits than the scale): definitely absent, whatever the filters say.
     NeverStored(String),
-    /// Filters cannot rule this value out (NaN under SQL equality).
-    AlwaysMaybe(String),
+    /// Filters cannot rule this value out (NaN under SQL equality), and why.
+    AlwaysMaybe(MaybeWhy),
+}
+
+/// Why filters cannot rule a value out ([`Encoded::AlwaysMaybe`]). Its text names no option
+/// of a front end: a front end adds its own hint (the command line's `--exact-bits`, say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaybeWhy {
+    /// A NaN under SQL equality: engines disagree on NaN = NaN, and a NaN has many bit
+    /// patterns, of which a filter holds only those stored. Probing by exact bits
+    /// ([`encode`] with `exact_bits`) tests the one pattern given.
+    NaN,
+    /// Any other reason (a time-zone mismatch, a conversion only the engine's cast rules
+    /// decide, a column with no filter for the type), described.
+    Other(String),
+}
+
+impl std::fmt::Display for MaybeWhy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MaybeWhy::NaN => f.write_str(
+                "NaN: engines disagree on NaN = NaN (true in DuckDB, Spark and PostgreSQL, false \
+                 in IEEE comparison) and a NaN has many bit patterns, of which a filter holds \
+                 only the ones stored, so filters cannot rule it out",
+            ),
+            MaybeWhy::Other(why) => f.write_str(why),
+        }
+    }
 }
 
 /// The bytes to probe for `lit` in `col` under SQL equality (`0.0` matches `-0.0`, NaN is
@@ -137,7 +164,7 @@ pub fn encode(col: &ColumnType, lit: &Literal, exact_bits: bool) -> Encoded {
             return match crate::values::text::parse_text(col, text) {
                 Ok(Parsed::Literal(parsed)) => encode(col, &parsed, exact_bits),
                 Ok(Parsed::Never(why)) => Encoded::NeverStored(why),
-                Err(e) => Encoded::AlwaysMaybe(e.to_string()),
+                Err(e) => Encoded::AlwaysMaybe(MaybeWhy::Other(e.to_string())),
             };
         }
     }
@@ -252,7 +279,7 @@ pub(crate) enum Outcome {
     /// No value of the column can equal this one.
     Never(String),
     /// Filters cannot rule this value out.
-    Maybe(String),
+    Maybe(MaybeWhy),
 }
 
 fn never(why: impl Into<String>) -> Outcome {
@@ -260,7 +287,7 @@ fn never(why: impl Into<String>) -> Outcome {
 }
 
 fn maybe(why: impl Into<String>) -> Outcome {
-    Outcome::Maybe(why.into())
+    Outcome::Maybe(MaybeWhy::Other(why.into()))
 }
 
 /// The rules: calls `out` with each byte string `v` may be stored as in `col`.
@@ -509,9 +536,7 @@ fn float(col: &ColumnType, f: f64, intent: Intent, out: &mut impl FnMut(&[u8])) 
     };
     if intent == Intent::Sql {
         if f.is_nan() {
-            return maybe(
-                "NaN: engines disagree on NaN = NaN (true in DuckDB, Spark and PostgreSQL, false in IEEE comparison) and a NaN has many bit patterns, of which a filter holds only the ones stored, so filters cannot rule it out (--exact-bits tests one bit pattern)",
-            );
+            return Outcome::Maybe(MaybeWhy::NaN);
         }
         if f == 0.0 {
             put(0.0);

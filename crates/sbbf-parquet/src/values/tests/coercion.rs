@@ -3,7 +3,7 @@
 //! no row can hold ("never stored") or only the engine can decide ("always maybe").
 
 use crate::format::column::{Unit, ValueKind};
-use crate::values::stored::{coerce, Encoded, Literal};
+use crate::values::stored::{coerce, Encoded, Literal, MaybeWhy};
 
 use super::column as col;
 
@@ -235,10 +235,13 @@ fn coercion_rules() {
     ));
     // Float literals: SQL zero and NaN.
     let f = col(P::FLOAT, ValueKind::Float, 0);
-    assert!(matches!(
+    assert_eq!(
         coerce(&f, &Literal::Float64(f64::NAN)),
-        Encoded::AlwaysMaybe(_)
-    ));
+        Encoded::AlwaysMaybe(MaybeWhy::NaN)
+    );
+    // The library's words name no front end's option: each adds its own hint.
+    let nan = MaybeWhy::NaN.to_string();
+    assert!(nan.starts_with("NaN: ") && !nan.contains("--"), "{nan}");
     assert!(matches!(
         coerce(&f, &Literal::Float64(0.1)),
         Encoded::NeverStored(_)
