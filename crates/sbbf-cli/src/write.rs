@@ -132,7 +132,10 @@ fn plan(input: &Path, dest: &Destination, force: bool) -> Result<WritePlan, Stri
 /// table's own commit protocol (rows, order, deletes and statistics unchanged; the old
 /// version still reads the old files). Delta: a new log entry (`dataChange: false`). Iceberg
 /// (format 1 or 2): a `replace` snapshot through a SQL catalog (--catalog) or a folder's
-/// next vN.metadata.json; files that position deletes name are kept.
+/// next vN.metadata.json; files that position deletes name are kept. A file another writer
+/// replaces or removes while its copy is written is left out of the commit (its copy deleted);
+/// the exit status is then 1, with a line on stderr saying to run again (the files now in
+/// its place may lack the filters). Columns are checked against the table's schema first.
 ///   sbbf add events/ -c user_id                                   (a Delta table)
 ///   sbbf add --catalog sqlite:///wh/catalog.db ns.events -c user_id (an Iceberg table)
 ///   sbbf add events/ -c user_id --files-from share.txt --part parts/0.sbbfcopies
@@ -222,7 +225,9 @@ pub struct ResizeArgs {
 /// storage with the sizes it says), and the parts against each other and the table (the same
 /// table and operation, no file in two parts): any mismatch refuses the commit with the reason
 /// and commits nothing (exit 2). A file removed from the table since its part was written is
-/// left out and its copy deleted. A PART that is a directory stands for every *.sbbfcopies file
+/// left out (exit status 1: run the add again for the files now in its place), and its copy
+/// deleted unless an entry of the Delta log names it (the same parts committed before: an
+/// older version reads it); an Iceberg table's is left to its cleanup of unnamed files. A PART that is a directory stands for every *.sbbfcopies file
 /// in it.
 ///
 /// Example (examples/spark_add_filters_table.py does the same with one part per Spark task):

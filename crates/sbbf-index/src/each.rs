@@ -155,6 +155,7 @@ where
         if let Some(s) = snap.as_ref().filter(|s| partitioned(s)) {
             let source = lake::source_of(s, options.clone())?;
             if let Some(p) = lake::PartitionColumn::of(s, column, source.names()) {
+                let source = source.sorted_by_name();
                 // The index holds no filter of it, and its files no value: the log answers.
                 return Ok(ProbeEach {
                     column: column.to_string(),
@@ -187,7 +188,11 @@ where
             }
         }
         let (source, table) = match &snap {
-            Some(s) => (lake::source_of(s, options)?, Some(s.table_version())),
+            // In the order of their names, as the index's plan gives a table's files.
+            Some(s) => (
+                lake::source_of(s, options)?.sorted_by_name(),
+                Some(s.table_version()),
+            ),
             None => (Source::open(path, options).await?, None),
         };
         Ok(ProbeEach {

@@ -238,7 +238,13 @@ pub(crate) fn finish(
 ) -> ProbePlan {
     let mut files = Vec::with_capacity(listing.len());
     let mut direct = Vec::new();
-    for (l, d) in listing.iter().zip(decisions) {
+    let mut planned: Vec<(&Listed, Result<Ruled, Why>)> = listing.iter().zip(decisions).collect();
+    // A table's files in the order of their names, as a probe without the index gives them
+    // (the log's order, or the index's with the commits since, would differ).
+    if table.is_some() {
+        planned.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    }
+    for (l, d) in planned {
         match d {
             Ok(answer) => {
                 stats.from_index += 1;

@@ -56,7 +56,23 @@ fn render(
         Format::Json => out!("{}", crate::to_json(&TableWriteSummary::new(cmd, &done))),
         Format::Text => text(cmd, &done),
     }
-    0
+    // Files that needed a copy and were replaced by another writer meanwhile: the files now
+    // in their place may lack what was asked, and a script must know the job is not done.
+    if done.withdrawn.is_empty() {
+        0
+    } else {
+        err!(
+            "sbbf {cmd}: {} data file(s) were left out: another commit replaced or removed them \
+             while their copies were written; the files now in their place may lack what was \
+             asked: run {} again",
+            done.withdrawn.len(),
+            match cmd {
+                "commit" => "the workers' `sbbf add` or `sbbf resize`".to_string(),
+                _ => format!("`sbbf {cmd}`"),
+            }
+        );
+        1
+    }
 }
 
 fn text(cmd: &str, d: &TableWrite) {
@@ -111,6 +127,13 @@ fn text(cmd: &str, d: &TableWrite) {
              commits them with the other workers' parts",
             d.table,
             d.swapped.len(),
+            d.format.name(),
+            d.read_version
+        ),
+        None if !d.withdrawn.is_empty() => out!(
+            "{}: nothing committed at {} table {version} {}: every file that needed a copy was \
+             replaced or removed by another commit meanwhile",
+            d.table,
             d.format.name(),
             d.read_version
         ),

@@ -60,6 +60,8 @@ struct Probe {
     table: Value,
     index: Option<Value>,
     files: BTreeMap<String, Value>,
+    /// The files in the order printed.
+    order: Vec<String>,
     status: Option<i32>,
 }
 
@@ -77,6 +79,7 @@ fn probe_column(table: &str, column: &str, values: &[&str], extra: &[&str]) -> P
         table: Value::Null,
         index: None,
         files: BTreeMap::new(),
+        order: Vec::new(),
         status: out.status.code(),
     };
     for line in text(&out.stdout).lines() {
@@ -90,6 +93,7 @@ fn probe_column(table: &str, column: &str, values: &[&str], extra: &[&str]) -> P
                 v.as_object_mut().unwrap().remove(k);
             }
             p.files.insert(f.to_string(), v);
+            p.order.push(f.to_string());
         }
     }
     p.index = text(&out.stderr)
@@ -110,6 +114,11 @@ fn same_answers(table: &str, values: &[&str]) -> Probe {
         "{table} {values:?}"
     );
     assert_eq!(with.files, without.files, "{table} {values:?}");
+    // One order, the files' names', with the index as without it.
+    assert_eq!(with.order, without.order, "{table} {values:?}");
+    let mut sorted = with.order.clone();
+    sorted.sort();
+    assert_eq!(with.order, sorted, "{table} {values:?}");
     assert_eq!(with.table["version"], without.table["version"]);
     with
 }
@@ -263,6 +272,7 @@ fn same_files(table: &str, values: &[&str]) -> Probe {
         without.files.keys().collect::<Vec<_>>(),
         "{table} {values:?}"
     );
+    assert_eq!(with.order, without.order, "{table} {values:?}");
     assert_eq!(with.table["version"], without.table["version"]);
     let may = |r: &str| format!(r#"{{"result":"{r}","value":"{}"}}"#, values[0]);
     assert!(

@@ -339,6 +339,114 @@ fn workers_write_parts_and_one_commit_swaps_them_all() {
     assert_eq!(after["same_rows"], true, "{after}");
 }
 
+/// The copies under `table` (named `...-sbbf-...`), relative to it.
+fn copies_on_disk(table: &Path) -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            match p.is_dir() {
+                true => walk(&p, out),
+                false => out.push(p),
+            }
+        }
+    }
+    let mut all = Vec::new();
+    walk(table, &mut all);
+    let mut out: Vec<String> = all
+        .iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.contains("-sbbf-") && name.ends_with(".parquet")
+        })
+        .map(|p| p.strip_prefix(table).unwrap().display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Parts written, then deltalake deletes a partition's files before they are committed: the
+/// commit swaps the others, leaves those out (exit status 1, saying to run the workers again)
+/// and deletes their copies, which no version names. The same parts committed again after a
+/// later delete removed committed copies: those copies are named by the log (an older version
+/// reads them) and are kept.
+#[test]
+fn a_commit_deletes_the_copies_of_files_removed_meanwhile_that_no_version_names() {
+    let (dir, table) = table_copy("delta_partitioned");
+    let arg = table.to_str().unwrap();
+    let list = dir.path().join("all.txt");
+    std::fs::write(&list, current_files(arg).join("\n")).unwrap();
+    let part = dir.path().join("parts/0.sbbfcopies");
+    let out = sbbf(&[
+        "add",
+        arg,
+        "-c",
+        "s",
+        "--files-from",
+        list.to_str().unwrap(),
+        "--part",
+        part.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(copies_on_disk(&table).len(), 4);
+    let delete = r#"
+import sys
+from deltalake import DeltaTable
+DeltaTable(sys.argv[1]).delete(sys.argv[2])
+print("{}")
+"#;
+    venv_json(delete, &[arg, "p = 'a'"]);
+    let out = sbbf(&["commit", arg, part.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("run the workers'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let done: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(done["withdrawn"].as_array().unwrap().len(), 2, "{done}");
+    assert_eq!(done["swapped"].as_array().unwrap().len(), 2, "{done}");
+    // Only the committed copies are left: deltalake's current files.
+    let theirs = venv_json(DELTALAKE_READS, &[arg, "3"]);
+    let current: Vec<String> = theirs["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let p = Path::new(f.as_str().unwrap());
+            let p = std::fs::canonicalize(p).unwrap();
+            let root = std::fs::canonicalize(&table).unwrap();
+            p.strip_prefix(root).unwrap().display().to_string()
+        })
+        .collect();
+    assert_eq!(copies_on_disk(&table), current, "{done}");
+    // Parts committed, a later delete removes some of the committed copies, and the same
+    // parts are committed again: those copies are named by the log (version 3 reads them)
+    // and are kept.
+    let (dir, table) = table_copy("delta_partitioned");
+    let arg = table.to_str().unwrap();
+    let part = dir.path().join("parts/0.sbbfcopies");
+    std::fs::write(&list, current_files(arg).join("\n")).unwrap();
+    let out = sbbf(&[
+        "add",
+        arg,
+        "-c",
+        "s",
+        "--files-from",
+        list.to_str().unwrap(),
+        "--part",
+        part.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = sbbf(&["commit", arg, part.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let committed = copies_on_disk(&table);
+    assert_eq!(committed.len(), 4);
+    venv_json(delete, &[arg, "p = 'c'"]);
+    let out = sbbf(&["commit", arg, part.to_str().unwrap(), "--format", "json"]);
+    assert_ne!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(copies_on_disk(&table), committed);
+}
+
 #[test]
 fn parts_that_do_not_belong_together_are_refused() {
     let (dir, table) = table_copy("delta_partitioned");

@@ -269,6 +269,13 @@ impl Source {
         Ok(Source::from_paths(local_files(arg)?, options))
     }
 
+    /// The same files in the order of their names (a table's files, whose listing order is
+    /// the log's or the index's: results come in one order however they were found).
+    pub fn sorted_by_name(mut self) -> Source {
+        self.files.sort_by(|a, b| a.0.cmp(&b.0));
+        self
+    }
+
     /// A source of exactly these local files, in this order (a caller's own listing, e.g. a
     /// subset of [`local_files`]), each named by its path as displayed.
     pub fn from_paths(paths: Vec<PathBuf>, options: SourceOptions) -> Source {

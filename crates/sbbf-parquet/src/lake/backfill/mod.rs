@@ -119,8 +119,8 @@ pub struct TableWrite {
     /// The current files left as they are.
     pub kept: Vec<KeptFile>,
     /// Files another writer removed while the copies were being written: the commit left them
-    /// out, and their copies were deleted again (by [`write_table`]; [`commit_parts`] leaves a
-    /// part's copies to the table's own cleanup).
+    /// out, and their copies were deleted again (by [`commit_parts`] only when no entry of a
+    /// Delta log names them: see there).
     pub withdrawn: Vec<String>,
     /// Commits tried (more than one when other writers committed first).
     pub tries: u32,
@@ -272,8 +272,9 @@ pub async fn write_part(
 /// each part (its format; a copy's path below its original's folder), the parts against each
 /// other and the table (the same table and operation, no file in two parts) and every copy
 /// against storage (there, with the size the part says). A file removed since its part was
-/// written is left out (`withdrawn`); its copy is not deleted (an older version may name it,
-/// when these parts were committed before): the table's cleanup of unnamed files removes it.
+/// written is left out (`withdrawn`); its copy is deleted when no entry of a Delta table's log
+/// names it (an older version may, when these parts were committed before; an Iceberg
+/// table's are left to its cleanup of unnamed files).
 pub async fn commit_parts(at: impl Into<TableAt>, parts: &[PathBuf]) -> Result<TableWrite, Error> {
     let t = Table::open(&at.into()).await?;
     let read = part::read_all(parts)?;
@@ -633,9 +634,9 @@ impl Table {
     }
 
     /// Commits `written` on `base` (made again on what is current when another writer commits
-    /// first). Copies named by parts (`from_parts`) are never deleted: an older version may
-    /// name them (parts committed before, since compacted away); the table's own cleanup of
-    /// unnamed files removes them.
+    /// first). Copies named by parts (`from_parts`) are deleted only when no entry of the
+    /// log names them ([`Table::unnamed_copies`]): an older version may read them (parts
+    /// committed before, since compacted away).
     async fn commit(
         &self,
         mut base: Base,
@@ -668,8 +669,12 @@ impl Table {
                     url: w.from,
                     why: format!("its copy {} is committed already", w.to),
                 }));
-                if !from_parts {
-                    self.withdraw(dead.iter().map(|w| &w.to)).await;
+                match from_parts {
+                    false => self.withdraw(dead.iter().map(|w| &w.to)).await,
+                    true => {
+                        let unnamed = self.unnamed_copies(&dead).await;
+                        self.withdraw(unnamed.into_iter()).await
+                    }
                 }
                 done.withdrawn.extend(dead.into_iter().map(|w| w.from));
                 written = left;
@@ -1024,6 +1029,46 @@ impl Table {
 
     /// Deletes copies no commit will name. Best effort: one left behind is named by no
     /// version, and the table's VACUUM removes it.
+    /// Of the parts' copies `dead` (their originals gone), those no entry of the Delta log
+    /// names (added or removed): no version reads them, so they are deleted. A version that
+    /// names a copy (the same parts committed before) either still has it (then the table
+    /// names it now) or has a later entry that removes it, and log entries are kept while
+    /// the versions before them are readable. An Iceberg table's copies, and all of them when
+    /// the log cannot be read, are left to the table's own cleanup of unnamed files.
+    async fn unnamed_copies<'a>(&self, dead: &'a [Written]) -> Vec<&'a String> {
+        if self.pointer.is_some() || dead.is_empty() {
+            return Vec::new();
+        }
+        let mut named = vec![false; dead.len()];
+        let Ok(log) = self.url.join("_delta_log/") else {
+            return Vec::new();
+        };
+        if self.log_names(&log, dead, &mut named).await.is_err() {
+            return Vec::new();
+        }
+        dead.iter()
+            .zip(named)
+            .filter(|(_, n)| !n)
+            .map(|(w, _)| &w.to)
+            .collect()
+    }
+
+    /// Marks in `named` each copy of `dead` some entry of the log at `log` names.
+    async fn log_names(&self, log: &Url, dead: &[Written], named: &mut [bool]) -> Result<(), ()> {
+        let (_, entries) = self.root.list_dir(log.as_str()).await.map_err(|_| ())?;
+        // Commits (`N.json`) and compacted ranges (`A.B.compacted.json`); checkpoints only
+        // repeat what a commit added.
+        for name in entries.iter().filter(|n| n.ends_with(".json")) {
+            let url = log.join(name).map_err(|_| ())?;
+            let body = self.root.get(url.as_str()).await.map_err(|_| ())?;
+            let text = String::from_utf8_lossy(&body);
+            for (w, n) in dead.iter().zip(named.iter_mut()) {
+                *n |= text.contains(w.swap.new_path.as_str());
+            }
+        }
+        Ok(())
+    }
+
     async fn withdraw<'a>(&self, urls: impl Iterator<Item = &'a String>) {
         let store = self.root.store();
         for url in urls {
