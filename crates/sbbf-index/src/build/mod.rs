@@ -103,6 +103,24 @@ pub async fn build(root: &Root, options: &BuildOptions) -> Result<BuildReport, E
     let _writer = root.lock_writer()?;
     let listed_at = now_ns();
     let (listing, table) = root.list_lake().await?;
+    // A table's columns by the table's names (`User Name`, `a\.b` under Delta column
+    // mapping), indexed under the names its files hold them by, as probes look them up.
+    let in_files;
+    let options = match &table {
+        Some(snap) => {
+            let columns = options
+                .columns
+                .iter()
+                .map(|c| snap.file_column(c))
+                .collect::<Result<Vec<_>, _>>()?;
+            in_files = BuildOptions {
+                columns,
+                ..options.clone()
+            };
+            &in_files
+        }
+        None => options,
+    };
     let mut pre = Prepared::new().map_err(io_err)?;
     pre.check_asked = true;
     pre.table = table_at(table.as_deref()).await;

@@ -83,10 +83,8 @@ pub(super) fn file_column(
     inner_physical: &HashMap<String, Vec<PathPair>>,
     column: &str,
 ) -> Result<String, Error> {
-    let (top, rest) = match column.split_once('.') {
-        Some((t, r)) => (t, Some(r)),
-        None => (column, None),
-    };
+    let (top, rest) = split_top(column);
+    let top = top.as_str();
     let Some(c) = columns.iter().find(|c| c.name == top) else {
         return Ok(column.to_string());
     };
@@ -122,6 +120,32 @@ pub(super) fn file_column(
             .into()),
         },
     }
+}
+
+/// The first field name of the column path `column` (its escapes undone: `a\.b` is the
+/// column named `a.b`), and the path below it as written.
+fn split_top(column: &str) -> (String, Option<&str>) {
+    let mut escaped = false;
+    let mut end = None;
+    for (i, ch) in column.char_indices() {
+        match ch {
+            '\\' if !escaped => escaped = true,
+            '.' if !escaped => {
+                end = Some(i);
+                break;
+            }
+            _ => escaped = false,
+        }
+    }
+    let (first, rest) = match end {
+        Some(i) => (&column[..i], Some(&column[i + 1..])),
+        None => (column, None),
+    };
+    let top = crate::format::column::split_path(first)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    (top, rest)
 }
 
 /// The path below Delta column `top` that files hold for the table's path `rest` below it
@@ -163,4 +187,30 @@ fn path_segments(path: &str) -> Vec<String> {
     }
     out.push(name);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_whose_name_holds_a_dot_is_found_by_its_escaped_path() {
+        let mut names = TableNames {
+            format: Format::Delta,
+            ..Default::default()
+        };
+        for (name, physical) in [("a.b", "col-1"), ("User Name", "col-2"), ("a", "col-3")] {
+            names.columns.push(LakeColumn {
+                name: name.into(),
+                physical: Some(physical.into()),
+                ..Default::default()
+            });
+        }
+        assert_eq!(names.file_column("t", r"a\.b").unwrap(), "col-1");
+        assert_eq!(names.file_column("t", "User Name").unwrap(), "col-2");
+        assert_eq!(names.file_column("t", "a").unwrap(), "col-3");
+        assert_eq!(split_top(r"a\.b.c"), ("a.b".to_string(), Some("c")));
+        assert_eq!(split_top(r"a\\.c"), (r"a\".to_string(), Some("c")));
+        assert_eq!(split_top("x"), ("x".to_string(), None));
+    }
 }

@@ -174,7 +174,17 @@ pub(crate) fn parse_text(col: &ColumnType, text: &str) -> Result<Parsed, ValueEr
                 }
                 _ => (Literal::Float64(f), f.is_infinite()),
             };
-            // A finite number too large for the width would silently become infinity.
+            // A finite number too large for the width would silently become infinity. One a
+            // double holds is a value no row of a narrower column has (a table's column
+            // promoted from float to double reads its older float files so): absent there,
+            // as an integer beyond an INT32 column's range is.
+            if infinite && !names_infinity(text) && f.is_finite() && col.kind != ValueKind::Double {
+                return Ok(Parsed::Never(format!(
+                    "{} is beyond the range of {} (no value of the column is that large)",
+                    text.trim(),
+                    col.physical_name()
+                )));
+            }
             if infinite && !names_infinity(text) {
                 return Err(fail(
                     col,
