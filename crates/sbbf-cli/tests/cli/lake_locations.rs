@@ -476,3 +476,64 @@ print(json.dumps({"files": len(DeltaTable(sys.argv[1]).file_uris())}))
         );
     }
 }
+
+/// An Iceberg table copied to another folder (its metadata still names the folder it was
+/// written in) is read where it is found: its metadata, manifests, data and position delete
+/// files below that folder, with pyiceberg's row counts (the oracle files); the committed
+/// fixtures read in place from a clone. A commit to such a copy is refused: it would name
+/// files below the folder the metadata names.
+#[cfg(feature = "query")]
+#[test]
+fn a_copied_iceberg_table_is_read_where_it_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["ice_basic", "ice_posdeletes"] {
+        let copy = dir.path().join("copied").join(name);
+        copy_dir(&lake_dir().join("iceberg/ns").join(name), &copy);
+        let in_clone = lake_dir().join("iceberg/ns").join(name);
+        for table in [copy.to_str().unwrap(), in_clone.to_str().unwrap()] {
+            assert_eq!(count(table, &[]), oracle_rows(name), "{table}");
+            assert_eq!(count(table, &["--no-sbbf"]), oracle_rows(name), "{table}");
+            let out = sbbf(&["probe", table, "id", "7", "--format", "json"]);
+            assert_ne!(out.status.code(), Some(2), "{}", text(&out.stderr));
+            let files: Vec<String> = text(&out.stdout)
+                .lines()
+                .filter_map(|l| {
+                    let v: Value = serde_json::from_str(l).ok()?;
+                    Some(v.get("file")?.as_str()?.to_string())
+                })
+                .collect();
+            assert!(!files.is_empty());
+            let real = std::fs::canonicalize(table).unwrap();
+            for f in &files {
+                let f = std::fs::canonicalize(f).unwrap();
+                assert!(f.starts_with(&real), "{} read for {table}", f.display());
+            }
+        }
+    }
+    // A folder table as file-system catalogs keep one (vN.metadata.json): the copy is read,
+    // and a commit to it refused before anything is written.
+    let copy = dir.path().join("copied").join("ice_basic");
+    let meta = copy.join("metadata");
+    let mut numbered: Vec<_> = std::fs::read_dir(&meta)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .collect();
+    numbered.sort();
+    let newest = numbered.pop().unwrap();
+    std::fs::rename(&newest, meta.join("v1.metadata.json")).unwrap();
+    for p in numbered {
+        std::fs::remove_file(p).unwrap();
+    }
+    let t = copy.to_str().unwrap();
+    assert_eq!(count(t, &[]), oracle_rows("ice_basic"));
+    let before = std::fs::read_dir(&meta).unwrap().count();
+    let out = sbbf(&["add", t, "-c", "id"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("lives at"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_dir(&meta).unwrap().count(), before);
+}

@@ -186,6 +186,21 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
     {
         return Err(refused(table, "it is encrypted"));
     }
+    // A table found in a folder its metadata does not name (copied or moved) is read there;
+    // a commit would name files below the recorded folder, which is another table's or none.
+    if let Pointer::Folder(folder) = pointer {
+        let recorded = metadata["location"].as_str().unwrap_or_default();
+        if let Some(m) = super::moved::Moved::of(recorded, folder) {
+            return Err(refused(
+                table,
+                format!(
+                    "its metadata says it lives at {}, not in this folder (a copied or moved \
+                     table is read where it is found, but committed to only where it lives)",
+                    m.said
+                ),
+            ));
+        }
+    }
     // The reader's view of the same metadata file: the columns, and the deletes attached.
     let snapshot = Box::new(super::snapshot(root, table, &url, None).await?);
     let mut base = Base {

@@ -12,6 +12,7 @@ mod container;
 pub(crate) mod equality;
 mod manifest;
 mod metadata;
+pub(crate) mod moved;
 mod partition;
 mod plan;
 pub(crate) mod positions;
@@ -121,12 +122,15 @@ pub(crate) async fn snapshot(
         specs,
         cx,
         default_spec,
+        moved,
         ..
     } = open(root, arg, url, as_of).await?;
-    let (data, deletes) = read_manifests(root, &cx, manifests, &specs, default_spec).await?;
+    let (data, deletes) =
+        read_manifests(root, &cx, manifests, &specs, default_spec, moved.as_ref()).await?;
     let planned = plan::attach(data, deletes, &specs, &snap.columns);
     snap.files = planned.files;
     snap.positions.files = planned.positions;
+    snap.positions.moved = moved;
     snap.equalities.files = planned.equalities;
     Ok(snap)
 }
@@ -143,6 +147,8 @@ struct Opened {
     /// Sequential reads it took (the folder's listing and version hint, the metadata file,
     /// the manifest list).
     waves: u64,
+    /// Where a table found in another folder than its metadata names reads its files.
+    moved: Option<moved::Moved>,
 }
 
 async fn open(
@@ -174,8 +180,18 @@ async fn open(
     if meta.encryption_keys.as_ref().is_some_and(|k| !k.is_empty()) {
         return Err(cx.unsupported("encryption"));
     }
-    if url.path().ends_with('/') {
-        note_moved(&meta, url, &mut notes);
+    // A table found in a folder its metadata does not name (copied or moved) is read
+    // there, every location below its recorded one taken below the folder found.
+    let moved = match url.path().ends_with('/') {
+        true => moved::Moved::of(&meta.location, url),
+        false => None,
+    };
+    if let Some(m) = &moved {
+        notes.push(format!(
+            "the table's metadata says it lives at {}; it was found at {url} and is read \
+             there (its files at the same paths below that folder)",
+            m.said
+        ));
     }
     let specs = meta.specs();
     let partition_columns = specs
@@ -208,6 +224,7 @@ async fn open(
             cx,
             default_spec,
             waves,
+            moved,
         });
     };
     let Some(chosen) = meta.snapshot(id) else {
@@ -225,14 +242,19 @@ async fn open(
         (Some(list), _) => {
             waves += 1;
             let what = format!("manifest list of snapshot {id}");
-            let bytes = get_named(root, &cx, list, &what).await?;
-            manifest::read_manifest_list(&bytes, &cx, list)?
+            let list = moved::at(moved.as_ref(), list);
+            let bytes = get_named(root, &cx, &list, &what).await?;
+            let mut refs = manifest::read_manifest_list(&bytes, &cx, &list)?;
+            for r in &mut refs {
+                r.path = moved::at(moved.as_ref(), &r.path);
+            }
+            refs
         }
         (None, Some(paths)) => {
             let seq = chosen.sequence_number.unwrap_or(0);
             paths
                 .iter()
-                .map(|p| ManifestRef::v1(p.clone(), seq))
+                .map(|p| ManifestRef::v1(moved::at(moved.as_ref(), p), seq))
                 .collect()
         }
         (None, None) => {
@@ -255,6 +277,7 @@ async fn open(
         cx,
         default_spec,
         waves,
+        moved,
     })
 }
 
@@ -267,6 +290,7 @@ async fn read_manifests(
     manifests: Vec<ManifestRef>,
     specs: &std::collections::HashMap<i32, metadata::Spec>,
     default_spec: i32,
+    moved: Option<&moved::Moved>,
 ) -> Result<(Vec<manifest::Entry>, Vec<manifest::Entry>), Error> {
     let mut fetched = futures::stream::iter(manifests)
         .map(|m| async move {
@@ -286,7 +310,8 @@ async fn read_manifests(
             .spec_id
             .or(Some(default_spec))
             .and_then(|id| specs.get(&id));
-        for entry in manifest::read_manifest(&bytes, cx, &m, spec)? {
+        for mut entry in manifest::read_manifest(&bytes, cx, &m, spec)? {
+            entry.path = moved::at(moved, &entry.path);
             match entry.content {
                 0 if is_parquet(&entry.format) => data.push(entry),
                 0 => {
@@ -323,6 +348,7 @@ pub(crate) async fn since(
         cx,
         default_spec,
         mut waves,
+        moved,
     } = open(root, arg, url, as_of).await?;
     let listed: std::collections::HashSet<&str> = manifests
         .iter()
@@ -345,7 +371,7 @@ pub(crate) async fn since(
     if count > 0 {
         waves += 1;
     }
-    let (data, _) = read_manifests(root, &cx, new, &specs, default_spec).await?;
+    let (data, _) = read_manifests(root, &cx, new, &specs, default_spec, moved.as_ref()).await?;
     Ok(Tail::Read(LogTail {
         since,
         version: snap.version,
@@ -539,26 +565,4 @@ fn join(cx: &Context, folder: &Url, name: &str) -> Result<Url, Error> {
     folder
         .join(name)
         .map_err(|e| cx.error_from(format!("metadata file name `{name}` is not usable"), e))
-}
-
-/// Notes when the metadata says the table lives elsewhere than the folder read (a copied or
-/// moved table): its data files are named where it was written, not where it was read.
-fn note_moved(meta: &TableMetadata, url: &Url, notes: &mut Vec<String>) {
-    let location = meta.location.trim_end_matches('/');
-    let said = match location.starts_with('/') {
-        true => Url::from_directory_path(location).ok(),
-        false => Url::parse(&format!("{location}/")).ok(),
-    };
-    if let Some(said) = said {
-        if said.scheme() != url.scheme()
-            || said.host_str() != url.host_str()
-            || said.path() != url.path()
-        {
-            notes.push(format!(
-                "the table's metadata says it lives at {}, not at {url}, where it was read: \
-                 its files are the ones its manifests name, there",
-                meta.location
-            ));
-        }
-    }
 }

@@ -25,6 +25,9 @@ pub(crate) struct Positions {
     pub(crate) files: HashMap<String, Vec<String>>,
     /// Delete files read so far.
     read: ReadOnce<Parsed>,
+    /// A table read in another folder than its metadata names: delete files name data files
+    /// where it was written, and are keyed where they are read.
+    pub(crate) moved: Option<super::moved::Moved>,
 }
 
 impl Positions {
@@ -42,7 +45,8 @@ impl Positions {
         };
         let mut out = Vec::new();
         for d in deletes {
-            let read = async { read_positions(root.get(d).await?, table, d) };
+            let moved = self.moved.as_ref();
+            let read = async { read_positions(root.get(d).await?, table, d, moved) };
             let parsed = self.read.get(d, read).await?;
             if let Some(p) = parsed.get(file) {
                 out.extend_from_slice(p);
@@ -69,6 +73,7 @@ fn read_positions(
     bytes: bytes::Bytes,
     table: &str,
     url: &str,
+    moved: Option<&super::moved::Moved>,
 ) -> Result<HashMap<String, Vec<u64>>, Error> {
     let bad = |reason: String| damaged(table, format!("position delete file {url}: {reason}"));
     let builder =
@@ -116,7 +121,10 @@ fn read_positions(
             let n = u64::try_from(pos.value(i))
                 .map_err(|_| bad(format!("negative position {}", pos.value(i))))?;
             // Keyed as the data files' URLs are (`plan::location_url`).
-            out.entry(super::plan::location_url(p)).or_default().push(n);
+            let p = super::moved::at(moved, p);
+            out.entry(super::plan::location_url(&p))
+                .or_default()
+                .push(n);
         }
     }
     Ok(out)
@@ -146,12 +154,18 @@ mod tests {
 
     #[test]
     fn positions_by_data_file() {
-        let got = read_positions(delete_file(&["a", "a", "b"], &[0, 7, 3]), "t", "d").unwrap();
+        let got =
+            read_positions(delete_file(&["a", "a", "b"], &[0, 7, 3]), "t", "d", None).unwrap();
         assert_eq!(got["a"], [0, 7]);
         assert_eq!(got["b"], [3]);
-        let e = read_positions(delete_file(&["a"], &[-1]), "t", "d").unwrap_err();
+        let e = read_positions(delete_file(&["a"], &[-1]), "t", "d", None).unwrap_err();
         assert!(e.to_string().contains("negative position"), "{e}");
-        let e = read_positions(bytes::Bytes::from_static(b"PAR1 not parquet"), "t", "d");
+        let e = read_positions(
+            bytes::Bytes::from_static(b"PAR1 not parquet"),
+            "t",
+            "d",
+            None,
+        );
         assert!(e.is_err());
     }
 }
