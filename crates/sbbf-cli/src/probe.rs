@@ -37,7 +37,11 @@ use sbbf_parquet::{Encoded, MaybeWhy};
 /// Columns are named by their dotted path; a `.` inside a field name is written `\.` (a column
 /// named "a.b" is `a\.b`, field b of a struct a is `a.b`). In a directory or glob, a file
 /// without the column is reported as "column not in this file" (no row group of it can hold
-/// the value; JSON: no row groups, types null).
+/// the value; JSON: no row groups, types null). A Delta table's partition column, which its
+/// files do not hold, is answered from each file's partition value in the table's log: every
+/// row group "maybe" where it equals the value, "absent" elsewhere (JSON: "filter":
+/// "partition", the value as "reason"). A table's files are printed in the order of their
+/// names. A `file:///PATH` URL is PATH.
 ///
 /// Exit status: 0 when some value may be present somewhere, 1 when every value is definitely
 /// absent everywhere, 2 when some file could not be probed (or no file has the column). A
