@@ -2,7 +2,8 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::report::{inspect_each, ErrorLine, FileReport, InspectReport};
+use sbbf_lake::each::inspect_each;
+use sbbf_parquet::report::{ErrorLine, FileReport, InspectReport};
 
 /// Show every column chunk's Bloom filter: where it is, how big, how full, the false-positive
 /// rate its fill implies, and anything wrong with it (bad header, offsets outside the data area,
@@ -80,7 +81,7 @@ pub fn run(mut a: InspectArgs) -> u8 {
             }
         }
     };
-    let tally = match inspect_each(&a.file, &a.table.options(), &keys, &a.columns, each) {
+    let (tally, table) = match inspect_each(&a.file, &a.table.options(), &keys, &a.columns, each) {
         Ok(t) => t,
         Err(e) => {
             err!("sbbf inspect: {}", crate::path_error(&a.file, &e));
@@ -88,7 +89,7 @@ pub fn run(mut a: InspectArgs) -> u8 {
         }
     };
     // Text: said on stderr, every time (stdout holds the reports); JSON: a last line.
-    crate::lake::say_version("sbbf inspect", tally.table.as_ref(), a.format, true);
+    crate::lake::say_version("sbbf inspect", table.as_ref(), a.format, true);
     if let Some(e) = tally.no_file_has_column() {
         err!("sbbf inspect: {e}");
     }

@@ -2,8 +2,8 @@
 //! which table version was read.
 
 use crate::Format;
-use sbbf_parquet::lake::catalog::Catalog;
-use sbbf_parquet::source::{AsOf, LakeOptions, TableVersion};
+use sbbf_lake::catalog::Catalog;
+use sbbf_lake::{AsOf, LakeOptions, TableVersion};
 
 /// How a Delta Lake or Apache Iceberg table is read (a folder with `_delta_log/`, a
 /// `*.metadata.json` file, or a folder with `metadata/`).
@@ -41,7 +41,7 @@ impl TableArgs {
         match &self.catalog {
             Some(uri) => {
                 let c = Catalog::new(uri, self.catalog_name.as_deref());
-                sbbf_parquet::lake::catalog::metadata_location(&c, path).await
+                sbbf_lake::catalog::metadata_location(&c, path).await
             }
             None => Ok(path.to_string()),
         }

@@ -195,10 +195,12 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
         err!("sbbf probe: {arg}: {e}");
         return 2;
     }
-    let options = SourceOptions {
-        concurrency: a.concurrency as usize,
-        keys,
-        policy: None,
+    let options = sbbf_lake::TableOptions {
+        source: SourceOptions {
+            concurrency: a.concurrency as usize,
+            keys,
+            policy: None,
+        },
         lake: a.table.options(),
     };
     let values = std::sync::Arc::new(a.values.clone());

@@ -2,7 +2,8 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::report::{verify_each, ErrorLine, FileReport, VerifyReport};
+use sbbf_lake::each::verify_each;
+use sbbf_parquet::report::{ErrorLine, FileReport, VerifyReport};
 
 /// Check a writer's filters against its data: decode every column chunk that has a filter and
 /// test each stored value ("definitely absent" for a stored value means the writer is broken),
@@ -92,7 +93,7 @@ pub fn run(mut a: VerifyArgs) -> u8 {
         }
     };
     let bar = |_: &str| crate::progress::bar("verifying");
-    let tally = match verify_each(
+    let (tally, table) = match verify_each(
         &a.file,
         &a.table.options(),
         &keys,
@@ -108,7 +109,7 @@ pub fn run(mut a: VerifyArgs) -> u8 {
         }
     };
     // Text: said on stderr, every time (stdout holds the reports); JSON: a last line.
-    crate::lake::say_version("sbbf verify", tally.table.as_ref(), a.format, true);
+    crate::lake::say_version("sbbf verify", table.as_ref(), a.format, true);
     if let Some(e) = tally.no_file_has_column() {
         err!("sbbf verify: {e}");
     }

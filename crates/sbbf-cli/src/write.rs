@@ -2,7 +2,7 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_parquet::lake::backfill::{Rewrite, TableAt};
+use sbbf_lake::backfill::{Rewrite, TableAt};
 use sbbf_parquet::report::{NothingToDo, WriteSummary};
 use sbbf_parquet::write::output::{self, Refusal, WritePlan};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
@@ -66,10 +66,7 @@ impl InCatalog {
     pub fn table_at(&self, path: &str) -> TableAt {
         match &self.catalog {
             Some(uri) => TableAt::Catalog {
-                catalog: sbbf_parquet::lake::catalog::Catalog::new(
-                    uri,
-                    self.catalog_name.as_deref(),
-                ),
+                catalog: sbbf_lake::catalog::Catalog::new(uri, self.catalog_name.as_deref()),
                 table: path.to_string(),
             },
             None => TableAt::Path(path.to_string()),
@@ -320,7 +317,7 @@ fn table_or_file(
         }
         return Ok(true);
     }
-    let table = match sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&arg)) {
+    let table = match sbbf_parquet::source::block_on(sbbf_lake::detect(&arg)) {
         Ok(Ok(t)) => t,
         Ok(Err(e)) => {
             err!("sbbf {cmd}: {arg}: {e}");

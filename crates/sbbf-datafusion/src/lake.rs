@@ -31,7 +31,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
-use sbbf_parquet::lake::{Bounds, Format, LakeColumn, Relabel, Snapshot, StoreRoot};
+use sbbf_lake::{Bounds, Format, LakeColumn, Relabel, Snapshot, StoreRoot};
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::Literal;
 use std::collections::{HashMap, HashSet};
@@ -806,12 +806,12 @@ mod tests {
         let mut cols = iceberg(&[("id", 1), ("s", 4)]);
         cols.columns[1].inner_renamed = true;
         cols.columns[1].inner_names = vec![
-            sbbf_parquet::lake::InnerName {
+            sbbf_lake::InnerName {
                 id: Some(5),
                 name: "b".into(),
                 ..Default::default()
             },
-            sbbf_parquet::lake::InnerName {
+            sbbf_lake::InnerName {
                 id: Some(7),
                 name: "a".into(),
                 ..Default::default()

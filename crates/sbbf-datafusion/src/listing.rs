@@ -9,8 +9,8 @@ use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::{ListingTableConfig, ListingTableUrl};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use object_store::ObjectStore;
-use sbbf_parquet::lake::{Deletes, Format, Snapshot, StoreRoot};
-use sbbf_parquet::source::{LakeOptions, TableVersion};
+use sbbf_lake::{Deletes, Format, Snapshot, StoreRoot};
+use sbbf_lake::{LakeOptions, TableVersion};
 use std::sync::Arc;
 
 /// The store of `url` and the files DataFusion lists under it.
@@ -218,13 +218,13 @@ pub(crate) async fn list_table(
     // A remote table is read through the session's store for its URL (the one the scan
     // reads through), not one configured anew from the environment.
     let root = match sbbf_parquet::source::object::is_remote_url(path) {
-        true => Some(sbbf_parquet::lake::StoreRoot::with_store(
+        true => Some(sbbf_lake::StoreRoot::with_store(
             state.runtime_env().object_store(url)?,
             AsRef::<url::Url>::as_ref(&url.object_store()).clone(),
         )),
         false => None,
     };
-    let snap = sbbf_parquet::lake::snapshot_in(root, path, lake)
+    let snap = sbbf_lake::snapshot_in(root, path, lake)
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     if let Some(snap) = snap {
@@ -348,7 +348,7 @@ async fn lake_table(
     };
     // Delta's deletion vectors and Iceberg's position and equality delete files are applied
     // (`crate::lake::Deleted`); Iceberg's v3 deletion vectors not yet.
-    let unread = |f: &&sbbf_parquet::lake::DataFile| {
+    let unread = |f: &&sbbf_lake::DataFile| {
         snap.format == Format::Iceberg && matches!(f.deletes, Deletes::Vector { .. })
     };
     if snap.files_with_deletes().any(|f| unread(&f)) {
@@ -371,8 +371,8 @@ async fn lake_table(
     // The files as the snapshot describes them: the data folder is never listed. A local
     // file the snapshot names and the disk lacks is named now; a remote one when it is read.
     if !sbbf_parquet::source::object::is_remote_url(&root) {
-        let local = sbbf_parquet::lake::local_files(&snap)
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let local =
+            sbbf_lake::local_files(&snap).map_err(|e| DataFusionError::External(Box::new(e)))?;
         if let Some((_, missing)) = local.iter().find(|(_, p)| !p.is_file()) {
             let e = sbbf_parquet::LakeError::MissingFile {
                 format: snap.format.name(),
@@ -456,10 +456,10 @@ async fn lake_table(
     })
 }
 
-/// The folder of the table `path` names ([`sbbf_parquet::lake::table_folder`]) as a
+/// The folder of the table `path` names ([`sbbf_lake::table_folder`]) as a
 /// listing URL: an object-store URL, or an absolute local path, ending in `/`.
 fn table_folder(path: &str) -> String {
-    let p = sbbf_parquet::lake::table_folder(path);
+    let p = sbbf_lake::table_folder(path);
     match sbbf_parquet::source::object::is_remote_url(p) {
         true => format!("{p}/"),
         false => {

@@ -299,5 +299,5 @@ pub struct QueryStatsLine {
     pub tables: Option<std::collections::BTreeMap<String, QueryStats>>,
     /// The version read of each table that is a Delta or Iceberg table, by name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub versions: Option<std::collections::BTreeMap<String, sbbf_parquet::source::TableVersion>>,
+    pub versions: Option<std::collections::BTreeMap<String, sbbf_lake::TableVersion>>,
 }

@@ -37,8 +37,8 @@ use datafusion::physical_plan::metrics::{Label, MetricBuilder};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
+use sbbf_lake::{LakeOptions, TableVersion};
 use sbbf_parquet::prune::PreparedPredicate;
-use sbbf_parquet::source::{LakeOptions, TableVersion};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -193,7 +193,7 @@ impl SbbfTable {
     /// ```no_run
     /// # async fn run() -> datafusion::common::Result<()> {
     /// use datafusion::prelude::SessionContext;
-    /// use sbbf_parquet::source::{AsOf, LakeOptions};
+    /// use sbbf_lake::{AsOf, LakeOptions};
     /// let ctx = SessionContext::new();
     /// let lake = LakeOptions { as_of: Some(AsOf::Version(3)), as_directory: false };
     /// let t = sbbf_datafusion::SbbfTable::with_lake(&ctx.state(), "delta/events/", true, true, &lake).await?;

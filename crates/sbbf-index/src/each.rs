@@ -13,11 +13,12 @@ use crate::probe::{plan_loaded, ruled_out, IndexStats, Planned, ProbePlan, Ruled
 use crate::table::Root;
 use crate::Error;
 use futures::{FutureExt as _, StreamExt as _};
+use sbbf_lake as lake;
+use sbbf_lake::{TableOptions, TableVersion};
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::lake;
 use sbbf_parquet::prune::{Dnf, PreparedPredicate};
 use sbbf_parquet::source::object::FileProbe;
-use sbbf_parquet::source::{Source, SourceOptions, TableVersion};
+use sbbf_parquet::source::{Source, SourceOptions};
 use sbbf_parquet::{Encoded, IoStats};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -102,9 +103,13 @@ where
         path: &str,
         column: &str,
         encode: F,
-        options: SourceOptions,
+        options: TableOptions,
         use_index: bool,
     ) -> Result<ProbeEach<F>, sbbf_parquet::Error> {
+        let TableOptions {
+            source: options,
+            lake: lake_options,
+        } = options;
         // `file:///t/` is `/t/` (a table found as one).
         let path = &*sbbf_parquet::source::object::local_location(path)?;
         // A table is found once, here, and its snapshot read at most once: its files are the
@@ -123,13 +128,13 @@ where
             }
         };
         let (found, preloaded) =
-            futures::future::join(lake::find(path, &options.lake), index).await;
+            futures::future::join(lake::find(path, &lake_options), index).await;
         let found = found?;
         let mut log_note = None;
         if let (Some(found), Some(root), Some(Ok(Some((loaded, reads))))) =
             (&found, &root, &preloaded)
         {
-            let root = root.clone().with_lake(options.lake.clone());
+            let root = root.clone().with_lake(lake_options.clone());
             match follow::plan(
                 found,
                 path,
@@ -176,7 +181,7 @@ where
             None => column.to_string(),
         };
         let root = root.map(|r| {
-            r.with_lake(options.lake.clone())
+            r.with_lake(lake_options.clone())
                 .with_snapshot(snap.clone())
         });
         if let Some(root) = root {
@@ -382,15 +387,19 @@ pub struct PruneSummary {
 pub async fn prune_each(
     path: &str,
     filters: Dnf,
-    options: SourceOptions,
+    options: TableOptions,
     use_index: bool,
     strict: bool,
     mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
     // `file:///t/` is `/t/` (a table found as one).
     let path = &*sbbf_parquet::source::object::local_location(path)?;
+    let TableOptions {
+        source: options,
+        lake: lake_options,
+    } = options;
     // A table's snapshot is read once: its files, and how they name the filters' columns.
-    let snap = lake::snapshot(path, &options.lake).await?.map(Arc::new);
+    let snap = lake::snapshot(path, &lake_options).await?.map(Arc::new);
     let mut filters = filters;
     if let Some(s) = &snap {
         for leaf in filters.0.iter_mut().flatten() {
@@ -401,7 +410,7 @@ pub async fn prune_each(
     }
     let filters = Arc::new(filters);
     let (by_index, warning) = match use_index {
-        true => index_rules_out(path, &filters, options.clone(), snap.clone()).await,
+        true => index_rules_out(path, &filters, options.clone(), &lake_options, snap.clone()).await,
         false => (None, None),
     };
     // With the index: every listed file in order with whether it is left out, and a source of
@@ -532,12 +541,13 @@ async fn index_rules_out(
     path: &str,
     filters: &Dnf,
     options: SourceOptions,
+    lake_options: &lake::LakeOptions,
     snap: Option<Arc<lake::Snapshot>>,
 ) -> (Option<IndexSplit>, Option<String>) {
     let Ok(Some(root)) = Root::open(path) else {
         return (None, None);
     };
-    let root = root.with_lake(options.lake.clone()).with_snapshot(snap);
+    let root = root.with_lake(lake_options.clone()).with_snapshot(snap);
     // One predicate for every file: the columns are checked per file later.
     let Some(predicate) = filters.predicate_for(|_| Ok(0), &mut Vec::new()) else {
         return (None, None);

@@ -9,7 +9,7 @@
 //! after the one that found the table and read the index's head (two when the log must be
 //! listed from the index's version first: a local table, or a log longer than one listing
 //! page). The column is named as the index's version named it
-//! ([`sbbf_parquet::lake::TableNames`], kept in the index). Whatever this path cannot follow
+//! ([`sbbf_lake::TableNames`], kept in the index). Whatever this path cannot follow
 //! (an index without names or commit mark, a commit that changes the table's metadata, commits
 //! cleaned from the log, a time-travel read before the index's version) is read from the
 //! snapshot instead, with the reason kept for `--stats`.
@@ -17,10 +17,11 @@
 use crate::format::Head;
 use crate::probe::{decide, fetch, finish, prepare, IndexStats, ProbePlan};
 use crate::table::{Loaded, ReadStats, Root};
+use sbbf_lake::since::{CommitMark, Tail};
+use sbbf_lake::TableVersion;
+use sbbf_lake::{Found, TableNames};
 use sbbf_parquet::format::column::ColumnType;
-use sbbf_parquet::lake::since::{CommitMark, Tail};
-use sbbf_parquet::lake::{Found, TableNames};
-use sbbf_parquet::source::{SourceOptions, TableVersion};
+use sbbf_parquet::source::SourceOptions;
 use sbbf_parquet::Encoded;
 
 /// A probe planned from the commits since the index's version, or why the snapshot must be

@@ -7,11 +7,9 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
-use sbbf_parquet::lake::{Snapshot, StoreRoot};
+use sbbf_lake::{LakeOptions, Snapshot, StoreRoot, TableVersion};
 use sbbf_parquet::source::object;
-use sbbf_parquet::source::{
-    local_files, object_name, read_at, LakeOptions, Source, SourceOptions, TableVersion,
-};
+use sbbf_parquet::source::{local_files, object_name, read_at, Source, SourceOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -229,7 +227,7 @@ impl Root {
         let LakeRead { options, snapshot } = self.lake();
         let snap = match snapshot {
             Some(known) => known.clone(),
-            None => sbbf_parquet::lake::snapshot(self.arg(), options)
+            None => sbbf_lake::snapshot(self.arg(), options)
                 .await?
                 .map(Arc::new),
         };
@@ -258,11 +256,11 @@ impl Root {
         match self {
             Root::Local { dir, .. } => {
                 let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                let base = PathBuf::from(sbbf_parquet::lake::table_folder(location));
+                let base = PathBuf::from(sbbf_lake::table_folder(location));
                 let abs_base = std::fs::canonicalize(&base).unwrap_or_else(|_| base.clone());
                 files
                     .map(|(url, _)| {
-                        let (name, p) = sbbf_parquet::lake::local_file(&base, &abs_base, url)?;
+                        let (name, p) = sbbf_lake::local_file(&base, &abs_base, url)?;
                         Ok(local_listed(name, rel_path(&p, &abs), p))
                     })
                     .collect()
@@ -320,7 +318,7 @@ impl Root {
         &self,
         location: &str,
         known: &[format::FileEntry],
-        tail: &sbbf_parquet::lake::since::LogTail,
+        tail: &sbbf_lake::since::LogTail,
     ) -> Result<Vec<Listed>, Error> {
         let added = self.listed_urls(
             location,
@@ -337,7 +335,7 @@ impl Root {
         let (abs, base) = match self {
             Root::Local { dir, .. } => (
                 std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()),
-                PathBuf::from(sbbf_parquet::lake::table_folder(location)),
+                PathBuf::from(sbbf_lake::table_folder(location)),
             ),
             Root::Store { .. } => Default::default(),
         };

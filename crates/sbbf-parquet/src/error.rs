@@ -59,7 +59,7 @@ pub enum Error {
         #[source]
         first: Option<Box<Error>>,
     },
-    /// A Delta or Iceberg table could not be read as its snapshot (feature `lake`).
+    /// A Delta or Iceberg table could not be read as its snapshot (crate `sbbf-lake`).
     #[error(transparent)]
     Lake(Box<LakeError>),
     /// Several leaf columns fit this path (dots inside field names, or duplicate names).

@@ -15,7 +15,6 @@
 //! | [`read`] | reading a file's footer (`read/footer.rs`), the [`answer`](read::answer)s, the one I/O-free plan of which filter bytes to read, and its drivers: [`ParquetFile`]'s synchronous probes, [`read::async_driver`] (feature `async`) over any arrow-rs `AsyncFileReader` |
 //! | [`prune`] | "which row groups can a predicate skip", for query engines (the leaves are probed in the same waves, then the answers decide) |
 //! | [`source`] | local FILE arguments ([`source::local_files`]), object stores (feature `object_store`: S3, GCS, Azure, HTTP) and many files at once |
-//! | `lake` | (feature `lake`) Delta and Iceberg tables read as their snapshots' data files, the files handed on as a [`source::Source`] |
 //! | [`write`](mod@write) | [`build`](write::build)ing filters, adding and resizing them in a file without touching its data, and where output goes ([`output`](write::output): the in-place rules, the atomic rename) |
 //! | [`inspect`], [`verify`] | a report on every filter; filters checked against the data |
 //! | `report` | (feature `serde`) the probe report, the JSON object per file that every front end prints or returns |
@@ -55,8 +54,6 @@ pub mod format;
 pub mod inspect;
 pub mod io;
 pub mod keys;
-#[cfg(feature = "lake")]
-pub mod lake;
 pub mod prune;
 pub mod read;
 #[cfg(feature = "serde")]

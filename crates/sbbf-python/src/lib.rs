@@ -176,7 +176,7 @@ fn probe_source(
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     use sbbf_index::each::ProbeEach;
     use sbbf_parquet::report::{Counted, ProbeTally};
-    use sbbf_parquet::source::{block_on, SourceOptions};
+    use sbbf_parquet::source::block_on;
     let values: Vec<Value> = values.iter().map(value_of).collect::<PyResult<_>>()?;
     let values = std::sync::Arc::new(values);
     let encode = move |ty: &ColumnType| {
@@ -187,9 +187,9 @@ fn probe_source(
     };
     let result = py.detach(|| -> Result<(Vec<String>, Option<String>), Failure> {
         block_on(async {
-            let options = SourceOptions {
+            let options = sbbf_lake::TableOptions {
                 lake,
-                ..SourceOptions::default()
+                ..Default::default()
             };
             let probe = ProbeEach::open(&source, &column, encode, options, use_index).await?;
             let warning = probe.warning().map(str::to_string);
@@ -235,10 +235,10 @@ fn probe_source(
 }
 
 /// A lake column whose inner fields are named by `inner_names` (the snapshot's JSON).
-fn inner_named(inner_names: &str) -> PyResult<sbbf_parquet::lake::LakeColumn> {
+fn inner_named(inner_names: &str) -> PyResult<sbbf_lake::LakeColumn> {
     let inner_names = serde_json::from_str(inner_names)
         .map_err(|e| Failure::Input(format!("inner names: {e}")).into_py())?;
-    Ok(sbbf_parquet::lake::LakeColumn {
+    Ok(sbbf_lake::LakeColumn {
         inner_names,
         ..Default::default()
     })
@@ -394,7 +394,7 @@ fn row_groups_source(
     as_of: Option<String>,
     as_directory: bool,
 ) -> PyResult<(FileRowGroups, Option<String>)> {
-    use sbbf_parquet::source::{block_on, SourceOptions};
+    use sbbf_parquet::source::block_on;
     use std::ops::ControlFlow;
     let filters = read_filters(&filters)?;
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
@@ -402,9 +402,9 @@ fn row_groups_source(
         block_on(async {
             let mut out = Vec::new();
             let mut failed = None;
-            let options = SourceOptions {
+            let options = sbbf_lake::TableOptions {
                 lake,
-                ..SourceOptions::default()
+                ..Default::default()
             };
             let summary = sbbf_index::each::prune_each(
                 &source,
@@ -517,7 +517,7 @@ fn table_write_json(
     catalog: Option<String>,
     catalog_name: Option<String>,
 ) -> PyResult<Option<String>> {
-    use sbbf_parquet::lake::backfill::{write_table, Rewrite, TableAt};
+    use sbbf_lake::backfill::{write_table, Rewrite, TableAt};
     let rewrite = match command.as_str() {
         "resize" => Rewrite::Resize { fpp, columns },
         _ => Rewrite::Add(sbbf_parquet::write::AddOptions {
@@ -530,11 +530,11 @@ fn table_write_json(
     py.detach(|| -> Result<Option<String>, Failure> {
         let at = match catalog {
             Some(uri) => TableAt::Catalog {
-                catalog: sbbf_parquet::lake::catalog::Catalog::new(&uri, catalog_name.as_deref()),
+                catalog: sbbf_lake::catalog::Catalog::new(&uri, catalog_name.as_deref()),
                 table: table.clone(),
             },
             None => {
-                let format = sbbf_parquet::source::block_on(sbbf_parquet::lake::detect(&table))??;
+                let format = sbbf_parquet::source::block_on(sbbf_lake::detect(&table))??;
                 if format.is_none() {
                     return Ok(None);
                 }
@@ -542,9 +542,9 @@ fn table_write_json(
             }
         };
         let done = sbbf_parquet::source::block_on(write_table(at, &rewrite, &mut |_, _| {}))??;
-        Ok(Some(to_json(
-            &sbbf_parquet::report::TableWriteSummary::new(&command, &done),
-        )))
+        Ok(Some(to_json(&sbbf_lake::backfill::TableWriteSummary::new(
+            &command, &done,
+        ))))
     })
     .map_err(Failure::into_py)
 }
@@ -570,15 +570,20 @@ fn key_set(
 /// and whether it names several. With one file its error is raised; with several, a file that
 /// fails is `{"file", "error"}` and an error is raised only when no file has an asked column.
 fn each_file<T: serde::Serialize>(
-    tally: Result<sbbf_parquet::report::Tally, sbbf_parquet::Error>,
+    tally: Result<
+        (sbbf_parquet::report::Tally, Option<sbbf_lake::TableVersion>),
+        sbbf_parquet::Error,
+    >,
     lines: Vec<(String, Result<T, sbbf_parquet::Error>)>,
     source: &str,
 ) -> Result<(bool, Vec<String>), Failure> {
-    let tally = tally.map_err(|e| match e {
-        // The reason names the path already.
-        sbbf_parquet::Error::Read(sbbf_parquet::ReadError::NoFiles { .. }) => Failure::from(e),
-        e => Failure::from(e).at(source),
-    })?;
+    let tally = tally
+        .map_err(|e| match e {
+            // The reason names the path already.
+            sbbf_parquet::Error::Read(sbbf_parquet::ReadError::NoFiles { .. }) => Failure::from(e),
+            e => Failure::from(e).at(source),
+        })?
+        .0;
     if let Some(e) = tally.no_file_has_column() {
         return Err(Failure::from(e));
     }
@@ -614,7 +619,7 @@ fn inspect_source(
         let keys = key_set(footer_key, column_keys)?;
         let lake = lake_options(as_of, as_directory)?;
         let mut lines = Vec::new();
-        let tally = sbbf_parquet::report::inspect_each(&source, &lake, &keys, &columns, |f| {
+        let tally = sbbf_lake::each::inspect_each(&source, &lake, &keys, &columns, |f| {
             lines.push((f.file, f.report))
         });
         each_file(tally, lines, &source)
@@ -643,7 +648,7 @@ fn verify_source(
         let lake = lake_options(as_of, as_directory)?;
         let mut lines = Vec::new();
         let no_progress = |_: &str| |_, _| {};
-        let tally = sbbf_parquet::report::verify_each(
+        let tally = sbbf_lake::each::verify_each(
             &source,
             &lake,
             &keys,
@@ -662,7 +667,7 @@ fn verify_source(
 fn lake_options(
     as_of: Option<String>,
     as_directory: bool,
-) -> Result<sbbf_parquet::source::LakeOptions, Failure> {
+) -> Result<sbbf_lake::LakeOptions, Failure> {
     if as_directory && as_of.is_some() {
         return Err(Failure::Input(
             "as_of and as_directory=True exclude each other: a folder has no versions".to_string(),
@@ -672,7 +677,7 @@ fn lake_options(
         Some(t) => Some(t.parse().map_err(Failure::from)?),
         None => None,
     };
-    Ok(sbbf_parquet::source::LakeOptions {
+    Ok(sbbf_lake::LakeOptions {
         as_of,
         as_directory,
     })
@@ -696,19 +701,19 @@ fn table_snapshot(
 ) -> PyResult<Option<String>> {
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     py.detach(|| -> Result<Option<String>, Failure> {
-        let snap = sbbf_parquet::source::block_on(sbbf_parquet::lake::snapshot(&source, &lake))??;
+        let snap = sbbf_parquet::source::block_on(sbbf_lake::snapshot(&source, &lake))??;
         let Some(snap) = snap else {
             return Ok(None);
         };
         let local = match sbbf_parquet::source::object::is_remote_url(&snap.location) {
             true => None,
-            false => Some(sbbf_parquet::lake::local_files(&snap)?),
+            false => Some(sbbf_lake::local_files(&snap)?),
         };
         let mut gone: Vec<Option<Vec<u64>>> = vec![None; snap.files.len()];
         if deleted_rows {
             let root = match &local {
-                Some(_) => sbbf_parquet::lake::StoreRoot::local(),
-                None => sbbf_parquet::lake::StoreRoot::for_url(&snap.location)?,
+                Some(_) => sbbf_lake::StoreRoot::local(),
+                None => sbbf_lake::StoreRoot::for_url(&snap.location)?,
             };
             for (i, f) in snap
                 .files
@@ -790,9 +795,9 @@ fn catalog_table(
     name: Option<String>,
 ) -> PyResult<String> {
     py.detach(|| -> Result<String, Failure> {
-        let c = sbbf_parquet::lake::catalog::Catalog::new(&uri, name.as_deref());
+        let c = sbbf_lake::catalog::Catalog::new(&uri, name.as_deref());
         Ok(sbbf_parquet::source::block_on(
-            sbbf_parquet::lake::catalog::metadata_location(&c, &table),
+            sbbf_lake::catalog::metadata_location(&c, &table),
         )??)
     })
     .map_err(Failure::into_py)

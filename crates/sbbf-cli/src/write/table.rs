@@ -2,10 +2,8 @@
 
 use super::Share;
 use crate::Format;
-use sbbf_parquet::lake::backfill::{
-    commit_parts, write_part, write_table, Rewrite, TableAt, TableWrite,
-};
-use sbbf_parquet::report::TableWriteSummary;
+use sbbf_lake::backfill::TableWriteSummary;
+use sbbf_lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableAt, TableWrite};
 
 /// Runs the table write (or one worker's share of it) and prints what it did; the exit code.
 pub fn run(cmd: &str, at: TableAt, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
@@ -105,8 +103,8 @@ fn text(cmd: &str, d: &TableWrite) {
     // Delta numbers versions and VACUUM removes old files; Iceberg names snapshots and
     // expiring them does.
     let (version, until) = match d.format {
-        sbbf_parquet::lake::Format::Delta => ("version", "the table's VACUUM"),
-        sbbf_parquet::lake::Format::Iceberg => ("snapshot", "its snapshot expires"),
+        sbbf_lake::Format::Delta => ("version", "the table's VACUUM"),
+        sbbf_lake::Format::Iceberg => ("snapshot", "its snapshot expires"),
     };
     match d.committed_version {
         Some(v) => out!(

@@ -55,11 +55,10 @@ fn has_filter(uri: &str, column: &str) -> bool {
 /// The name files have for the table's column `column` (Delta column mapping).
 fn file_column(table: &Path, column: &str) -> String {
     let arg = table.to_str().unwrap();
-    let snap =
-        sbbf_parquet::source::block_on(sbbf_parquet::lake::snapshot(arg, &Default::default()))
-            .unwrap()
-            .unwrap()
-            .unwrap();
+    let snap = sbbf_parquet::source::block_on(sbbf_lake::snapshot(arg, &Default::default()))
+        .unwrap()
+        .unwrap()
+        .unwrap();
     snap.file_column(column).unwrap()
 }
 

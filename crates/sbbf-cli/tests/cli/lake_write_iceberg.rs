@@ -284,11 +284,11 @@ print(json.dumps({"rows": t.scan().to_arrow().num_rows}))
     let (dir, _) = tables();
     let root = dir.path().to_path_buf();
     let r = root.to_str().unwrap().to_string();
-    let at = sbbf_parquet::lake::backfill::TableAt::Catalog {
-        catalog: sbbf_parquet::lake::catalog::Catalog::new(&catalog(&root), None),
+    let at = sbbf_lake::backfill::TableAt::Catalog {
+        catalog: sbbf_lake::catalog::Catalog::new(&catalog(&root), None),
         table: "ns.ice_basic".into(),
     };
-    let add = sbbf_parquet::lake::backfill::Rewrite::Add(sbbf_parquet::write::AddOptions {
+    let add = sbbf_lake::backfill::Rewrite::Add(sbbf_parquet::write::AddOptions {
         columns: vec!["s".into()],
         fpp: 0.01,
         ndv: None,
@@ -302,13 +302,10 @@ print(json.dumps({"rows": t.scan().to_arrow().num_rows}))
             assert_eq!(after["rows"], 1500, "{after}");
         }
     };
-    let done = sbbf_parquet::source::block_on(sbbf_parquet::lake::backfill::write_table(
-        at,
-        &add,
-        &mut progress,
-    ))
-    .unwrap()
-    .unwrap();
+    let done =
+        sbbf_parquet::source::block_on(sbbf_lake::backfill::write_table(at, &add, &mut progress))
+            .unwrap()
+            .unwrap();
     assert_eq!(done.tries, 2, "{done:?}");
     assert_eq!(done.swapped.len(), 2, "{done:?}");
     assert_eq!(done.withdrawn.len(), 1, "{done:?}");

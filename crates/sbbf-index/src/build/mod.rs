@@ -75,14 +75,12 @@ impl Default for BuildOptions {
 /// The table version a snapshot's listing is of, as an index records it: with the table's
 /// column names, for Delta the mark of its commit (one request), for Iceberg its data
 /// manifests, which let a probe of a later version read only what changed since.
-pub(crate) async fn table_at(
-    snap: Option<&sbbf_parquet::lake::Snapshot>,
-) -> Option<format::TableAt> {
-    use sbbf_parquet::lake::Format;
+pub(crate) async fn table_at(snap: Option<&sbbf_lake::Snapshot>) -> Option<format::TableAt> {
+    use sbbf_lake::Format;
     let snap = snap?;
     let mark = match snap.format {
         // Without it the index still answers a later version, from its snapshot.
-        Format::Delta => sbbf_parquet::lake::commit_mark(&snap.location, snap.version)
+        Format::Delta => sbbf_lake::commit_mark(&snap.location, snap.version)
             .await
             .ok()
             .flatten(),

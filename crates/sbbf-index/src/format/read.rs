@@ -293,7 +293,7 @@ pub fn parse_head_of(
                 names = Some(i.str()?).filter(|n| !n.is_empty());
                 let size = i.var()?;
                 if size > 0 {
-                    mark = Some(sbbf_parquet::lake::since::CommitMark {
+                    mark = Some(sbbf_lake::since::CommitMark {
                         size: size - 1,
                         etag: i.str()?,
                     });

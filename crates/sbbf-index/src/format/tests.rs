@@ -112,7 +112,7 @@ fn the_table_version_round_trips_and_older_heads_still_read() {
         format: "delta".into(),
         version: 7,
         names: Some(r#"{"format":"delta","columns":[]}"#.into()),
-        mark: Some(sbbf_parquet::lake::since::CommitMark {
+        mark: Some(sbbf_lake::since::CommitMark {
             size: 812,
             etag: "\"5d-1f\"".into(),
         }),

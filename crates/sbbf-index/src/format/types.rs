@@ -134,12 +134,12 @@ pub struct TableAt {
     /// The Delta version, or the Iceberg snapshot id.
     pub version: i64,
     /// How the table's data files named its columns at that version
-    /// ([`sbbf_parquet::lake::TableNames`] as JSON; format 5): a later version's column is
+    /// ([`sbbf_lake::TableNames`] as JSON; format 5): a later version's column is
     /// found without reading that version's snapshot.
     pub names: Option<String>,
     /// What identified the Delta commit of that version in its log (format 5): a probe of a
     /// later version reads only the commits after it when the log still holds this one.
-    pub mark: Option<sbbf_parquet::lake::since::CommitMark>,
+    pub mark: Option<sbbf_lake::since::CommitMark>,
     /// The Iceberg snapshot's data manifests (format 5): a later snapshot that still lists
     /// them all is read as the manifests added since.
     pub manifests: Option<Vec<String>>,

@@ -1,15 +1,34 @@
 //! Reports of every file a path names: the multi-file loop of `inspect` and `verify`, once for
 //! every front end (the command line, Python).
 //!
-//! A path is a file, a directory (every `*.parquet` below it), a glob, or an object-store URL
-//! (with the `object_store` feature), as [`Source`](crate::source) reads them for probes. Local
-//! files are read in place; objects are read whole (inspect and verify read most of a file
-//! anyway). Each file's report reaches the caller as soon as it is made, in the path's order.
+//! The files are a path — a file, a directory (every `*.parquet` below it), a glob, or an
+//! object-store URL (with the `object_store` feature), as [`Source`](crate::source) reads them
+//! for probes — or files a caller listed (a lake table's snapshot, in `sbbf-lake`). Local files
+//! are read in place; objects are read whole (inspect and verify read most of a file anyway).
+//! Each file's report reaches the caller as soon as it is made, in the files' order.
 
 use crate::report::{InspectReport, VerifyReport};
-use crate::source::{LakeOptions, TableVersion};
 use crate::{Error, KeySet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The files of a run: what a path names, or what a caller listed.
+#[derive(Debug)]
+pub enum Files<'a> {
+    /// A file, a directory, a glob, or (feature `object_store`) an object-store URL.
+    Path(&'a str),
+    /// Local files as results name them, each with its path or the error that is its report
+    /// (a file a table names that storage lacks).
+    Local(Vec<(String, Result<PathBuf, Error>)>),
+    /// Objects through a source, each read whole.
+    #[cfg(feature = "object_store")]
+    Objects(crate::source::Source),
+}
+
+impl<'a> From<&'a str> for Files<'a> {
+    fn from(path: &'a str) -> Self {
+        Files::Path(path)
+    }
+}
 
 /// One file's report in a run over the files of a path.
 #[derive(Debug)]
@@ -37,9 +56,6 @@ pub struct Tally {
     /// The first asked column that no file has, among several files (with one file, a missing
     /// column is that file's error).
     pub column_in_no_file: Option<String>,
-    /// The table version read, when the path is a Delta or Iceberg table read as its
-    /// snapshot.
-    pub table: Option<TableVersion>,
 }
 
 impl Tally {
@@ -72,7 +88,7 @@ impl MissingColumns for VerifyReport {
     }
 }
 
-/// Inspects every file `path` names ([`InspectReport::of`]), calling `each` with each file's
+/// Inspects every file of `files` ([`InspectReport::of`]), calling `each` with each file's
 /// report in order; `keys` open encrypted files, `columns` (empty: every column) choose the
 /// chunks.
 ///
@@ -80,7 +96,8 @@ impl MissingColumns for VerifyReport {
 /// use sbbf_parquet::report::each::inspect_each;
 /// # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata");
 /// let mut reports = Vec::new();
-/// let tally = inspect_each(&format!("{dir}/pa_*.parquet"), &Default::default(), &Default::default(), &[], |r| {
+/// let pattern = format!("{dir}/pa_*.parquet");
+/// let tally = inspect_each(pattern.as_str().into(), &Default::default(), &[], |r| {
 ///     reports.push(r)
 /// })?;
 /// assert!(tally.many && tally.files == reports.len());
@@ -88,16 +105,14 @@ impl MissingColumns for VerifyReport {
 /// # Ok::<(), sbbf_parquet::Error>(())
 /// ```
 pub fn inspect_each(
-    path: &str,
-    lake: &LakeOptions,
+    files: Files<'_>,
     keys: &KeySet,
     columns: &[String],
     each: impl FnMut(FileReport<InspectReport>),
 ) -> Result<Tally, Error> {
     let remote_columns = columns.to_vec();
     run(
-        path,
-        lake,
+        files,
         keys,
         columns,
         |shown, file, many| {
@@ -113,7 +128,7 @@ pub fn inspect_each(
     )
 }
 
-/// Verifies every file `path` names (decodes the chosen columns and
+/// Verifies every file of `files` (decodes the chosen columns and
 /// tests every stored value, plus `samples` absent ones per chunk), calling `each` with each
 /// file's report in order. `progress(file)` gives the `(done, total)` callback of a local
 /// file's chunks.
@@ -122,15 +137,14 @@ pub fn inspect_each(
 /// use sbbf_parquet::report::each::verify_each;
 /// # let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pa_ints.parquet");
 /// let mut false_negatives = 0;
-/// let tally = verify_each(file, &Default::default(), &Default::default(), &[], 100, |_| |_, _| {}, |r| {
+/// let tally = verify_each(file.into(), &Default::default(), &[], 100, |_| |_, _| {}, |r| {
 ///     false_negatives += r.report.map(|r| r.false_negatives).unwrap_or(0)
 /// })?;
 /// assert_eq!((tally.files, tally.failed, false_negatives), (1, 0, 0));
 /// # Ok::<(), sbbf_parquet::Error>(())
 /// ```
 pub fn verify_each<P: FnMut(usize, usize)>(
-    path: &str,
-    lake: &LakeOptions,
+    files: Files<'_>,
     keys: &KeySet,
     columns: &[String],
     samples: u64,
@@ -139,8 +153,7 @@ pub fn verify_each<P: FnMut(usize, usize)>(
 ) -> Result<Tally, Error> {
     let (remote_columns, remote_keys) = (columns.to_vec(), keys.clone());
     run(
-        path,
-        lake,
+        files,
         keys,
         columns,
         |shown, file, many| {
@@ -159,8 +172,7 @@ pub fn verify_each<P: FnMut(usize, usize)>(
 
 /// The loop both reports share: local files one after the other, objects through the source.
 fn run<T, L, R>(
-    path: &str,
-    lake: &LakeOptions,
+    files: Files<'_>,
     keys: &KeySet,
     columns: &[String],
     mut local: L,
@@ -190,14 +202,25 @@ where
             warnings,
         });
     };
-    let (remote, table) = lake_run(path, lake, keys, &mut local, remote, &mut note)?;
-    let many = match table {
-        Some(_) => true,
-        None => match remote
-            .map(|r| remote_run(path, keys, r, &mut note))
-            .transpose()?
-            .flatten()
-        {
+    let many = match files {
+        Files::Local(listed) => {
+            for (shown, file) in listed {
+                match file {
+                    Ok(file) => {
+                        let (report, warnings) = local(&shown, &file, true);
+                        note(shown, report, warnings);
+                    }
+                    Err(e) => note(shown, Err(e), Vec::new()),
+                }
+            }
+            true
+        }
+        #[cfg(feature = "object_store")]
+        Files::Objects(source) => {
+            objects_run(source, remote, &mut note)?;
+            true
+        }
+        Files::Path(path) => match remote_run(path, keys, remote, &mut note)? {
             Some(many) => many,
             None => {
                 let paths = crate::source::local_files(path)?;
@@ -212,7 +235,6 @@ where
         },
     };
     tally.many = many;
-    tally.table = table;
     if many {
         tally.column_in_no_file = columns
             .iter()
@@ -223,72 +245,24 @@ where
     Ok(tally)
 }
 
-/// When `path` is a Delta or Iceberg table (and not to be read as a folder): its snapshot's
-/// files, local ones through `local`, objects through `remote` (then `None` is handed back in
-/// its place), and the version read. A file the snapshot names that storage lacks is that
-/// file's error, naming the table as broken.
-#[cfg(feature = "lake")]
-fn lake_run<T, L, R>(
-    path: &str,
-    lake: &LakeOptions,
-    keys: &KeySet,
-    local: &mut L,
-    remote: R,
+/// The objects of `source`, each read whole and reported by `work` (as one of many).
+#[cfg(feature = "object_store")]
+fn objects_run<T, R>(
+    source: crate::source::Source,
+    work: R,
     note: &mut impl FnMut(String, Result<T, Error>, Vec<String>),
-) -> Result<(Option<R>, Option<TableVersion>), Error>
+) -> Result<(), Error>
 where
     T: Send + 'static,
-    L: FnMut(&str, &Path, bool) -> (Result<T, Error>, Vec<String>),
     R: Fn(&str, crate::ParquetFile<bytes::Bytes>, bool) -> Result<T, Error> + Send + Sync + 'static,
 {
-    use crate::lake;
-    use crate::source::{block_on, object, SourceOptions};
     use futures::StreamExt as _;
-    let Some(snap) = block_on(lake::snapshot(path, lake))?? else {
-        return Ok((Some(remote), None));
-    };
-    let version = snap.table_version();
-    if !object::is_remote_url(path) {
-        for (shown, file) in lake::local_files(&snap)? {
-            if !file.exists() {
-                let missing = crate::LakeError::MissingFile {
-                    format: snap.format.name(),
-                    table: snap.location.clone(),
-                    file: shown.clone(),
-                };
-                note(shown, Err(missing.into()), Vec::new());
-                continue;
-            }
-            let (report, warnings) = local(&shown, &file, true);
-            note(shown, report, warnings);
-        }
-        return Ok((None, Some(version)));
-    }
-    let options = SourceOptions {
-        keys: keys.clone(),
-        ..SourceOptions::default()
-    };
-    let source = lake::source_of(&snap, options)?;
-    block_on(async {
-        let mut reports = source.run_whole(move |shown, pq| remote(shown, pq, true));
+    crate::source::block_on(async {
+        let mut reports = source.run_whole(move |shown, pq| work(shown, pq, true));
         while let Some((file, report)) = reports.next().await {
             note(file, report, Vec::new());
         }
-    })?;
-    Ok((None, Some(version)))
-}
-
-#[cfg(not(feature = "lake"))]
-fn lake_run<T, L, R>(
-    _: &str,
-    _: &LakeOptions,
-    _: &KeySet,
-    _: &mut L,
-    remote: R,
-    _: &mut impl FnMut(String, Result<T, Error>, Vec<String>),
-) -> Result<(Option<R>, Option<TableVersion>), Error> {
-    // Without lake support every path is files.
-    Ok((Some(remote), None))
+    })
 }
 
 /// When `url` is an object-store URL: the objects it names, each read whole and reported by

@@ -5,8 +5,8 @@
 //! - [`ProbeLine`] (and [`ErrorLine`] for a file that could not be read): `sbbf probe`.
 //! - [`InspectReport`]: `sbbf inspect`, one per file.
 //! - [`VerifyReport`]: `sbbf verify`, one per file.
-//! - [`WriteSummary`]: `sbbf add` and `sbbf resize`; `TableWriteSummary` (feature `lake`) for a
-//!   table.
+//! - [`WriteSummary`]: `sbbf add` and `sbbf resize` (a table's report is
+//!   `sbbf_lake::backfill::TableWriteSummary`).
 
 pub mod each;
 mod inspect;
@@ -14,10 +14,10 @@ mod probe;
 mod verify;
 mod write;
 
-pub use each::{inspect_each, verify_each, Counted, FileReport, ProbeTally, Tally, ValueCounts};
+pub use each::{
+    inspect_each, verify_each, Counted, FileReport, Files, ProbeTally, Tally, ValueCounts,
+};
 pub use inspect::{EncryptionSummary, InspectChunk, InspectReport};
 pub use probe::*;
 pub use verify::{VerifyChunk, VerifyReport};
 pub use write::{FilterLine, NothingToDo, WriteSummary};
-#[cfg(feature = "lake")]
-pub use write::{KeptLine, TableWriteSummary};

@@ -67,9 +67,6 @@ pub struct SourceOptions {
     /// Read planning; by default [`IoPolicy::default`] for local files and
     /// [`REMOTE_POLICY`] for object stores.
     pub policy: Option<IoPolicy>,
-    /// How a path that is a lake table is read (used by `lake::open`; [`Source::open`] reads
-    /// paths as plain files).
-    pub lake: super::LakeOptions,
 }
 
 impl Default for SourceOptions {
@@ -78,7 +75,6 @@ impl Default for SourceOptions {
             concurrency: DEFAULT_CONCURRENCY,
             keys: KeySet::new(),
             policy: None,
-            lake: super::LakeOptions::default(),
         }
     }
 }

@@ -21,7 +21,7 @@ pub mod output;
 #[cfg(feature = "encryption")]
 mod sealed;
 
-pub(crate) use output::{atomic_write, write_err};
+pub use output::{atomic_write, write_err};
 #[cfg(feature = "encryption")]
 pub use sealed::{add_encrypted, resize_encrypted, seal_plaintext_filters};
 

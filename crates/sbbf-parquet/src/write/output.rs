@@ -371,7 +371,7 @@ fn track(path: &Path, on: bool) {
 }
 
 /// An error writing the output that replaces or creates `target`.
-pub(crate) fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+pub fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| {
         WriteError::Io {
             target: target.to_path_buf(),
@@ -384,7 +384,7 @@ pub(crate) fn write_err(target: &Path) -> impl Fn(std::io::Error) -> Error + '_ 
 /// Writes the output beside `target` and renames it into place once complete and synced. The
 /// output takes the mode and (where the process may set it) the owner and group of `like`,
 /// the input: a temporary file starts private and owned by whoever runs the write.
-pub(crate) fn atomic_write(
+pub fn atomic_write(
     target: &Path,
     like: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> Result<(), Error>,

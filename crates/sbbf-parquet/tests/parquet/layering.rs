@@ -16,10 +16,9 @@ const ORDER: &[&str] = &[
     "prune",   // predicates over row groups
     "source",  // local paths, object stores, many files at once
     "write",   // building filters, the write pipeline, atomic output
-    "lake", // Delta and Iceberg tables as their snapshots' files, and writes into them (feature `lake`)
     "inspect", // reports on every filter
-    "verify", // filters checked against the data
-    "report", // the serializable reports (feature `serde`)
+    "verify",  // filters checked against the data
+    "report",  // the serializable reports (feature `serde`)
 ];
 
 #[test]

@@ -12,7 +12,7 @@
 //!
 //! The answer is a metadata file's location, read from there on as any `*.metadata.json`.
 
-use crate::{Error, LakeError};
+use sbbf_parquet::{Error, LakeError};
 
 /// The environment variable whose value is sent as a REST catalog's bearer token.
 pub const TOKEN_VAR: &str = "SBBF_CATALOG_TOKEN";
@@ -37,7 +37,7 @@ impl Catalog {
     /// A catalog at `uri`, named `name` when it holds several.
     ///
     /// ```
-    /// use sbbf_parquet::lake::catalog::Catalog;
+    /// use sbbf_lake::catalog::Catalog;
     /// let c = Catalog::new("sqlite:///tmp/warehouse/catalog.db", Some("default"));
     /// assert_eq!(c.name.as_deref(), Some("default"));
     /// ```

@@ -2,7 +2,7 @@
 //! found and read (Delta's log through its kernel, Iceberg's metadata, manifest list and
 //! manifests) is reported beside the data files' own reads ([`LogReads`]).
 
-use crate::source::LogReads;
+use crate::LogReads;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use object_store::path::Path;

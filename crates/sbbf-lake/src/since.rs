@@ -10,13 +10,13 @@
 //! written again under the same names), or more than [`MAX_COMMITS`] commits send the reader
 //! to the snapshot ([`Tail::Snapshot`], with the reason).
 
-use super::delta::{log_name, LogLook, LogName};
-use super::location::StoreRoot;
-use super::AsOf;
-use crate::Error;
+use crate::delta::{log_name, LogLook, LogName};
+use crate::location::StoreRoot;
+use crate::AsOf;
 use futures::{StreamExt as _, TryStreamExt as _};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStoreExt as _};
+use sbbf_parquet::Error;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use url::Url;
 
@@ -66,7 +66,7 @@ pub struct LogTail {
     pub waves: u64,
     /// The table's column names at `version`, when reading learnt them (Iceberg: its
     /// metadata; a Delta commit that would change them sends the reader to the snapshot).
-    pub names: Option<super::TableNames>,
+    pub names: Option<crate::TableNames>,
 }
 
 /// The log after a version, or why the snapshot must be read instead.
@@ -101,7 +101,7 @@ pub(crate) async fn mark(
             etag,
         })),
         Err(object_store::Error::NotFound { .. }) => Ok(None),
-        Err(source) => Err(crate::ReadError::Store {
+        Err(source) => Err(sbbf_parquet::ReadError::Store {
             location: path.to_string(),
             source,
         }
@@ -112,7 +112,7 @@ pub(crate) async fn mark(
 fn log_path(root: &StoreRoot, url: &Url) -> Result<StorePath, Error> {
     let log = url
         .join("_delta_log")
-        .map_err(|_| crate::LakeError::BadLocation {
+        .map_err(|_| sbbf_parquet::LakeError::BadLocation {
             location: format!("{url}_delta_log"),
         })?;
     root.path_of(log.as_str())
@@ -152,7 +152,7 @@ pub(crate) async fn read(
             let mut listed = Vec::new();
             let mut listing = listing.take(MAX_LISTED + 1);
             while let Some(m) = listing.next().await {
-                listed.push(m.map_err(|source| crate::ReadError::Store {
+                listed.push(m.map_err(|source| sbbf_parquet::ReadError::Store {
                     location: log.to_string(),
                     source,
                 })?);
@@ -219,7 +219,7 @@ pub(crate) async fn read(
         async move {
             match location {
                 Ok(l) => root.get(&l).await,
-                Err(_) => Err(crate::LakeError::BadLocation {
+                Err(_) => Err(sbbf_parquet::LakeError::BadLocation {
                     location: format!("{url}_delta_log/{v:020}.json"),
                 }
                 .into()),

@@ -5,13 +5,13 @@
 
 use super::damaged;
 use super::read_once::ReadOnce;
-use crate::lake::StoreRoot;
-use crate::Error;
+use crate::StoreRoot;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
+use sbbf_parquet::Error;
 use std::collections::HashMap;
 
 /// The positions one delete file deletes, by the data file path it names.

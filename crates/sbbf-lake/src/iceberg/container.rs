@@ -5,7 +5,7 @@
 //! for manifests (Java writes 64 kB blocks) costs little.
 
 use super::Context;
-use crate::Error;
+use sbbf_parquet::Error;
 
 /// The most one block of a manifest list or manifest may inflate to.
 pub(super) const MAX_BLOCK: usize = 64 << 20;

@@ -9,7 +9,7 @@
 //! holds and the [`Relabel`] that turns the file's arrays into arrays of that field: the
 //! same buffers under other names, struct fields the table no longer has left out.
 
-use super::LakeColumn;
+use crate::LakeColumn;
 use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
@@ -20,8 +20,7 @@ use std::sync::Arc;
 
 /// A struct field somewhere inside a column (at any depth), with its name in the table's
 /// current schema and what finds it in a data file.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct InnerName {
     /// Its field id (Iceberg; Delta column mapping), matched where a file's fields carry ids.
     pub id: Option<i64>,
@@ -70,7 +69,7 @@ impl LakeColumn {
     ///
     /// ```
     /// use arrow_schema::{DataType, Field, Fields};
-    /// use sbbf_parquet::lake::{InnerName, LakeColumn};
+    /// use sbbf_lake::{InnerName, LakeColumn};
     /// use std::collections::HashMap;
     ///
     /// let id = |n: i64| HashMap::from([("PARQUET:field_id".to_string(), n.to_string())]);

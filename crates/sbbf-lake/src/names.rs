@@ -3,8 +3,8 @@
 //! Kept apart from the snapshot ([`TableNames`]) so an index built from one version can name
 //! a later version's columns without reading that version's snapshot.
 
-use super::{Format, LakeColumn, PathPair};
-use crate::{Error, LakeError};
+use crate::{Format, LakeColumn, PathPair};
+use sbbf_parquet::{Error, LakeError};
 use std::collections::HashMap;
 
 /// What finds a table's columns in its data files at one version: its top-level columns (with
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// keep it beside the version it was built from.
 ///
 /// ```
-/// use sbbf_parquet::lake::{Format, LakeColumn, TableNames};
+/// use sbbf_lake::{Format, LakeColumn, TableNames};
 /// let mut names = TableNames::default();
 /// names.format = Format::Delta;
 /// names.columns.push(LakeColumn {
@@ -45,7 +45,7 @@ pub struct TableNames {
 
 impl TableNames {
     /// The column path data files hold for the table's column `column`, as
-    /// [`super::Snapshot::file_column`] says it; `table` names the table in errors.
+    /// [`crate::Snapshot::file_column`] says it; `table` names the table in errors.
     pub fn file_column(&self, table: &str, column: &str) -> Result<String, Error> {
         file_column(
             self.format,
@@ -89,11 +89,11 @@ pub(super) fn file_column(
         return Ok(column.to_string());
     };
     if let (false, Some(id)) = (c.earlier_names.is_empty(), c.field_id) {
-        return Ok(crate::read::file::by_field_id(id, rest));
+        return Ok(sbbf_parquet::read::file::by_field_id(id, rest));
     }
     if let (true, Some(rest)) = (c.inner_renamed, rest) {
         if let Some((_, ids)) = c.inner.iter().find(|(p, _)| p == rest) {
-            return Ok(crate::read::file::by_field_ids(ids));
+            return Ok(sbbf_parquet::read::file::by_field_ids(ids));
         }
         return Err(LakeError::Unsupported {
             format: format.name(),
@@ -141,7 +141,7 @@ fn split_top(column: &str) -> (String, Option<&str>) {
         Some(i) => (&column[..i], Some(&column[i + 1..])),
         None => (column, None),
     };
-    let top = crate::format::column::split_path(first)
+    let top = sbbf_parquet::format::column::split_path(first)
         .into_iter()
         .next()
         .unwrap_or_default();

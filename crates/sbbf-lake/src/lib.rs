@@ -1,4 +1,4 @@
-//! Lake tables read as their snapshots (feature `lake`): a Delta Lake table (a folder with
+//! Lake tables read as their snapshots: a Delta Lake table (a folder with
 //! `_delta_log/`, read through Delta's kernel) or an Apache Iceberg table (a
 //! `*.metadata.json` file, or a folder with `metadata/`) is the set of data files its log or
 //! metadata names at one version, never the files its folder happens to hold. A folder keeps
@@ -10,9 +10,9 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_parquet::lake::open;
+//! use sbbf_lake::open;
 //! use sbbf_parquet::source::SourceOptions;
-//! let opened = open("events/", SourceOptions::default()).await?;
+//! let opened = open("events/", &Default::default(), SourceOptions::default()).await?;
 //! if let Some(table) = &opened.table {
 //!     println!("{} version {}: {} files", table.format, table.version, table.files.len());
 //! }
@@ -26,22 +26,24 @@ pub mod catalog;
 mod counted;
 pub mod delta;
 mod delta_commit;
+pub mod each;
 pub mod iceberg;
 mod inner;
 mod location;
 mod names;
+mod options;
 pub mod partitions;
 pub mod since;
 mod whole;
 
-pub use crate::source::{AsOf, LakeOptions, LogReads, TableVersion};
 pub use inner::{InnerName, Relabel};
 pub use location::StoreRoot;
 pub use names::TableNames;
+pub use options::{AsOf, LakeOptions, LogReads, TableOptions, TableVersion};
 pub use partitions::PartitionColumn;
 
-use crate::source::{object, Source, SourceOptions};
-use crate::{Error, LakeError};
+use sbbf_parquet::source::{object, Source, SourceOptions};
+use sbbf_parquet::{Error, LakeError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -126,7 +128,7 @@ impl DataFile {
     /// the snapshot's bounds of the column rule it out (the file need not be opened).
     ///
     /// ```
-    /// use sbbf_parquet::lake::{Bounds, DataFile};
+    /// use sbbf_lake::{Bounds, DataFile};
     /// use sbbf_parquet::Literal;
     /// let f = DataFile {
     ///     url: "file:///t/a.parquet".into(),
@@ -140,7 +142,7 @@ impl DataFile {
     /// assert!(f.may_hold("id", &Literal::Int(7)));
     /// assert!(f.may_hold("other", &Literal::Int(4)));
     /// ```
-    pub fn may_hold(&self, column: &str, value: &crate::Literal) -> bool {
+    pub fn may_hold(&self, column: &str, value: &sbbf_parquet::Literal) -> bool {
         self.bounds
             .iter()
             .filter(|b| b.column == column)
@@ -155,16 +157,16 @@ pub struct Bounds {
     /// The table's name of the column (top-level).
     pub column: String,
     /// No value is below this.
-    pub min: Option<crate::Literal>,
+    pub min: Option<sbbf_parquet::Literal>,
     /// No value is above this.
-    pub max: Option<crate::Literal>,
+    pub max: Option<sbbf_parquet::Literal>,
 }
 
 impl Bounds {
     /// Whether `value` may lie within these bounds: `false` only when it is below the
     /// minimum or above the maximum, compared as values of one kind (integers, dates,
     /// strings by their UTF-8 bytes); a literal of another kind is never ruled out.
-    pub fn may_hold(&self, value: &crate::Literal) -> bool {
+    pub fn may_hold(&self, value: &sbbf_parquet::Literal) -> bool {
         bounds::may_hold(self, value)
     }
 }
@@ -262,9 +264,9 @@ impl Snapshot {
     /// The column path that data files hold for the table's column `column` (a path, `a.b`
     /// for a nested field): the same path; under Delta column mapping its physical name; for
     /// an Iceberg column renamed after files were written, a path that finds it by field id
-    /// in each file ([`crate::read::file::by_field_id`]), whatever name the file has for it;
+    /// in each file ([`sbbf_parquet::read::file::by_field_id`]), whatever name the file has for it;
     /// for a field inside a column whose inner fields were renamed, by the ids from the
-    /// column down to the leaf ([`crate::read::file::by_field_ids`]).
+    /// column down to the leaf ([`sbbf_parquet::read::file::by_field_ids`]).
     pub fn file_column(&self, column: &str) -> Result<String, Error> {
         names::file_column(
             self.format,
@@ -310,7 +312,7 @@ impl Snapshot {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
-    /// use sbbf_parquet::lake::{snapshot, LakeOptions, StoreRoot};
+    /// use sbbf_lake::{snapshot, LakeOptions, StoreRoot};
     /// let snap = snapshot("events/", &LakeOptions::default()).await?.expect("a table");
     /// for f in snap.files_with_deletes() {
     ///     let gone = snap.deleted_rows(&StoreRoot::local(), &f.url, None).await?;
@@ -450,7 +452,7 @@ async fn detect_remote(
     let (log, meta) = (folder("_delta_log/")?, folder("metadata/")?);
     let store = root.store();
     let listed = |e: object_store::Error| -> Error {
-        crate::ReadError::Store {
+        sbbf_parquet::ReadError::Store {
             location: arg.to_string(),
             source: e,
         }
@@ -655,8 +657,8 @@ pub async fn commit_mark(arg: &str, version: i64) -> Result<Option<since::Commit
 /// The files `arg` names: a table's snapshot files when `arg` is a Delta or Iceberg table
 /// (unless [`LakeOptions::as_directory`]), else what [`Source::open`] lists. A file the
 /// snapshot names that storage lacks is found when it is read, and named then.
-pub async fn open(arg: &str, options: SourceOptions) -> Result<Opened, Error> {
-    let table = snapshot(arg, &options.lake).await?;
+pub async fn open(arg: &str, lake: &LakeOptions, options: SourceOptions) -> Result<Opened, Error> {
+    let table = snapshot(arg, lake).await?;
     let source = match &table {
         Some(snap) => source_of(snap, options)?,
         None => Source::open(arg, options).await?,
@@ -719,7 +721,7 @@ pub fn local_file(base: &Path, abs_base: &Path, url: &str) -> Result<(String, Pa
 /// Iceberg metadata file (`t/metadata/v3.metadata.json`) the folder above its `metadata/`.
 ///
 /// ```
-/// use sbbf_parquet::lake::table_folder;
+/// use sbbf_lake::table_folder;
 /// assert_eq!(table_folder("t/metadata/v3.metadata.json"), "t");
 /// assert_eq!(table_folder("s3://b/t/"), "s3://b/t");
 /// ```

@@ -21,10 +21,10 @@ mod read_once;
 mod tests;
 
 use super::{AsOf, Format, Snapshot, StoreRoot};
-use crate::{Error, LakeError, ReadError};
 use futures::StreamExt as _;
 use manifest::ManifestRef;
 use metadata::TableMetadata;
+use sbbf_parquet::{Error, LakeError, ReadError};
 use std::path::Path;
 use url::Url;
 

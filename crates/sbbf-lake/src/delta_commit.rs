@@ -10,14 +10,14 @@
 //! tags, and the kernel assigns fresh row ids to the files it adds and takes neither vectors
 //! nor tags on them.
 
-use super::StoreRoot;
-use crate::{Error, LakeError};
+use crate::StoreRoot;
 use delta_kernel::engine_data::{FilteredRowVisitor, GetData, RowIndexIterator, TypedGetData};
 use delta_kernel::expressions::ColumnName;
 use delta_kernel::schema::{DataType, MapType};
 use delta_kernel::Snapshot as KernelSnapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
 use object_store::{PutMode, PutOptions, PutPayload};
+use sbbf_parquet::{Error, LakeError};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock};
@@ -193,7 +193,7 @@ fn read_base(
     let partition_columns: Vec<String> = config
         .logical_partition_columns()
         .iter()
-        .map(|name| super::delta::physical_name(schema.field(name)).unwrap_or_else(|| name.clone()))
+        .map(|name| crate::delta::physical_name(schema.field(name)).unwrap_or_else(|| name.clone()))
         .collect();
     let scan = Arc::clone(&snap).scan_builder().build().map_err(err)?;
     let mut visitor = Files {
@@ -443,7 +443,7 @@ pub(crate) async fn put_entry(
     {
         Ok(_) => Ok(true),
         Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
-        Err(source) => Err(crate::WriteError::Store {
+        Err(source) => Err(sbbf_parquet::WriteError::Store {
             location: location.to_string(),
             source,
         }
@@ -533,7 +533,7 @@ mod tests {
         let url = Url::from_directory_path(dir.path()).unwrap();
         let root = StoreRoot::local();
         let put = |bytes: &[u8]| {
-            crate::source::block_on(put_entry(&root, &url, 3, bytes.to_vec()))
+            sbbf_parquet::source::block_on(put_entry(&root, &url, 3, bytes.to_vec()))
                 .unwrap()
                 .unwrap()
         };

@@ -7,7 +7,7 @@
 use super::equality::EqualityFile;
 use super::manifest::Entry;
 use super::metadata::Spec;
-use crate::lake::{bounds, DataFile, Deletes, LakeColumn};
+use crate::{bounds, DataFile, Deletes, LakeColumn};
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -5,9 +5,8 @@
 //! reader version above 3, unknown reader features); its refusal is this module's error, in
 //! the kernel's words. Its API is synchronous, so it runs on the blocking pool.
 
-use super::whole::WholeObjects;
-use super::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
-use crate::{Error, LakeError};
+use crate::whole::WholeObjects;
+use crate::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
 use bytes::Bytes;
 use delta_kernel::engine_data::{FilteredRowVisitor, GetData, RowIndexIterator, TypedGetData};
 use delta_kernel::expressions::ColumnName;
@@ -20,6 +19,7 @@ use delta_kernel_default_engine::DefaultEngineBuilder;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt as _};
+use sbbf_parquet::{Error, LakeError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use url::Url;
@@ -527,7 +527,7 @@ fn read(
             vectors.by_file.insert(file_url.to_string(), dv);
         }
         let bounds = match stats.by_path.get(&s.path) {
-            Some(text) => super::bounds::delta(text, &columns, prefix),
+            Some(text) => crate::bounds::delta(text, &columns, prefix),
             None => Vec::new(),
         };
         files.push(DataFile {
@@ -577,7 +577,7 @@ fn physical_leaves(
     t: &DataType,
     logical: &mut Vec<String>,
     physical: &mut Vec<String>,
-    out: &mut Vec<super::PathPair>,
+    out: &mut Vec<crate::PathPair>,
     depth: usize,
 ) {
     if depth > MAX_DEPTH {
@@ -618,7 +618,7 @@ fn mapped_names(
     t: &DataType,
     by_id: bool,
     path: &mut Vec<String>,
-    out: &mut Vec<super::InnerName>,
+    out: &mut Vec<crate::InnerName>,
     depth: usize,
 ) {
     if depth > MAX_DEPTH {
@@ -635,7 +635,7 @@ fn mapped_names(
                 let phys = physical_name(Some(f)).unwrap_or_else(|| f.name().to_string());
                 let mut physical = path.clone();
                 physical.push(phys.clone());
-                out.push(super::InnerName {
+                out.push(crate::InnerName {
                     id: f.column_mapping_id().filter(|_| by_id),
                     physical,
                     name: f.name().to_string(),

@@ -5,8 +5,8 @@
 //! milliseconds, so a maximum may lie below the values it bounds), floats (NaN), decimals,
 //! and a string maximum a writer may have cut to a prefix.
 
-use super::{Bounds, Format, LakeColumn};
-use crate::values::stored::Literal;
+use crate::{Bounds, Format, LakeColumn};
+use sbbf_parquet::values::stored::Literal;
 
 /// The kind of value a bound holds, from the column's type as the format names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

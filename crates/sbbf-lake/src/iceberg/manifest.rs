@@ -6,9 +6,9 @@
 use super::metadata::Spec;
 use super::partition::{render, unwrap};
 use super::Context;
-use crate::Error;
 use apache_avro::types::Value;
 use apache_avro::Reader;
+use sbbf_parquet::Error;
 
 /// Entry status: the file was removed by the manifest's snapshot ("informational only").
 const DELETED: i32 = 2;

@@ -1,7 +1,7 @@
 //! Delete files read once per snapshot: a delete file may apply to many data files (a
 //! partition's, or every one), and each asks for it.
 
-use crate::Error;
+use sbbf_parquet::Error;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -4,10 +4,10 @@
 use super::metadata::SpecField;
 use super::partition::render;
 use super::snapshot;
-use crate::lake::{AsOf, DataFile, Deletes, Snapshot, StoreRoot};
-use crate::{Error, LakeError};
+use crate::{AsOf, DataFile, Deletes, Snapshot, StoreRoot};
 use apache_avro::types::Value;
 use apache_avro::{Schema, Writer};
+use sbbf_parquet::{Error, LakeError};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use url::Url;
@@ -229,7 +229,7 @@ impl Table {
             _ => Url::parse(&self.url(rel)).expect("a file URL"),
         };
         let arg = self.path(rel).display().to_string();
-        crate::source::block_on(snapshot(&StoreRoot::local(), &arg, &url, as_of))
+        sbbf_parquet::source::block_on(snapshot(&StoreRoot::local(), &arg, &url, as_of))
             .expect("a runtime")
     }
 }
@@ -917,7 +917,7 @@ fn a_path_into_a_struct_whose_fields_were_renamed_goes_by_field_ids() {
     meta["current-schema-id"] = json!(1);
     t.metadata("metadata/00001-abc.metadata.json", &meta);
     let snap = t.read("metadata/00001-abc.metadata.json", None).unwrap();
-    let by_ids = crate::read::file::by_field_ids(&[4, 5]);
+    let by_ids = sbbf_parquet::read::file::by_field_ids(&[4, 5]);
     assert_eq!(snap.file_column("s.b").unwrap(), by_ids);
     match lake(snap.file_column("s.a").unwrap_err()) {
         LakeError::Unsupported { feature, .. } => assert!(feature.contains("`s`"), "{feature}"),
@@ -954,10 +954,10 @@ fn locations_are_read_as_written_not_percent_decoded() {
         &metadata_v2(Some(11), &[(11, 1_000, 1, &list)]),
     );
     let snap = t.read("metadata/00001-abc.metadata.json", None).unwrap();
-    let local = crate::lake::local_files(&snap).unwrap();
+    let local = crate::local_files(&snap).unwrap();
     assert_eq!(local.len(), 1);
     assert_eq!(local[0].1, t.path("data/p=x%2Fy/a%20b?c#d.parquet"));
-    let root = crate::lake::StoreRoot::local();
+    let root = crate::StoreRoot::local();
     let at = root.path_of(&snap.files[0].url).unwrap();
     let want =
         object_store::path::Path::from_absolute_path(t.path("data/p=x%2Fy/a%20b?c#d.parquet"))

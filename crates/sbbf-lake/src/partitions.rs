@@ -9,15 +9,15 @@
 //! as the table's type reads it. Any other type (floats, decimals, timestamps, binary, booleans)
 //! answers "maybe" for every file: unsure is never "absent".
 
-use super::{Format, Snapshot};
-use crate::format::column::{ColumnType, ValueKind};
-use crate::read::answer::{Answer, FilterState, RowGroupAnswer};
-use crate::source::object::FileProbe;
-use crate::values::stored::Encoded;
-use crate::values::text::{encode_text, EncodeOptions};
-use crate::IoStats;
+use crate::{Format, Snapshot};
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
+use sbbf_parquet::format::column::{ColumnType, ValueKind};
+use sbbf_parquet::read::answer::{Answer, FilterState, RowGroupAnswer};
+use sbbf_parquet::source::object::FileProbe;
+use sbbf_parquet::values::stored::Encoded;
+use sbbf_parquet::values::text::{encode_text, EncodeOptions};
+use sbbf_parquet::IoStats;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ pub struct PartitionColumn {
 impl PartitionColumn {
     /// The partition column `column` of `snap` (a Delta table's), with each file's value keyed
     /// by the names `names` gives the snapshot's files, in their order (the names
-    /// [`super::source_of`] gives them); `None` when `column` is no partition column.
+    /// [`crate::source_of`] gives them); `None` when `column` is no partition column.
     pub fn of<'a>(
         snap: &Snapshot,
         column: &str,

@@ -12,9 +12,7 @@
 
 use super::damaged;
 use super::read_once::ReadOnce;
-use crate::lake::StoreRoot;
-use crate::source::object::ObjectReader;
-use crate::{Error, LakeError};
+use crate::StoreRoot;
 use arrow_array::{new_null_array, ArrayRef, RecordBatch};
 use arrow_cast::cast::{cast_with_options, CastOptions};
 use arrow_row::{RowConverter, SortField};
@@ -24,6 +22,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::{SchemaDescriptor, Type};
+use sbbf_parquet::source::object::ObjectReader;
+use sbbf_parquet::{Error, LakeError};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

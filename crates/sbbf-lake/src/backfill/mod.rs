@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_parquet::lake::backfill::{write_table, Rewrite};
+//! use sbbf_lake::backfill::{write_table, Rewrite};
 //! use sbbf_parquet::write::AddOptions;
 //! let add = Rewrite::Add(AddOptions { columns: vec!["user_id".into()], fpp: 0.01, ndv: None, replace: false });
 //! let done = write_table("events/", &add, &mut |_, _| {}).await?;
@@ -23,20 +23,22 @@
 //! # Ok(()) }
 //! ```
 
-use super::delta_commit::{self, About, Swap};
-use super::iceberg::commit::{self as iceberg_commit, Pointer};
+use crate::delta_commit::{self, About, Swap};
+use crate::iceberg::commit::{self as iceberg_commit, Pointer};
 
 mod part;
-use super::catalog::Catalog;
-use super::{location, Format, StoreRoot};
-use crate::source::object;
-use crate::write::{add_filters, resize_filters, AddOptions, WriteReport};
-use crate::{Error, LakeError, ParquetFile, ReadError, WriteError};
+mod summary;
+use crate::catalog::Catalog;
+use crate::{location, Format, StoreRoot};
 use futures::StreamExt;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
 pub use part::EXTENSION as PART_EXTENSION;
+use sbbf_parquet::source::object;
+use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
+use sbbf_parquet::{Error, LakeError, ParquetFile, ReadError, WriteError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+pub use summary::{KeptLine, TableWriteSummary};
 use url::Url;
 
 /// Which table to write: a path (a Delta table's folder, an Iceberg table's folder, local or
@@ -206,7 +208,7 @@ pub async fn write_table(
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
-/// use sbbf_parquet::lake::backfill::{commit_parts, write_part, Rewrite};
+/// use sbbf_lake::backfill::{commit_parts, write_part, Rewrite};
 /// use sbbf_parquet::write::AddOptions;
 /// use std::path::PathBuf;
 /// let add = Rewrite::Add(AddOptions { columns: vec!["id".into()], fpp: 0.01, ndv: None, replace: false });
@@ -432,7 +434,7 @@ impl Table {
         };
         let arg = match at {
             TableAt::Catalog { catalog, table } => {
-                let location = super::catalog::current(catalog, table).await?;
+                let location = crate::catalog::current(catalog, table).await?;
                 let url = match location.starts_with('/') {
                     true => Url::from_file_path(&location).ok(),
                     false => Url::parse(&location).ok(),
@@ -452,7 +454,7 @@ impl Table {
             }
             TableAt::Path(arg) => arg,
         };
-        let format = super::detect(arg)
+        let format = crate::detect(arg)
             .await?
             .ok_or_else(|| LakeError::NotATable {
                 path: arg.to_string(),
@@ -516,11 +518,11 @@ impl Table {
         let base = self.base().await?;
         let (rewrite, names) = match &base {
             Base::Delta(_) => {
-                let lake = super::LakeOptions {
-                    as_of: Some(super::AsOf::Version(base.version())),
+                let lake = crate::LakeOptions {
+                    as_of: Some(crate::AsOf::Version(base.version())),
                     as_directory: false,
                 };
-                let snap = super::snapshot(&self.table, &lake).await?.ok_or_else(|| {
+                let snap = crate::snapshot(&self.table, &lake).await?.ok_or_else(|| {
                     LakeError::NotATable {
                         path: self.table.clone(),
                     }
@@ -541,7 +543,7 @@ impl Table {
     /// below the table's root, or its URL (a local table's: its absolute path too).
     fn find(&self, base: &Base, name: &str) -> Option<usize> {
         // As `sbbf inspect TABLE` names them: the table as given, then the path below it.
-        let folder = format!("{}/", super::table_folder(&self.table));
+        let folder = format!("{}/", crate::table_folder(&self.table));
         let name = name.strip_prefix(folder.as_str()).unwrap_or(name);
         let url = if name.contains("://") {
             Url::parse(name).ok()?
@@ -1097,7 +1099,7 @@ fn copy_url(location: &str) -> Option<String> {
 /// name, files' name).
 fn in_file_names(
     rewrite: &Rewrite,
-    snap: &super::Snapshot,
+    snap: &crate::Snapshot,
 ) -> Result<(Rewrite, Vec<(String, String)>), Error> {
     let columns = match rewrite {
         Rewrite::Add(o) => &o.columns,
@@ -1126,8 +1128,8 @@ fn in_file_names(
 /// or the one meant by a different case or a small typo), and a Delta partition column (its
 /// files do not hold it: there is nothing to filter). A file without the column is then one
 /// written before it was added, which is kept as it is.
-fn check_column(snap: &super::Snapshot, column: &str) -> Result<(), Error> {
-    let top = crate::format::column::split_path(column)
+fn check_column(snap: &crate::Snapshot, column: &str) -> Result<(), Error> {
+    let top = sbbf_parquet::format::column::split_path(column)
         .into_iter()
         .next()
         .unwrap_or_default();
@@ -1139,7 +1141,7 @@ fn check_column(snap: &super::Snapshot, column: &str) -> Result<(), Error> {
         }
         .into()
     };
-    if snap.format == super::Format::Delta && snap.partition_columns.contains(&top) {
+    if snap.format == crate::Format::Delta && snap.partition_columns.contains(&top) {
         return Err(refuse(format!(
             "`{top}` is a partition column: its values are in the table's log, not in its \
              data files, so there is no filter to write (a probe of it answers from the log)"
@@ -1152,15 +1154,15 @@ fn check_column(snap: &super::Snapshot, column: &str) -> Result<(), Error> {
         .columns
         .iter()
         .filter(|c| {
-            !(snap.format == super::Format::Delta && snap.partition_columns.contains(&c.name))
+            !(snap.format == crate::Format::Delta && snap.partition_columns.contains(&c.name))
         })
-        .map(|c| crate::format::column::escape_field(&c.name))
+        .map(|c| sbbf_parquet::format::column::escape_field(&c.name))
         .collect();
     let lower = top.to_lowercase();
     let max_edits = (lower.chars().count() / 4).max(1);
     let near: Vec<&String> = names
         .iter()
-        .filter(|n| crate::read::file::edit_distance(&n.to_lowercase(), &lower) <= max_edits)
+        .filter(|n| sbbf_parquet::read::file::edit_distance(&n.to_lowercase(), &lower) <= max_edits)
         .collect();
     let choices = match near.as_slice() {
         [one] => format!("did you mean `{one}`?"),
@@ -1364,10 +1366,11 @@ mod tests {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lake");
         copy_dir(&fixtures.join("delta_partitioned"), &table);
         let arg = table.to_str().unwrap().to_string();
-        let snap = crate::source::block_on(super::super::snapshot(&arg, &Default::default()))
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        let snap =
+            sbbf_parquet::source::block_on(super::super::snapshot(&arg, &Default::default()))
+                .unwrap()
+                .unwrap()
+                .unwrap();
         assert_eq!((snap.version, snap.files.len()), (2, 4));
         let root = Url::from_directory_path(std::fs::canonicalize(&table).unwrap()).unwrap();
         let victim = snap.files[0]
@@ -1391,7 +1394,7 @@ mod tests {
                 std::fs::write(&log, &other_writer).unwrap();
             }
         };
-        let done = crate::source::block_on(write_table(&arg, &add, &mut progress))
+        let done = sbbf_parquet::source::block_on(write_table(&arg, &add, &mut progress))
             .unwrap()
             .unwrap();
         assert_eq!(done.read_version, 2);
@@ -1399,7 +1402,7 @@ mod tests {
         assert_eq!(done.tries, 2);
         assert_eq!(done.withdrawn, [snap.files[0].url.clone()]);
         assert_eq!(done.swapped.len(), 3);
-        let now = crate::source::block_on(super::super::snapshot(&arg, &Default::default()))
+        let now = sbbf_parquet::source::block_on(super::super::snapshot(&arg, &Default::default()))
             .unwrap()
             .unwrap()
             .unwrap();
@@ -1441,10 +1444,10 @@ mod tests {
             let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             std::fs::write(&local, &bytes).unwrap();
             let url = format!("s3://b/t/c-{len}.parquet");
-            crate::source::block_on(t.upload(&local, &url))
+            sbbf_parquet::source::block_on(t.upload(&local, &url))
                 .unwrap()
                 .unwrap();
-            let got = crate::source::block_on(async {
+            let got = sbbf_parquet::source::block_on(async {
                 let path = object_store::path::Path::from(format!("t/c-{len}.parquet"));
                 store.get(&path).await.unwrap().bytes().await.unwrap()
             })
@@ -1479,7 +1482,7 @@ mod tests {
             report: WriteReport {
                 filters: columns
                     .iter()
-                    .map(|c| crate::write::WrittenFilter {
+                    .map(|c| sbbf_parquet::write::WrittenFilter {
                         row_group: 0,
                         column: c.to_string(),
                         bytes_before: 64,

@@ -3,7 +3,7 @@
 //! skip, so a newer writer's additions do not break it.
 
 use super::Context;
-use crate::Error;
+use sbbf_parquet::Error;
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -164,7 +164,7 @@ impl TableMetadata {
 
     /// The current schema's top-level columns by field id, each with the other names its
     /// id had in earlier schemas (a rename: files written before it hold the old name).
-    pub(crate) fn columns(&self) -> Vec<crate::lake::LakeColumn> {
+    pub(crate) fn columns(&self) -> Vec<crate::LakeColumn> {
         // (id, name, type: the primitive's name, or `struct`/`list`/`map`).
         let fields = |schema: &serde_json::Value| -> Vec<(i64, String, Option<String>)> {
             schema
@@ -224,7 +224,7 @@ impl TableMetadata {
                     .collect();
                 earlier.sort();
                 earlier.dedup();
-                crate::lake::LakeColumn {
+                crate::LakeColumn {
                     name,
                     physical: None,
                     field_id: Some(id),
@@ -347,14 +347,14 @@ fn collect_inner(ty: &serde_json::Value, prefix: &str, out: &mut Vec<(i64, Strin
 
 /// Notes every struct field below the nested type `ty` (at any depth: inside list elements
 /// and map values too) by its field id and current name.
-fn struct_names(ty: &serde_json::Value, out: &mut Vec<crate::lake::InnerName>, depth: usize) {
+fn struct_names(ty: &serde_json::Value, out: &mut Vec<crate::InnerName>, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
     let is_struct = ty.get("type").and_then(|t| t.as_str()) == Some("struct");
     for (id, name, t) in children(ty) {
         if is_struct {
-            out.push(crate::lake::InnerName {
+            out.push(crate::InnerName {
                 id,
                 physical: Vec::new(),
                 name: name.to_string(),

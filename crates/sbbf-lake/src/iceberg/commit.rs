@@ -17,14 +17,14 @@
 //! A data file that position deletes or a deletion vector name is not swapped: they name it
 //! by its path, which a copy does not have. Format version 3 (row lineage) is refused.
 
-use super::super::delta_commit::{About, Swap};
-use super::super::{catalog, Deletes, Snapshot, StoreRoot};
 use super::{container, get_named, plan::location_url, Context, FORMAT};
-use crate::lake::catalog::Catalog;
-use crate::{Error, LakeError};
+use crate::catalog::Catalog;
+use crate::delta_commit::{About, Swap};
+use crate::{catalog, Deletes, Snapshot, StoreRoot};
 use apache_avro::schema::Schema;
 use apache_avro::types::Value;
 use object_store::{ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
+use sbbf_parquet::{Error, LakeError};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use url::Url;
@@ -985,7 +985,7 @@ async fn put(
     root.store()
         .put_opts(&path, PutPayload::from(bytes), opts.clone())
         .await
-        .map_err(|source| crate::WriteError::Store {
+        .map_err(|source| sbbf_parquet::WriteError::Store {
             location: location.to_string(),
             source,
         })?;
@@ -1007,7 +1007,7 @@ async fn put_if_absent(
     };
     match put(root, cx, location, bytes, &opts, wrote).await {
         Ok(()) => Ok(true),
-        Err(Error::Write(crate::WriteError::Store {
+        Err(Error::Write(sbbf_parquet::WriteError::Store {
             source: object_store::Error::AlreadyExists { .. },
             ..
         })) => Ok(false),

@@ -4,9 +4,9 @@
 //! like any file: every field is checked when it is read.
 
 use super::KeptFile;
-use crate::lake::delta_commit::{About, Swap};
-use crate::write::{WriteReport, WrittenFilter};
-use crate::{Error, LakeError};
+use crate::delta_commit::{About, Swap};
+use sbbf_parquet::write::{WriteReport, WrittenFilter};
+use sbbf_parquet::{Error, LakeError};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -106,13 +106,14 @@ impl Part {
     pub(crate) fn write(&self, out: &Path) -> Result<(), Error> {
         let bytes = self.to_json().to_string();
         if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| crate::WriteError::TempFile {
+            std::fs::create_dir_all(dir).map_err(|source| sbbf_parquet::WriteError::TempFile {
                 dir: dir.to_path_buf(),
                 source,
             })?;
         }
-        crate::write::atomic_write(out, out, |w| {
-            std::io::Write::write_all(w, bytes.as_bytes()).map_err(crate::write::write_err(out))
+        sbbf_parquet::write::atomic_write(out, out, |w| {
+            std::io::Write::write_all(w, bytes.as_bytes())
+                .map_err(sbbf_parquet::write::write_err(out))
         })
         .map(|_| ())
     }
