@@ -16,6 +16,7 @@ mod lake_write;
 mod lake_write_iceberg;
 mod paths;
 mod query;
+mod readme_tour;
 mod s3;
 mod verify;
 mod waves;
