@@ -25,7 +25,7 @@ runs taking turns so a busy moment falls on all alike), our wall over DataFusion
 loose for K keys, judged from their sizes) and, for our
 table, the expected survivors `1 - (1 - p)^K` of a row group holding none of the keys at the
 filters' FPP p = 1 %; for our table the filter bytes it read are shown beside DataFusion's
-`bytes_scanned` (which holds DataFusion's own filter reads, not ours). Prints Markdown tables (the ones in crates/sbbf-datafusion/README.md).
+`bytes_scanned` (which holds DataFusion's own filter reads, not ours). Prints Markdown tables (the ones in docs/performance.md).
 
 The default class is the issue's: 64 row groups of 320,000 rows (2.7 GB, made once).
 

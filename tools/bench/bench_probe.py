@@ -15,7 +15,7 @@ each behind a proxy that holds every request for the added latency and counts re
 reports requests, waves (sequential round trips per file, from `--stats`), bytes, wall time
 (median of 3) and the floor: waves x latency for one file; for a prefix, (1 listing +
 ceil(files x requests per file / concurrency)) x latency. Also 100,000 keys from a file on the
-local 64-row-group file (time and peak memory). Prints the Markdown tables of the README.
+local 64-row-group file (time and peak memory). Prints the Markdown tables of docs/performance.md.
 """
 
 import argparse

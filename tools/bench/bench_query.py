@@ -15,7 +15,7 @@ column that makes the data pages heavy. Then runs, with the release `sbbf`:
 for one key and for an IN list of 10 keys, locally and on an S3 test server (moto) behind a
 proxy that holds every request for the given latency. Reports wall time (median of 3),
 row groups read, bytes DataFusion scanned, our filter bytes, and requests (S3: counted by the
-proxy). Prints a Markdown table (the one in crates/sbbf-datafusion/README.md).
+proxy). Prints a Markdown table (the one in docs/performance.md).
 """
 
 import argparse

@@ -13,6 +13,7 @@
 //! The answer is a metadata file's location, read from there on as any `*.metadata.json`.
 
 use sbbf_parquet::{Error, LakeError};
+use std::path::{Path, PathBuf};
 
 /// The environment variable whose value is sent as a REST catalog's bearer token.
 pub const TOKEN_VAR: &str = "SBBF_CATALOG_TOKEN";
@@ -83,7 +84,32 @@ pub async fn metadata_location(catalog: &Catalog, table: &str) -> Result<String,
         .ok_or_else(|| LakeError::BadLocation {
             location: location.clone(),
         })?;
+    let path = relocated(catalog, &path).unwrap_or(path);
     Ok(path.display().to_string())
+}
+
+/// Where a SQL catalog's metadata file that storage lacks is, when the catalog file was
+/// copied or moved together with its warehouse (a backup, a fixture in a clone): the same
+/// path's tail below the catalog file's folder, the longest tail that exists, of at least the
+/// table folder, `metadata/` and the file. The table read there is then read as a moved one
+/// (its files below the folder found, a commit to it refused). `None` when the file is where
+/// the catalog says, or nowhere.
+pub(crate) fn relocated(catalog: &Catalog, missing: &Path) -> Option<PathBuf> {
+    let catalog_file = Path::new(catalog.uri.strip_prefix("sqlite://")?);
+    if missing.exists() {
+        return None;
+    }
+    let base = catalog_file.parent()?;
+    let parts: Vec<&std::ffi::OsStr> = missing
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    (0..parts.len().saturating_sub(2))
+        .map(|from| base.join(parts[from..].iter().collect::<PathBuf>()))
+        .find(|candidate| candidate.is_file())
 }
 
 /// The current metadata location of `table` in `catalog`, as the catalog writes it (a
@@ -525,5 +551,29 @@ mod tests {
         let body = br#"{"error": {"message": "Table does not exist", "code": 404}}"#;
         assert_eq!(rest_message(body), ": Table does not exist");
         assert_eq!(rest_message(b"<html>"), "");
+    }
+
+    #[test]
+    fn a_copied_warehouse_is_found_below_its_catalog_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = dir.path().join("copy/ns/t/metadata");
+        std::fs::create_dir_all(&meta).unwrap();
+        std::fs::write(meta.join("v3.metadata.json"), b"{}").unwrap();
+        let db = dir.path().join("copy/catalog.db");
+        let catalog = Catalog::new(&format!("sqlite://{}", db.display()), None);
+        let missing = Path::new("/gone/warehouse/ns/t/metadata/v3.metadata.json");
+        assert_eq!(
+            relocated(&catalog, missing),
+            Some(meta.join("v3.metadata.json"))
+        );
+        // Only a tail of the table folder, `metadata/` and the file: not a lone file name.
+        std::fs::write(dir.path().join("copy/v9.metadata.json"), b"{}").unwrap();
+        let elsewhere = Path::new("/gone/other/metadata/v9.metadata.json");
+        assert_eq!(relocated(&catalog, elsewhere), None);
+        // Where the catalog says: as it says; a REST catalog: never relocated.
+        let there = meta.join("v3.metadata.json");
+        assert_eq!(relocated(&catalog, &there), None);
+        let rest = Catalog::new("http://localhost:1/catalog", None);
+        assert_eq!(relocated(&rest, missing), None);
     }
 }

@@ -32,6 +32,26 @@ pub(crate) fn iceberg_table(name: &str) -> String {
     format!("{ICEBERG_ROOT}/ns/{name}")
 }
 
+/// Makes the copied test catalog `db` name its tables' metadata below a root that does not
+/// exist, as the committed catalog does in a clone on a machine without [`ICEBERG_ROOT`]
+/// (which other tests of this binary fill at any moment): a catalog read through it then
+/// finds its tables where the catalog file was copied, never in [`ICEBERG_ROOT`].
+pub(crate) fn retarget_catalog(db: &Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE iceberg_tables SET \
+             metadata_location = replace(metadata_location, ?1, ?2), \
+             previous_metadata_location = replace(previous_metadata_location, ?1, ?2)",
+            [
+                "/tmp/sbbf-lake-fixtures/",
+                "/nonexistent/sbbf-lake-fixtures/",
+            ],
+        )
+        .unwrap();
+    assert!(changed > 0, "no table in {}", db.display());
+}
+
 pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

@@ -537,3 +537,75 @@ fn a_copied_iceberg_table_is_read_where_it_is_found() {
     );
     assert_eq!(std::fs::read_dir(&meta).unwrap().count(), before);
 }
+
+/// A warehouse copied whole with its SQL catalog (the committed `testdata/lake/iceberg`, whose
+/// `catalog.db` names the `/tmp` folder the tables were written in, in a clone) is read
+/// through that catalog where it is found: the catalog's metadata file taken below the
+/// catalog file's folder, the table's files below the table folder found (pyiceberg's counts);
+/// a metadata file of a copy given as the path reads the same way. A commit through such a
+/// catalog is refused before anything is written: the catalog names another place.
+#[cfg(feature = "query")]
+#[test]
+fn a_copied_warehouse_is_read_through_its_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let warehouse = dir.path().join("warehouse copy");
+    copy_dir(&lake_dir().join("iceberg"), &warehouse);
+    crate::lake::retarget_catalog(&warehouse.join("catalog.db"));
+    let catalog = format!("sqlite://{}", warehouse.join("catalog.db").display());
+    let real = std::fs::canonicalize(&warehouse).unwrap();
+    for name in ["ice_basic", "ice_posdeletes"] {
+        let ident = format!("ns.{name}");
+        assert_eq!(
+            count(&ident, &["--catalog", &catalog]),
+            oracle_rows(name),
+            "{name}"
+        );
+        let out = sbbf(&[
+            "probe",
+            &ident,
+            "id",
+            "7",
+            "--catalog",
+            &catalog,
+            "--format",
+            "json",
+        ]);
+        assert_ne!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let mut files = 0;
+        for line in text(&out.stdout).lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let Some(f) = v.get("file").and_then(Value::as_str) else {
+                continue;
+            };
+            let f = std::fs::canonicalize(f).unwrap();
+            assert!(f.starts_with(&real), "{} read for {name}", f.display());
+            files += 1;
+        }
+        assert!(files > 0);
+    }
+    // The newest metadata file of a copy, given as the path.
+    let meta = warehouse.join("ns/ice_basic/metadata");
+    let mut numbered: Vec<_> = std::fs::read_dir(&meta)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .collect();
+    numbered.sort();
+    let newest = numbered.last().unwrap().to_str().unwrap().to_string();
+    assert_eq!(count(&newest, &[]), oracle_rows("ice_basic"));
+    // No commit through a catalog that names another place.
+    let listed = |p: &Path| std::fs::read_dir(p).unwrap().count();
+    let (before, db) = (
+        listed(&meta),
+        std::fs::read(warehouse.join("catalog.db")).unwrap(),
+    );
+    let out = sbbf(&["add", "--catalog", &catalog, "ns.ice_basic", "-c", "v"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("committed to only where it lives"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(listed(&meta), before);
+    assert_eq!(std::fs::read(warehouse.join("catalog.db")).unwrap(), db);
+}

@@ -43,6 +43,14 @@ const EXPECTED: &[(&str, i32, &[&str])] = &[
         &["`600`: maybe in row group(s) 0", "in 1 of 3 file(s)"],
     ),
     (
+        "sbbf probe ns.ice_basic id 600 --catalog sqlite://testdata/lake/iceberg/catalog.db",
+        0,
+        &[
+            "testdata/lake/iceberg/ns/ice_basic/data/",
+            "in 1 of 3 file(s)",
+        ],
+    ),
+    (
         "sbbf query testdata/lake/delta_partitioned \"SELECT p, count(*) FROM t GROUP BY p ORDER BY p\"",
         0,
         &["| a | 400", "| c | 400"],
@@ -164,6 +172,8 @@ fn the_readme_tour_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path();
     crate::lake::copy_dir(&testdata(), &cwd.join("testdata"));
+    // As in a clone: the catalog's tables are found where the catalog file lies.
+    crate::lake::retarget_catalog(&cwd.join("testdata/lake/iceberg/catalog.db"));
     let scratch = cwd.join("sbbf-tour");
     let scratch = scratch.to_str().unwrap();
     let at = |w: &str| -> String { w.replace("/tmp/sbbf-tour", scratch) };
@@ -183,7 +193,7 @@ fn the_readme_tour_runs_as_written() {
         match cmd.as_str() {
             "mkdir" => {
                 for a in args.iter().filter(|a| !a.starts_with('-')) {
-                    std::fs::create_dir_all(path(*a)).unwrap();
+                    std::fs::create_dir_all(path(a)).unwrap();
                 }
             }
             "cp" => {
@@ -193,9 +203,9 @@ fn the_readme_tour_runs_as_written() {
                     .filter(|a| !a.starts_with('-'))
                     .collect();
                 let (to, from) = operands.split_last().expect("cp without operands");
-                let to = path(*to);
+                let to = path(to);
                 for f in from {
-                    let f = path(*f);
+                    let f = path(f);
                     let name = f.file_name().expect("cp of a named file or folder");
                     crate::lake::copy_dir(&f, &to.join(name));
                 }
@@ -212,7 +222,7 @@ fn the_readme_tour_runs_as_written() {
                 }
                 let again = seen.contains(line);
                 seen.push(line.clone());
-                let run: Vec<String> = args.iter().map(|a| at(*a)).collect();
+                let run: Vec<String> = args.iter().map(|a| at(a)).collect();
                 let out = Command::new(env!("CARGO_BIN_EXE_sbbf"))
                     .args(&run)
                     .current_dir(cwd)

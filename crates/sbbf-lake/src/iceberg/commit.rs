@@ -160,6 +160,26 @@ async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<Str
 /// it) for a commit; refused, with the reason, where this module cannot commit.
 pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<Base, Error> {
     let location = current(root, pointer, table).await?;
+    // A warehouse copied with its catalog file is read where it is found; its catalog still
+    // names the place it was written, where a commit would have to go.
+    if let Pointer::Catalog { catalog, .. } = pointer {
+        let local = url::Url::parse(&location)
+            .ok()
+            .and_then(|u| u.to_file_path().ok());
+        if let Some(found) = local
+            .as_deref()
+            .and_then(|p| catalog::relocated(catalog, p))
+        {
+            return Err(refused(
+                table,
+                format!(
+                    "its catalog names {location}, which is not there; the copy found at {} is \
+                     read where it is found, but committed to only where it lives",
+                    found.display()
+                ),
+            ));
+        }
+    }
     let cx = Context {
         table: location.clone(),
     };

@@ -37,6 +37,8 @@ pub(super) struct TableMetadata {
     pub refs: Option<HashMap<String, SnapshotRef>>,
     /// Keys of an encrypted table (v3).
     pub encryption_keys: Option<Vec<serde_json::Value>>,
+    /// The table's properties (`write.metadata.path` moves its metadata files elsewhere).
+    pub properties: Option<HashMap<String, serde_json::Value>>,
 }
 
 /// One snapshot in `snapshots`.

@@ -181,14 +181,24 @@ async fn open(
         return Err(cx.unsupported("encryption"));
     }
     // A table found in a folder its metadata does not name (copied or moved) is read
-    // there, every location below its recorded one taken below the folder found.
-    let moved = match url.path().ends_with('/') {
-        true => moved::Moved::of(&meta.location, url),
+    // there, every location below its recorded one taken below the folder found: the folder
+    // given, or the one holding the `metadata/` folder of the metadata file given (unless
+    // the table writes its metadata files elsewhere than there).
+    let own_metadata_folder = meta
+        .properties
+        .as_ref()
+        .is_none_or(|p| !p.contains_key("write.metadata.path"));
+    let found = match url.path().ends_with('/') {
+        true => Some(url.clone()),
+        false if own_metadata_folder => moved::table_folder_of(&metadata_url),
         false => None,
     };
-    if let Some(m) = &moved {
+    let moved = found
+        .as_ref()
+        .and_then(|f| moved::Moved::of(&meta.location, f));
+    if let (Some(m), Some(found)) = (&moved, &found) {
         notes.push(format!(
-            "the table's metadata says it lives at {}; it was found at {url} and is read \
+            "the table's metadata says it lives at {}; it was found at {found} and is read \
              there (its files at the same paths below that folder)",
             m.said
         ));

@@ -8,6 +8,16 @@
 
 use url::Url;
 
+/// The table folder of a metadata file in its table's `metadata/` folder (`T/metadata/F`:
+/// `T/`); `None` when the file's folder is named otherwise.
+pub(crate) fn table_folder_of(metadata_file: &Url) -> Option<Url> {
+    let segments: Vec<&str> = metadata_file.path_segments()?.collect();
+    match segments.as_slice() {
+        [.., "metadata", file] if !file.is_empty() => metadata_file.join("../").ok(),
+        _ => None,
+    }
+}
+
 /// Where a moved table's locations are read: the prefixes its metadata writes them under,
 /// and the folder it was found in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,5 +130,20 @@ mod tests {
         assert_eq!(moved("file:///tmp/w/t", "file:///tmp/w/t/"), None);
         assert_eq!(moved("/tmp/w/t/", "file:///tmp/w/t/"), None);
         assert_eq!(moved("s3://b/t", "s3://b/t/"), None);
+    }
+
+    #[test]
+    fn a_metadata_file_names_its_table_folder_only_from_a_metadata_folder() {
+        let folder = |u: &str| table_folder_of(&Url::parse(u).unwrap()).map(|f| f.to_string());
+        assert_eq!(
+            folder("file:///w/ns/t/metadata/v3.metadata.json").as_deref(),
+            Some("file:///w/ns/t/")
+        );
+        assert_eq!(
+            folder("s3://b/t/metadata/00001-x.metadata.json").as_deref(),
+            Some("s3://b/t/")
+        );
+        assert_eq!(folder("file:///w/t/meta/v3.metadata.json"), None);
+        assert_eq!(folder("file:///w/t/metadata/"), None);
     }
 }

@@ -343,8 +343,11 @@ fn live_entries_are_listed_and_deleted_ones_are_not() {
         ]
     );
     assert_eq!(a.deletes, Deletes::None);
-    // A metadata file given directly: no note about the catalog or the table's location.
-    assert!(snap.notes.is_empty(), "{:?}", snap.notes);
+    // A metadata file given directly, found in another folder than the `location` it
+    // records: read where it is found (said in a note), its files named outside that location
+    // read as written (`a.url` above); no note about a catalog.
+    assert_eq!(snap.notes.len(), 1, "{:?}", snap.notes);
+    assert!(snap.notes[0].contains("is read there"), "{:?}", snap.notes);
 }
 
 #[test]
