@@ -226,6 +226,14 @@ def test_iceberg_rename_is_read_by_field_id(lake):
     # The probe finds the column in each file under the name it was written with.
     answers = sbbf.probe(metadata, "name", ["s7"])
     assert sorted(a["column"] for a in answers if "column" in a) == ["name", "s"]
+    # The first snapshot, read as of it, with the schema it was written with (pyiceberg
+    # projects the snapshot's schema: `id, s`).
+    first = t.history()[0].snapshot_id
+    theirs = t.scan(snapshot_id=first).to_arrow()
+    assert theirs.column_names == ["id", "s"]
+    ours = sbbf.read_table(metadata, as_of=first)
+    assert ours.column_names == ["id", "s"]
+    _same_rows(ours, theirs)
 
 
 @pytest.mark.parametrize("mode", ["name", "id"])

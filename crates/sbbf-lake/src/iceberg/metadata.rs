@@ -57,6 +57,8 @@ pub(super) struct SnapshotEntry {
     pub manifests: Option<Vec<String>>,
     /// v3: the key that encrypts the manifest list's key metadata.
     pub key_id: Option<String>,
+    /// The schema current when it was committed (v2 on; optional in v1).
+    pub schema_id: Option<i32>,
 }
 
 /// One entry of `snapshot-log`.
@@ -167,6 +169,12 @@ impl TableMetadata {
     /// The current schema's top-level columns by field id, each with the other names its
     /// id had in earlier schemas (a rename: files written before it hold the old name).
     pub(crate) fn columns(&self) -> Vec<crate::LakeColumn> {
+        self.columns_of(self.current_schema_id)
+    }
+
+    /// [`TableMetadata::columns`] of the schema `schema_id` (a snapshot's, read as of it:
+    /// its columns as they were named then); the current schema when there is no such id.
+    pub(crate) fn columns_of(&self, schema_id: Option<i32>) -> Vec<crate::LakeColumn> {
         // (id, name, type: the primitive's name, or `struct`/`list`/`map`).
         let fields = |schema: &serde_json::Value| -> Vec<(i64, String, Option<String>)> {
             schema
@@ -192,7 +200,10 @@ impl TableMetadata {
                 })
                 .unwrap_or_default()
         };
-        let Some(current) = self.current_schema() else {
+        let Some(current) = self
+            .schema_by_id(schema_id)
+            .or_else(|| self.current_schema())
+        else {
             return Vec::new();
         };
         let all: Vec<(i64, String, Option<String>)> = self
@@ -241,10 +252,17 @@ impl TableMetadata {
     }
 
     fn current_schema(&self) -> Option<&serde_json::Value> {
-        let by_id = self.schemas.iter().flatten().find(|s| {
-            s.get("schema-id").and_then(|v| v.as_i64()) == self.current_schema_id.map(i64::from)
-        });
-        by_id.or(self.schema.as_ref())
+        self.schema_by_id(self.current_schema_id)
+            .or(self.schema.as_ref())
+    }
+
+    /// The schema of `schemas` with the id `id`.
+    fn schema_by_id(&self, id: Option<i32>) -> Option<&serde_json::Value> {
+        let id = i64::from(id?);
+        self.schemas
+            .iter()
+            .flatten()
+            .find(|s| s.get("schema-id").and_then(|v| v.as_i64()) == Some(id))
     }
 
     /// The current snapshot's id: `current-snapshot-id`, else the `main` branch; `None` when

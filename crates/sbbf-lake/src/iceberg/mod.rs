@@ -247,6 +247,12 @@ async fn open(
     }
     snap.version = id;
     snap.timestamp_ms = Some(chosen.timestamp_ms);
+    // An older snapshot is read with the schema it was written with (its columns as they
+    // were named then, dropped ones included), as the format's readers read it; the current
+    // one with the current schema.
+    if as_of.is_some() && chosen.schema_id.is_some() {
+        snap.columns = meta.columns_of(chosen.schema_id);
+    }
 
     let manifests = match (&chosen.manifest_list, &chosen.manifests) {
         (Some(list), _) => {
