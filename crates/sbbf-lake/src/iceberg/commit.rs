@@ -160,10 +160,53 @@ async fn current(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<Str
 /// it) for a commit; refused, with the reason, where this module cannot commit.
 pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Result<Base, Error> {
     let location = current(root, pointer, table).await?;
-    // A warehouse copied with its catalog file is read where it is found; its catalog still
-    // names the place it was written, where a commit would have to go.
+    refuse_relocated(pointer, table, &location)?;
+    let cx = Context {
+        table: location.clone(),
+    };
+    let url = url_of(&location, &cx)?;
+    let bytes = get_named(root, &cx, url.as_str(), "metadata file").await?;
+    let (metadata, format_version) = writable_metadata(&bytes, pointer, table, &cx)?;
+    // The reader's view of the same metadata file: the columns, and the deletes attached.
+    let snapshot = Box::new(super::snapshot(root, table, &url, None).await?);
+    let mut base = Base {
+        version: -1,
+        location,
+        metadata,
+        format_version,
+        list: None,
+        manifests: Vec::new(),
+        files: Vec::new(),
+        snapshot,
+    };
+    let id = match base.metadata["current-snapshot-id"].as_i64() {
+        Some(id) if id >= 0 => id,
+        _ => return Ok(base),
+    };
+    let snapshot = snapshot_json(&base.metadata, id).ok_or_else(|| {
+        cx.error(format!(
+            "the current snapshot {id} is not among its snapshots"
+        ))
+    })?;
+    let Some(list_location) = snapshot["manifest-list"].as_str().map(str::to_string) else {
+        return Err(refused(
+            table,
+            "its current snapshot names its manifests without a manifest list (format version 1's \
+             older form)",
+        ));
+    };
+    base.version = id;
+    read_live_files(root, &cx, table, &mut base, &list_location).await?;
+    mark_kept(&mut base, &cx)?;
+    Ok(base)
+}
+
+/// Refuses a commit through a SQL catalog whose metadata file is not where it says, when a
+/// copy of the warehouse holds it below the catalog file's folder: that copy is read where
+/// it is found, but the catalog names the place it was written, where a commit would go.
+fn refuse_relocated(pointer: &Pointer, table: &str, location: &str) -> Result<(), Error> {
     if let Pointer::Catalog { catalog, .. } = pointer {
-        let local = url::Url::parse(&location)
+        let local = url::Url::parse(location)
             .ok()
             .and_then(|u| u.to_file_path().ok());
         if let Some(found) = local
@@ -180,16 +223,23 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
             ));
         }
     }
-    let cx = Context {
-        table: location.clone(),
-    };
-    let url = url_of(&location, &cx)?;
-    let bytes = get_named(root, &cx, url.as_str(), "metadata file").await?;
+    Ok(())
+}
+
+/// The metadata file's JSON and format version, refused (with why) where this module cannot
+/// commit: gzip-compressed, a format version other than 1 and 2, encrypted, or a table read
+/// from a folder other than the one it lives in.
+fn writable_metadata(
+    bytes: &[u8],
+    pointer: &Pointer,
+    table: &str,
+    cx: &Context,
+) -> Result<(Json, i64), Error> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(refused(table, "its metadata file is gzip-compressed"));
     }
-    let metadata: Json = serde_json::from_slice(&bytes)
-        .map_err(|e| cx.error_from(format!("{location} is not a metadata file"), e))?;
+    let metadata: Json = serde_json::from_slice(bytes)
+        .map_err(|e| cx.error_from(format!("{} is not a metadata file", cx.table), e))?;
     let format_version = metadata["format-version"].as_i64().unwrap_or(0);
     if !(1..=2).contains(&format_version) {
         return Err(refused(
@@ -221,35 +271,20 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
             ));
         }
     }
-    // The reader's view of the same metadata file: the columns, and the deletes attached.
-    let snapshot = Box::new(super::snapshot(root, table, &url, None).await?);
-    let mut base = Base {
-        version: -1,
-        location,
-        metadata,
-        format_version,
-        list: None,
-        manifests: Vec::new(),
-        files: Vec::new(),
-        snapshot,
-    };
-    let id = match base.metadata["current-snapshot-id"].as_i64() {
-        Some(id) if id >= 0 => id,
-        _ => return Ok(base),
-    };
-    let snapshot = snapshot_json(&base.metadata, id).ok_or_else(|| {
-        cx.error(format!(
-            "the current snapshot {id} is not among its snapshots"
-        ))
-    })?;
-    let Some(list_location) = snapshot["manifest-list"].as_str().map(str::to_string) else {
-        return Err(refused(
-            table,
-            "its current snapshot names its manifests without a manifest list (format version 1's \
-             older form)",
-        ));
-    };
-    base.version = id;
+    Ok((metadata, format_version))
+}
+
+/// Reads the manifest list at `list_location` and its data manifests into `base`: each live
+/// data file with its manifest, and why it must be kept as it is where it must (another
+/// table's file, a data sequence number not written down).
+async fn read_live_files(
+    root: &StoreRoot,
+    cx: &Context,
+    table: &str,
+    base: &mut Base,
+    list_location: &str,
+) -> Result<(), Error> {
+    let (id, format_version) = (base.version, base.format_version);
     // Data files are copied beside themselves only inside the table's own folder: a file of
     // another table (migrated or snapshot tables point into their source's) is kept.
     let table_location = base.metadata["location"]
@@ -261,10 +296,10 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         return Err(cx.error("its metadata has no table location"));
     }
     let list_file = format!("manifest list {list_location}");
-    let list_url = url_of(&list_location, &cx)?;
+    let list_url = url_of(list_location, cx)?;
     let list = read_avro(
-        &get_named(root, &cx, list_url.as_str(), "manifest list").await?,
-        &cx,
+        &get_named(root, cx, list_url.as_str(), "manifest list").await?,
+        cx,
         &list_file,
     )?;
     writable_codec(&list, table, &list_file)?;
@@ -279,8 +314,8 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
             return Err(cx.error(format!("{list_file} names the manifest {path} twice")));
         }
         let file = format!("manifest {path}");
-        let bytes = get_named(root, &cx, url_of(&path, &cx)?.as_str(), "data manifest").await?;
-        let avro = read_avro(&bytes, &cx, &file)?;
+        let bytes = get_named(root, cx, url_of(&path, cx)?.as_str(), "data manifest").await?;
+        let avro = read_avro(&bytes, cx, &file)?;
         writable_codec(&avro, table, &file)?;
         let m = Manifest {
             record: i,
@@ -330,6 +365,13 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
         base.manifests.push(m);
     }
     base.list = Some(list);
+    Ok(())
+}
+
+/// Marks the files a copy would break as kept: a file live in two manifests (its copy would
+/// be added twice), and a file position deletes or a deletion vector name by its path.
+fn mark_kept(base: &mut Base, cx: &Context) -> Result<(), Error> {
+    let id = base.version;
     // A file live twice (in two manifests) is left alone: a copy would be added twice.
     let mut count: HashMap<&str, usize> = HashMap::new();
     for f in &base.files {
@@ -373,7 +415,7 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
             );
         }
     }
-    Ok(base)
+    Ok(())
 }
 
 /// Refuses, before any copy is written, an Avro file whose codec a rewrite cannot write.
@@ -565,45 +607,120 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
     let cx = Context {
         table: base.location.clone(),
     };
-    let bad = |reason: String| cx.error(format!("the commit cannot be written: {reason}"));
     let (Some(list), true) = (&base.list, base.version >= 0) else {
         return Err(refused(
             table,
             "it has no snapshot, so no data file to swap",
         ));
     };
-    let meta = &base.metadata;
-    let v2 = base.format_version >= 2;
-    let taken: Vec<i64> = meta["snapshots"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|s| s["snapshot-id"].as_i64()).collect())
-        .unwrap_or_default();
-    let id = loop {
-        let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
-        let id = ((hi ^ lo) & (i64::MAX as u64)) as i64;
-        if id > 0 && !taken.contains(&id) {
-            break id;
-        }
-    };
-    let sequence = match v2 {
-        true => meta["last-sequence-number"]
-            .as_i64()
-            .unwrap_or(0)
-            .checked_add(1)
-            .ok_or_else(|| bad("its last sequence number is the largest there is".into()))?,
-        false => 0,
-    };
-    let location = meta["location"]
-        .as_str()
-        .unwrap_or_default()
-        .trim_end_matches('/')
-        .to_string();
-    let dir = meta["properties"]["write.metadata.path"]
-        .as_str()
-        .map(|d| d.trim_end_matches('/').to_string())
-        .unwrap_or_else(|| format!("{location}/metadata"));
-    let commit_uuid = uuid::Uuid::new_v4();
+    let ids = Ids::new(base, &cx)?;
+    let (records, totals) = rewrite_manifests(root, &cx, base, list, swaps, &ids, wrote).await?;
+    let list_location = write_manifest_list(root, &cx, base, list, &records, &ids, wrote).await?;
+    let (text, snapshot) = new_metadata(
+        base,
+        swaps,
+        about,
+        now_ms,
+        &ids,
+        &totals,
+        list_location,
+        &cx,
+    )?;
+    let swapped = swap_pointer(root, &cx, pointer, base, text, snapshot, &ids, wrote).await?;
+    Ok(swapped.then_some(ids.id))
+}
 
+/// What one try names its commit by: the new snapshot's id (unused in the table) and
+/// sequence number, the folder its metadata files go to, and the name its new files share.
+struct Ids {
+    id: i64,
+    sequence: i64,
+    /// Format version 2 on (sequence numbers, inherited values) rather than 1.
+    v2: bool,
+    dir: String,
+    commit_uuid: uuid::Uuid,
+}
+
+impl Ids {
+    fn new(base: &Base, cx: &Context) -> Result<Ids, Error> {
+        let meta = &base.metadata;
+        let v2 = base.format_version >= 2;
+        let taken: Vec<i64> = meta["snapshots"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s["snapshot-id"].as_i64()).collect())
+            .unwrap_or_default();
+        let id = loop {
+            let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
+            let id = ((hi ^ lo) & (i64::MAX as u64)) as i64;
+            if id > 0 && !taken.contains(&id) {
+                break id;
+            }
+        };
+        let sequence = match v2 {
+            true => meta["last-sequence-number"]
+                .as_i64()
+                .unwrap_or(0)
+                .checked_add(1)
+                .ok_or_else(|| {
+                    cannot_write(
+                        cx,
+                        "its last sequence number is the largest there is".into(),
+                    )
+                })?,
+            false => 0,
+        };
+        let location = meta["location"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .to_string();
+        let dir = meta["properties"]["write.metadata.path"]
+            .as_str()
+            .map(|d| d.trim_end_matches('/').to_string())
+            .unwrap_or_else(|| format!("{location}/metadata"));
+        Ok(Ids {
+            id,
+            sequence,
+            v2,
+            dir,
+            commit_uuid: uuid::Uuid::new_v4(),
+        })
+    }
+}
+
+/// What the rewritten manifests add and remove, for the snapshot's summary.
+#[derive(Debug, Default)]
+struct Totals {
+    added_rows: i64,
+    added_size: i64,
+    removed_size: i64,
+}
+
+fn cannot_write(cx: &Context, reason: String) -> Error {
+    cx.error(format!("the commit cannot be written: {reason}"))
+}
+
+/// New objects are created, never written over.
+fn create() -> PutOptions {
+    PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    }
+}
+
+/// Rewrites each manifest that lists a swapped file (its original DELETED, its copy ADDED by
+/// this snapshot, every other entry EXISTING with what it inherited written out) and gives
+/// the manifest list's records with those manifests' records updated.
+async fn rewrite_manifests(
+    root: &StoreRoot,
+    cx: &Context,
+    base: &Base,
+    list: &Avro,
+    swaps: &[Swap],
+    ids: &Ids,
+    wrote: &mut Wrote,
+) -> Result<(Vec<Value>, Totals), Error> {
+    let bad = |reason: String| cannot_write(cx, reason);
     // The swaps by original, and which manifests they touch.
     let by_path: HashMap<&str, &Swap> = swaps.iter().map(|s| (s.old_path.as_str(), s)).collect();
     let mut touched: Vec<usize> = base
@@ -614,13 +731,8 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
         .collect();
     touched.sort_unstable();
     touched.dedup();
-
     let mut records = list.records.clone();
-    let (mut added_rows, mut added_size, mut removed_size) = (0i64, 0i64, 0i64);
-    let puts = PutOptions {
-        mode: PutMode::Create,
-        ..Default::default()
-    };
+    let mut totals = Totals::default();
     for (n, &mi) in touched.iter().enumerate() {
         let m = &base.manifests[mi];
         let schema = &m.avro.schema;
@@ -645,7 +757,7 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             let snapshot_id = long(e, "snapshot_id").unwrap_or(m.added_snapshot_id);
             let inherit = |name| match long(e, name) {
                 Some(s) => Some(s),
-                None if status == ADDED || !v2 => Some(m.sequence_number),
+                None if status == ADDED || !ids.v2 => Some(m.sequence_number),
                 None => None,
             };
             let (data_seq, file_seq) =
@@ -664,15 +776,16 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                 Some(swap) => {
                     let mut copy = kept.clone();
                     set_number(&mut kept, schema, "status", Some(DELETED)).map_err(bad)?;
-                    set_number(&mut kept, schema, "snapshot_id", Some(id)).map_err(bad)?;
+                    set_number(&mut kept, schema, "snapshot_id", Some(ids.id)).map_err(bad)?;
                     deleted = (deleted.0 + 1, deleted.1.saturating_add(rows));
-                    removed_size =
-                        removed_size.saturating_add(long(data, "file_size_in_bytes").unwrap_or(0));
+                    totals.removed_size = totals
+                        .removed_size
+                        .saturating_add(long(data, "file_size_in_bytes").unwrap_or(0));
                     entries.push(kept);
                     // The copy: ADDED by this snapshot, its original's data sequence number
                     // kept, its file sequence number this snapshot's (inherited).
                     set_number(&mut copy, schema, "status", Some(ADDED)).map_err(bad)?;
-                    set_number(&mut copy, schema, "snapshot_id", Some(id)).map_err(bad)?;
+                    set_number(&mut copy, schema, "snapshot_id", Some(ids.id)).map_err(bad)?;
                     set_number(&mut copy, schema, "file_sequence_number", None).map_err(bad)?;
                     let mut data = data.clone();
                     let new_location = sibling(&path, &swap.new_path);
@@ -688,8 +801,8 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                     };
                     set(&mut copy, "data_file", data).map_err(bad)?;
                     added = (added.0 + 1, added.1.saturating_add(rows));
-                    added_rows = added_rows.saturating_add(rows);
-                    added_size = added_size.saturating_add(size);
+                    totals.added_rows = totals.added_rows.saturating_add(rows);
+                    totals.added_size = totals.added_size.saturating_add(size);
                     min_seq = min_seq.min(data_seq.unwrap_or(0));
                     copies.push(copy);
                 }
@@ -704,73 +817,140 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             );
         }
         let bytes = container::write(&m.avro.meta, &encoded).map_err(bad)?;
-        let manifest_location = format!("{dir}/{commit_uuid}-m{n}.avro");
-        put(root, &cx, &manifest_location, bytes.clone(), &puts, wrote).await?;
+        let manifest_location = format!("{}/{}-m{n}.avro", ids.dir, ids.commit_uuid);
+        put(
+            root,
+            cx,
+            &manifest_location,
+            bytes.clone(),
+            &create(),
+            wrote,
+        )
+        .await?;
         // Its record in the list: the old one with what changed.
+        let counts = Counts {
+            existing,
+            deleted,
+            added,
+            min_seq,
+        };
         let r = &mut records[m.record];
-        let ls = &list.schema;
-        set(r, "manifest_path", Value::String(manifest_location)).map_err(bad)?;
-        set_number(r, ls, "manifest_length", Some(bytes.len() as i64)).map_err(bad)?;
-        set_number(r, ls, "added_snapshot_id", Some(id)).map_err(bad)?;
-        set_number(r, ls, "sequence_number", Some(sequence)).map_err(bad)?;
-        set_number(
+        update_record(
             r,
-            ls,
-            "min_sequence_number",
-            Some(if min_seq == i64::MAX {
-                sequence
-            } else {
-                min_seq
-            }),
+            &list.schema,
+            manifest_location,
+            bytes.len(),
+            ids,
+            &counts,
         )
         .map_err(bad)?;
-        for (names, value) in [
-            (["added_files_count", "added_data_files_count"], added.0),
-            (
-                ["existing_files_count", "existing_data_files_count"],
-                existing.0,
-            ),
-            (
-                ["deleted_files_count", "deleted_data_files_count"],
-                deleted.0,
-            ),
-            (["added_rows_count", "added_rows_count"], added.1),
-            (["existing_rows_count", "existing_rows_count"], existing.1),
-            (["deleted_rows_count", "deleted_rows_count"], deleted.1),
-        ] {
-            for name in names {
-                set_number(r, ls, name, Some(value)).map_err(bad)?;
-            }
+    }
+    Ok((records, totals))
+}
+
+/// A rewritten manifest's entries by status (files, rows), and the least data sequence
+/// number among its live ones (`i64::MAX`: none).
+struct Counts {
+    existing: (i64, i64),
+    deleted: (i64, i64),
+    added: (i64, i64),
+    min_seq: i64,
+}
+
+/// The manifest list's record `r` of a manifest rewritten to `location` (`length` bytes) by
+/// this commit: the old record with what changed.
+fn update_record(
+    r: &mut Value,
+    ls: &Schema,
+    location: String,
+    length: usize,
+    ids: &Ids,
+    c: &Counts,
+) -> Result<(), String> {
+    set(r, "manifest_path", Value::String(location))?;
+    set_number(r, ls, "manifest_length", Some(length as i64))?;
+    set_number(r, ls, "added_snapshot_id", Some(ids.id))?;
+    set_number(r, ls, "sequence_number", Some(ids.sequence))?;
+    let min_seq = match c.min_seq {
+        i64::MAX => ids.sequence,
+        m => m,
+    };
+    set_number(r, ls, "min_sequence_number", Some(min_seq))?;
+    for (names, value) in [
+        (["added_files_count", "added_data_files_count"], c.added.0),
+        (
+            ["existing_files_count", "existing_data_files_count"],
+            c.existing.0,
+        ),
+        (
+            ["deleted_files_count", "deleted_data_files_count"],
+            c.deleted.0,
+        ),
+        (["added_rows_count", "added_rows_count"], c.added.1),
+        (["existing_rows_count", "existing_rows_count"], c.existing.1),
+        (["deleted_rows_count", "deleted_rows_count"], c.deleted.1),
+    ] {
+        for name in names {
+            set_number(r, ls, name, Some(value))?;
         }
     }
+    Ok(())
+}
 
-    // The manifest list: every other manifest named again as it was.
+/// Writes the manifest list (every manifest named again as it was, the rewritten ones by
+/// their new records) and gives its location.
+async fn write_manifest_list(
+    root: &StoreRoot,
+    cx: &Context,
+    base: &Base,
+    list: &Avro,
+    records: &[Value],
+    ids: &Ids,
+    wrote: &mut Wrote,
+) -> Result<String, Error> {
+    let bad = |reason: String| cannot_write(cx, reason);
     let parent = base.version;
     let mut list_meta = list.meta.clone();
     for (k, v) in [
-        ("snapshot-id", id.to_string()),
+        ("snapshot-id", ids.id.to_string()),
         ("parent-snapshot-id", parent.to_string()),
-        ("sequence-number", sequence.to_string()),
+        ("sequence-number", ids.sequence.to_string()),
     ] {
         if let Some(slot) = list_meta.iter_mut().find(|(key, _)| key == k) {
             slot.1 = v.into_bytes();
-        } else if k != "sequence-number" || v2 {
+        } else if k != "sequence-number" || ids.v2 {
             list_meta.push((k.to_string(), v.into_bytes()));
         }
     }
     let mut encoded = Vec::new();
-    for r in &records {
+    for r in records {
         encoded.push(
             apache_avro::to_avro_datum(&list.schema, r.clone())
                 .map_err(|e| bad(format!("a manifest record: {e}")))?,
         );
     }
     let list_bytes = container::write(&list_meta, &encoded).map_err(bad)?;
-    let list_location = format!("{dir}/snap-{id}-1-{commit_uuid}.avro");
-    put(root, &cx, &list_location, list_bytes, &puts, wrote).await?;
+    let list_location = format!("{}/snap-{}-1-{}.avro", ids.dir, ids.id, ids.commit_uuid);
+    put(root, cx, &list_location, list_bytes, &create(), wrote).await?;
+    Ok(list_location)
+}
 
-    // The metadata file: every field kept, the snapshot added and made current.
-    let mut meta = meta.clone();
+/// The new metadata file's text (every field kept, the snapshot added and made current) and
+/// the snapshot's JSON.
+#[allow(clippy::too_many_arguments)]
+fn new_metadata(
+    base: &Base,
+    swaps: &[Swap],
+    about: &About,
+    now_ms: i64,
+    ids: &Ids,
+    totals: &Totals,
+    list_location: String,
+    cx: &Context,
+) -> Result<(Vec<u8>, Json), Error> {
+    let bad = |reason: String| cannot_write(cx, reason);
+    let mut meta = base.metadata.clone();
+    let parent = base.version;
     let last_updated = meta["last-updated-ms"].as_i64().unwrap_or(0);
     let now = now_ms.max(last_updated + 1);
     let parent_summary = snapshot_json(&base.metadata, parent).map(|s| s["summary"].clone());
@@ -780,10 +960,10 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
     for (k, v) in [
         ("added-data-files", n.clone()),
         ("deleted-data-files", n),
-        ("added-records", added_rows.to_string()),
-        ("deleted-records", added_rows.to_string()),
-        ("added-files-size", added_size.to_string()),
-        ("removed-files-size", removed_size.to_string()),
+        ("added-records", totals.added_rows.to_string()),
+        ("deleted-records", totals.added_rows.to_string()),
+        ("added-files-size", totals.added_size.to_string()),
+        ("removed-files-size", totals.removed_size.to_string()),
         ("engine-name", "sbbf".to_string()),
         ("engine-version", env!("CARGO_PKG_VERSION").to_string()),
         ("sbbf.operation", about.operation.clone()),
@@ -801,8 +981,8 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             }
             let v = match (k.as_str(), v.as_str().and_then(|s| s.parse::<i64>().ok())) {
                 ("total-files-size", Some(t)) => json!(t
-                    .saturating_add(added_size)
-                    .saturating_sub(removed_size)
+                    .saturating_add(totals.added_size)
+                    .saturating_sub(totals.removed_size)
                     .to_string()),
                 _ => v,
             };
@@ -810,15 +990,15 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
         }
     }
     let mut snapshot = json!({
-        "snapshot-id": id,
+        "snapshot-id": ids.id,
         "parent-snapshot-id": parent,
         "timestamp-ms": now,
         "manifest-list": list_location,
         "summary": summary,
     });
-    if v2 {
-        snapshot["sequence-number"] = json!(sequence);
-        meta["last-sequence-number"] = json!(sequence);
+    if ids.v2 {
+        snapshot["sequence-number"] = json!(ids.sequence);
+        meta["last-sequence-number"] = json!(ids.sequence);
     }
     if let Some(schema_id) = meta["current-schema-id"].as_i64() {
         snapshot["schema-id"] = json!(schema_id);
@@ -827,26 +1007,43 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
     push(
         &mut meta,
         "snapshot-log",
-        json!({"timestamp-ms": now, "snapshot-id": id}),
+        json!({"timestamp-ms": now, "snapshot-id": ids.id}),
     );
     push(
         &mut meta,
         "metadata-log",
         json!({"metadata-file": base.location, "timestamp-ms": last_updated}),
     );
-    meta["current-snapshot-id"] = json!(id);
+    meta["current-snapshot-id"] = json!(ids.id);
     meta["last-updated-ms"] = json!(now);
     let mut main = match &meta["refs"]["main"] {
         Json::Object(m) => Json::Object(m.clone()),
         _ => json!({"type": "branch"}),
     };
-    main["snapshot-id"] = json!(id);
+    main["snapshot-id"] = json!(ids.id);
     if !meta["refs"].is_object() {
         meta["refs"] = json!({});
     }
     meta["refs"]["main"] = main;
     let text = serde_json::to_vec_pretty(&meta).map_err(|e| bad(e.to_string()))?;
+    Ok((text, snapshot))
+}
 
+/// Moves the table's pointer from the base's metadata file to the new one, as the table
+/// keeps it: a new `vN.metadata.json` in its folder (put if absent), a REST catalog's commit,
+/// or a SQL catalog's row swapped. `Ok(false)`: another writer moved it first.
+#[allow(clippy::too_many_arguments)]
+async fn swap_pointer(
+    root: &StoreRoot,
+    cx: &Context,
+    pointer: &Pointer,
+    base: &Base,
+    text: Vec<u8>,
+    snapshot: Json,
+    ids: &Ids,
+    wrote: &mut Wrote,
+) -> Result<bool, Error> {
+    let bad = |reason: String| cannot_write(cx, reason);
     let number = current_number(&base.location)
         .checked_add(1)
         .ok_or_else(|| bad("its metadata file's number is the largest there is".into()))?;
@@ -856,21 +1053,21 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             // From here an error may hide a commit made (a put that landed and then timed
             // out): nothing this try wrote is removed then.
             wrote.uncertain = true;
-            if !put_if_absent(root, &cx, &new, text, wrote).await? {
+            if !put_if_absent(root, cx, &new, text, wrote).await? {
                 // Taken: by another writer, or by this put retried by the store client.
                 let there =
-                    get_named(root, &cx, url_of(&new, &cx)?.as_str(), "metadata file").await?;
+                    get_named(root, cx, url_of(&new, cx)?.as_str(), "metadata file").await?;
                 let ours = serde_json::from_slice::<Json>(&there)
-                    .is_ok_and(|m| m["current-snapshot-id"].as_i64() == Some(id));
+                    .is_ok_and(|m| m["current-snapshot-id"].as_i64() == Some(ids.id));
                 if !ours {
                     wrote.uncertain = false;
-                    return Ok(None);
+                    return Ok(false);
                 }
             }
             // The hint follows (readers also look for newer vN files); a failed hint leaves
             // the commit made.
             let hint = sibling(&base.location, super::HINT);
-            if let Ok(u) = url_of(&hint, &cx) {
+            if let Ok(u) = url_of(&hint, cx) {
                 if let Ok(p) = root.path_of(u.as_str()) {
                     let _ = root
                         .store()
@@ -886,7 +1083,7 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             let mut requirements = vec![json!({
                 "type": "assert-ref-snapshot-id",
                 "ref": "main",
-                "snapshot-id": parent,
+                "snapshot-id": base.version,
             })];
             if let Some(uuid) = base.metadata["table-uuid"].as_str() {
                 requirements.insert(0, json!({"type": "assert-table-uuid", "uuid": uuid}));
@@ -894,7 +1091,7 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             // `main` keeps the retention it has (the catalog builds the ref from what is
             // sent, so fields left out would be dropped).
             let mut main = json!({"action": "set-snapshot-ref", "ref-name": "main",
-                "type": "branch", "snapshot-id": id});
+                "type": "branch", "snapshot-id": ids.id});
             for k in [
                 "min-snapshots-to-keep",
                 "max-snapshot-age-ms",
@@ -910,10 +1107,10 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
             let made = || async {
                 let now = catalog::current(catalog, table).await?;
                 let bytes =
-                    get_named(root, &cx, url_of(&now, &cx)?.as_str(), "metadata file").await?;
+                    get_named(root, cx, url_of(&now, cx)?.as_str(), "metadata file").await?;
                 Ok::<bool, Error>(
                     serde_json::from_slice::<Json>(&bytes)
-                        .is_ok_and(|m| snapshot_json(&m, id).is_some()),
+                        .is_ok_and(|m| snapshot_json(&m, ids.id).is_some()),
                 )
             };
             wrote.uncertain = true;
@@ -935,8 +1132,9 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
                         Ok(false) | Err(_) => {
                             return Err(cx.error(format!(
                                 "{why}, and the table read again does not show the snapshot \
-                                 {id}: the commit may still be made, so the files it names are \
+                                 {}: the commit may still be made, so the files it names are \
                                  left in place ({})",
+                                ids.id,
                                 wrote.locations.join(", ")
                             )))
                         }
@@ -947,11 +1145,11 @@ async fn try_commit(a: &Attempt<'_>, wrote: &mut Wrote) -> Result<Option<i64>, E
         Pointer::Catalog { catalog, table } => {
             let name = format!("{number:05}-{}.metadata.json", uuid::Uuid::new_v4());
             let new = sibling(&base.location, &name);
-            put(root, &cx, &new, text, &puts, wrote).await?;
+            put(root, cx, &new, text, &create(), wrote).await?;
             catalog::swap(catalog, table, &base.location, &new).await?
         }
     };
-    Ok(swapped.then_some(id))
+    Ok(swapped)
 }
 
 /// The version number of the metadata file at `location` (`vN` or `NNNNN-`; 0 for another
