@@ -377,6 +377,7 @@ async fn update(a: UpdateArgs) -> u8 {
         progress: Some(sbbf_index::build::Progress(crate::progress::shared_bar(
             "reading new and changed files",
         ))),
+        swapped: Vec::new(),
     };
     match sbbf_index::build::update_with(&root, &options).await {
         Ok((r, rebuilt)) => {

@@ -248,7 +248,7 @@ impl Root {
     /// the order given: a local file with its own `stat`; an object with a tag made of its
     /// URL and size (a table's data files are written once under a new name and never
     /// changed in place, by both formats' protocols).
-    fn listed_urls<'a>(
+    pub(crate) fn listed_urls<'a>(
         &self,
         location: &str,
         files: impl Iterator<Item = (&'a str, u64)>,

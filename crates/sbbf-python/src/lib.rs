@@ -541,7 +541,18 @@ fn table_write_json(
                 TableAt::Path(table.clone())
             }
         };
+        let folder = match &at {
+            TableAt::Path(p) => Some(p.clone()),
+            TableAt::Catalog { .. } => None,
+        };
         let done = sbbf_parquet::source::block_on(write_table(at, &rewrite, &mut |_, _| {}))??;
+        // The table's index (when it has one) follows the swapped files to their copies, as
+        // `sbbf add TABLE` does; an index that cannot is left stale, which is safe (stale
+        // entries are never trusted: the copies are read directly).
+        if let Some(folder) = folder {
+            let follow = sbbf_index::build::follow_table_write(&folder, &done);
+            let _ = sbbf_parquet::source::block_on(follow);
+        }
         Ok(Some(to_json(&sbbf_lake::backfill::TableWriteSummary::new(
             &command, &done,
         ))))
@@ -873,6 +884,7 @@ fn index_update(
             concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
             build_missing,
             progress: None,
+            swapped: Vec::new(),
         };
         let updated =
             sbbf_parquet::source::block_on(sbbf_index::build::update_with(&root, &options))?;

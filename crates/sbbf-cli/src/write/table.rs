@@ -8,6 +8,7 @@ use sbbf_lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableA
 /// Runs the table write (or one worker's share of it) and prints what it did; the exit code.
 pub fn run(cmd: &str, at: TableAt, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
     let mut bar = crate::progress::bar("writing copies");
+    let folder = folder_of(&at);
     let work = async {
         match (&share.files_from, &share.part) {
             (Some(list), Some(out)) => {
@@ -22,16 +23,56 @@ pub fn run(cmd: &str, at: TableAt, rewrite: &Rewrite, share: &Share, format: For
             _ => write_table(at, rewrite, &mut bar).await,
         }
     };
-    render(cmd, sbbf_parquet::source::block_on(work), format)
+    let result = sbbf_parquet::source::block_on(work);
+    follow_index(cmd, folder.as_deref(), &result);
+    render(cmd, result, format)
+}
+
+/// The table's folder or URL, when named so (a catalog's table has no index of ours).
+fn folder_of(at: &TableAt) -> Option<String> {
+    match at {
+        TableAt::Path(p) => Some(p.clone()),
+        TableAt::Catalog { .. } => None,
+    }
+}
+
+/// After a commit: the table's index (when it has one) follows the swapped files to their
+/// copies, said on stderr; an index that cannot follow is left as it is (stale entries are
+/// never trusted: the copies are then read directly), with a warning.
+fn follow_index(
+    cmd: &str,
+    folder: Option<&str>,
+    result: &Result<Result<TableWrite, sbbf_parquet::Error>, sbbf_parquet::Error>,
+) {
+    let (Some(folder), Ok(Ok(done))) = (folder, result) else {
+        return;
+    };
+    let followed =
+        sbbf_parquet::source::block_on(sbbf_index::build::follow_table_write(folder, done));
+    match followed {
+        Ok(Ok(Some((r, _)))) => err!(
+            "sbbf {cmd}: the table's index {} follows the commit: {} of {} file(s) kept from it \
+             (copies take their originals' entries), {} read",
+            r.index,
+            r.files_kept,
+            r.files,
+            r.files_read
+        ),
+        Ok(Ok(None)) => {}
+        Ok(Err(e)) => err!(
+            "sbbf {cmd}: warning: the table's index was not updated ({e}): run `sbbf index \
+             update {folder}`"
+        ),
+        Err(e) => err!("sbbf {cmd}: warning: the table's index was not updated ({e})"),
+    }
 }
 
 /// `sbbf commit TABLE PARTS...`: the exit code.
 pub fn commit(table: TableAt, parts: &[std::path::PathBuf], format: Format) -> u8 {
-    render(
-        "commit",
-        sbbf_parquet::source::block_on(commit_parts(table, parts)),
-        format,
-    )
+    let folder = folder_of(&table);
+    let result = sbbf_parquet::source::block_on(commit_parts(table, parts));
+    follow_index("commit", folder.as_deref(), &result);
+    render("commit", result, format)
 }
 
 fn render(

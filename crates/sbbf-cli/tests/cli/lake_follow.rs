@@ -353,3 +353,63 @@ fn a_later_iceberg_snapshot_is_read_from_the_manifests_added_since() {
         text(&out.stderr)
     );
 }
+
+/// `sbbf add TABLE` swaps files for copies with the same data pages: the table's index follows
+/// in the same run, every file it covered still covered at the version committed. A copy whose
+/// new filters are of a column the index does not cover takes its original's entries unread;
+/// one whose new filters the index covers is read. Probes answer as without the index (no
+/// false negative for a value in a swapped file), every file from the index.
+#[test]
+fn the_index_follows_sbbf_add_to_the_copies() {
+    let (_dir, table) = table_copy("delta_checkpoint");
+    let arg = table.to_str().unwrap();
+    let out = sbbf(&["index", "build", arg, "-c", "id"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let files = probe(arg, &["650"], &["--no-index"]).files.len();
+    assert_eq!(files, 14);
+    // `s` is not indexed: the copies take their originals' entries, none is read.
+    let out = sbbf(&["add", arg, "-c", "s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "follows the commit: {files} of {files} file(s) kept from it"
+        )) && said.contains(", 0 read"),
+        "{said}"
+    );
+    for values in [&["650"][..], &["7"], &["650", "651", "99999"]] {
+        let p = same_answers(arg, values);
+        let st = p.index.unwrap();
+        assert_eq!(st["from_index"].as_u64(), Some(files as u64), "{st}");
+        assert_eq!(st["direct"], 0, "{st}");
+        assert_eq!(p.table["version"], 14, "{}", p.table);
+    }
+
+    // An index of `s` too (built from the data where files have no filter of it): the copies
+    // `add -c s` gives new `s` filters are read, and covered although just written.
+    let (_dir2, table) = table_copy("delta_checkpoint");
+    let arg = table.to_str().unwrap();
+    let out = sbbf(&[
+        "index",
+        "build",
+        arg,
+        "-c",
+        "id",
+        "-c",
+        "s",
+        "--build-missing",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = sbbf(&["add", arg, "-c", "s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(said.contains(&format!(", {files} read")), "{said}");
+    for values in [&["s650"][..], &["s7", "nothing"]] {
+        let with = probe_column(arg, "s", values, &["--stats"]);
+        let without = probe_column(arg, "s", values, &["--no-index"]);
+        assert_eq!(with.files, without.files, "{values:?}");
+        assert_eq!(with.status, without.status, "{values:?}");
+        let st = with.index.unwrap();
+        assert_eq!(st["from_index"].as_u64(), Some(files as u64), "{st}");
+    }
+}

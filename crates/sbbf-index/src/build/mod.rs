@@ -138,9 +138,25 @@ pub async fn update(
             concurrency,
             build_missing: false,
             progress: None,
+            swapped: Vec::new(),
         },
     )
     .await
+}
+
+/// A data file of a lake table that a commit swapped for a copy with the same data pages
+/// (`sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`): an update carries the original's
+/// entries over to the copy instead of reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Swapped {
+    /// The original's URL, as the table named it.
+    pub from: String,
+    /// The original's size in bytes.
+    pub from_size: u64,
+    /// The copy's URL.
+    pub to: String,
+    /// The columns (as the files name them) whose filters the copy got new or rewritten.
+    pub columns: Vec<String>,
 }
 
 /// How [`update_with`] updates.
@@ -153,6 +169,12 @@ pub struct UpdateOptions {
     pub build_missing: bool,
     /// Told `(files read, files to read)` as the update reads new and changed files.
     pub progress: Option<Progress>,
+    /// Files just swapped for copies by a commit of this process: a copy whose original the
+    /// old index holds fresh takes the original's entries (every filter valid for the
+    /// original's row groups is valid for the copy's: the same data pages), unless the copy
+    /// got filters of a column the index covers, which is then read (not held back as just
+    /// changed: its writer is this process).
+    pub swapped: Vec<Swapped>,
 }
 
 /// [`update`], with options.
@@ -165,6 +187,7 @@ pub async fn update_with(
     let listed_at = now_ns();
     let (listing, old) = futures::future::join(root.list_lake(), root.load_whole()).await;
     let (listing, table) = listing?;
+    let location = table.as_ref().map(|s| s.location.clone());
     let table = table_at(table.as_deref()).await;
     let old = match old {
         Ok(Some((loaded, bytes))) => Some((loaded.directory, bytes)),
@@ -238,6 +261,12 @@ pub async fn update_with(
                 }
             }
         }
+        if let Some(location) = &location {
+            let swaps = &up.swapped;
+            let plan = carried_over(root, d, location, &listing, swaps, &lacking)?;
+            kept.extend(plan.kept);
+            pre.written = plan.read;
+        }
         let listed: std::collections::HashSet<&str> =
             listing.iter().map(|l| l.rel.as_str()).collect();
         pre.gone = d
@@ -251,6 +280,123 @@ pub async fn update_with(
         assemble(root, listing, listed_at, pre, &options, Sink::Root).await?,
         None,
     ))
+}
+
+/// What an update does with the copies a commit swapped in: copies that take their
+/// original's entries (index file -> listed file), and copies to read.
+struct CarriedOver {
+    kept: HashMap<usize, usize>,
+    read: std::collections::HashSet<usize>,
+}
+
+/// Which of the `swapped` copies in `listing` take their original's entries in the old index
+/// `d` (the entry fresh for the original as it still lies, row counts known, nothing missing
+/// for `--build-missing`), and which must be read (new filters of an indexed column, or an
+/// original the index did not hold fresh).
+fn carried_over(
+    root: &Root,
+    d: &Directory,
+    location: &str,
+    listing: &[Listed],
+    swapped: &[Swapped],
+    lacking: &std::collections::HashSet<usize>,
+) -> Result<CarriedOver, Error> {
+    let by_path = d.by_path();
+    let at: HashMap<&str, usize> = listing
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.rel.as_str(), i))
+        .collect();
+    // An index of "every column with filters" takes any new filter's column.
+    let indexed = |c: &String| !d.explicit_columns || d.columns.iter().any(|col| col.path == *c);
+    let mut out = CarriedOver {
+        kept: HashMap::new(),
+        read: std::collections::HashSet::new(),
+    };
+    for s in swapped {
+        let original =
+            root.listed_urls(location, std::iter::once((s.from.as_str(), s.from_size)))?;
+        let copy = root.listed_urls(location, std::iter::once((s.to.as_str(), 0)))?;
+        let (Some(original), Some(copy)) = (original.first(), copy.first()) else {
+            continue;
+        };
+        // A copy another commit removed since is not in this version's listing.
+        let Some(&li) = at.get(copy.rel.as_str()) else {
+            continue;
+        };
+        let entry = by_path.get(original.rel.as_str()).copied().filter(|&fi| {
+            is_fresh(&d.files[fi], original)
+                && d.files[fi].row_counts.is_some()
+                && !lacking.contains(&fi)
+        });
+        match entry {
+            Some(fi) if !s.columns.iter().any(indexed) => {
+                out.kept.insert(fi, li);
+            }
+            _ => {
+                out.read.insert(li);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// After a commit of this process swapped `swapped` data files of the lake table at `root`
+/// for copies, updates the table's index, when it has one, carrying the originals' entries
+/// over ([`UpdateOptions::swapped`]): the index covers every file it covered before, at the
+/// version committed or later. `Ok(None)` when the table has no index.
+pub async fn follow_swaps(
+    root: &Root,
+    swapped: Vec<Swapped>,
+    concurrency: usize,
+) -> Result<Option<(BuildReport, Option<String>)>, Error> {
+    // No index: nothing to follow (and no index folder made by the update's lock).
+    match root.load().await {
+        Ok(Some(_)) | Err(_) => {}
+        Ok(None) => return Ok(None),
+    }
+    let up = UpdateOptions {
+        concurrency,
+        build_missing: false,
+        progress: None,
+        swapped,
+    };
+    update_with(root, &up).await.map(Some)
+}
+
+/// The swaps `done` committed (none when it committed nothing), as [`follow_swaps`] takes
+/// them.
+pub fn swaps_of(done: &sbbf_lake::backfill::TableWrite) -> Vec<Swapped> {
+    if done.committed_version.is_none() {
+        return Vec::new();
+    }
+    done.swapped
+        .iter()
+        .map(|s| Swapped {
+            from: s.from.clone(),
+            from_size: s.report.input_len,
+            to: s.to.clone(),
+            columns: s.report.filters.iter().map(|f| f.column.clone()).collect(),
+        })
+        .collect()
+}
+
+/// [`follow_swaps`] for the table write `done` of the table at `table` (a folder or an
+/// object-store URL): what every front end runs after `sbbf add`, `sbbf resize` or
+/// `sbbf commit` on a table. `Ok(None)`: nothing was committed, or the table has no index.
+pub async fn follow_table_write(
+    table: &str,
+    done: &sbbf_lake::backfill::TableWrite,
+) -> Result<Option<(BuildReport, Option<String>)>, Error> {
+    let swapped = swaps_of(done);
+    if swapped.is_empty() {
+        return Ok(None);
+    }
+    let table = &*sbbf_parquet::source::object::local_location(table)?;
+    let Some(root) = Root::open(table)? else {
+        return Ok(None);
+    };
+    follow_swaps(&root, swapped, DEFAULT_CONCURRENCY).await
 }
 
 pub(crate) fn io_err(source: std::io::Error) -> Error {
@@ -291,6 +437,9 @@ pub(crate) struct Prepared {
     pub(crate) check_asked: bool,
     /// The table version the listing is of (a Delta or Iceberg table's snapshot).
     pub(crate) table: Option<format::TableAt>,
+    /// Listed files (by their index in the listing) this process just wrote: read, and
+    /// covered although just changed.
+    pub(crate) written: std::collections::HashSet<usize>,
 }
 
 impl Prepared {
@@ -302,6 +451,7 @@ impl Prepared {
             read_others: true,
             check_asked: false,
             table: None,
+            written: std::collections::HashSet::new(),
         })
     }
 
@@ -392,6 +542,7 @@ pub(crate) async fn assemble(
         read_others,
         check_asked,
         table,
+        written,
     } = pre;
     let mut report = BuildReport {
         index: match &sink {
@@ -414,7 +565,9 @@ pub(crate) async fn assemble(
     };
     let mut gathered =
         read_files(root, &listing, &to_read, options, &mut spool, &mut report).await?;
-    let kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
+    // Kept files, and files this process just wrote, are covered although just changed.
+    let mut kept_listed: std::collections::HashSet<usize> = kept.keys().copied().collect();
+    kept_listed.extend(written);
     for (li, g) in kept {
         gathered[li] = Some(Ok(g));
     }

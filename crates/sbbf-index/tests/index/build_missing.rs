@@ -144,6 +144,7 @@ async fn update_builds_what_is_missing_and_reads_only_those_files() {
         concurrency: 4,
         build_missing: true,
         progress: None,
+        swapped: Vec::new(),
     };
     let (r, rebuilt) = update_with(&root, &up).await.unwrap();
     assert!(rebuilt.is_none());
