@@ -162,18 +162,10 @@ where
             if let Some(p) = lake::PartitionColumn::of(s, column, source.names()) {
                 let source = source.sorted_by_name();
                 // The index holds no filter of it, and its files no value: the log answers.
-                return Ok(ProbeEach {
-                    column: column.to_string(),
-                    encode,
-                    many: source.is_many(),
-                    planned: None,
-                    source,
-                    index: None,
-                    warning: None,
-                    table: Some(s.table_version()),
-                    log_note,
-                    partition: Some(Arc::new(p)),
-                });
+                let mut probe = Self::direct(column.to_string(), encode, source, snap.as_deref());
+                probe.log_note = log_note;
+                probe.partition = Some(Arc::new(p));
+                return Ok(probe);
             }
         }
         let column = match &snap {
@@ -192,15 +184,17 @@ where
                 return Ok(Self::planned(p, column, encode, log_note));
             }
         }
-        let (source, table) = match &snap {
+        let source = match &snap {
             // In the order of their names, as the index's plan gives a table's files.
-            Some(s) => (
-                lake::source_of(s, options)?.sorted_by_name(),
-                Some(s.table_version()),
-            ),
-            None => (Source::open(path, options).await?, None),
+            Some(s) => lake::source_of(s, options)?.sorted_by_name(),
+            None => Source::open(path, options).await?,
         };
-        Ok(ProbeEach {
+        Ok(Self::direct(column, encode, source, snap.as_deref()))
+    }
+
+    /// A probe of every file of `source` read directly (of the table `snap`, when one).
+    fn direct(column: String, encode: F, source: Source, snap: Option<&lake::Snapshot>) -> Self {
+        ProbeEach {
             column,
             encode,
             many: source.is_many(),
@@ -208,10 +202,10 @@ where
             source,
             index: None,
             warning: None,
-            table,
+            table: snap.map(lake::Snapshot::table_version),
             log_note: None,
             partition: None,
-        })
+        }
     }
 
     /// A probe the index planned.
