@@ -124,7 +124,7 @@ pub(super) fn file_column(
 
 /// The first field name of the column path `column` (its escapes undone: `a\.b` is the
 /// column named `a.b`), and the path below it as written.
-fn split_top(column: &str) -> (String, Option<&str>) {
+pub(crate) fn split_top(column: &str) -> (String, Option<&str>) {
     let mut escaped = false;
     let mut end = None;
     for (i, ch) in column.char_indices() {

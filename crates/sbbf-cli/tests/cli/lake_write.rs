@@ -277,6 +277,29 @@ fn columns_a_table_does_not_have_are_refused_before_anything_is_written() {
         std::fs::read_dir(table.join("_delta_log")).unwrap().count(),
         before
     );
+    // A group (a struct, a list, a map) is no leaf: refused before anything is written.
+    let (_dir, table) = table_copy("kernel/table-with-columnmapping-mode-name");
+    let t = table.to_str().unwrap();
+    let before = std::fs::read_dir(table.join("_delta_log")).unwrap().count();
+    for (column, said) in [
+        ("nested_struct", "is a struct<"),
+        ("array_of_prims", "is a array<"),
+        ("map_of_prims", "is a map<"),
+    ] {
+        let out = sbbf(&["add", t, "-c", column]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{column}: {}",
+            text(&out.stdout)
+        );
+        let err = text(&out.stderr);
+        assert!(err.contains(said), "{column}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(table.join("_delta_log")).unwrap().count(),
+        before
+    );
 }
 
 /// The data files `sbbf inspect TABLE` names, as a worker's list takes them.

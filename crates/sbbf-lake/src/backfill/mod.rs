@@ -1124,6 +1124,62 @@ fn in_file_names(
     Ok((rewrite, names))
 }
 
+/// Whether the table's column `c` is a group (a struct, list or map): its leaves hold the
+/// values and the filters, not it.
+fn is_group(c: &crate::LakeColumn) -> bool {
+    let ty = c.data_type.as_deref().unwrap_or_default();
+    ["struct", "list", "map"].contains(&ty)
+        || ["struct<", "array<", "map<", "variant"]
+            .iter()
+            .any(|p| ty.starts_with(p))
+}
+
+/// Refuses `column` (below the table's column `c`) where it names no leaf: `c` itself when
+/// it is a group, or (Iceberg, whose schema names every leaf) a path below it that is none
+/// of its leaves, with the leaves to choose from.
+fn check_leaf(c: &crate::LakeColumn, column: &str) -> Result<(), String> {
+    let top = sbbf_parquet::format::column::escape_field(&c.name);
+    let leaves: Vec<String> = c.inner.iter().map(|(p, _)| format!("{top}.{p}")).collect();
+    let choices = |asked: &str| -> String {
+        if leaves.is_empty() {
+            return format!(
+                "name one of its leaves as the data files name them (`sbbf inspect` lists \
+                 them), e.g. `{top}.list.element` for a list's elements"
+            );
+        }
+        let lower = asked.to_lowercase();
+        let near: Vec<&String> = leaves
+            .iter()
+            .filter(|l| sbbf_parquet::read::file::edit_distance(&l.to_lowercase(), &lower) <= 4)
+            .collect();
+        match near.as_slice() {
+            [one] => format!("did you mean `{one}`?"),
+            _ => format!(
+                "its leaves: {}",
+                leaves
+                    .iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    };
+    match crate::names::split_top(column).1 {
+        None if is_group(c) => Err(format!(
+            "`{top}` is a {}, not a leaf column: filters are on its leaves; {}",
+            c.data_type.as_deref().unwrap_or("group"),
+            choices(column)
+        )),
+        Some(rest) if !leaves.is_empty() && !c.inner.iter().any(|(p, _)| p == rest) => {
+            Err(format!(
+                "`{column}` is no leaf of the column `{top}`; {}",
+                choices(column)
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Refuses a column the table's schema has no top-level field for (with the columns it has,
 /// or the one meant by a different case or a small typo), and a Delta partition column (its
 /// files do not hold it: there is nothing to filter). A file without the column is then one
@@ -1147,7 +1203,10 @@ fn check_column(snap: &crate::Snapshot, column: &str) -> Result<(), Error> {
              data files, so there is no filter to write (a probe of it answers from the log)"
         )));
     }
-    if snap.columns.iter().any(|c| c.name == top) || snap.columns.is_empty() {
+    if let Some(c) = snap.columns.iter().find(|c| c.name == top) {
+        return check_leaf(c, column).map_err(refuse);
+    }
+    if snap.columns.is_empty() {
         return Ok(());
     }
     let names: Vec<String> = snap
@@ -1344,6 +1403,43 @@ fn modified_ms(path: &Path) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_leaves_take_filters() {
+        let list = crate::LakeColumn {
+            name: "l".into(),
+            data_type: Some("list".into()),
+            inner: vec![("list.element".into(), vec![3, 4])],
+            ..Default::default()
+        };
+        let group = check_leaf(&list, "l").unwrap_err();
+        assert!(
+            group.contains("`l` is a list") && group.contains("`l.list.element`"),
+            "{group}"
+        );
+        let wrong = check_leaf(&list, "l.list.item").unwrap_err();
+        assert!(
+            wrong.contains("no leaf") && wrong.contains("`l.list.element`"),
+            "{wrong}"
+        );
+        assert_eq!(check_leaf(&list, "l.list.element"), Ok(()));
+        let delta = crate::LakeColumn {
+            name: "st".into(),
+            data_type: Some("struct<a: long>".into()),
+            ..Default::default()
+        };
+        assert!(check_leaf(&delta, "st")
+            .unwrap_err()
+            .contains("is a struct<a: long>"));
+        // Leaves of a Delta column without column mapping are the files' to name.
+        assert_eq!(check_leaf(&delta, "st.a"), Ok(()));
+        let id = crate::LakeColumn {
+            name: "id".into(),
+            data_type: Some("long".into()),
+            ..Default::default()
+        };
+        assert_eq!(check_leaf(&id, "id"), Ok(()));
+    }
 
     fn copy_dir(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
