@@ -509,9 +509,15 @@ pub(crate) fn report(
     let text = a.format == Format::Text && !a.files_with_matches;
     let json = a.format == Format::Json;
     if text {
+        // A table's column under another name in this file (Delta column mapping's
+        // `col-<uuid>`, an Iceberg column's name before a rename): the table's name, and the
+        // file's beside it.
+        let column = match ty.path == a.column {
+            true => format!("`{}`", ty.path),
+            false => format!("`{}` (`{}` in this file)", a.column, ty.path),
+        };
         out!(
-            "{shown}: column `{}` ({}{}), {} row group(s)",
-            ty.path,
+            "{shown}: column {column} ({}{}), {} row group(s)",
             ty.physical_name(),
             ty.logical
                 .as_deref()

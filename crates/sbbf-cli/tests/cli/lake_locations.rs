@@ -454,12 +454,31 @@ print(json.dumps({"files": len(DeltaTable(sys.argv[1]).file_uris())}))
     };
     holds(r"a\.b", "14");
     holds("User Name", "u7");
+    // Text names the table's column, and the file's name for it beside.
+    let out = sbbf(&["probe", t, "User Name", "u7"]);
+    assert!(
+        text(&out.stdout).contains("column `User Name` (`col-"),
+        "{}",
+        text(&out.stdout)
+    );
     let out = sbbf(&["add", t, "-c", r"a\.b", "-c", "User Name"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("2 filter(s)"),
         "{}",
         text(&out.stdout)
+    );
+    // The table's history names the table's columns, not the files' `col-<uuid>`.
+    let entry =
+        std::fs::read_to_string(table.join("_delta_log/00000000000000000001.json")).unwrap();
+    let info: Value = entry
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| v.get("commitInfo").cloned())
+        .unwrap();
+    assert_eq!(
+        info["operationParameters"]["columns"], r#"["a.b","User Name"]"#,
+        "{info}"
     );
     // Files changed less than 2 s before a build are not covered (the index could not tell
     // a second change in the same clock tick).

@@ -420,8 +420,28 @@ impl Plan {
         TableWrite::nothing_yet(t.format(), &t.table, self.base.version())
     }
 
+    /// What the commit says of itself, naming the table's columns (not the files' names:
+    /// `col-<uuid>` under Delta column mapping, an old name in files written before an
+    /// Iceberg rename).
     fn about(&self) -> About {
-        about(&self.rewrite)
+        let mut about = about(&self.rewrite);
+        if !self.names.is_empty() {
+            // A top-level column by its name (`a.b`, asked as `a\.b`), a leaf by its path.
+            let table: Vec<String> = self
+                .names
+                .iter()
+                .map(|(t, _)| match crate::names::split_top(t) {
+                    (top, None) => top,
+                    _ => t.clone(),
+                })
+                .collect();
+            for (k, v) in &mut about.parameters {
+                if k == "columns" {
+                    *v = serde_json::to_string(&table).unwrap_or_default();
+                }
+            }
+        }
+        about
     }
 }
 
