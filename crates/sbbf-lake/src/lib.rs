@@ -25,7 +25,6 @@ mod bounds;
 pub mod catalog;
 mod counted;
 pub mod delta;
-mod delta_commit;
 pub mod each;
 pub mod iceberg;
 mod inner;

@@ -23,7 +23,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::delta_commit::{self, About, Swap};
+use crate::delta::commit::{self as delta_commit, About, Swap};
 use crate::iceberg::commit::{self as iceberg_commit, Pointer};
 
 mod part;

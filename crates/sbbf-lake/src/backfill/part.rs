@@ -4,7 +4,7 @@
 //! like any file: every field is checked when it is read.
 
 use super::KeptFile;
-use crate::delta_commit::{About, Swap};
+use crate::delta::commit::{About, Swap};
 use sbbf_parquet::write::{WriteReport, WrittenFilter};
 use sbbf_parquet::{Error, LakeError};
 use serde_json::{json, Value};

@@ -19,7 +19,7 @@
 
 use super::{container, get_named, plan::location_url, Context, FORMAT};
 use crate::catalog::Catalog;
-use crate::delta_commit::{About, Swap};
+use crate::delta::commit::{About, Swap};
 use crate::{catalog, Deletes, Snapshot, StoreRoot};
 use apache_avro::schema::Schema;
 use apache_avro::types::Value;

@@ -4,6 +4,10 @@
 //! The kernel replays the log (checkpoints and commits) and refuses what it cannot read (a
 //! reader version above 3, unknown reader features); its refusal is this module's error, in
 //! the kernel's words. Its API is synchronous, so it runs on the blocking pool.
+//!
+//! Commits to a Delta table (`sbbf add TABLE`'s swap of files for copies) are `commit.rs`.
+
+pub(crate) mod commit;
 
 use crate::whole::WholeObjects;
 use crate::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
