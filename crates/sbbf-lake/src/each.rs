@@ -2,10 +2,11 @@
 //! files (never its folder's), else the files the path names, through `sbbf-parquet`'s one
 //! report loop ([`sbbf_parquet::report::each`]).
 
-use crate::{LakeOptions, TableVersion};
+use crate::{LakeOptions, Snapshot, TableVersion};
 use sbbf_parquet::report::{self, FileReport, Files, InspectReport, Tally, VerifyReport};
 use sbbf_parquet::source::{block_on, object, SourceOptions};
 use sbbf_parquet::{Error, KeySet, LakeError};
+use std::collections::HashMap;
 
 /// Inspects every file of `path` as [`report::inspect_each`] does, a table's snapshot files
 /// when `path` is a table (unless `lake` says to read the folder); gives the tally and the
@@ -27,10 +28,19 @@ pub fn inspect_each(
     lake: &LakeOptions,
     keys: &KeySet,
     columns: &[String],
-    each: impl FnMut(FileReport<InspectReport>),
+    mut each: impl FnMut(FileReport<InspectReport>),
 ) -> Result<(Tally, Option<TableVersion>), Error> {
-    let (files, table) = files_of(path, lake, keys)?;
-    Ok((report::inspect_each(files, keys, columns, each)?, table))
+    let (files, snap) = files_of(path, lake, keys)?;
+    let names = Names::of(snap.as_ref(), columns)?;
+    let table = snap.as_ref().map(Snapshot::table_version);
+    let tally = report::inspect_each(files, keys, &names.asked, |mut r| {
+        if let Ok(rep) = &mut r.report {
+            names.to_table(rep.chunks.iter_mut().map(|c| &mut c.column));
+            names.to_table(rep.columns_not_in_file.iter_mut());
+        }
+        each(r)
+    })?;
+    Ok((tally, table))
 }
 
 /// Verifies every file of `path` as [`report::verify_each`] does, a table's snapshot files
@@ -42,34 +52,83 @@ pub fn verify_each<P: FnMut(usize, usize)>(
     columns: &[String],
     samples: u64,
     progress: impl FnMut(&str) -> P,
-    each: impl FnMut(FileReport<VerifyReport>),
+    mut each: impl FnMut(FileReport<VerifyReport>),
 ) -> Result<(Tally, Option<TableVersion>), Error> {
-    let (files, table) = files_of(path, lake, keys)?;
-    let tally = report::verify_each(files, keys, columns, samples, progress, each)?;
+    let (files, snap) = files_of(path, lake, keys)?;
+    let names = Names::of(snap.as_ref(), columns)?;
+    let table = snap.as_ref().map(Snapshot::table_version);
+    let tally = report::verify_each(files, keys, &names.asked, samples, progress, |mut r| {
+        if let Ok(rep) = &mut r.report {
+            names.to_table(rep.chunks.iter_mut().map(|c| &mut c.column));
+            names.to_table(rep.columns_not_in_file.iter_mut());
+        }
+        each(r)
+    })?;
     Ok((tally, table))
+}
+
+/// A table's column names against its files' (Delta column mapping's `col-<uuid>`): the
+/// columns asked for, as the files name them, and the top-level columns the files name
+/// otherwise than the table, to report by the table's names.
+struct Names {
+    asked: Vec<String>,
+    /// File's name -> table's name (escaped as a column path), for top-level columns.
+    table_of: HashMap<String, String>,
+}
+
+impl Names {
+    fn of(snap: Option<&Snapshot>, columns: &[String]) -> Result<Names, Error> {
+        let Some(snap) = snap else {
+            return Ok(Names {
+                asked: columns.to_vec(),
+                table_of: HashMap::new(),
+            });
+        };
+        let asked = columns
+            .iter()
+            .map(|c| snap.file_column(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let table_of = snap
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let physical = c.physical.clone()?;
+                let name = sbbf_parquet::format::column::escape_field(&c.name);
+                (physical != name).then_some((physical, name))
+            })
+            .collect();
+        Ok(Names { asked, table_of })
+    }
+
+    /// Renames each top-level column the files name otherwise to the table's name (a leaf
+    /// inside a nested column keeps the files' path: several names may map to it).
+    fn to_table<'a>(&self, columns: impl Iterator<Item = &'a mut String>) {
+        for c in columns {
+            if let Some(t) = self.table_of.get(c.as_str()) {
+                c.clone_from(t);
+            }
+        }
+    }
 }
 
 /// The files of `path`: a table's snapshot (a local table's files in place, a file the
 /// snapshot names that storage lacks as that file's error naming the table as broken; a
-/// remote table's through a source) and its version, or the path itself.
+/// remote table's through a source) and the snapshot, or the path itself.
 fn files_of<'a>(
     path: &'a str,
     lake: &LakeOptions,
     keys: &KeySet,
-) -> Result<(Files<'a>, Option<TableVersion>), Error> {
+) -> Result<(Files<'a>, Option<Snapshot>), Error> {
     let Some(snap) = block_on(crate::snapshot(path, lake))?? else {
         return Ok((Files::Path(path), None));
     };
-    let version = snap.table_version();
     if object::is_remote_url(path) {
         let options = SourceOptions {
             keys: keys.clone(),
             ..SourceOptions::default()
         };
-        return Ok((
-            Files::Objects(crate::source_of(&snap, options)?),
-            Some(version),
-        ));
+        let source = crate::source_of(&snap, options)?;
+        return Ok((Files::Objects(source), Some(snap)));
     }
     let listed = crate::local_files(&snap)?
         .into_iter()
@@ -86,5 +145,5 @@ fn files_of<'a>(
             (shown, file)
         })
         .collect();
-    Ok((Files::Local(listed), Some(version)))
+    Ok((Files::Local(listed), Some(snap)))
 }

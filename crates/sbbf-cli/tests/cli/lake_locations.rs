@@ -468,6 +468,22 @@ print(json.dumps({"files": len(DeltaTable(sys.argv[1]).file_uris())}))
         "{}",
         text(&out.stdout)
     );
+    // inspect and verify name the table's columns, and take them with -c.
+    for cmd in ["inspect", "verify"] {
+        let out = sbbf(&[cmd, t, "-c", "User Name", "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+        let said = text(&out.stdout);
+        assert!(
+            said.contains(r#""column":"User Name""#) && !said.contains("col-"),
+            "{cmd}: {said}"
+        );
+    }
+    let out = sbbf(&["inspect", t]);
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("User Name") && said.contains(r"a\.b") && !said.contains("col-"),
+        "{said}"
+    );
     // The table's history names the table's columns, not the files' `col-<uuid>`.
     let entry =
         std::fs::read_to_string(table.join("_delta_log/00000000000000000001.json")).unwrap();
