@@ -33,13 +33,7 @@ pub fn inspect_each(
     let (files, snap) = files_of(path, lake, keys)?;
     let names = Names::of(snap.as_ref(), columns)?;
     let table = snap.as_ref().map(Snapshot::table_version);
-    let tally = report::inspect_each(files, keys, &names.asked, |mut r| {
-        if let Ok(rep) = &mut r.report {
-            names.to_table(rep.chunks.iter_mut().map(|c| &mut c.column));
-            names.to_table(rep.columns_not_in_file.iter_mut());
-        }
-        each(r)
-    })?;
+    let tally = report::inspect_each(files, keys, &names.asked, |r| each(names.in_report(r)))?;
     Ok((tally, table))
 }
 
@@ -57,12 +51,8 @@ pub fn verify_each<P: FnMut(usize, usize)>(
     let (files, snap) = files_of(path, lake, keys)?;
     let names = Names::of(snap.as_ref(), columns)?;
     let table = snap.as_ref().map(Snapshot::table_version);
-    let tally = report::verify_each(files, keys, &names.asked, samples, progress, |mut r| {
-        if let Ok(rep) = &mut r.report {
-            names.to_table(rep.chunks.iter_mut().map(|c| &mut c.column));
-            names.to_table(rep.columns_not_in_file.iter_mut());
-        }
-        each(r)
+    let tally = report::verify_each(files, keys, &names.asked, samples, progress, |r| {
+        each(names.in_report(r))
     })?;
     Ok((tally, table))
 }
@@ -100,14 +90,36 @@ impl Names {
         Ok(Names { asked, table_of })
     }
 
-    /// Renames each top-level column the files name otherwise to the table's name (a leaf
-    /// inside a nested column keeps the files' path: several names may map to it).
-    fn to_table<'a>(&self, columns: impl Iterator<Item = &'a mut String>) {
-        for c in columns {
-            if let Some(t) = self.table_of.get(c.as_str()) {
-                c.clone_from(t);
+    /// `r` with each top-level column the files name otherwise renamed to the table's name (a
+    /// leaf inside a nested column keeps the files' path: several names may map to it).
+    fn in_report<T: ReportColumns>(&self, mut r: FileReport<T>) -> FileReport<T> {
+        if let Ok(report) = &mut r.report {
+            for c in report.columns_mut() {
+                if let Some(t) = self.table_of.get(c.as_str()) {
+                    c.clone_from(t);
+                }
             }
         }
+        r
+    }
+}
+
+/// The column names a per-file report shows: its chunks' and the asked ones the file lacks.
+trait ReportColumns {
+    fn columns_mut(&mut self) -> Vec<&mut String>;
+}
+
+impl ReportColumns for InspectReport {
+    fn columns_mut(&mut self) -> Vec<&mut String> {
+        let chunks = self.chunks.iter_mut().map(|c| &mut c.column);
+        chunks.chain(self.columns_not_in_file.iter_mut()).collect()
+    }
+}
+
+impl ReportColumns for VerifyReport {
+    fn columns_mut(&mut self) -> Vec<&mut String> {
+        let chunks = self.chunks.iter_mut().map(|c| &mut c.column);
+        chunks.chain(self.columns_not_in_file.iter_mut()).collect()
     }
 }
 
