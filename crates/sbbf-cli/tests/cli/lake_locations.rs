@@ -66,6 +66,17 @@ fn count(table: &str, extra: &[&str]) -> Value {
     row["n"].clone()
 }
 
+/// The `*.metadata.json` files of an Iceberg `metadata/` folder, in name order (oldest first).
+fn metadata_files(meta: &Path) -> Vec<std::path::PathBuf> {
+    let mut numbered: Vec<_> = std::fs::read_dir(meta)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
+        .collect();
+    numbered.sort();
+    numbered
+}
+
 /// A `file://` URL of a Delta table, with and without its trailing slash, counts what the
 /// table holds (deltalake's count), not every Parquet file of its folder; so does an Iceberg
 /// table's folder (pyiceberg's count) and `--table NAME=file://...`.
@@ -549,12 +560,7 @@ fn a_copied_iceberg_table_is_read_where_it_is_found() {
     // and a commit to it refused before anything is written.
     let copy = dir.path().join("copied").join("ice_basic");
     let meta = copy.join("metadata");
-    let mut numbered: Vec<_> = std::fs::read_dir(&meta)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
-        .collect();
-    numbered.sort();
+    let mut numbered = metadata_files(&meta);
     let newest = numbered.pop().unwrap();
     std::fs::rename(&newest, meta.join("v1.metadata.json")).unwrap();
     for p in numbered {
@@ -620,12 +626,7 @@ fn a_copied_warehouse_is_read_through_its_catalog() {
     }
     // The newest metadata file of a copy, given as the path.
     let meta = warehouse.join("ns/ice_basic/metadata");
-    let mut numbered: Vec<_> = std::fs::read_dir(&meta)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".metadata.json"))
-        .collect();
-    numbered.sort();
+    let numbered = metadata_files(&meta);
     let newest = numbered.last().unwrap().to_str().unwrap().to_string();
     assert_eq!(count(&newest, &[]), oracle_rows("ice_basic"));
     // No commit through a catalog that names another place.

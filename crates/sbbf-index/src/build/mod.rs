@@ -313,13 +313,13 @@ fn carried_over(
         kept: HashMap::new(),
         read: std::collections::HashSet::new(),
     };
-    for s in swapped {
-        let original =
-            root.listed_urls(location, std::iter::once((s.from.as_str(), s.from_size)))?;
-        let copy = root.listed_urls(location, std::iter::once((s.to.as_str(), 0)))?;
-        let (Some(original), Some(copy)) = (original.first(), copy.first()) else {
-            continue;
-        };
+    // Listed at once (a local table's folder is resolved once, not per file).
+    let originals = root.listed_urls(
+        location,
+        swapped.iter().map(|s| (s.from.as_str(), s.from_size)),
+    )?;
+    let copies = root.listed_urls(location, swapped.iter().map(|s| (s.to.as_str(), 0)))?;
+    for ((s, original), copy) in swapped.iter().zip(&originals).zip(&copies) {
         // A copy another commit removed since is not in this version's listing.
         let Some(&li) = at.get(copy.rel.as_str()) else {
             continue;
