@@ -27,10 +27,16 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 use sbbf_index::format::Stamp;
 use sbbf_index::probe::{row_groups_ruled_out, KnownFile};
+use sbbf_index::table::{Loaded, ReadStats};
 use sbbf_index::{Listed, Root};
+use sbbf_lake::Snapshot;
 use sbbf_parquet::prune::Predicate;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
+
+/// An index's head as [`Root::load`] reads it.
+pub(crate) type Loading = Result<Option<(Loaded, ReadStats)>, sbbf_index::Error>;
 
 /// Files the index rules out for one scan: object path -> (size, row groups).
 pub(crate) type Dropped = HashMap<String, (u64, usize)>;
@@ -53,6 +59,10 @@ pub(crate) struct Known {
     pub(crate) exact: Vec<bool>,
     /// The file as the query engine's listing gave it, where known.
     meta: Option<ObjectMeta>,
+    /// A lake table's data file: its path and size are what identify it (both formats write
+    /// a data file once under a new name and never change it in place; the index checked
+    /// its stamp when asked), where the listing, made from the snapshot, has no time.
+    lake: bool,
 }
 
 impl Known {
@@ -64,6 +74,7 @@ impl Known {
             ruled_out: file.ruled_out,
             exact: file.exact,
             meta: None,
+            lake: false,
         }
     }
 
@@ -103,6 +114,7 @@ impl Known {
         let k = known.get(meta.location.as_ref())?;
         let same = k.size == meta.size
             && match &k.stamp {
+                _ if k.lake => true,
                 Stamp::Local { mtime_ns, .. } => {
                     meta.last_modified.timestamp_nanos_opt() == Some(*mtime_ns)
                 }
@@ -149,7 +161,7 @@ pub(crate) async fn ask(
     table: &ListingTableUrl,
     pred: &Predicate,
 ) -> Asked {
-    match ask_row_groups(root, listed, table, pred).await {
+    match ask_row_groups(root, listed, table, pred, None).await {
         AskedRowGroups::Nothing | AskedRowGroups::Ignored(_) => Asked::Nothing,
         AskedRowGroups::Answered { dropped, .. } if dropped.is_empty() => Asked::Nothing,
         AskedRowGroups::Answered { dropped, .. } => Asked::Drop(dropped),
@@ -157,17 +169,24 @@ pub(crate) async fn ask(
 }
 
 /// [`ask`], keeping what the index says of the row groups of the files it does not rule out
-/// wholly.
+/// wholly; `preloaded`: the index's head when already read.
 pub(crate) async fn ask_row_groups(
     root: &Root,
     listed: Option<&[Listed]>,
     table: &ListingTableUrl,
     pred: &Predicate,
+    preloaded: Option<Loading>,
 ) -> AskedRowGroups {
+    let load = async {
+        match preloaded {
+            Some(loaded) => loaded,
+            None => root.load().await,
+        }
+    };
     let (listing, loaded) = match listed {
-        Some(l) => (Ok(std::borrow::Cow::Borrowed(l)), root.load().await),
+        Some(l) => (Ok(std::borrow::Cow::Borrowed(l)), load.await),
         None => {
-            let (l, loaded) = futures::future::join(root.list(), root.load()).await;
+            let (l, loaded) = futures::future::join(root.list(), load).await;
             (l.map(std::borrow::Cow::Owned), loaded)
         }
     };
@@ -175,28 +194,125 @@ pub(crate) async fn ask_row_groups(
         // The scan's own listing will say what is wrong.
         return AskedRowGroups::Nothing;
     };
+    let out = match ruled_out(root, loaded, &listing, pred).await {
+        Ok(out) => out,
+        Err(asked) => return asked,
+    };
+    let prefix = table.prefix().as_ref().trim_end_matches('/').to_string();
+    answered(
+        listing
+            .iter()
+            .zip(out)
+            .map(|(l, f)| (object_path(&prefix, l), l, f)),
+        false,
+    )
+}
+
+/// A lake table's files as its index is asked about them: the snapshot (how its files name
+/// its columns), its files as the index lists them (in the snapshot's order, see
+/// [`Root::list_table`]), and the object path the scan's listing gives each.
+#[derive(Debug)]
+pub(crate) struct LakeFiles {
+    pub(crate) snapshot: Arc<Snapshot>,
+    pub(crate) listed: Vec<Listed>,
+    pub(crate) paths: Vec<Path>,
+}
+
+/// [`ask_row_groups`] of a lake table: `pred`, over the table's columns, is asked by the
+/// names its files give them ([`Snapshot::index_column`]); a leaf on a column the index
+/// cannot answer for soundly (a partition column, a renamed one, one with a default) is
+/// left out of it, which only ever leaves more files in. Files are keyed by their object
+/// paths as the scan's listing names them, and known by path and size.
+pub(crate) async fn ask_lake(
+    root: &Root,
+    files: &LakeFiles,
+    pred: &Predicate,
+    preloaded: Option<Loading>,
+) -> AskedRowGroups {
+    let Some(pred) = by_file_names(pred, &files.snapshot) else {
+        return AskedRowGroups::Nothing;
+    };
+    let loaded = match preloaded {
+        Some(loaded) => loaded,
+        None => root.load().await,
+    };
+    let out = match ruled_out(root, loaded, &files.listed, &pred).await {
+        Ok(out) => out,
+        Err(asked) => return asked,
+    };
+    answered(
+        files
+            .listed
+            .iter()
+            .zip(out)
+            .zip(&files.paths)
+            .map(|((l, f), p)| (p.to_string(), l, f)),
+        true,
+    )
+}
+
+/// `pred` with each leaf's column as the index of the table `snap` knows it, and the leaves
+/// it cannot be asked soundly left out: from an AND (what is left is weaker), or the whole
+/// OR holding one (`None`: nothing left to ask).
+pub(crate) fn by_file_names(pred: &Predicate, snap: &Snapshot) -> Option<Predicate> {
+    match pred {
+        Predicate::Eq(c, v) => Some(Predicate::Eq(snap.index_column(c)?, v.clone())),
+        Predicate::In(c, vs) => Some(Predicate::In(snap.index_column(c)?, vs.clone())),
+        Predicate::And(ps) => {
+            let mut kept: Vec<Predicate> =
+                ps.iter().filter_map(|p| by_file_names(p, snap)).collect();
+            match kept.len() {
+                0 => None,
+                1 => kept.pop(),
+                _ => Some(Predicate::And(kept)),
+            }
+        }
+        Predicate::Or(ps) => ps
+            .iter()
+            .map(|p| by_file_names(p, snap))
+            .collect::<Option<Vec<_>>>()
+            .map(Predicate::Or),
+    }
+}
+
+/// What the index says of each of `listing`'s files for `pred`, once its load (`loaded`)
+/// is in; else what the scan does without it.
+async fn ruled_out(
+    root: &Root,
+    loaded: Loading,
+    listing: &[Listed],
+    pred: &Predicate,
+) -> Result<Vec<Option<KnownFile>>, AskedRowGroups> {
     let ignore = |e: &dyn fmt::Display| {
         AskedRowGroups::Ignored(format!("ignoring the index {}: {e}", root.index_location()))
     };
     let loaded = match loaded {
         Ok(Some((loaded, _))) => loaded,
-        Ok(None) => return AskedRowGroups::Nothing,
-        Err(e) => return ignore(&e),
+        Ok(None) => return Err(AskedRowGroups::Nothing),
+        Err(e) => return Err(ignore(&e)),
     };
-    let out = match row_groups_ruled_out(root, &loaded, &listing, pred).await {
-        Ok(out) => out,
-        Err(e) => return ignore(&e),
-    };
-    let prefix = table.prefix().as_ref().trim_end_matches('/').to_string();
+    row_groups_ruled_out(root, &loaded, listing, pred)
+        .await
+        .map_err(|e| ignore(&e))
+}
+
+/// The files the index rules out wholly, and what it knows of the others, by the keys
+/// given.
+fn answered<'a>(
+    files: impl Iterator<Item = (String, &'a Listed, Option<KnownFile>)>,
+    lake: bool,
+) -> AskedRowGroups {
     let mut dropped = Dropped::new();
     let mut known = KnownFiles::new();
-    for (l, file) in listing.iter().zip(out) {
+    for (key, l, file) in files {
         let Some(file) = file else { continue };
         let n = file.row_counts.len();
         if n > 0 && file.ruled_out.iter().all(|&r| r) {
-            dropped.insert(object_path(&prefix, l), (l.size, n));
+            dropped.insert(key, (l.size, n));
         } else {
-            known.insert(object_path(&prefix, l), Known::new(l, file));
+            let mut k = Known::new(l, file);
+            k.lake = lake;
+            known.insert(key, k);
         }
     }
     AskedRowGroups::Answered { dropped, known }

@@ -202,6 +202,9 @@ pub(crate) struct TableFiles {
     pub(crate) schema: Option<SchemaRef>,
     /// A Delta table's partition values by file, from its log (not its folder names).
     pub(crate) partition_values: Option<Arc<crate::lake::PartitionValues>>,
+    /// A lake table's snapshot (its index is asked through it), and the object path of each
+    /// of its files, in its order, as the listing names them.
+    pub(crate) snapshot: Option<(Arc<Snapshot>, Vec<object_store::path::Path>)>,
 }
 
 /// The files of the table at `path` (parsed as `url`) with extension `ext`: a local glob's
@@ -321,6 +324,7 @@ pub(crate) async fn list_table(
         bounds: None,
         schema: None,
         partition_values: None,
+        snapshot: None,
     })
 }
 
@@ -385,11 +389,17 @@ async fn lake_table(
         }
     }
     let mut files = Vec::with_capacity(snap.files.len());
-    for f in snap.files.iter().filter(|f| f.url.ends_with(ext)) {
+    let mut paths = Vec::with_capacity(snap.files.len());
+    for f in &snap.files {
+        let location = at
+            .path_of(&f.url)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        paths.push(location.clone());
+        if !f.url.ends_with(ext) {
+            continue;
+        }
         files.push(object_store::ObjectMeta {
-            location: at
-                .path_of(&f.url)
-                .map_err(|e| DataFusionError::External(Box::new(e)))?,
+            location,
             last_modified: Default::default(),
             size: f.size,
             e_tag: None,
@@ -440,6 +450,7 @@ async fn lake_table(
         .parquet
         .schema_force_view_types;
     let schema = crate::lake::snapshot_schema(&snap, views).map(Arc::new);
+    let kept = Arc::new(snap.clone());
     Ok(TableFiles {
         store,
         files,
@@ -453,6 +464,7 @@ async fn lake_table(
         bounds,
         schema,
         partition_values: partition_values.map(Arc::new),
+        snapshot: Some((kept, paths)),
     })
 }
 

@@ -4,7 +4,8 @@
 use crate::expr::predicate;
 use crate::file_step::{footer, policy_for, Metrics, Planned, StatsStep, Step};
 use crate::filtered::{hiding_url, FilteredStore};
-use crate::index::{ask_row_groups, AskedRowGroups, Dropped, KnownFiles, KnownStatistics};
+use crate::index::{ask_lake, ask_row_groups, AskedRowGroups, Dropped, KnownFiles};
+use crate::index::{KnownStatistics, LakeFiles, Loading};
 use crate::join::SbbfSource;
 use crate::lake::{ByTableColumns, Columns, Deleted, FileBounds, PartitionValues};
 use crate::listing::{list_files, list_table, TableFiles};
@@ -106,6 +107,9 @@ struct IndexedScan {
     listing: Option<(ListingTable, Arc<FilteredStore>)>,
     /// What it knows of the row groups of the other files, as they were when asked.
     known: Arc<KnownFiles>,
+    /// A lake table's files it rules out (its listing is the snapshot's: they are taken
+    /// out of the scan's files, no listing made again).
+    dropped: Option<Dropped>,
 }
 
 /// The index of a table root (`ROOT/_sbbf_index/`, see `crate::index`), and what it did.
@@ -131,6 +135,12 @@ struct TableIndex {
     rows: Arc<KnownFiles>,
     /// Their row counts as DataFusion's statistics of them (see [`known_statistics`]).
     statistics: Arc<FileStatisticsCache>,
+    /// A lake table's files and how they name its columns: asked through its snapshot
+    /// (`crate::index::ask_lake`).
+    lake: Option<LakeFiles>,
+    /// The index as read when the table was made, for the first scan (later ones read it
+    /// again).
+    preloaded: Mutex<Option<Loading>>,
 }
 
 impl SbbfTable {
@@ -225,6 +235,23 @@ impl SbbfTable {
         } else {
             options.with_file_extension("")
         };
+        // The index at the table's folder is read beside finding and reading the table (one
+        // round trip for both on a store, where it would otherwise wait for the snapshot).
+        let early = match enabled && use_index && may_be_a_table(path, &url) {
+            true => index_root_at(state, &lake_index_root(path)),
+            false => None,
+        };
+        let loading = async {
+            match &early {
+                Some(root) => Some(root.load().await),
+                None => None,
+            }
+        };
+        let (listed, mut preloaded) = futures::future::join(
+            list_table(state, path, &url, &options.file_extension, lake),
+            loading,
+        )
+        .await;
         let TableFiles {
             store,
             files,
@@ -238,24 +265,39 @@ impl SbbfTable {
             bounds,
             schema: typed,
             partition_values,
-        } = list_table(state, path, &url, &options.file_extension, lake).await?;
-        // A directory or prefix may have an index; anything else has none. A lake table's
-        // index is not used by queries yet. A prefix's root reads through the session's
-        // store, and is known to be no lake table (found so above: not asked again).
-        let root = match sbbf_index::Root::open(path) {
-            Ok(Some(root)) if enabled && use_index && url.is_collection() && table.is_none() => {
-                Some(match root {
-                    sbbf_index::Root::Store { prefix, .. } => {
-                        sbbf_index::Root::from_store(path, Arc::clone(&store), prefix)
+            snapshot,
+        } = listed?;
+        // A directory or prefix may have an index, and a lake table at its folder (however
+        // named: its folder, a metadata file); anything else has none. A root reads through
+        // the session's store; a prefix is known to be no lake table (found so above: not
+        // asked again), and a lake table's files are its snapshot's.
+        let root = match (&snapshot, early) {
+            // No index: nothing more to ask.
+            (Some(_), _) if matches!(preloaded, Some(Ok(None)) | None) => None,
+            (Some((snap, _)), early) => early.map(|r| {
+                r.with_lake(lake.clone())
+                    .with_snapshot(Some(Arc::clone(snap)))
+            }),
+            (None, early) => match sbbf_index::Root::open(path) {
+                Ok(Some(root)) if enabled && use_index && url.is_collection() => {
+                    let root = match root {
+                        sbbf_index::Root::Store { prefix, .. } => {
+                            sbbf_index::Root::from_store(path, Arc::clone(&store), prefix)
+                        }
+                        local => local,
+                    };
+                    // The load made beside the listing is the first scan's, when of this
+                    // index.
+                    if early.is_none_or(|e| e.index_location() != root.index_location()) {
+                        preloaded = None;
                     }
-                    local => local,
-                })
-                .map(|r| r.with_lake(lake.clone()).with_snapshot(None))
-            }
-            _ => None,
+                    Some(root.with_lake(lake.clone()).with_snapshot(None))
+                }
+                _ => None,
+            },
         };
         let (known, rows) = match &root {
-            Some(root) if url.is_collection() => {
+            Some(root) if url.is_collection() && snapshot.is_none() => {
                 match schema_from_index(state, &url, &options, root, (&store, &files)).await {
                     Some((schema, rows)) => (Some(schema), rows),
                     None => (None, KnownFiles::new()),
@@ -308,15 +350,32 @@ impl SbbfTable {
         }
         // The log's partition columns, unless a file column has the name (as above).
         let partition_values = partition_values.filter(|v| !v.names().any(clash));
+        // A lake table's files as the index lists them: the snapshot's, each with its own
+        // `stat` locally (no store request), in the snapshot's order.
+        let lake_files = match (&root, snapshot) {
+            (Some(root), Some((snapshot, paths))) => match root.list().await {
+                Ok(listed) if listed.len() == paths.len() => Some(LakeFiles {
+                    snapshot,
+                    listed,
+                    paths,
+                }),
+                // The scan reads the files as without an index (and says what is wrong).
+                _ => None,
+            },
+            _ => None,
+        };
+        let root = root.filter(|_| lake_files.is_some() || table.is_none());
         let index = match root {
             Some(root) => config.file_schema.clone().map(|file_schema| TableIndex {
                 statistics: known_statistics(&file_schema, &rows),
-                listed: match &root {
-                    sbbf_index::Root::Store { .. } => {
+                listed: match (&root, &lake_files) {
+                    (sbbf_index::Root::Store { .. }, None) => {
                         Some(Arc::new(root.listed_objects(files.clone())))
                     }
-                    sbbf_index::Root::Local { .. } => None,
+                    _ => None,
                 },
+                lake: lake_files,
+                preloaded: Mutex::new(preloaded),
                 root,
                 file_schema,
                 warning: Default::default(),
@@ -425,19 +484,25 @@ impl SbbfTable {
             return Some(IndexedScan {
                 listing: None,
                 known: Arc::clone(&ix.rows),
+                dropped: None,
             });
         };
         let [table_url] = self.inner.table_paths().as_slice() else {
             return None;
         };
-        let (dropped, known) = match ask_row_groups(
-            &ix.root,
-            ix.listed.as_deref().map(|l| l.as_slice()),
-            table_url,
-            &pred,
-        )
-        .await
-        {
+        let preloaded = ix
+            .preloaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let asked = match &ix.lake {
+            Some(files) => ask_lake(&ix.root, files, &pred, preloaded).await,
+            None => {
+                let listed = ix.listed.as_deref().map(|l| l.as_slice());
+                ask_row_groups(&ix.root, listed, table_url, &pred, preloaded).await
+            }
+        };
+        let (dropped, known) = match asked {
             AskedRowGroups::Nothing => return None,
             AskedRowGroups::Ignored(why) => {
                 let _ = ix.warning.set(why);
@@ -445,11 +510,68 @@ impl SbbfTable {
             }
             AskedRowGroups::Answered { dropped, known } => (dropped, Arc::new(known)),
         };
+        if ix.lake.is_some() {
+            return Some(IndexedScan {
+                listing: None,
+                known,
+                dropped: Some(dropped),
+            });
+        }
         let listing = match dropped.is_empty() {
             true => None,
             false => self.hiding_listing(state, table_url, dropped),
         };
-        Some(IndexedScan { listing, known })
+        Some(IndexedScan {
+            listing,
+            known,
+            dropped: None,
+        })
+    }
+
+    /// `plan` without the files in `dropped` (a lake table's files its index rules out),
+    /// counted as [`SbbfTable::count_index`] counts them; they are counted without their
+    /// footers by [`SbbfTable::row_groups`].
+    fn without_dropped(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        dropped: Dropped,
+    ) -> Arc<dyn ExecutionPlan> {
+        let Some(config) = plan
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|e| e.data_source().downcast_ref::<FileScanConfig>())
+        else {
+            return plan;
+        };
+        let (mut files, mut rgs) = (0, 0);
+        let groups: Vec<FileGroup> = config
+            .file_groups
+            .iter()
+            .map(|g| {
+                let kept =
+                    g.iter()
+                        .filter(|f| match dropped.get(f.object_meta.location.as_ref()) {
+                            Some((_, n)) => {
+                                files += 1;
+                                rgs += n;
+                                false
+                            }
+                            None => true,
+                        });
+                FileGroup::new(kept.cloned().collect())
+            })
+            .collect();
+        let config = FileScanConfigBuilder::from(config.clone())
+            .with_file_groups(groups)
+            .build();
+        let plan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
+        self.count_index(&plan, (files, rgs));
+        if let Some(ix) = &self.index {
+            ix.known
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(dropped);
+        }
+        plan
     }
 
     /// A listing table of this table's files but `dropped`, listing through a store view
@@ -482,8 +604,7 @@ impl SbbfTable {
     /// What the index's store view left out of a scan's listing: counted on the table and in
     /// the scan's metrics (when it has a scan: with every file left out, DataFusion plans
     /// none).
-    fn count_index(&self, plan: &Arc<dyn ExecutionPlan>, hiding: &FilteredStore) {
-        let (files, rgs) = hiding.left_out();
+    fn count_index(&self, plan: &Arc<dyn ExecutionPlan>, (files, rgs): (usize, usize)) {
         if let Some(ix) = &self.index {
             ix.files.fetch_add(files, Ordering::Relaxed);
             ix.row_groups.fetch_add(rgs, Ordering::Relaxed);
@@ -585,7 +706,9 @@ impl SbbfTable {
             .with_columns(self.columns.clone());
         // With an index, the join's keys are asked of it first: files it rules out are
         // dropped unread.
-        if let (Some(ix), [table_url]) = (&self.index, self.inner.table_paths().as_slice()) {
+        // Not a lake table's: the join's keys would be asked by the table's names.
+        let index = self.index.as_ref().filter(|ix| ix.lake.is_none());
+        if let (Some(ix), [table_url]) = (index, self.inner.table_paths().as_slice()) {
             source = source.with_index(ix.root.clone(), ix.listed.clone(), table_url.clone());
         }
         let source: Arc<dyn FileSource> = Arc::new(source);
@@ -934,6 +1057,7 @@ impl TableProvider for SbbfTable {
         // one that reads no column (`count(*)`). Other scans may be aggregates DataFusion
         // answers from the footers' minima and maxima, which the index does not hold.
         let known_statistics = match &self.index {
+            Some(ix) if ix.lake.is_some() => None,
             Some(ix) if !filters.is_empty() || projection.is_some_and(<[usize]>::is_empty) => {
                 Some(Arc::clone(&ix.statistics))
             }
@@ -943,7 +1067,7 @@ impl TableProvider for SbbfTable {
             Some((listing, hiding)) => {
                 let listing = listing.clone().with_cache(known_statistics);
                 let plan = listing.scan_with_args(state, args).await?.into_inner();
-                self.count_index(&plan, hiding);
+                self.count_index(&plan, hiding.left_out());
                 plan
             }
             None if known_statistics.is_some() => self
@@ -955,8 +1079,15 @@ impl TableProvider for SbbfTable {
                 .into_inner(),
             None => self.inner.scan_with_args(state, args).await?.into_inner(),
         };
+        let (known, dropped) = match indexed {
+            Some(i) => (Some(i.known), i.dropped),
+            None => (None, None),
+        };
+        let plan = match dropped {
+            Some(dropped) if !dropped.is_empty() => self.without_dropped(plan, dropped),
+            _ => plan,
+        };
         let plan = self.with_log_partitions(state, plan, projection).await?;
-        let known = indexed.map(|i| i.known);
         Ok(self
             .prune(state, plan, filters, known.as_deref())
             .await?
@@ -1023,4 +1154,36 @@ async fn count_listed(state: &dyn Session, table: &ListingTable, known: &Dropped
         }
     }
     Ok(total)
+}
+
+/// Where a lake table's index is: below its folder (`sbbf_lake::table_folder`), however the
+/// table is named; a store's folder as a prefix (ending in `/`).
+fn lake_index_root(path: &str) -> String {
+    let folder = sbbf_lake::table_folder(path);
+    match sbbf_parquet::source::object::is_remote_url(folder) {
+        true => format!("{folder}/"),
+        false => folder.to_string(),
+    }
+}
+
+/// The index root at `at` (a local folder, or a prefix read through the session's store for
+/// it), when there can be one.
+fn index_root_at(state: &dyn Session, at: &str) -> Option<sbbf_index::Root> {
+    match sbbf_index::Root::open(at).ok()? {
+        Some(sbbf_index::Root::Store { prefix, .. }) => {
+            let url = ListingTableUrl::parse(at).ok()?;
+            let store = state.runtime_env().object_store(url).ok()?;
+            Some(sbbf_index::Root::from_store(at, store, prefix))
+        }
+        local => local,
+    }
+}
+
+/// Whether `path` (parsed as `url`) may name a table root: a folder or prefix, an Iceberg
+/// metadata file, a store's path whose last name has no extension (`s3://b/t`).
+fn may_be_a_table(path: &str, url: &ListingTableUrl) -> bool {
+    let last = path.rsplit('/').next().unwrap_or_default();
+    url.is_collection()
+        || path.ends_with(".metadata.json")
+        || (sbbf_parquet::source::object::is_remote_url(path) && !last.contains('.'))
 }

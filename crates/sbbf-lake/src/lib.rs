@@ -202,6 +202,12 @@ pub struct LakeColumn {
     /// Its type as the format names it (Delta: `long`, `string`, `decimal(10,2)`,
     /// `struct<...>`; Iceberg: `long`, `string`, `timestamptz`, `struct`), when known.
     pub data_type: Option<String>,
+    /// A data file without it may still hold values of it (Iceberg: the source of an
+    /// identity partition, which a file may leave to its partition tuple; a column with an
+    /// `initial-default`, which files written before it read as that value). A file's lack
+    /// of the column then proves nothing, and an index must not rule the file out for it.
+    #[serde(default)]
+    pub missing_not_null: bool,
 }
 
 /// A table's snapshot: the version read and its data files.
@@ -272,6 +278,40 @@ impl Snapshot {
             &self.location,
             &self.columns,
             &self.inner_physical,
+            column,
+        )
+    }
+
+    /// The column path an index of the table's files ([`Snapshot::file_column`]'s) may be
+    /// asked `column` by, where a file whose filters say a value is absent, or which lacks
+    /// the column, surely holds no row with that value; `None` where that does not hold: a
+    /// partition column (a Delta file holds none of it; an Iceberg file may leave an
+    /// identity partition's to its partition tuple), a column with an earlier name or inner
+    /// fields renamed (files hold it by field id, which an index does not record), a column
+    /// a file without it reads as a default ([`LakeColumn::missing_not_null`]), a column the
+    /// schema lacks.
+    ///
+    /// ```
+    /// use sbbf_lake::{Format, LakeColumn, TableNames};
+    /// let mut names = TableNames::default();
+    /// names.format = Format::Delta;
+    /// names.partition_columns = Some(vec!["day".into()]);
+    /// for (name, physical) in [("id", "col-1f2e"), ("day", "day")] {
+    ///     names.columns.push(LakeColumn {
+    ///         name: name.into(),
+    ///         physical: Some(physical.into()),
+    ///         ..Default::default()
+    ///     });
+    /// }
+    /// assert_eq!(names.index_column("t/", "id").as_deref(), Some("col-1f2e"));
+    /// assert_eq!(names.index_column("t/", "day"), None);
+    /// assert_eq!(names.index_column("t/", "nosuch"), None);
+    /// ```
+    pub fn index_column(&self, column: &str) -> Option<String> {
+        names::index_column(
+            &self.names(),
+            &self.location,
+            &self.partition_columns,
             column,
         )
     }

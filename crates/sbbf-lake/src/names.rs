@@ -56,6 +56,12 @@ impl TableNames {
         )
     }
 
+    /// [`crate::Snapshot::index_column`] by these names (partition columns as recorded:
+    /// names that do not record them answer `None` for every column).
+    pub fn index_column(&self, table: &str, column: &str) -> Option<String> {
+        index_column(self, table, self.partition_columns.as_deref()?, column)
+    }
+
     /// Whether `column` is a partition column whose values are the log's, not the files'
     /// (`None`: these names do not say).
     pub fn is_partition_column(&self, column: &str) -> Option<bool> {
@@ -74,6 +80,25 @@ impl TableNames {
     pub fn from_json(json: &str) -> Option<TableNames> {
         serde_json::from_str(json).ok()
     }
+}
+
+pub(super) fn index_column(
+    names: &TableNames,
+    table: &str,
+    partition_columns: &[String],
+    column: &str,
+) -> Option<String> {
+    let (top, _) = split_top(column);
+    if partition_columns.contains(&top) {
+        return None;
+    }
+    let c = names.columns.iter().find(|c| c.name == top)?;
+    if c.missing_not_null || !c.earlier_names.is_empty() || c.inner_renamed {
+        return None;
+    }
+    let path = names.file_column(table, column).ok()?;
+    // A path found by field id in each file: the index knows columns by name only.
+    (!path.starts_with(sbbf_parquet::read::file::BY_FIELD_ID)).then_some(path)
 }
 
 pub(super) fn file_column(

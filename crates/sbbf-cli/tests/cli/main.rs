@@ -16,6 +16,8 @@ mod lake_write;
 mod lake_write_iceberg;
 mod paths;
 mod query;
+#[cfg(feature = "query")]
+mod query_lake_index;
 mod readme_tour;
 mod s3;
 mod verify;

@@ -520,9 +520,16 @@ fn a_query_reads_only_the_files_the_snapshot_statistics_leave() {
     let data: std::collections::BTreeSet<&str> = requests[before..]
         .iter()
         .filter(|r| r.starts_with("GET /lake/ckpt/") && !r.contains("_delta_log"))
+        .filter(|r| !r.contains("_sbbf_index"))
         .map(|r| r.split(' ').nth(1).unwrap_or_default())
         .collect();
     assert_eq!(data.len(), 1, "{data:#?}");
+    // Whether the table has an index is asked once (beside reading its log), not per scan.
+    let index = requests[before..]
+        .iter()
+        .filter(|r| r.contains("_sbbf_index"))
+        .count();
+    assert_eq!(index, 1, "{:#?}", &requests[before..]);
 }
 
 /// `sbbf query` of a prefix lists it once: the table's registration lists it, and its scans,
@@ -776,4 +783,56 @@ fn an_index_follows_a_delta_log_on_s3() {
     };
     assert_eq!(answers(&lines), answers(&theirs));
     assert_eq!(theirs[0]["table"]["version"], 14);
+}
+
+/// A query of an indexed Delta table on a store, whose files' minima and maxima cannot rule
+/// a key out: with the index, only the file holding the key is read (no footer of the
+/// others); without it, every file's footer.
+#[cfg(feature = "query")]
+#[test]
+fn a_query_of_an_indexed_delta_table_on_s3_opens_only_the_files_the_index_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::lake::venv_json(
+        crate::query_lake_index::DELTA_TABLES,
+        &[dir.path().to_str().unwrap()],
+    );
+    let plain = dir.path().join("plain");
+    let out = crate::common::sbbf(&["add", plain.to_str().unwrap(), "-c", "id"]);
+    assert_eq!(out.status.code(), Some(0));
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    upload_tree(&moto, "lake", "plain", &plain);
+    let url = "s3://lake/plain/";
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let out = sbbf(&moto, &["index", "build", url, "-c", "id"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sql = "SELECT count(*) AS n FROM t WHERE id = 7";
+    let data_files = |extra: &[&str]| -> usize {
+        let before = moto.requests().len();
+        let mut args = vec!["query", url, sql, "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = sbbf(&moto, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"n":1}"#);
+        let requests = moto.requests();
+        let files: std::collections::BTreeSet<&str> = requests[before..]
+            .iter()
+            .filter(|r| r.starts_with("GET /lake/plain/") && r.contains(".parquet"))
+            .filter(|r| !r.contains("_delta_log") && !r.contains("list-type=2"))
+            .map(|r| r.split(' ').nth(1).unwrap_or_default())
+            .collect();
+        files.len()
+    };
+    assert_eq!(data_files(&[]), 1);
+    assert_eq!(data_files(&["--no-index"]), 6);
 }

@@ -491,6 +491,9 @@ fn read(
                 false => Vec::new(),
             },
             data_type: Some(f.data_type().to_string()),
+            // Delta's partition columns are in no file (`Snapshot::partition_columns`), and
+            // its column defaults are written into files, never read in their place.
+            missing_not_null: false,
         })
         .collect();
     let scan = std::sync::Arc::clone(&snap)

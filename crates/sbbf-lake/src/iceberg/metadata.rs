@@ -221,6 +221,16 @@ impl TableMetadata {
             .flatten()
             .filter_map(|f| Some((f.get("id")?.as_i64()?, f.get("type")?)))
             .collect();
+        let identity = self.identity_sources();
+        // Top-level fields with a default for files written before them (format v3).
+        let defaulted: std::collections::HashSet<i64> = current
+            .get("fields")
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+            .filter(|f| f.get("initial-default").is_some_and(|d| !d.is_null()))
+            .filter_map(|f| f.get("id")?.as_i64())
+            .collect();
         fields(current)
             .into_iter()
             .map(|(id, name, data_type)| {
@@ -246,8 +256,25 @@ impl TableMetadata {
                     inner: leaves,
                     inner_names,
                     data_type,
+                    missing_not_null: identity.contains(&id) || defaulted.contains(&id),
                 }
             })
+            .collect()
+    }
+
+    /// The field ids of every identity partition's source column, in any spec.
+    fn identity_sources(&self) -> std::collections::HashSet<i64> {
+        self.partition_spec
+            .iter()
+            .flatten()
+            .chain(
+                self.partition_specs
+                    .iter()
+                    .flatten()
+                    .flat_map(|s| &s.fields),
+            )
+            .filter(|f| f.transform == "identity")
+            .filter_map(|f| f.source_id.map(i64::from))
             .collect()
     }
 
@@ -535,6 +562,46 @@ mod tests {
             flags(with_s(&[map(st(&[(3, "a")])), map(st(&[(3, "b")]))])),
             yes
         );
+    }
+
+    #[test]
+    fn identity_sources_and_defaulted_columns_may_be_missing_from_files() {
+        let meta: TableMetadata = serde_json::from_value(json!({
+            "format-version": 3,
+            "location": "/t",
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "id", "required": false, "type": "long"},
+                {"id": 2, "name": "region", "required": false, "type": "string"},
+                {"id": 3, "name": "ts", "required": false, "type": "timestamp"},
+                {"id": 4, "name": "flag", "required": false, "type": "boolean",
+                 "initial-default": true},
+                {"id": 5, "name": "old", "required": false, "type": "string"},
+            ]}],
+            "current-schema-id": 0,
+            "default-spec-id": 1,
+            "partition-specs": [
+                {"spec-id": 0, "fields": [
+                    {"name": "old", "transform": "identity", "source-id": 5, "field-id": 1000}]},
+                {"spec-id": 1, "fields": [
+                    {"name": "region", "transform": "identity", "source-id": 2, "field-id": 1001},
+                    {"name": "ts_day", "transform": "day", "source-id": 3, "field-id": 1002}]},
+            ],
+        }))
+        .unwrap();
+        let flagged: Vec<(String, bool)> = meta
+            .columns()
+            .into_iter()
+            .map(|c| (c.name, c.missing_not_null))
+            .collect();
+        let want = [
+            ("id", false),
+            ("region", true),
+            ("ts", false),
+            ("flag", true),
+            ("old", true),
+        ];
+        let want: Vec<(String, bool)> = want.iter().map(|(n, b)| (n.to_string(), *b)).collect();
+        assert_eq!(flagged, want);
     }
 
     #[test]
