@@ -201,6 +201,9 @@ pub struct QueryStats {
     /// were some).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_pruned_table_stats: Option<usize>,
+    /// Files the table's index ruled out: never opened (only when there were some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_pruned_index: Option<usize>,
     /// Row groups of files the table's index ruled out (never listed, footers not read).
     pub row_groups_pruned_index: usize,
     /// Row groups a LIMIT skipped.
@@ -275,6 +278,7 @@ impl QueryStats {
             files_unprobed_join: (s.join_files_unprobed > 0).then_some(s.join_files_unprobed),
             files_pruned_table_stats: (s.files_pruned_table_stats > 0)
                 .then_some(s.files_pruned_table_stats),
+            files_pruned_index: (s.files_pruned_index > 0).then_some(s.files_pruned_index),
             row_groups_pruned_limit: s.pruned_limit,
             row_groups_pruned_index: s.pruned_index,
             row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan + s.pruned_index),

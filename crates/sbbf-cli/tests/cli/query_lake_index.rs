@@ -182,6 +182,7 @@ fn delta_queries_use_the_index_and_count_as_deltalake_does() {
         let (n, stats) = query(table, &sql, &[]);
         assert_eq!(n, 1, "{table}");
         assert_eq!(stats["row_groups_pruned_index"], 6, "{table}: {stats}");
+        assert_eq!(stats["files_pruned_index"], 6, "{table}: {stats}");
         // Named as a URL, the same table and the same index.
         let url = format!("file://{table}/");
         let (n, stats) = query(&url, &sql, &[]);
