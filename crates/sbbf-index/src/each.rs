@@ -395,7 +395,14 @@ pub async fn prune_each(
     // A table's snapshot is read once: its files, and how they name the filters' columns.
     let snap = lake::snapshot(path, &lake_options).await?.map(Arc::new);
     let mut filters = filters;
+    // The index is asked by the names it knows a table's columns by, and not of a column
+    // whose absence from a file proves nothing (a leaf left true: see
+    // `Snapshot::index_column`).
+    let mut index_filters = filters.clone();
     if let Some(s) = &snap {
+        for leaf in index_filters.0.iter_mut().flatten() {
+            leaf.column = leaf.column.as_deref().and_then(|c| s.index_column(c));
+        }
         for leaf in filters.0.iter_mut().flatten() {
             if let Some(c) = &leaf.column {
                 leaf.column = Some(s.file_column(c)?);
@@ -404,7 +411,10 @@ pub async fn prune_each(
     }
     let filters = Arc::new(filters);
     let (by_index, warning) = match use_index {
-        true => index_rules_out(path, &filters, options.clone(), &lake_options, snap.clone()).await,
+        true => {
+            let options = options.clone();
+            index_rules_out(path, &index_filters, options, &lake_options, snap.clone()).await
+        }
         false => (None, None),
     };
     // With the index: every listed file in order with whether it is left out, and a source of

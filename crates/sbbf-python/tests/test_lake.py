@@ -159,6 +159,24 @@ def test_a_probe_after_deltalake_commits_equals_deltalakes_files(lake, tmp_path)
             [a["row_groups"] for a in sorted(direct, key=key)]
 
 
+def test_read_table_with_the_index_reads_deltalakes_rows(lake, tmp_path):
+    """`read_table` of a Delta table with its index (built, then deltalake appends): the
+    rows deltalake's own reader returns for the same filters, on a data column, on the
+    partition column (which the index is never asked), and ORs of both."""
+    import deltalake
+    path = tmp_path / "t"
+    shutil.copytree(lake / "delta_partitioned", path)
+    sbbf.index_build(path, "id")
+    rows = pa.table({"id": pa.array([7001, 7002], pa.int64()), "s": ["x", "y"], "p": ["a", "a"]})
+    deltalake.write_deltalake(str(path), rows, mode="append", partition_by=["p"])
+    theirs = deltalake.DeltaTable(str(path))
+    for filters in ([("id", "=", 600)], [("id", "in", [600, 7001, 9999])],
+                    [("p", "=", "a"), ("id", "=", 600)], [("p", "=", "b"), ("id", "=", 7001)],
+                    [[("p", "=", "a")], [("id", "=", 603)]], [("id", "=", 123456)]):
+        _same_rows(sbbf.read_table(str(path), filters=filters),
+                   theirs.to_pyarrow_table(filters=filters))
+
+
 def test_as_of_by_time_reads_the_version_current_then(lake):
     from deltalake import DeltaTable
     path = str(lake / "delta_basic")
