@@ -79,11 +79,29 @@ enum IndexCommand {
     Merge(MergeArgs),
 }
 
+/// A table of a catalog, whose index is at its folder.
+#[derive(Args, Debug, Default)]
+struct InCatalog {
+    /// PATH is an Iceberg table NAMESPACE.TABLE of this catalog (`sqlite:///PATH`, or
+    /// `http(s)://HOST/...` for a REST catalog): the index is built from the snapshot the
+    /// catalog names, at the table's folder, where probes and queries of the table (through
+    /// the catalog or by its folder) find it.
+    #[arg(long, value_name = "URI")]
+    catalog: Option<String>,
+    /// Which catalog of several in one SQL database (its `catalog_name`); for a REST
+    /// catalog, the warehouse to ask for.
+    #[arg(long, value_name = "NAME", requires = "catalog")]
+    catalog_name: Option<String>,
+}
+
 #[derive(Args, Debug)]
 struct BuildArgs {
-    /// A directory or an object-store prefix (s3://bucket/prefix/).
+    /// A directory or an object-store prefix (s3://bucket/prefix/); with --catalog, a table
+    /// NAMESPACE.TABLE.
     #[arg(value_parser = crate::store_url::location)]
     path: String,
+    #[command(flatten)]
+    in_catalog: InCatalog,
     /// Columns to index (dotted paths), repeatable; by default every column with a filter.
     #[arg(long = "column", short = 'c')]
     columns: Vec<String>,
@@ -132,9 +150,12 @@ struct MergeArgs {
 
 #[derive(Args, Debug)]
 struct UpdateArgs {
-    /// A directory or an object-store prefix with an index.
+    /// A directory or an object-store prefix with an index; with --catalog, a table
+    /// NAMESPACE.TABLE.
     #[arg(value_parser = crate::store_url::location)]
     path: String,
+    #[command(flatten)]
+    in_catalog: InCatalog,
     /// As `sbbf index build --build-missing`, for the index's -c columns: files whose row
     /// groups still lack an entry are read again for those filters.
     #[arg(long)]
@@ -180,7 +201,7 @@ fn open_root(cmd: &str, path: &str) -> Result<Root, u8> {
         err!("sbbf index {cmd}: {path}: {e}");
         return Err(2);
     }
-    match Root::open(path) {
+    match Root::open_table(path) {
         Ok(Some(r)) => Ok(r),
         Ok(None) => {
             err!(
@@ -196,8 +217,27 @@ fn open_root(cmd: &str, path: &str) -> Result<Root, u8> {
     }
 }
 
+/// The root of PATH, or with --catalog of the table the catalog names (its snapshot read
+/// once, from the metadata file the catalog names).
+async fn open_root_in(cmd: &str, path: &str, in_catalog: &InCatalog) -> Result<Root, u8> {
+    let Some(uri) = &in_catalog.catalog else {
+        return open_root(cmd, path);
+    };
+    let catalog = sbbf_lake::catalog::Catalog::new(uri, in_catalog.catalog_name.as_deref());
+    let read = async {
+        let meta = sbbf_lake::catalog::metadata_location(&catalog, path).await?;
+        let snap = sbbf_lake::snapshot(&meta, &Default::default()).await?;
+        Ok::<_, sbbf_parquet::Error>((meta, snap))
+    };
+    let (meta, snap) = read.await.map_err(|e| {
+        err!("sbbf index {cmd}: {path}: {e}");
+        2
+    })?;
+    Ok(open_root(cmd, &meta)?.with_snapshot(snap.map(std::sync::Arc::new)))
+}
+
 async fn build(a: BuildArgs) -> u8 {
-    let root = match open_root("build", &a.path) {
+    let root = match open_root_in("build", &a.path, &a.in_catalog).await {
         Ok(r) => r,
         Err(c) => return c,
     };
@@ -366,7 +406,7 @@ async fn merge(a: MergeArgs) -> u8 {
 }
 
 async fn update(a: UpdateArgs) -> u8 {
-    let root = match open_root("update", &a.path) {
+    let root = match open_root_in("update", &a.path, &a.in_catalog).await {
         Ok(r) => r,
         Err(c) => return c,
     };

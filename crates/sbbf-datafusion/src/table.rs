@@ -238,7 +238,7 @@ impl SbbfTable {
         // The index at the table's folder is read beside finding and reading the table (one
         // round trip for both on a store, where it would otherwise wait for the snapshot).
         let early = match enabled && use_index && may_be_a_table(path, &url) {
-            true => index_root_at(state, &lake_index_root(path)),
+            true => index_root_at(state, path),
             false => None,
         };
         let loading = async {
@@ -1156,24 +1156,16 @@ async fn count_listed(state: &dyn Session, table: &ListingTable, known: &Dropped
     Ok(total)
 }
 
-/// Where a lake table's index is: below its folder (`sbbf_lake::table_folder`), however the
-/// table is named; a store's folder as a prefix (ending in `/`).
-fn lake_index_root(path: &str) -> String {
-    let folder = sbbf_lake::table_folder(path);
-    match sbbf_parquet::source::object::is_remote_url(folder) {
-        true => format!("{folder}/"),
-        false => folder.to_string(),
-    }
-}
-
-/// The index root at `at` (a local folder, or a prefix read through the session's store for
-/// it), when there can be one.
-fn index_root_at(state: &dyn Session, at: &str) -> Option<sbbf_index::Root> {
-    match sbbf_index::Root::open(at).ok()? {
-        Some(sbbf_index::Root::Store { prefix, .. }) => {
-            let url = ListingTableUrl::parse(at).ok()?;
-            let store = state.runtime_env().object_store(url).ok()?;
-            Some(sbbf_index::Root::from_store(at, store, prefix))
+/// The index root of the table at `path` (`sbbf_index::Root::open_table`: a local folder,
+/// or a prefix read through the session's store for it), when there can be one.
+fn index_root_at(state: &dyn Session, path: &str) -> Option<sbbf_index::Root> {
+    match sbbf_index::Root::open_table(path).ok()? {
+        Some(sbbf_index::Root::Store { url, prefix, .. }) => {
+            let store = state
+                .runtime_env()
+                .object_store(ListingTableUrl::parse(&url).ok()?)
+                .ok()?;
+            Some(sbbf_index::Root::from_store(&url, store, prefix))
         }
         local => local,
     }

@@ -118,7 +118,7 @@ where
         // log's); a Delta table whose index knows an earlier version is then read as the
         // commits since, not as its snapshot (see `crate::follow`).
         let root = match use_index {
-            true => Root::open(path).ok().flatten(),
+            true => Root::open_table(path).ok().flatten(),
             false => None,
         };
         let index = async {
@@ -548,7 +548,7 @@ async fn index_rules_out(
     lake_options: &lake::LakeOptions,
     snap: Option<Arc<lake::Snapshot>>,
 ) -> (Option<IndexSplit>, Option<String>) {
-    let Ok(Some(root)) = Root::open(path) else {
+    let Ok(Some(root)) = Root::open_table(path) else {
         return (None, None);
     };
     let root = root.with_lake(lake_options.clone()).with_snapshot(snap);

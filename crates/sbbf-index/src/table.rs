@@ -145,6 +145,29 @@ impl Root {
         Ok(None)
     }
 
+    /// The root of the table `arg` names, where its index is: [`Root::open`] of `arg` (of
+    /// `arg/` for a store's prefix named without its `/`), or for an Iceberg metadata file
+    /// (`t/metadata/v3.metadata.json`, as a catalog names a table) of the table's folder
+    /// (`t/`). The index's entries are checked file by file
+    /// against the snapshot read, whichever metadata file named it.
+    ///
+    /// ```
+    /// use sbbf_index::Root;
+    /// let root = Root::open_table("s3://b/t/metadata/v3.metadata.json").unwrap().unwrap();
+    /// assert_eq!(root.arg(), "s3://b/t/");
+    /// ```
+    pub fn open_table(arg: &str) -> Result<Option<Root>, Error> {
+        let folder = sbbf_lake::table_folder(arg);
+        let last = folder.rsplit('/').next().unwrap_or_default();
+        // A store's prefix named without its `/` (`s3://b/t`), as tables are found.
+        let prefix = !last.contains(['.', '*', '?', '[']) || arg.ends_with(".metadata.json");
+        match object::is_remote_url(folder) {
+            true if prefix => Root::open(&format!("{folder}/")),
+            true => Root::open(arg),
+            false => Root::open(folder),
+        }
+    }
+
     /// A root on a store the caller configured (`url` names it in reports).
     pub fn from_store(url: &str, store: Arc<dyn ObjectStore>, prefix: StorePath) -> Root {
         Root::Store {

@@ -293,4 +293,41 @@ fn iceberg_queries_use_the_index_by_folder_and_through_the_catalog() {
     assert_eq!(n, 1);
     assert_eq!(stats["row_groups_pruned_index"], 6, "{stats}");
     assert!(Path::new(&table).join("_sbbf_index").is_dir());
+    // The index built through the catalog: the same folder, and the same answers.
+    let out = sbbf(&[
+        "index",
+        "build",
+        "--catalog",
+        &cat,
+        "ns.ice",
+        "-c",
+        "id",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let built: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(built["files"], 7, "{built}");
+    let out = sbbf(&["index", "update", "--catalog", &cat, "ns.ice"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A probe through the catalog answers from the same index.
+    let args = [
+        "probe",
+        "--catalog",
+        &cat,
+        "ns.ice",
+        "id",
+        "7",
+        "--stats",
+        "--format",
+        "json",
+    ];
+    let out = sbbf(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let index = text(&out.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find_map(|v| v.get("index").cloned())
+        .unwrap_or_else(|| panic!("no index stats: {}", text(&out.stderr)));
+    assert_eq!(index["from_index"], 7, "{index}");
 }
