@@ -17,8 +17,9 @@ use datafusion::datasource::physical_plan::parquet::{
 use datafusion::datasource::physical_plan::FileScanConfig;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::Expr;
+use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
-use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use datafusion::physical_expr::simplifier::PhysicalExprSimplifier;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
@@ -228,9 +229,15 @@ impl Step<'_> {
         {
             return self.plan_known(file, k);
         }
-        let Ok(metadata) = footer(self.store, self.cache, file).await else {
-            self.metrics.file_errors.add(1);
-            return Planned::Keep;
+        let (metadata, reader) = match self.footer_in_tail(file).await {
+            Some((metadata, reader)) => (metadata, Some(reader)),
+            None => match footer(self.store, self.cache, file).await {
+                Ok(metadata) => (metadata, None),
+                Err(_) => {
+                    self.metrics.file_errors.add(1);
+                    return Planned::Keep;
+                }
+            },
         };
         let n = metadata.num_row_groups();
         self.metrics.row_groups.add(n);
@@ -247,16 +254,9 @@ impl Step<'_> {
             let probed = plan.row_group_index_iter().next().is_some()
                 && names_match(self.columns, &metadata, pred);
             if probed {
-                bloom_narrow(
-                    self.store,
-                    self.policy,
-                    file,
-                    metadata,
-                    pred,
-                    self.metrics,
-                    &mut plan,
-                )
-                .await;
+                let reader = reader.unwrap_or_else(|| object_reader(self.store, file));
+                let read = (reader, self.policy);
+                bloom_narrow(read, file, metadata, pred, self.metrics, &mut plan).await;
             }
         }
         if plan.row_group_index_iter().next().is_none() {
@@ -271,6 +271,32 @@ impl Step<'_> {
 }
 
 impl Step<'_> {
+    /// On an object store: the file's last [`TAIL`] bytes in one request, its footer decoded
+    /// from them (a longer footer costs one more read), and a reader that answers the reads
+    /// within them from them: the filters of most writers, which put them just before the
+    /// footer (pyarrow, DuckDB, parquet-java, `sbbf add`), so that a file they rule out costs
+    /// one request. `None` (the footer is read as DataFusion reads it, into its cache): a
+    /// local file, an encrypted footer, any error.
+    async fn footer_in_tail(
+        &self,
+        file: &PartitionedFile,
+    ) -> Option<(Arc<ParquetMetaData>, ObjectReader)> {
+        if self.policy != REMOTE_POLICY {
+            return None;
+        }
+        let size = file.object_meta.size;
+        let start = size.saturating_sub(TAIL);
+        let mut reader = object_reader(self.store, file);
+        let bytes = reader.get_bytes(start..size).await.ok()?;
+        let mut reader = reader.with_tail(start, bytes);
+        let metadata = ParquetMetaDataReader::new()
+            .with_prefetch_hint(Some(TAIL as usize))
+            .load_and_finish(&mut reader, size)
+            .await
+            .ok()?;
+        Some((Arc::new(metadata), reader))
+    }
+
     /// [`Step::plan`] of a file from what the index knows of it (`k`), no read made: its
     /// row groups counted, those it rules out skipped (counted as ours: the index's entries
     /// are the file's filters).
@@ -343,8 +369,7 @@ fn names_match(
 /// Skips in `plan` the row groups still scanned that our filters rule out for `pred`; the
 /// filters of row groups already skipped are not read.
 async fn bloom_narrow(
-    store: &Arc<dyn ObjectStore>,
-    policy: IoPolicy,
+    (reader, policy): (ObjectReader, IoPolicy),
     file: &PartitionedFile,
     metadata: Arc<ParquetMetaData>,
     pred: &PreparedPredicate,
@@ -359,12 +384,14 @@ async fn bloom_narrow(
     let wanted: Vec<bool> = (0..n)
         .map(|rg| plan.should_scan(rg) && in_range(file, &metadata, rg))
         .collect();
-    let reader = ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size)
-        .with_e_tag(meta.e_tag.clone());
+    let tail = reader.clone();
     let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
     let pruned = pq.prune_prepared_among(pred, policy, &wanted).await;
     let io = pq.io_stats();
-    metrics.requests.add(io.requests as usize);
+    // Reads the file's last bytes answered were no requests.
+    metrics
+        .requests
+        .add(io.requests.saturating_sub(tail.tail_hits()) as usize);
     metrics.bytes.add(io.bytes as usize);
     let Ok(pruned) = pruned else {
         metrics.file_errors.add(1);
@@ -377,6 +404,19 @@ async fn bloom_narrow(
             plan.skip(rg);
         }
     }
+}
+
+/// How much of a file's end one request reads on an object store, for its footer and the
+/// filters before it ([`Step::footer_in_tail`]): a request costs about as much as 256 KiB
+/// of transfer, and 64 KiB held the footer and every filter of the files of 2,000 rows per
+/// row group from every writer measured (`docs/notes/filter-placement.md`).
+const TAIL: u64 = 64 * 1024;
+
+/// A reader of `file` through `store`, pinned to the version its listing saw.
+fn object_reader(store: &Arc<dyn ObjectStore>, file: &PartitionedFile) -> ObjectReader {
+    let meta = &file.object_meta;
+    ObjectReader::new(Arc::clone(store), meta.location.clone(), meta.size)
+        .with_e_tag(meta.e_tag.clone())
 }
 
 /// How filter bytes are read from the store at `url`: an object store's coalesced, whole
@@ -476,6 +516,7 @@ pub(crate) async fn file_plan(
     if !names_match(columns, &metadata, pred) {
         return None;
     }
-    bloom_narrow(store, policy, file, metadata, pred, metrics, &mut plan).await;
+    let read = (object_reader(store, file), policy);
+    bloom_narrow(read, file, metadata, pred, metrics, &mut plan).await;
     (plan.row_group_index_iter().count() < before).then_some(plan)
 }
