@@ -17,9 +17,8 @@ use datafusion::datasource::physical_plan::parquet::{
 use datafusion::datasource::physical_plan::FileScanConfig;
 use datafusion::execution::cache::cache_manager::FileMetadataCache;
 use datafusion::logical_expr::Expr;
-use datafusion::parquet::arrow::async_reader::AsyncFileReader;
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
-use datafusion::parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::physical_expr::simplifier::PhysicalExprSimplifier;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
@@ -229,8 +228,8 @@ impl Step<'_> {
         {
             return self.plan_known(file, k);
         }
-        let (metadata, reader) = match self.footer_in_tail(file).await {
-            Some((metadata, reader)) => (metadata, Some(reader)),
+        let (metadata, opened) = match self.footer_in_tail(file).await {
+            Some(pq) => (Arc::clone(pq.metadata()), Some(pq)),
             None => match footer(self.store, self.cache, file).await {
                 Ok(metadata) => (metadata, None),
                 Err(_) => {
@@ -254,9 +253,11 @@ impl Step<'_> {
             let probed = plan.row_group_index_iter().next().is_some()
                 && names_match(self.columns, &metadata, pred);
             if probed {
-                let reader = reader.unwrap_or_else(|| object_reader(self.store, file));
-                let read = (reader, self.policy);
-                bloom_narrow(read, file, metadata, pred, self.metrics, &mut plan).await;
+                let pq = opened.unwrap_or_else(|| {
+                    let size = file.object_meta.size;
+                    ParquetFile::from_metadata(object_reader(self.store, file), metadata, size)
+                });
+                bloom_narrow((pq, self.policy), file, pred, self.metrics, &mut plan).await;
             }
         }
         if plan.row_group_index_iter().next().is_none() {
@@ -271,30 +272,20 @@ impl Step<'_> {
 }
 
 impl Step<'_> {
-    /// On an object store: the file's last [`TAIL`] bytes in one request, its footer decoded
-    /// from them (a longer footer costs one more read), and a reader that answers the reads
-    /// within them from them: the filters of most writers, which put them just before the
-    /// footer (pyarrow, DuckDB, parquet-java, `sbbf add`), so that a file they rule out costs
-    /// one request. `None` (the footer is read as DataFusion reads it, into its cache): a
-    /// local file, an encrypted footer, any error.
-    async fn footer_in_tail(
-        &self,
-        file: &PartitionedFile,
-    ) -> Option<(Arc<ParquetMetaData>, ObjectReader)> {
+    /// On an object store: the file opened as the library opens it, its last 64 KiB in one
+    /// request (a longer footer costs one more read), whose bytes then answer the filter
+    /// reads within them: most writers put the filters just before the footer (pyarrow,
+    /// DuckDB, parquet-java, `sbbf add`), so a file they rule out costs one request. `None`
+    /// (the footer is read as DataFusion reads it, into its cache): a local file, an
+    /// encrypted footer, any error.
+    async fn footer_in_tail(&self, file: &PartitionedFile) -> Option<ParquetFile<ObjectReader>> {
         if self.policy != REMOTE_POLICY {
             return None;
         }
         let size = file.object_meta.size;
-        let start = size.saturating_sub(TAIL);
-        let mut reader = object_reader(self.store, file);
-        let bytes = reader.get_bytes(start..size).await.ok()?;
-        let mut reader = reader.with_tail(start, bytes);
-        let metadata = ParquetMetaDataReader::new()
-            .with_prefetch_hint(Some(TAIL as usize))
-            .load_and_finish(&mut reader, size)
+        ParquetFile::open_async(object_reader(self.store, file), size)
             .await
-            .ok()?;
-        Some((Arc::new(metadata), reader))
+            .ok()
     }
 
     /// [`Step::plan`] of a file from what the index knows of it (`k`), no read made: its
@@ -369,14 +360,13 @@ fn names_match(
 /// Skips in `plan` the row groups still scanned that our filters rule out for `pred`; the
 /// filters of row groups already skipped are not read.
 async fn bloom_narrow(
-    (reader, policy): (ObjectReader, IoPolicy),
+    (mut pq, policy): (ParquetFile<ObjectReader>, IoPolicy),
     file: &PartitionedFile,
-    metadata: Arc<ParquetMetaData>,
     pred: &PreparedPredicate,
     metrics: &Metrics,
     plan: &mut ParquetAccessPlan,
 ) {
-    let meta = &file.object_meta;
+    let metadata = Arc::clone(pq.metadata());
     let n = metadata.num_row_groups();
     // A file DataFusion split into byte ranges is opened once per range, and reads in each
     // only the row groups whose first page lies in it (its own rule): each range probes and
@@ -384,15 +374,16 @@ async fn bloom_narrow(
     let wanted: Vec<bool> = (0..n)
         .map(|rg| plan.should_scan(rg) && in_range(file, &metadata, rg))
         .collect();
-    let tail = reader.clone();
-    let mut pq = ParquetFile::from_metadata(reader, metadata, meta.size);
+    // The filters' reads (not the footer's, when the file was opened here).
+    let before = pq.io_stats();
     let pruned = pq.prune_prepared_among(pred, policy, &wanted).await;
     let io = pq.io_stats();
-    // Reads the file's last bytes answered were no requests.
     metrics
         .requests
-        .add(io.requests.saturating_sub(tail.tail_hits()) as usize);
-    metrics.bytes.add(io.bytes as usize);
+        .add(io.requests.saturating_sub(before.requests) as usize);
+    metrics
+        .bytes
+        .add(io.bytes.saturating_sub(before.bytes) as usize);
     let Ok(pruned) = pruned else {
         metrics.file_errors.add(1);
         return;
@@ -405,12 +396,6 @@ async fn bloom_narrow(
         }
     }
 }
-
-/// How much of a file's end one request reads on an object store, for its footer and the
-/// filters before it ([`Step::footer_in_tail`]): a request costs about as much as 256 KiB
-/// of transfer, and 64 KiB held the footer and every filter of the files of 2,000 rows per
-/// row group from every writer measured (`docs/notes/filter-placement.md`).
-const TAIL: u64 = 64 * 1024;
 
 /// A reader of `file` through `store`, pinned to the version its listing saw.
 fn object_reader(store: &Arc<dyn ObjectStore>, file: &PartitionedFile) -> ObjectReader {
@@ -516,7 +501,8 @@ pub(crate) async fn file_plan(
     if !names_match(columns, &metadata, pred) {
         return None;
     }
-    let read = (object_reader(store, file), policy);
-    bloom_narrow(read, file, metadata, pred, metrics, &mut plan).await;
+    let pq =
+        ParquetFile::from_metadata(object_reader(store, file), metadata, file.object_meta.size);
+    bloom_narrow((pq, policy), file, pred, metrics, &mut plan).await;
     (plan.row_group_index_iter().count() < before).then_some(plan)
 }

@@ -34,10 +34,32 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 crate::read::plan::supply_all(jobs, Fetched::default());
                 continue;
             }
+            // Ranges within the bytes read with the footer are answered from them.
+            let mut fetched = Fetched::default();
+            let mut ranges = ranges;
+            if let Some((start, tail)) = &self.tail {
+                ranges.retain(|r| match r.start >= *start && r.end >= r.start {
+                    true => {
+                        let (from, to) = ((r.start - start) as usize, (r.end - start) as usize);
+                        match tail.get(from..to) {
+                            Some(_) => {
+                                fetched.push(*r, Ok(tail.slice(from..to)));
+                                false
+                            }
+                            None => true,
+                        }
+                    }
+                    false => true,
+                });
+            }
+            if ranges.is_empty() {
+                crate::read::plan::supply_all(jobs, fetched);
+                continue;
+            }
             let wanted: Vec<std::ops::Range<u64>> = ranges.iter().map(|r| r.start..r.end).collect();
             self.io.start();
             let got = self.reader_mut().get_byte_ranges(wanted).await;
-            let mut fetched = Fetched::default();
+            let tail_bytes = fetched.bytes();
             match got {
                 Ok(parts) if parts.len() == ranges.len() => {
                     for (r, b) in ranges.iter().zip(parts) {
@@ -63,7 +85,8 @@ impl<R: AsyncFileReader> ParquetFile<R> {
                 ),
                 Err(e) => fail_all(&mut fetched, &ranges, &e.to_string()),
             }
-            self.io.wave(ranges.len() as u64, fetched.bytes());
+            self.io
+                .wave(ranges.len() as u64, fetched.bytes() - tail_bytes);
             crate::read::plan::supply_all(jobs, fetched);
         }
     }

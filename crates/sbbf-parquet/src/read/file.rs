@@ -22,6 +22,9 @@ pub struct ParquetFile<R> {
     pub(crate) io: IoCounters,
     /// Modular encryption: how each chunk is protected and the keys that open it.
     pub(crate) encryption: Encryption,
+    /// The file's last bytes from an offset, read with its footer: reads within them are
+    /// answered from them (the filters most writers put just before the footer).
+    pub(crate) tail: Option<(u64, bytes::Bytes)>,
 }
 
 /// What starts a column path that names a top-level field by its Parquet field id rather than
@@ -134,6 +137,7 @@ impl<R> ParquetFile<R> {
             conflicts: std::sync::OnceLock::new(),
             io: IoCounters::default(),
             encryption,
+            tail: None,
         }
     }
 
@@ -149,6 +153,7 @@ impl<R> ParquetFile<R> {
             conflicts: self.conflicts,
             io: self.io,
             encryption: self.encryption,
+            tail: self.tail,
         }
     }
 

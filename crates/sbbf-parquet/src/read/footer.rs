@@ -184,7 +184,9 @@ impl<R> ParquetFile<R> {
 #[cfg(feature = "async")]
 impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
     /// Opens a file through an async reader: one request for the last 64 KiB (or the whole
-    /// file if smaller), a second only when the footer is larger.
+    /// file if smaller), a second only when the footer is larger. The filters within those
+    /// bytes (most writers put them just before the footer) are later read from them, no
+    /// request made.
     pub async fn open_async(reader: R, file_len: u64) -> Result<Self, Error> {
         ParquetFile::open_async_with_keys(reader, file_len, &KeySet::new()).await
     }
@@ -250,7 +252,8 @@ impl<R: parquet::arrow::async_reader::AsyncFileReader> ParquetFile<R> {
             second = Some(b.len() as u64);
             b
         };
-        let pq = ParquetFile::from_footer_keyed(reader, file_len, start, &meta, pare, keys)?;
+        let mut pq = ParquetFile::from_footer_keyed(reader, file_len, start, &meta, pare, keys)?;
+        pq.tail = Some((file_len - suffix, tail.clone()));
         pq.io.start_at(started);
         pq.io.wave(1, tail.len() as u64);
         if let Some(bytes) = second {

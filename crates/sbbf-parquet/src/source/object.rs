@@ -73,16 +73,6 @@ pub struct ObjectReader {
     concurrency: usize,
     /// The object's ETag as first seen: every read asks for that version (`If-Match`).
     e_tag: Option<String>,
-    /// The object's last bytes, already read (see [`ObjectReader::with_tail`]).
-    tail: Option<Arc<Tail>>,
-}
-
-/// An object's last bytes, read once, and the reads they answered.
-#[derive(Debug)]
-struct Tail {
-    start: u64,
-    bytes: Bytes,
-    hits: std::sync::atomic::AtomicU64,
 }
 
 impl ObjectReader {
@@ -95,50 +85,7 @@ impl ObjectReader {
             coalesce: 0,
             concurrency: DEFAULT_RANGE_CONCURRENCY,
             e_tag: None,
-            tail: None,
         }
-    }
-
-    /// With the object's bytes from `start` to its end, already read (a footer read that
-    /// took more than the footer): a range within them is answered from them, no request
-    /// made. Most writers put a file's filters just before its footer, so one read of its
-    /// last bytes answers the footer and the filters. `bytes` must be exactly the object's
-    /// bytes from `start` to its size (else they are not used).
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
-    /// use parquet::arrow::async_reader::AsyncFileReader;
-    /// # sbbf_parquet::source::block_on(async {
-    /// let store = Arc::new(InMemory::new());
-    /// let path = Path::from("f");
-    /// store.put(&path, bytes::Bytes::from_static(b"0123456789").into()).await.unwrap();
-    /// let tail = store.get_range(&path, 4..10).await.unwrap();
-    /// let mut reader = sbbf_parquet::source::object::ObjectReader::new(store, path, 10)
-    ///     .with_tail(4, tail);
-    /// assert_eq!(&reader.get_bytes(6..8).await.unwrap()[..], b"67");
-    /// assert_eq!(&reader.get_bytes(0..2).await.unwrap()[..], b"01");
-    /// assert_eq!(reader.tail_hits(), 1);
-    /// # });
-    /// ```
-    pub fn with_tail(self, start: u64, bytes: Bytes) -> ObjectReader {
-        let whole = start.checked_add(bytes.len() as u64) == Some(self.size);
-        let tail = whole.then(|| {
-            Arc::new(Tail {
-                start,
-                bytes,
-                hits: Default::default(),
-            })
-        });
-        ObjectReader { tail, ..self }
-    }
-
-    /// How many reads the bytes given to [`ObjectReader::with_tail`] answered (this reader
-    /// and its clones): requests not made.
-    pub fn tail_hits(&self) -> u64 {
-        self.tail
-            .as_ref()
-            .map_or(0, |t| t.hits.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Reads only the version of the object whose ETag is `e_tag` (as a listing or the
@@ -155,14 +102,6 @@ impl ObjectReader {
 
     /// One range, of the version pinned by [`ObjectReader::with_e_tag`] when there is one.
     async fn range(&self, range: Range<u64>) -> object_store::Result<Bytes> {
-        if let Some(t) = &self.tail {
-            if range.start >= t.start && range.start <= range.end && range.end <= self.size {
-                t.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let from = (range.start - t.start) as usize;
-                let to = (range.end - t.start) as usize;
-                return Ok(t.bytes.slice(from..to));
-            }
-        }
         match &self.e_tag {
             None => self.store.get_range(&self.path, range).await,
             Some(tag) => {

@@ -491,6 +491,54 @@ async fn open_without_a_head() {
     );
 }
 
+/// A file whose filters lie within its last 64 KiB, just before its footer (arrow-rs with
+/// `End`, as pyarrow, DuckDB and parquet-java write them): the footer's one read answers the
+/// probe too, with the same answers as the whole file read locally. Filters after each row
+/// group of a larger file are still read (one more wave).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_before_the_footer_cost_no_read_of_their_own() {
+    let inner: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let counting = Arc::new(Counting::new(inner));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    let whole = write_64(BloomFilterPosition::End);
+    let local = ParquetFile::open(whole.clone()).unwrap();
+    // The last 64 KiB hold the footer and the filters of the last row groups.
+    let tail_start = whole.len() as u64 - sbbf_parquet::read::async_driver::FOOTER_SUFFIX;
+    let inside = local
+        .filter_locations(0)
+        .iter()
+        .rposition(|l| l.offset.is_some_and(|o| o as u64 >= tail_start))
+        .expect("some filter within the last 64 KiB");
+    let path = Path::from("end.parquet");
+    object_store::ObjectStoreExt::put(store.as_ref(), &path, PutPayload::from(whole.clone()))
+        .await
+        .unwrap();
+    let mut pq = object::open(&store, &path, whole.len() as u64)
+        .await
+        .unwrap();
+    counting.reset();
+    let value: i64 = inside as i64 * 1_000_000 + 7 * 5;
+    let pred = Predicate::eq("id", Literal::Int(value.into()));
+    let local_rg = |rg: usize| {
+        let l = local.filter_locations(0)[rg];
+        l.offset.is_some_and(|o| o as u64 >= tail_start)
+    };
+    // Only the row groups whose filters are in the tail: no request at all.
+    let wanted: Vec<bool> = (0..64).map(local_rg).collect();
+    let prepared = sbbf_parquet::prune::PreparedPredicate::new(pred.clone());
+    let pruned = pq
+        .prune_prepared_among(&prepared, REMOTE_POLICY, &wanted)
+        .await
+        .unwrap();
+    assert_eq!(counting.requests(), 0, "{}", counting.report());
+    assert!(
+        pruned.row_groups.contains(&inside),
+        "{:?}",
+        pruned.row_groups
+    );
+    assert_eq!(pq.io_stats().waves, 1, "{:?}", pq.io_stats());
+}
+
 /// 64 row groups of 2,000 rows (`id` i64 with a Bloom filter, `payload` text without), filters
 /// where `position` puts them.
 fn write_64(position: BloomFilterPosition) -> Bytes {
