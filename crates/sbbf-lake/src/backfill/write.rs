@@ -1,136 +1,19 @@
-//! Filters into a lake table, committed through the table's own protocol (`sbbf add TABLE`,
-//! `sbbf resize TABLE`): for each current data file that needs it, a copy with the filters is
-//! written beside it (its data pages, page indexes and every byte not ours copied as
-//! [`add_filters`] copies them), and one new table version swaps the originals for the copies.
-//! The rows, their order, deletion vectors, statistics and tags are unchanged, so the commit
-//! says `dataChange: false`, as a compaction does. The originals stay for time travel until the
-//! table's own VACUUM removes them.
-//!
-//! A Delta table commits a new log entry; an Iceberg table (format 1 or 2, a folder with
-//! `metadata/vN.metadata.json` or a table of a SQL catalog) a `replace` snapshot (see
-//! `iceberg::commit`).
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_lake::backfill::{write_table, Rewrite};
-//! use sbbf_parquet::write::AddOptions;
-//! let add = Rewrite::Add(AddOptions { columns: vec!["user_id".into()], fpp: 0.01, ndv: None, replace: false });
-//! let done = write_table("events/", &add, &mut |_, _| {}).await?;
-//! match done.committed_version {
-//!     Some(v) => println!("version {v}: {} files now have filters", done.swapped.len()),
-//!     None => println!("every file already had them"),
-//! }
-//! # Ok(()) }
-//! ```
+//! The writes themselves (built with the feature `tables`): each table's snapshot, the copies,
+//! and the commit through the table's protocol.
 
+use super::part;
+use super::{KeptFile, Rewrite, SwappedFile, TableAt, TableWrite};
 use crate::delta::commit::{self as delta_commit, About, Swap};
 use crate::iceberg::commit::{self as iceberg_commit, Pointer};
-
-mod part;
-mod summary;
-use crate::catalog::Catalog;
 use crate::{location, Format, StoreRoot};
 use futures::StreamExt;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
-pub use part::EXTENSION as PART_EXTENSION;
 use sbbf_parquet::source::object;
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use sbbf_parquet::{Error, LakeError, ParquetFile, ReadError, WriteError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-pub use summary::{KeptLine, TableWriteSummary};
 use url::Url;
-
-/// Which table to write: a path (a Delta table's folder, an Iceberg table's folder, local or
-/// on a store) or an Iceberg table of a catalog, by its identifier.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TableAt {
-    /// A table folder or its URL.
-    Path(String),
-    /// `NAMESPACE.TABLE` in a catalog (a SQL catalog in SQLite is committed to).
-    Catalog {
-        /// The catalog.
-        catalog: Catalog,
-        /// The table's identifier.
-        table: String,
-    },
-}
-
-impl From<&str> for TableAt {
-    fn from(p: &str) -> TableAt {
-        TableAt::Path(p.to_string())
-    }
-}
-
-impl From<&String> for TableAt {
-    fn from(p: &String) -> TableAt {
-        TableAt::Path(p.clone())
-    }
-}
-
-/// What to do to each data file.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rewrite {
-    /// Give the columns filters ([`add_filters`]): the files that lack one for some column in
-    /// some row group (every file with [`AddOptions::replace`]). Columns by the table's names
-    /// (Delta column mapping: the files' physical names are found here).
-    Add(AddOptions),
-    /// Fold oversized filters ([`resize_filters`]) of `columns` (all when empty) down to
-    /// `fpp`: the files where some filter shrinks.
-    Resize {
-        /// The target false-positive rate.
-        fpp: f64,
-        /// The columns, by the table's names.
-        columns: Vec<String>,
-    },
-}
-
-/// One data file swapped for a copy.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SwappedFile {
-    /// The original's URL.
-    pub from: String,
-    /// The copy's URL.
-    pub to: String,
-    /// What was written into the copy.
-    pub report: WriteReport,
-}
-
-/// A current data file left as it is, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptFile {
-    /// Its URL.
-    pub url: String,
-    /// Why it needs no copy (it has the filters, no filter shrinks, it lacks the column).
-    pub why: String,
-}
-
-/// What [`write_table`] did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TableWrite {
-    /// The table's format.
-    pub format: Format,
-    /// The table as given.
-    pub table: String,
-    /// The version the work was based on.
-    pub read_version: i64,
-    /// The version committed; `None` when no file needed a copy (nothing was written).
-    pub committed_version: Option<i64>,
-    /// The files swapped by that commit.
-    pub swapped: Vec<SwappedFile>,
-    /// The current files left as they are.
-    pub kept: Vec<KeptFile>,
-    /// Files another writer removed while the copies were being written: the commit left them
-    /// out, and their copies were deleted again (by [`commit_parts`] only when no entry of a
-    /// Delta log names them: see there).
-    pub withdrawn: Vec<String>,
-    /// Commits tried (more than one when other writers committed first).
-    pub tries: u32,
-    /// Bytes of data files read.
-    pub bytes_read: u64,
-    /// Bytes of data files written.
-    pub bytes_written: u64,
-}
 
 impl TableWrite {
     /// The report of a write of `table` based on `version`, before any file.
@@ -1482,11 +1365,10 @@ mod tests {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/lake");
         copy_dir(&fixtures.join("delta_partitioned"), &table);
         let arg = table.to_str().unwrap().to_string();
-        let snap =
-            sbbf_parquet::source::block_on(super::super::snapshot(&arg, &Default::default()))
-                .unwrap()
-                .unwrap()
-                .unwrap();
+        let snap = sbbf_parquet::source::block_on(crate::snapshot(&arg, &Default::default()))
+            .unwrap()
+            .unwrap()
+            .unwrap();
         assert_eq!((snap.version, snap.files.len()), (2, 4));
         let root = Url::from_directory_path(std::fs::canonicalize(&table).unwrap()).unwrap();
         let victim = snap.files[0]
@@ -1518,7 +1400,7 @@ mod tests {
         assert_eq!(done.tries, 2);
         assert_eq!(done.withdrawn, [snap.files[0].url.clone()]);
         assert_eq!(done.swapped.len(), 3);
-        let now = sbbf_parquet::source::block_on(super::super::snapshot(&arg, &Default::default()))
+        let now = sbbf_parquet::source::block_on(crate::snapshot(&arg, &Default::default()))
             .unwrap()
             .unwrap()
             .unwrap();

@@ -1,0 +1,15 @@
+//! Delta Lake tables: the snapshot at a version or a time through Delta's kernel
+//! (`read.rs`), the log's listing and its objects' names (`log.rs`, which finding a table
+//! needs in every build), and commits to a table (`commit.rs`: `sbbf add TABLE`'s swap of
+//! files for copies). The kernel's parts are built with the feature `tables` only.
+
+#[cfg(feature = "tables")]
+pub(crate) mod commit;
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
+mod log;
+#[cfg(feature = "tables")]
+mod read;
+
+pub(crate) use log::{log_name, look, LogLook, LogName};
+#[cfg(feature = "tables")]
+pub(crate) use read::{physical_name, snapshot, Vectors};
