@@ -8,6 +8,11 @@
 //! [`open`] is where a PATH becomes files: a table's snapshot when PATH is a table root, the
 //! plain [`Source`] listing otherwise (or when asked to read the folder as files).
 //!
+//! Reading and writing tables is the default feature `tables` (Delta's kernel, Avro, the
+//! catalogs' clients). Without it a table is still found ([`detect`], [`find`]) and every
+//! read or write of one is refused with [`LakeError::NotBuilt`], never done as a read of its
+//! folder's files.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
 //! use sbbf_lake::open;
