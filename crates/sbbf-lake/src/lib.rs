@@ -8,6 +8,11 @@
 //! [`open`] is where a PATH becomes files: a table's snapshot when PATH is a table root, the
 //! plain [`Source`] listing otherwise (or when asked to read the folder as files).
 //!
+//! Reading and writing tables is the default feature `tables` (Delta's kernel, Avro, the
+//! catalogs' clients). Without it a table is still found ([`detect`], [`find`]) and every
+//! read or write of one is refused with [`LakeError::NotBuilt`], never done as a read of its
+//! folder's files.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
 //! use sbbf_lake::open;
@@ -21,18 +26,25 @@
 //! ```
 
 pub mod backfill;
+// Without `tables`, what only the formats' reads call (statistics as bounds, the log since a
+// version, a found table's store and log listing) is built but not called: a table is found,
+// then refused before anything of it is read.
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
 mod bounds;
 pub mod catalog;
 mod counted;
 pub mod delta;
 pub mod each;
+#[cfg(feature = "tables")]
 pub mod iceberg;
 mod inner;
 mod location;
 mod names;
 mod options;
 pub mod partitions;
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
 pub mod since;
+#[cfg(feature = "tables")]
 mod whole;
 
 pub use inner::{InnerName, Relabel};
@@ -234,10 +246,13 @@ pub struct Snapshot {
     pub notes: Vec<String>,
     /// Delta: the table's root and each file's deletion vector, read when asked
     /// ([`Snapshot::deleted_rows`]).
+    #[cfg(feature = "tables")]
     vectors: delta::Vectors,
     /// Iceberg: each data file's position delete files, read when asked.
+    #[cfg(feature = "tables")]
     positions: iceberg::positions::Positions,
     /// Iceberg: each data file's equality delete files, read when asked.
+    #[cfg(feature = "tables")]
     equalities: iceberg::equality::Equalities,
     /// Delta under column mapping: the leaves inside each nested column (by its name), as
     /// (path as the table names it, path as files name it), in segments (`*`: any segment,
@@ -378,11 +393,13 @@ impl Snapshot {
         };
         match (self.format, f.deletes) {
             (_, Deletes::None) => Ok(None),
+            #[cfg(feature = "tables")]
             (Format::Delta, _) => {
                 self.vectors
                     .deleted_rows(root, &self.location, file, rows)
                     .await
             }
+            #[cfg(feature = "tables")]
             (Format::Iceberg, Deletes::Files { .. }) => {
                 let positions = self
                     .positions
@@ -405,6 +422,12 @@ impl Snapshot {
             (Format::Iceberg, Deletes::Vector { .. }) => Err(unsupported(
                 "deletion vectors of format version 3 (read as rows)",
             )),
+            // No snapshot is read without `tables`, so none has deletes to read.
+            #[cfg(not(feature = "tables"))]
+            _ => {
+                let _ = (root, rows);
+                Err(not_built(&self.location, self.format))
+            }
         }
     }
 }
@@ -451,10 +474,20 @@ async fn detect_in(
         return Ok(Some((Format::Delta, None)));
     }
     let meta = p.join("metadata");
-    if meta.is_dir() && iceberg::has_metadata_files(&meta) {
+    if meta.is_dir() && has_metadata_files(&meta) {
         return Ok(Some((Format::Iceberg, None)));
     }
     Ok(None)
+}
+
+/// Whether the local folder `metadata` holds Iceberg metadata files (`*.metadata.json`).
+fn has_metadata_files(metadata: &Path) -> bool {
+    std::fs::read_dir(metadata)
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".metadata.json"))
+        })
+        .unwrap_or(false)
 }
 
 /// Whether a URL names a prefix a table could live under (see [`detect`]).
@@ -550,6 +583,7 @@ pub async fn snapshot_in(
 /// for a Delta table whose earlier version a reader knows, only the commits since
 /// ([`Found::delta_since`]). Every request of finding and reading is counted
 /// ([`LogReads`]).
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
 pub struct Found {
     format: Format,
     arg: String,
@@ -625,23 +659,29 @@ impl Found {
         self.counters.reads()
     }
 
-    /// Reads the snapshot (the version asked for, else the latest).
+    /// Reads the snapshot (the version asked for, else the latest); refused
+    /// ([`LakeError::NotBuilt`]) in a build without the feature `tables`.
     pub async fn snapshot(self) -> Result<Snapshot, Error> {
-        let Found {
-            format,
-            arg,
-            url,
-            root,
-            counters,
-            look,
-            as_of,
-        } = self;
-        let mut snap = match format {
-            Format::Delta => delta::snapshot(&root, &arg, &url, as_of, look).await?,
-            Format::Iceberg => iceberg::snapshot(&root, &arg, &url, as_of).await?,
-        };
-        snap.log_reads = counters.reads();
-        Ok(snap)
+        #[cfg(not(feature = "tables"))]
+        return Err(not_built(&self.arg, self.format));
+        #[cfg(feature = "tables")]
+        {
+            let Found {
+                format,
+                arg,
+                url,
+                root,
+                counters,
+                look,
+                as_of,
+            } = self;
+            let mut snap = match format {
+                Format::Delta => delta::snapshot(&root, &arg, &url, as_of, look).await?,
+                Format::Iceberg => iceberg::snapshot(&root, &arg, &url, as_of).await?,
+            };
+            snap.log_reads = counters.reads();
+            Ok(snap)
+        }
     }
 
     /// A Delta table's commits after `since`, up to the version asked for (else the
@@ -656,6 +696,12 @@ impl Found {
         if self.format != Format::Delta {
             return Ok(since::Tail::Snapshot("the table is no Delta table".into()));
         }
+        #[cfg(not(feature = "tables"))]
+        return {
+            let _ = (since, mark);
+            Err(not_built(&self.arg, self.format))
+        };
+        #[cfg(feature = "tables")]
         since::read(
             &self.root,
             &self.url,
@@ -677,6 +723,12 @@ impl Found {
                 "the table is no Iceberg table".into(),
             ));
         }
+        #[cfg(not(feature = "tables"))]
+        return {
+            let _ = (since, known);
+            Err(not_built(&self.arg, self.format))
+        };
+        #[cfg(feature = "tables")]
         iceberg::since(&self.root, &self.arg, &self.url, self.as_of, since, known).await
     }
 }
@@ -686,11 +738,30 @@ impl Found {
 /// ([`Found::delta_since`]); `None` when the store gives no ETag or the entry is gone (the
 /// log was cleaned up past it).
 pub async fn commit_mark(arg: &str, version: i64) -> Result<Option<since::CommitMark>, Error> {
-    let root = match object::is_remote_url(arg) {
-        true => StoreRoot::for_url(arg)?,
-        false => StoreRoot::local(),
+    #[cfg(not(feature = "tables"))]
+    return {
+        let _ = version;
+        Err(not_built(arg, Format::Delta))
     };
-    since::mark(&root, &location::table_url(arg)?, version).await
+    #[cfg(feature = "tables")]
+    {
+        let root = match object::is_remote_url(arg) {
+            true => StoreRoot::for_url(arg)?,
+            false => StoreRoot::local(),
+        };
+        since::mark(&root, &location::table_url(arg)?, version).await
+    }
+}
+
+/// The error of a build without the feature `tables` (no Delta kernel, no Avro, no catalog
+/// clients) for the table `path` it found: refused, never read as a folder of files.
+#[cfg(not(feature = "tables"))]
+pub(crate) fn not_built(path: &str, format: Format) -> Error {
+    LakeError::NotBuilt {
+        path: path.to_string(),
+        format: format.name(),
+    }
+    .into()
 }
 
 /// The files `arg` names: a table's snapshot files when `arg` is a Delta or Iceberg table
@@ -772,5 +843,68 @@ pub fn table_folder(arg: &str) -> &str {
     match p.rsplit_once('/') {
         Some((dir, _)) => dir.rsplit_once('/').map_or(dir, |(t, _)| t),
         None => p,
+    }
+}
+
+/// A build without the feature `tables` finds tables and refuses them: never `None` (which
+/// would read a table's folder as plain files, removed files included).
+#[cfg(all(test, not(feature = "tables")))]
+mod without_tables {
+    use super::*;
+
+    fn testdata(path: &str) -> String {
+        format!("{}/../../testdata/lake/{path}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn assert_not_built(e: Error, want: &str) {
+        let text = e.to_string();
+        match &e {
+            Error::Lake(l) => assert!(
+                matches!(**l, LakeError::NotBuilt { format, .. } if format == want),
+                "{text}"
+            ),
+            _ => panic!("not NotBuilt: {text}"),
+        }
+        assert!(text.contains("--features lake"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn tables_are_found_and_refused() {
+        let lake = LakeOptions::default();
+        for (path, format) in [
+            (testdata("delta_basic"), Format::Delta),
+            (testdata("iceberg/ns/ice_basic"), Format::Iceberg),
+        ] {
+            assert_eq!(detect(&path).await.unwrap(), Some(format), "{path}");
+            let found = find(&path, &lake).await.unwrap().expect("a table is found");
+            assert_eq!(found.format(), format);
+            assert_not_built(found.snapshot().await.unwrap_err(), format.name());
+            assert_not_built(snapshot(&path, &lake).await.unwrap_err(), format.name());
+            let opened = open(&path, &lake, SourceOptions::default()).await;
+            assert_not_built(opened.unwrap_err(), format.name());
+            let add = backfill::Rewrite::Resize {
+                fpp: 0.01,
+                columns: vec![],
+            };
+            let written = backfill::write_table(&path, &add, &mut |_, _| {}).await;
+            assert_not_built(written.unwrap_err(), format.name());
+        }
+        let delta = testdata("delta_basic");
+        assert_not_built(commit_mark(&delta, 0).await.unwrap_err(), "Delta");
+        let found = find(&delta, &lake).await.unwrap().unwrap();
+        let mark = since::CommitMark {
+            size: 1,
+            etag: "e".into(),
+        };
+        assert_not_built(found.delta_since(0, &mark).await.unwrap_err(), "Delta");
+        let catalog = catalog::Catalog::new(
+            &format!("sqlite://{}", testdata("iceberg/catalog.db")),
+            None,
+        );
+        let located = catalog::metadata_location(&catalog, "ns.ice_basic").await;
+        assert_not_built(located.unwrap_err(), "Iceberg");
+        // A plain folder is still no table, and read as files.
+        let plain = format!("{}/../../testdata", env!("CARGO_MANIFEST_DIR"));
+        assert!(find(&plain, &lake).await.unwrap().is_none());
     }
 }

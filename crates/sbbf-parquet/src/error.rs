@@ -132,6 +132,7 @@ impl Error {
                 | LakeError::AsOfText { .. }
                 | LakeError::NoSuchTable { .. }
                 | LakeError::NotATable { .. }
+                | LakeError::NotBuilt { .. }
                 | LakeError::NoSuchColumn { .. }
                 | LakeError::WriteRefused { .. }
                 | LakeError::BadPart { .. } => Fault::Input,
@@ -569,6 +570,14 @@ fn candidates_text(c: &[String]) -> String {
     }
 }
 
+/// `an` before a vowel (`an Iceberg table`), else `a` (`a Delta table`).
+fn article(word: &str) -> &'static str {
+    match word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        true => "an",
+        false => "a",
+    }
+}
+
 /// `a`, `b`, ... (at most 20, then how many more).
 fn quoted(c: &[String]) -> String {
     const SHOWN: usize = 20;
@@ -715,6 +724,19 @@ pub enum LakeError {
     NotATable {
         /// The path.
         path: String,
+    },
+    /// A table met by a build without Delta and Iceberg (crate `sbbf-lake` without its
+    /// `tables` feature): found, and refused rather than read as a folder of files (a folder
+    /// keeps files its table has removed).
+    #[error(
+        "`{path}` is {} {format} table, and this sbbf was built without Delta and Iceberg support: build it with `--features lake` (cargo install --path crates/sbbf-cli --features lake)",
+        article(format)
+    )]
+    NotBuilt {
+        /// The table as given.
+        path: String,
+        /// `Delta` or `Iceberg`.
+        format: &'static str,
     },
     /// An Iceberg catalog could not be read, or answered something unusable.
     #[error("Iceberg catalog {catalog}: {reason}")]

@@ -263,6 +263,7 @@ fn lists(requests: &[String]) -> Vec<String> {
 }
 
 /// Uploads every file below `dir` (a lake table: data files, `_delta_log/`) under `prefix/`.
+#[cfg(feature = "lake")]
 fn upload_tree(moto: &Moto, bucket: &str, prefix: &str, dir: &std::path::Path) {
     for e in std::fs::read_dir(dir).unwrap() {
         let e = e.unwrap();
@@ -280,6 +281,7 @@ fn upload_tree(moto: &Moto, bucket: &str, prefix: &str, dir: &std::path::Path) {
 }
 
 /// The data files `sbbf probe URL id 600` answers for, below `url`, and its table line.
+#[cfg(feature = "lake")]
 fn probed_files(moto: &Moto, url: &str, extra: &[&str]) -> (Vec<String>, serde_json::Value) {
     let mut args = vec!["probe", url, "id", "600", "--format", "json", "--no-index"];
     args.extend_from_slice(extra);
@@ -308,6 +310,7 @@ fn probed_files(moto: &Moto, url: &str, extra: &[&str]) -> (Vec<String>, serde_j
 
 /// A Delta table under an S3 prefix is its snapshot, as on a local disk: deltalake's answer
 /// for every version (testdata/lake's oracle), the folder only with `--as-directory`.
+#[cfg(feature = "lake")]
 #[test]
 fn a_delta_table_on_s3_reads_as_its_snapshot() {
     let moto = Moto::start();
@@ -411,6 +414,7 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
 /// twice, each a round trip (19 requests in 16 waves before, on a table like this one). And
 /// only what the snapshot needs: the log listed once (by finding the table), the checkpoint
 /// hint, the newest checkpoint and the commits after it, read ahead together.
+#[cfg(feature = "lake")]
 #[test]
 fn a_delta_log_is_read_once_per_object() {
     let moto = Moto::start();
@@ -606,6 +610,7 @@ fn a_query_lists_a_prefix_once() {
 /// original (only if no object is there), the next log entry put only if absent; the table
 /// then reads as the new version, every current file a copy with the filter, and a second run
 /// commits nothing.
+#[cfg(feature = "lake")]
 #[test]
 fn a_delta_table_on_s3_gets_filters_through_one_commit() {
     let moto = Moto::start();
@@ -670,6 +675,7 @@ fn a_delta_table_on_s3_gets_filters_through_one_commit() {
 /// (finding the table) with the index's head beside them, then commit 14 with the index's
 /// sections: two round trips before any data file, and no checkpoint or earlier commit read.
 /// The answers are those of a probe without the index; the removed file is not named.
+#[cfg(feature = "lake")]
 #[test]
 fn an_index_follows_a_delta_log_on_s3() {
     let moto = Moto::start();

@@ -3,7 +3,7 @@
 //! written (its original, its path, size and time, what was written into it). A part is input
 //! like any file: every field is checked when it is read.
 
-use super::KeptFile;
+use super::{KeptFile, PART_EXTENSION as EXTENSION};
 use crate::delta::commit::{About, Swap};
 use sbbf_parquet::write::{WriteReport, WrittenFilter};
 use sbbf_parquet::{Error, LakeError};
@@ -13,9 +13,6 @@ use std::path::{Path, PathBuf};
 /// What the format's first field says; a part of another format or version is refused.
 const FORMAT: &str = "sbbf-table-copies";
 const VERSION: u64 = 1;
-
-/// A part file's extension (`NAME.sbbfcopies`).
-pub const EXTENSION: &str = "sbbfcopies";
 
 /// The largest part file read (a part of 100,000 copies is some 60 MB).
 const MAX_BYTES: u64 = 1 << 30;

@@ -25,7 +25,6 @@ use futures::StreamExt as _;
 use manifest::ManifestRef;
 use metadata::TableMetadata;
 use sbbf_parquet::{Error, LakeError, ReadError};
-use std::path::Path;
 use url::Url;
 
 /// The format's name in errors.
@@ -36,16 +35,6 @@ const FORMAT: &str = "Iceberg";
 /// the S3 test server, now one), few enough not to hold many manifests in memory (each is
 /// kilobytes to a few megabytes, and capped).
 const CONCURRENT_MANIFESTS: usize = 32;
-
-/// Whether the local folder `metadata` holds Iceberg metadata files (`*.metadata.json`).
-pub(crate) fn has_metadata_files(metadata: &Path) -> bool {
-    std::fs::read_dir(metadata)
-        .map(|d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".metadata.json"))
-        })
-        .unwrap_or(false)
-}
 
 /// Something in the table `table`'s files (a delete file, a data file) is malformed.
 fn damaged(table: &str, reason: String) -> Error {

@@ -16,7 +16,7 @@ const ORDER: &[&str] = &[
     "bounds",     // what statistics rule out exactly
     "partitions", // partition columns answered from the log
     "catalog",    // Iceberg SQL and REST catalogs
-    "delta",      // a Delta snapshot through the kernel (mod.rs) and Delta commits (commit.rs)
+    "delta",      // the log's listing (log.rs), a snapshot through the kernel (read.rs), commits
     "iceberg",    // an Iceberg snapshot: metadata, manifests, deletes; Iceberg commits
     "since",      // the commits after a version (an index's)
     "backfill",   // `sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`

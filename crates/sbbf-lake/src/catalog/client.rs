@@ -1,54 +1,15 @@
-//! Iceberg catalogs: where a table named `NS.TABLE` keeps its current metadata file.
-//!
-//! A catalog is the authority on an Iceberg table's current metadata (a folder's newest
-//! metadata file may belong to a commit the catalog never took). Two kinds are read:
-//!
-//! - the SQL catalog in a SQLite file (`sqlite:///PATH`): the `iceberg_tables` table that
-//!   pyiceberg's `SqlCatalog` and Java's `JdbcCatalog` share (`catalog_name`,
-//!   `table_namespace`, `table_name`, `metadata_location`);
-//! - the REST catalog (`http://` or `https://`): `GET v1/config` for the server's prefix, then
-//!   `GET v1/{prefix}/namespaces/{ns}/tables/{table}`'s `metadata-location`. A bearer token is
-//!   taken from `SBBF_CATALOG_TOKEN` when set.
-//!
-//! The answer is a metadata file's location, read from there on as any `*.metadata.json`.
+//! The catalogs' clients: a SQL catalog in a SQLite file read and committed to, a REST
+//! catalog asked over HTTP (built with the feature `tables`).
 
+use super::{Catalog, TOKEN_VAR};
 use sbbf_parquet::{Error, LakeError};
 use std::path::{Path, PathBuf};
-
-/// The environment variable whose value is sent as a REST catalog's bearer token.
-pub const TOKEN_VAR: &str = "SBBF_CATALOG_TOKEN";
 
 /// How long one REST request may take, answer included.
 const REST_TIMEOUT_SECS: u64 = 120;
 
 /// Largest catalog answer read (a REST response, which inlines the table's metadata).
 const MAX_RESPONSE: usize = 256 << 20;
-
-/// A catalog, as given on the command line (`--catalog URI [--catalog-name NAME]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Catalog {
-    /// `sqlite:///PATH` or `http(s)://HOST/...`.
-    pub uri: String,
-    /// The catalog's name among several in one SQL database (`catalog_name`); for REST,
-    /// the warehouse asked of `v1/config`.
-    pub name: Option<String>,
-}
-
-impl Catalog {
-    /// A catalog at `uri`, named `name` when it holds several.
-    ///
-    /// ```
-    /// use sbbf_lake::catalog::Catalog;
-    /// let c = Catalog::new("sqlite:///tmp/warehouse/catalog.db", Some("default"));
-    /// assert_eq!(c.name.as_deref(), Some("default"));
-    /// ```
-    pub fn new(uri: &str, name: Option<&str>) -> Catalog {
-        Catalog {
-            uri: uri.to_string(),
-            name: name.map(str::to_string),
-        }
-    }
-}
 
 fn catalog_error(catalog: &Catalog, reason: impl Into<String>) -> Error {
     LakeError::Catalog {
