@@ -908,3 +908,31 @@ mod without_tables {
         assert!(find(&plain, &lake).await.unwrap().is_none());
     }
 }
+
+/// A build without the feature `object_store` refuses a store's URL before any request, with
+/// the feature to build in, and never reads it as "no table".
+#[cfg(all(test, not(feature = "object_store")))]
+mod without_object_stores {
+    use super::*;
+
+    #[tokio::test]
+    async fn store_urls_are_refused_with_the_feature() {
+        for url in ["s3://bucket/t/", "gs://bucket/t/", "az://c/t/"] {
+            let e = detect(url).await.expect_err(url);
+            assert!(
+                matches!(
+                    e,
+                    Error::Read(sbbf_parquet::ReadError::StoreNotBuilt { .. })
+                ),
+                "{url}: {e}"
+            );
+            assert!(e.to_string().contains("features object_store"), "{e}");
+            let found = find(url, &LakeOptions::default()).await;
+            assert!(found.is_err(), "{url}");
+        }
+        let Err(e) = object::store_from_url("https://h.example/t/x.parquet") else {
+            panic!("an HTTP URL is read by a build without object stores");
+        };
+        assert!(e.to_string().contains("reads no HTTP objects"), "{e}");
+    }
+}

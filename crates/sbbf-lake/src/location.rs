@@ -189,7 +189,7 @@ pub(crate) fn local_path(url: &str) -> Result<PathBuf, Error> {
     parse(url)?.to_file_path().map_err(|_| bad_url(url))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "object_store"))]
 mod tests {
     use super::*;
 

@@ -115,8 +115,10 @@ impl Error {
             | Error::AmbiguousColumn { .. }
             | Error::Build(_)
             | Error::Value(_) => Fault::Input,
-            #[cfg(feature = "object_store")]
-            Error::Read(ReadError::FileUrl { .. }) => Fault::Input,
+            #[cfg(feature = "store")]
+            Error::Read(ReadError::FileUrl { .. } | ReadError::StoreNotBuilt { .. }) => {
+                Fault::Input
+            }
             Error::Read(ReadError::NoFiles { reason, .. }) => match reason {
                 // A path that is not there, or a directory that cannot be walked, is the file
                 // system's answer; an empty directory or a pattern that matches nothing is
@@ -249,7 +251,7 @@ pub enum ReadError {
         end: u64,
     },
     /// An object store request failed.
-    #[cfg(feature = "object_store")]
+    #[cfg(feature = "store")]
     #[error("{location}: {source}")]
     Store {
         /// The URL, object or prefix.
@@ -259,7 +261,7 @@ pub enum ReadError {
         source: object_store::Error,
     },
     /// A location is not a URL.
-    #[cfg(feature = "object_store")]
+    #[cfg(feature = "store")]
     #[error("{url}: bad URL: {source}")]
     Url {
         /// The text given.
@@ -270,14 +272,28 @@ pub enum ReadError {
     },
     /// A `file://` URL that names no local path (another host, no absolute path, or a
     /// path that is not UTF-8).
-    #[cfg(feature = "object_store")]
+    #[cfg(feature = "store")]
     #[error("{url}: a file:// URL must name an absolute local path (file:///PATH)")]
     FileUrl {
         /// The text given.
         url: String,
     },
+    /// A URL of an object store this build has no client for: S3, GCS, Azure and HTTP are the
+    /// feature `object_store` (the `sbbf` command's feature of the same name).
+    #[cfg(feature = "store")]
+    #[error(
+        "{url}: this build reads no {store} objects: object stores (S3, GCS, Azure, HTTP) are \
+         the feature `object_store` (e.g. `cargo install --path crates/sbbf-cli --features \
+         object_store`; `--features query` includes it)"
+    )]
+    StoreNotBuilt {
+        /// The URL given.
+        url: String,
+        /// The store the URL names (`S3`, `GCS`, `Azure`, `HTTP`).
+        store: &'static str,
+    },
     /// No object at a location and no `*.parquet` objects under it.
-    #[cfg(feature = "object_store")]
+    #[cfg(feature = "store")]
     #[error("{location}: no such object and no *.parquet objects under it")]
     NoObjects {
         /// The object path or prefix (`/` for the store's root).
@@ -412,7 +428,7 @@ pub enum WriteError {
         len: u64,
     },
     /// An object store refused or failed a write.
-    #[cfg(feature = "object_store")]
+    #[cfg(feature = "store")]
     #[error("{location}: {source}")]
     Store {
         /// The object written.

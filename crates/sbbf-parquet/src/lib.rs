@@ -14,7 +14,7 @@
 //! | `crypto` | (feature `encryption`, on by default) Parquet modular encryption: footers, column metadata, sealed filter modules, pages; without it no AES crate is built and an encrypted file is [`Error::EncryptionNotBuilt`] |
 //! | [`read`] | reading a file's footer (`read/footer.rs`), the [`answer`](read::answer)s, the one I/O-free plan of which filter bytes to read, and its drivers: [`ParquetFile`]'s synchronous probes, [`read::async_driver`] (feature `async`) over any arrow-rs `AsyncFileReader` |
 //! | [`prune`] | "which row groups can a predicate skip", for query engines (the leaves are probed in the same waves, then the answers decide) |
-//! | [`source`] | local FILE arguments ([`source::local_files`]), object stores (feature `object_store`: S3, GCS, Azure, HTTP) and many files at once |
+//! | [`source`] | local FILE arguments ([`source::local_files`]), object stores (feature `store`: the `ObjectStore` trait and local files; feature `object_store`: S3, GCS, Azure and HTTP from URLs) and many files at once |
 //! | [`write`](mod@write) | [`build`](write::build)ing filters, adding and resizing them in a file without touching its data, and where output goes ([`output`](write::output): the in-place rules, the atomic rename) |
 //! | [`inspect`], [`verify`] | a report on every filter; filters checked against the data |
 //! | `report` | (feature `serde`) the probe report, the JSON object per file that every front end prints or returns |

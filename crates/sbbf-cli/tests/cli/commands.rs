@@ -751,6 +751,7 @@ fn json_has_an_error_object_for_a_file_that_fails() {
 }
 
 #[test]
+#[cfg(feature = "object_store")]
 fn http_404_is_one_line_without_retries() {
     use std::io::{Read, Write};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -786,7 +787,33 @@ fn http_404_is_one_line_without_retries() {
     );
 }
 
+/// A build without object stores refuses their URLs with one line naming the feature, before
+/// any request, and still reads `file://` URLs.
 #[test]
+#[cfg(not(feature = "object_store"))]
+fn a_build_without_object_stores_refuses_their_urls() {
+    for url in [
+        "s3://bucket/x.parquet",
+        "gs://b/t/",
+        "az://c/t/",
+        "https://example.com/x.parquet",
+    ] {
+        let o = sbbf(&["probe", url, "i", "1"]);
+        assert_eq!(o.status.code(), Some(2), "{url}");
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.contains("features object_store") && e.contains(url),
+            "{e}"
+        );
+    }
+    let file = format!("file://{}", repo_file("testdata/pa_ints.parquet"));
+    let o = sbbf(&["probe", &file, "i64", "-752296985104395475"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+#[cfg(feature = "object_store")]
 fn an_http_s3_endpoint_needs_aws_allow_http() {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbbf"))
         .args(["probe", "s3://bucket/x.parquet", "i", "1"])

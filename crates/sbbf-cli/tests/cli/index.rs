@@ -477,6 +477,7 @@ fn not_a_table_root() {
 // pyarrow datasets, pyarrow.parquet, DuckDB and Spark reading the same rows beside an index:
 // tools/interop/index_readers.py (run by tools/interop/interop.sh, which sets up their venv).
 
+#[cfg(feature = "object_store")]
 fn sbbf_s3(moto: &sbbf_testkit::moto::Moto, args: &[&str]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sbbf"));
     c.args(args);
@@ -489,6 +490,7 @@ fn sbbf_s3(moto: &sbbf_testkit::moto::Moto, args: &[&str]) -> Output {
 /// The same on the S3 test server: build with one PUT, probe with the index's few reads,
 /// update reading only the new object, a damaged index ignored with a warning.
 #[test]
+#[cfg(feature = "object_store")]
 fn s3_index_answers_equal_direct_probes() {
     let moto = sbbf_testkit::moto::Moto::start();
     moto.create_bucket("idx");
@@ -900,6 +902,7 @@ fn build_missing_builds_only_what_lacks_a_filter() {
 /// merged with one PUT, answer as `--no-index`; the one file without a filter on `name` gets
 /// one built from its chunk's pages (one ranged GET of exactly those bytes).
 #[test]
+#[cfg(feature = "object_store")]
 fn s3_parts_and_build_missing() {
     let moto = sbbf_testkit::moto::Moto::start();
     moto.create_bucket("pxs");

@@ -1,7 +1,8 @@
 //! The `sbbf` binary's integration tests, in one test binary: each file below was its own
 //! binary once, and every binary is another link of the whole dependency tree (minutes on two
 //! cores). `cargo test --test cli MODULE::` runs one part, e.g. `cargo test --test cli write::`.
-//! The lake tables' parts need the feature `lake` (included in `query`).
+//! The lake tables' parts need the feature `lake`, the object stores' parts `object_store`
+//! (`query` includes both).
 
 mod common;
 
@@ -28,5 +29,6 @@ mod query_lake_index;
 mod readme_tour;
 mod s3;
 mod verify;
+#[cfg(feature = "object_store")]
 mod waves;
 mod write;

@@ -20,7 +20,7 @@ pub enum Files<'a> {
     /// (a file a table names that storage lacks).
     Local(Vec<(String, Result<PathBuf, Error>)>),
     /// Objects through a source, each read whole.
-    #[cfg(feature = "object_store")]
+    #[cfg(feature = "store")]
     Objects(crate::source::Source),
 }
 
@@ -215,7 +215,7 @@ where
             }
             true
         }
-        #[cfg(feature = "object_store")]
+        #[cfg(feature = "store")]
         Files::Objects(source) => {
             objects_run(source, remote, &mut note)?;
             true
@@ -246,7 +246,7 @@ where
 }
 
 /// The objects of `source`, each read whole and reported by `work` (as one of many).
-#[cfg(feature = "object_store")]
+#[cfg(feature = "store")]
 fn objects_run<T, R>(
     source: crate::source::Source,
     work: R,
@@ -267,7 +267,7 @@ where
 
 /// When `url` is an object-store URL: the objects it names, each read whole and reported by
 /// `work`, and whether there are several. `None` for a local path.
-#[cfg(feature = "object_store")]
+#[cfg(feature = "store")]
 fn remote_run<T, R>(
     url: &str,
     keys: &KeySet,
@@ -298,7 +298,7 @@ where
     })?
 }
 
-#[cfg(not(feature = "object_store"))]
+#[cfg(not(feature = "store"))]
 fn remote_run<T, R>(
     _: &str,
     _: &KeySet,

@@ -3,13 +3,13 @@
 //! `object_store`) many files at once through the one async driver.
 
 pub mod local;
-#[cfg(feature = "object_store")]
+#[cfg(feature = "store")]
 mod many;
-#[cfg(feature = "object_store")]
+#[cfg(feature = "store")]
 pub mod object;
 
 pub use local::{is_fs_loop, is_hidden_name, local_files};
-#[cfg(feature = "object_store")]
+#[cfg(feature = "store")]
 pub use many::*;
 
 /// Runs `work` to completion on a multi-threaded runtime started for it: how a synchronous
@@ -19,7 +19,7 @@ pub use many::*;
 /// let answer = sbbf_parquet::source::block_on(async { 6 * 7 }).unwrap();
 /// assert_eq!(answer, 42);
 /// ```
-#[cfg(feature = "object_store")]
+#[cfg(feature = "store")]
 pub fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, crate::Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

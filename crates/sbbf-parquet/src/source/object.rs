@@ -283,6 +283,23 @@ pub fn store_from_url_opts(
         url: url.to_string(),
         source,
     })?;
+    #[cfg(not(feature = "object_store"))]
+    {
+        let store = match ObjectStoreScheme::parse(&parsed) {
+            Ok((ObjectStoreScheme::AmazonS3, _)) => Some("S3"),
+            Ok((ObjectStoreScheme::GoogleCloudStorage, _)) => Some("GCS"),
+            Ok((ObjectStoreScheme::MicrosoftAzure, _)) => Some("Azure"),
+            Ok((ObjectStoreScheme::Http, _)) => Some("HTTP"),
+            _ => None,
+        };
+        if let Some(store) = store {
+            return Err(ReadError::StoreNotBuilt {
+                url: url.to_string(),
+                store,
+            }
+            .into());
+        }
+    }
     let mut options: Vec<(String, String)> = options.into_iter().collect();
     if parsed.scheme() == "http"
         && matches!(
