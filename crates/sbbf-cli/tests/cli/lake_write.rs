@@ -302,6 +302,108 @@ fn columns_a_table_does_not_have_are_refused_before_anything_is_written() {
     );
 }
 
+/// A Delta table of two files with a column `id` and a list `l`, as arrow-rs writes it (its
+/// leaf is `l.list.item`); the log says only "array of long", not how files name the leaf.
+fn delta_with_a_list(dir: &Path) -> PathBuf {
+    use arrow::array::{Int64Array, Int64Builder, ListBuilder, RecordBatch};
+    use std::sync::Arc;
+    let table = dir.join("t");
+    std::fs::create_dir_all(table.join("_delta_log")).unwrap();
+    let mut log = vec![
+        r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#.to_string(),
+        serde_json::json!({"metaData": {
+            "id": "5a2d6c1e-0000-4000-8000-000000000001",
+            "format": {"provider": "parquet", "options": {}},
+            "schemaString": serde_json::json!({"type": "struct", "fields": [
+                {"name": "id", "type": "long", "nullable": true, "metadata": {}},
+                {"name": "l", "type": {"type": "array", "elementType": "long",
+                    "containsNull": true}, "nullable": true, "metadata": {}},
+            ]}).to_string(),
+            "partitionColumns": [], "configuration": {}, "createdTime": 0,
+        }})
+        .to_string(),
+    ];
+    for f in 0..2i64 {
+        let mut l = ListBuilder::new(Int64Builder::new());
+        for i in 0..100 {
+            l.values().append_value(f * 1000 + i);
+            l.append(true);
+        }
+        let batch = RecordBatch::try_from_iter([
+            (
+                "id",
+                Arc::new(Int64Array::from_iter_values(f * 100..f * 100 + 100)) as _,
+            ),
+            ("l", Arc::new(l.finish()) as _),
+        ])
+        .unwrap();
+        let name = format!("part-{f}.parquet");
+        let file = std::fs::File::create(table.join(&name)).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let size = std::fs::metadata(table.join(&name)).unwrap().len();
+        log.push(
+            serde_json::json!({"add": {"path": name, "partitionValues": {}, "size": size,
+                "modificationTime": 0, "dataChange": true}})
+            .to_string(),
+        );
+    }
+    std::fs::write(
+        table.join("_delta_log/00000000000000000000.json"),
+        log.join("\n") + "\n",
+    )
+    .unwrap();
+    table
+}
+
+/// A leaf below a list that no data file has (`l.list.element` where the files say
+/// `l.list.item`) is refused once the files' footers are read, with the leaf meant, and
+/// nothing is left behind: no commit, no copy (also when another column asked was copied).
+/// The leaf the files have is added.
+#[test]
+fn a_leaf_no_file_has_is_refused_with_the_one_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = delta_with_a_list(dir.path());
+    let t = table.to_str().unwrap();
+    let names = |p: &Path| -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    let (files, log) = (names(&table), names(&table.join("_delta_log")));
+    for args in [
+        vec!["add", t, "-c", "l.list.element"],
+        vec!["add", t, "-c", "id", "-c", "l.list.element"],
+    ] {
+        let out = sbbf(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("`l.list.element`") && err.contains("did you mean `l.list.item`?"),
+            "{err}"
+        );
+        assert_eq!(names(&table), files, "{args:?}");
+        assert_eq!(names(&table.join("_delta_log")), log, "{args:?}");
+    }
+    let out = sbbf(&["add", t, "-c", "l.list.item"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(names(&table.join("_delta_log")).len(), log.len() + 1);
+    let oracle = venv_json(DELTALAKE_READS, &[t, "0"]);
+    assert_eq!(
+        (oracle["same_rows"].as_bool(), oracle["rows"].as_u64()),
+        (Some(true), Some(200))
+    );
+}
+
 /// The data files `sbbf inspect TABLE` names, as a worker's list takes them.
 fn current_files(table: &str) -> Vec<String> {
     let out = sbbf(&["inspect", table, "--format", "json"]);

@@ -11,6 +11,7 @@ use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPay
 use sbbf_parquet::source::object;
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
 use sbbf_parquet::{Error, LakeError, ParquetFile, ReadError, WriteError};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use url::Url;
@@ -277,9 +278,19 @@ impl Base {
 /// What became of one file: copied, kept (with the bytes read to find out), or not begun
 /// (another file's copy failed).
 enum Outcome {
-    Copied(Written, u64),
-    Kept(KeptFile, u64),
+    /// A copy written, the bytes read, and the columns asked that the file lacks.
+    Copied(Written, u64, Vec<Lack>),
+    /// A file kept as it is, the bytes read, and (when its footer was read) the columns asked
+    /// that it lacks.
+    Kept(KeptFile, u64, Option<Vec<Lack>>),
     Skipped,
+}
+
+/// A column asked (by the table's name) that a file has no leaf for, with the file's leaves
+/// below the same top-level column (else its near misses, or all its leaves).
+struct Lack {
+    column: String,
+    near: Vec<String>,
 }
 
 /// A copy written and not committed yet.
@@ -499,15 +510,20 @@ impl Table {
             })
             .buffer_unordered(self.concurrency());
         let (mut written, mut failed, mut finished) = (Vec::new(), None, 0);
+        let mut lacking = Lacking::default();
         while let Some(got) = results.next().await {
             match got {
-                Ok(Outcome::Copied(w, read)) => {
+                Ok(Outcome::Copied(w, read, lacks)) => {
                     done.bytes_read += read;
                     written.push(w);
+                    lacking.add(lacks);
                 }
-                Ok(Outcome::Kept(k, read)) => {
+                Ok(Outcome::Kept(k, read, lacks)) => {
                     done.bytes_read += read;
                     done.kept.push(k);
+                    if let Some(lacks) = lacks {
+                        lacking.add(lacks);
+                    }
                 }
                 Ok(Outcome::Skipped) => {}
                 Err(e) => {
@@ -517,6 +533,17 @@ impl Table {
             finished += 1;
             progress(finished, total);
         }
+        let failed = failed.or_else(|| {
+            let reason = lacking.in_every_file()?;
+            Some(
+                LakeError::NoSuchColumn {
+                    format: self.format().name(),
+                    table: self.table.clone(),
+                    reason,
+                }
+                .into(),
+            )
+        });
         if let Some(e) = failed {
             self.withdraw(written.iter().map(|w| &w.to)).await;
             return Err(e);
@@ -723,7 +750,7 @@ impl Table {
                 // table's folder.
                 if path.contains("://") || path.starts_with('/') {
                     let why = "it lies outside the table's folder".to_string();
-                    return Ok(Outcome::Kept(KeptFile { url: from, why }, 0));
+                    return Ok(Outcome::Kept(KeptFile { url: from, why }, 0, None));
                 }
                 let (dir, name) = match path.rsplit_once('/') {
                     Some((d, n)) => (format!("{d}/"), n),
@@ -749,7 +776,7 @@ impl Table {
         };
         if let Some(why) = keep {
             let why = why.to_string();
-            return Ok(Outcome::Kept(KeptFile { url: from, why }, 0));
+            return Ok(Outcome::Kept(KeptFile { url: from, why }, 0, None));
         }
         let local = !object::is_remote_url(&from);
         let input = match local {
@@ -784,7 +811,8 @@ impl Table {
         let Some(job) = work.job else {
             clean_scratch(local, &input);
             let why = work.why;
-            return Ok(Outcome::Kept(KeptFile { url: from, why }, held));
+            let lacks = Some(work.lacks);
+            return Ok(Outcome::Kept(KeptFile { url: from, why }, held, lacks));
         };
         let (i, o) = (input.clone(), output.clone());
         let report = tokio::task::spawn_blocking(move || match job {
@@ -800,7 +828,11 @@ impl Table {
         if report.filters.is_empty() {
             let _ = std::fs::remove_file(&output);
             let why = "no filter of it shrinks".to_string();
-            return Ok(Outcome::Kept(KeptFile { url: from, why }, held));
+            return Ok(Outcome::Kept(
+                KeptFile { url: from, why },
+                held,
+                Some(work.lacks),
+            ));
         }
         let mtime = match local {
             true => modified_ms(&output),
@@ -821,7 +853,7 @@ impl Table {
             to,
             report,
         };
-        Ok(Outcome::Copied(written, held))
+        Ok(Outcome::Copied(written, held, work.lacks))
     }
 
     fn missing(&self, file: &str) -> Error {
@@ -1152,6 +1184,53 @@ struct Decision {
     job: Option<Job>,
     /// Why no job, when none.
     why: String,
+    /// The columns asked that the file has no leaf for.
+    lacks: Vec<Lack>,
+}
+
+/// The columns asked below a group (a struct's field, a list's or map's leaf) that files
+/// lack, over the files whose footers were read. The table's schema checks top-level columns
+/// before any copy ([`check_column`]), but a Delta schema does not say how a writer names a
+/// list's or map's leaves (`l.list.element`, `l.list.item`, `l.array`): a leaf that no file
+/// has is a wrong name, not a column added later, and is refused once every file is read.
+#[derive(Default)]
+struct Lacking {
+    /// Files whose footers were read.
+    read: usize,
+    /// Per column: the files that lack it, and the first one's near misses.
+    columns: BTreeMap<String, (usize, Vec<String>)>,
+}
+
+impl Lacking {
+    fn add(&mut self, lacks: Vec<Lack>) {
+        self.read += 1;
+        for l in lacks {
+            let e = self.columns.entry(l.column).or_insert((0, l.near));
+            e.0 += 1;
+        }
+    }
+
+    /// Why the job is refused: a nested column that every file read lacks.
+    fn in_every_file(&self) -> Option<String> {
+        let (column, (_, near)) = self.columns.iter().find(|(c, (n, _))| {
+            *n == self.read && self.read > 0 && crate::names::split_top(c).1.is_some()
+        })?;
+        let choices = match near.as_slice() {
+            [one] => format!("did you mean `{one}`?"),
+            _ => format!(
+                "its leaves there: {}",
+                near.iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        Some(format!(
+            "none of its {} data files has a leaf `{column}` (a list's or map's leaves are \
+             named as the files name them); {choices}",
+            self.read
+        ))
+    }
 }
 
 /// Reads the footer of `input` to see what `rewrite` asks of it: for `Add`, the columns that
@@ -1167,6 +1246,7 @@ fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result
                     columns: columns.clone(),
                 }),
                 why: String::new(),
+                lacks: Vec::new(),
             })
         }
         Rewrite::Add(o) => o,
@@ -1176,11 +1256,29 @@ fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result
         source,
     })?;
     let pq = ParquetFile::open(file)?;
-    let (mut needing, mut partial, mut absent) = (Vec::new(), false, Vec::new());
+    let (mut needing, mut partial, mut lacks) = (Vec::new(), false, Vec::new());
     for (c, (asked, _)) in opts.columns.iter().zip(names) {
-        let Ok(i) = pq.column_index(c) else {
-            absent.push(asked.clone());
-            continue;
+        let i = match pq.column_index(c) {
+            Ok(i) => i,
+            Err(e) => {
+                // The file's leaves below the same top-level column, else its near misses.
+                let rest = crate::names::split_top(c).1.map_or(0, |r| r.len() + 1);
+                let below = format!("{}.", &c[..c.len() - rest]);
+                let mut near: Vec<String> = pq
+                    .columns()
+                    .iter()
+                    .filter(|l| l.path.starts_with(&below))
+                    .map(|l| l.path.clone())
+                    .collect();
+                if let (true, Error::UnknownColumn { candidates, .. }) = (near.is_empty(), e) {
+                    near = candidates;
+                }
+                lacks.push(Lack {
+                    column: asked.clone(),
+                    near,
+                });
+                continue;
+            }
         };
         let has: Vec<bool> = pq
             .filter_locations(i)
@@ -1194,6 +1292,7 @@ fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result
         }
     }
     if needing.is_empty() {
+        let absent: Vec<&str> = lacks.iter().map(|l| l.column.as_str()).collect();
         let why = match absent.is_empty() {
             true => "it has the filters".to_string(),
             false => format!(
@@ -1201,7 +1300,11 @@ fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result
                 absent.join(", ")
             ),
         };
-        return Ok(Decision { job: None, why });
+        return Ok(Decision {
+            job: None,
+            why,
+            lacks,
+        });
     }
     Ok(Decision {
         job: Some(Job::Add(AddOptions {
@@ -1210,6 +1313,7 @@ fn decide(input: &Path, rewrite: &Rewrite, names: &[(String, String)]) -> Result
             ..opts.clone()
         })),
         why: String::new(),
+        lacks,
     })
 }
 
