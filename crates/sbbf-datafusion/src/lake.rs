@@ -14,9 +14,7 @@
 //! and equality deletes, as the snapshot turns them into row positions): the rows they delete
 //! are left out of the file's access plan, so the scan never reads them.
 
-use datafusion::arrow::datatypes::{
-    DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit,
-};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
@@ -31,6 +29,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
+use sbbf_lake::arrow_types::arrow_type;
 use sbbf_lake::{Bounds, Format, LakeColumn, Relabel, Snapshot, StoreRoot};
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::Literal;
@@ -522,45 +521,6 @@ fn field_id(f: &Field) -> Option<i64> {
     f.metadata().get(PARQUET_FIELD_ID_META_KEY)?.parse().ok()
 }
 
-/// The Arrow type of a primitive type as the format names it (`long`, `decimal(10,2)`,
-/// `timestamptz`), as Parquet files of the format are read; `None` for nested and unknown
-/// types.
-pub(crate) fn arrow_type(format: Format, t: &str) -> Option<DataType> {
-    let utc = || Some(Arc::from("+00:00"));
-    Some(match t {
-        "boolean" => DataType::Boolean,
-        "byte" => DataType::Int8,
-        "short" => DataType::Int16,
-        "int" | "integer" => DataType::Int32,
-        "long" => DataType::Int64,
-        "float" => DataType::Float32,
-        "double" => DataType::Float64,
-        "date" => DataType::Date32,
-        "string" => DataType::Utf8,
-        "binary" => DataType::Binary,
-        "uuid" => DataType::FixedSizeBinary(16),
-        "time" => DataType::Time64(TimeUnit::Microsecond),
-        // Delta's `timestamp` is an instant; Iceberg's is local time (`timestamptz` the instant).
-        "timestamp" if format == Format::Delta => DataType::Timestamp(TimeUnit::Microsecond, utc()),
-        "timestamp" | "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
-        "timestamptz" => DataType::Timestamp(TimeUnit::Microsecond, utc()),
-        "timestamp_ns" => DataType::Timestamp(TimeUnit::Nanosecond, None),
-        "timestamptz_ns" => DataType::Timestamp(TimeUnit::Nanosecond, utc()),
-        _ => {
-            if let Some(ps) = t.strip_prefix("decimal(").and_then(|r| r.strip_suffix(')')) {
-                let (p, s) = ps.split_once(',')?;
-                let (p, s): (u8, i8) = (p.trim().parse().ok()?, s.trim().parse().ok()?);
-                return match p {
-                    1..=38 => Some(DataType::Decimal128(p, s)),
-                    _ => None,
-                };
-            }
-            let n = t.strip_prefix("fixed[")?.strip_suffix(']')?.parse().ok()?;
-            DataType::FixedSizeBinary(n)
-        }
-    })
-}
-
 /// DataFusion's scan adapter for a lake table: each file's fields matched to the table's
 /// columns as [`Columns`] matches them, then DataFusion's own adaptation (casts, nulls for
 /// the columns a file lacks).
@@ -902,23 +862,5 @@ mod tests {
             .collect();
         let want: Vec<bool> = (10..20).map(|r| ![10, 11, 15, 19].contains(&r)).collect();
         assert_eq!(kept, want);
-    }
-
-    #[test]
-    fn format_type_names() {
-        use DataType as D;
-        for (f, t, want) in [
-            (Format::Delta, "decimal(10,2)", Some(D::Decimal128(10, 2))),
-            (Format::Iceberg, "fixed[7]", Some(D::FixedSizeBinary(7))),
-            (
-                Format::Iceberg,
-                "timestamp",
-                Some(D::Timestamp(TimeUnit::Microsecond, None)),
-            ),
-            (Format::Delta, "struct<a:long>", None),
-            (Format::Delta, "decimal(99,2)", None),
-        ] {
-            assert_eq!(arrow_type(f, t), want, "{t}");
-        }
     }
 }

@@ -431,7 +431,7 @@ async fn lake_table(
                     .iter()
                     .find(|c| &c.name == name)
                     .and_then(|c| c.data_type.as_deref())
-                    .and_then(|t| crate::lake::arrow_type(snap.format, t));
+                    .and_then(|t| sbbf_lake::arrow_types::arrow_type(snap.format, t));
                 (name.clone(), t.unwrap_or(DataType::Utf8))
             })
             .collect(),

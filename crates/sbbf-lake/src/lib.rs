@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod arrow_types;
 pub mod backfill;
 // Without `tables`, what only the formats' reads call (statistics as bounds, the log since a
 // version, a found table's store and log listing) is built but not called: a table is found,

@@ -271,6 +271,19 @@ fn relabel(
     Ok((PyArrowType(r.field().as_ref().clone()), array))
 }
 
+/// The Arrow type of a table's primitive type `name` as `format` (`delta` or `iceberg`) names
+/// it: the library's one rule (`sbbf_lake::arrow_types`), which the DataFusion scan uses too;
+/// `None` for a nested type or a name the format does not have.
+#[pyfunction]
+fn lake_type(format: &str, name: &str) -> PyResult<Option<PyArrowType<DataType>>> {
+    let format = match format {
+        "delta" => sbbf_lake::Format::Delta,
+        "iceberg" => sbbf_lake::Format::Iceberg,
+        _ => return Err(Failure::Input(format!("no table format {format:?}")).into_py()),
+    };
+    Ok(sbbf_lake::arrow_types::arrow_type(format, name).map(PyArrowType))
+}
+
 /// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
 /// `http(s)://`, ...) rather than a local path.
 #[pyfunction]
@@ -1119,6 +1132,7 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
     m.add_function(wrap_pyfunction!(verify_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(lake_type, m)?)?;
     m.add_function(wrap_pyfunction!(catalog_table, m)?)?;
     m.add_class::<PySbbf>()?;
     m.add("KERNEL", sbbf::kernel_name())?;

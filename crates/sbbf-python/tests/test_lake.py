@@ -433,3 +433,38 @@ def test_add_gives_an_iceberg_table_filters_through_one_replace_snapshot(tmp_pat
     assert cat.load_table("ns.t").scan().to_arrow().num_rows == 301
     with pytest.raises(sbbf.InputError):
         sbbf.add("ns.t", "s", catalog=uri, in_place=True)
+
+
+# Every primitive type of both formats, as the Python package types the columns no file holds
+# (Delta partition columns, columns added since every file was written): the library's one
+# rule, which the DataFusion scan uses too; instants in pyarrow's zone spelling.
+_TYPES = [
+    ("delta", "boolean", pa.bool_()), ("delta", "byte", pa.int8()),
+    ("delta", "short", pa.int16()), ("delta", "integer", pa.int32()),
+    ("iceberg", "int", pa.int32()), ("delta", "long", pa.int64()),
+    ("iceberg", "float", pa.float32()), ("iceberg", "double", pa.float64()),
+    ("delta", "date", pa.date32()), ("delta", "string", pa.string()),
+    ("iceberg", "binary", pa.binary()), ("iceberg", "uuid", pa.binary(16)),
+    ("iceberg", "time", pa.time64("us")),
+    ("delta", "timestamp", pa.timestamp("us", tz="UTC")),
+    ("delta", "timestamp_ntz", pa.timestamp("us")),
+    ("iceberg", "timestamp", pa.timestamp("us")),
+    ("iceberg", "timestamptz", pa.timestamp("us", tz="UTC")),
+    ("iceberg", "timestamp_ns", pa.timestamp("ns")),
+    ("iceberg", "timestamptz_ns", pa.timestamp("ns", tz="UTC")),
+    ("delta", "decimal(10,2)", pa.decimal128(10, 2)),
+    ("iceberg", "decimal(38, 0)", pa.decimal128(38, 0)),
+    ("iceberg", "fixed[7]", pa.binary(7)),
+]
+
+
+@pytest.mark.parametrize("fmt,name,want", _TYPES)
+def test_a_tables_types_are_the_librarys(fmt, name, want):
+    snap = {"format": fmt}
+    assert sbbf._lake_type(snap, name, "t") == want
+
+
+@pytest.mark.parametrize("name", ["struct<a:long>", "decimal(39,2)", "fixed[x]", "nosuch"])
+def test_a_type_no_rule_gives_is_refused_by_name(name):
+    with pytest.raises(sbbf.InputError, match="no data file holds yet"):
+        sbbf._lake_type({"format": "delta"}, name, "t")

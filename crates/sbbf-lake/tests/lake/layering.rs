@@ -7,20 +7,21 @@
 /// its store is read, the names of its columns, each format's snapshot, reading the log since
 /// a version, then writing (commits, `sbbf add TABLE`) and the per-file reports over a table.
 const ORDER: &[&str] = &[
-    "options",    // which snapshot, the version read, the requests its log took
-    "location",   // table URLs, the store a table lives in
-    "counted",    // a store view that counts the log's requests
-    "whole",      // a store view for the kernel's log reads
-    "inner",      // nested field names: table to file
-    "names",      // column names: table to file (column mapping, field ids)
-    "bounds",     // what statistics rule out exactly
-    "partitions", // partition columns answered from the log
-    "catalog",    // Iceberg SQL and REST catalogs
-    "delta",      // the log's listing (log.rs), a snapshot through the kernel (read.rs), commits
-    "iceberg",    // an Iceberg snapshot: metadata, manifests, deletes; Iceberg commits
-    "since",      // the commits after a version (an index's)
-    "backfill",   // `sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`
-    "each",       // `inspect` and `verify` over a table's files
+    "options",     // which snapshot, the version read, the requests its log took
+    "location",    // table URLs, the store a table lives in
+    "counted",     // a store view that counts the log's requests
+    "whole",       // a store view for the kernel's log reads
+    "inner",       // nested field names: table to file
+    "names",       // column names: table to file (column mapping, field ids)
+    "arrow_types", // the table's primitive types as Arrow types
+    "bounds",      // what statistics rule out exactly
+    "partitions",  // partition columns answered from the log
+    "catalog",     // Iceberg SQL and REST catalogs
+    "delta",       // the log's listing (log.rs), a snapshot through the kernel (read.rs), commits
+    "iceberg",     // an Iceberg snapshot: metadata, manifests, deletes; Iceberg commits
+    "since",       // the commits after a version (an index's)
+    "backfill",    // `sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`
+    "each",        // `inspect` and `verify` over a table's files
 ];
 
 #[test]

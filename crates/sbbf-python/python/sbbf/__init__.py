@@ -366,29 +366,16 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
                         use_pandas_metadata=use_pandas_metadata)
 
 
-# A table format's primitive type names, as Arrow types (partition values and columns no file
-# has yet are built from these).
-_LAKE_TYPES = {
-    "string": pa.string(), "binary": pa.binary(), "boolean": pa.bool_(),
-    "byte": pa.int8(), "short": pa.int16(), "integer": pa.int32(), "int": pa.int32(),
-    "long": pa.int64(), "float": pa.float32(), "double": pa.float64(), "date": pa.date32(),
-    "timestamp": pa.timestamp("us", tz="UTC"), "timestamptz": pa.timestamp("us", tz="UTC"),
-    "timestamp_ntz": pa.timestamp("us"), "uuid": pa.binary(16), "time": pa.time64("us"),
-}
-
-
-def _lake_type(name: Optional[str], where: str) -> pa.DataType:
-    if name in _LAKE_TYPES:
-        if name == "timestamp" and where.startswith("Iceberg"):
-            return pa.timestamp("us")  # Iceberg's `timestamp` has no zone; `timestamptz` has
-        return _LAKE_TYPES[name]
-    if name and name.startswith("decimal(") and name.endswith(")"):
-        try:
-            p, s = name[len("decimal("):-1].split(",")
-            return pa.decimal128(int(p), int(s))
-        except ValueError:
-            pass
-    raise InputError(f"{where}: a column of type {name!r} that no data file holds yet")
+def _lake_type(snap: dict, name: Optional[str], where: str) -> pa.DataType:
+    """The Arrow type of the table's primitive type `name` (partition values and columns no
+    file has yet are built from it): the library's rule, the one the DataFusion scan uses,
+    with instants in the zone pyarrow's Parquet reader writes (`UTC`, arrow-rs' `+00:00`)."""
+    ty = _sbbf.lake_type(snap["format"], name) if name is not None else None
+    if ty is None:
+        raise InputError(f"{where}: a column of type {name!r} that no data file holds yet")
+    if pa.types.is_timestamp(ty) and ty.tz == "+00:00":
+        return pa.timestamp(ty.unit, tz="UTC")
+    return ty
 
 
 def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[str]],
@@ -419,7 +406,7 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
     # Delta keeps partition values in the log, not in the files.
     parts = snap["partition_columns"] if snap["format"] == "delta" else []
     types = {c["name"]: c["type"] for c in snap["columns"]}
-    part_types = {p: _lake_type(types.get(p), where) for p in parts}
+    part_types = {p: _lake_type(snap, types.get(p), where) for p in parts}
     fragments = []
     for f, p in zip(snap["files"], paths):
         expr = ds.scalar(True)
@@ -452,7 +439,7 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
         elif c["name"] in found:
             fields.append(found[c["name"]])
         else:
-            fields.append(pa.field(c["name"], _lake_type(c["type"], where)))
+            fields.append(pa.field(c["name"], _lake_type(snap, c["type"], where)))
     schema = pa.schema(fields)
     dnf = _dnf(filters)
     if dnf is not None and fragments:

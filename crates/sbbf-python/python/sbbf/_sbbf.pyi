@@ -1,6 +1,7 @@
 """Type stubs of the native module `sbbf._sbbf` (crates/sbbf-python/src/lib.rs). Use the
 package `sbbf`: it turns Python values into what these functions take."""
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
+import pyarrow as pa
 
 KERNEL: str
 """The filter kernel in use (`avx2` or `portable`)."""
@@ -17,6 +18,10 @@ def probe_source(
 ) -> Tuple[List[str], Optional[str]]:
     """`sbbf probe --format json` lines for every file, and a warning about an unusable
     index."""
+
+def lake_type(format: str, name: str) -> Optional[pa.DataType]:
+    """The Arrow type of a table's primitive type as `format` (`delta`, `iceberg`) names it;
+    `None` for nested types and names the format lacks."""
 
 def is_remote_url(arg: str) -> bool:
     """Whether the command reads `arg` as an object-store URL."""
