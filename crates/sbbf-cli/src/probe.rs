@@ -31,7 +31,9 @@ use sbbf_parquet::{Encoded, MaybeWhy};
 /// value, and totals follow when several files were probed. Values that are empty, have spaces
 /// at either end or hold control characters are shown quoted and escaped ("", " x", "a\tb").
 /// With --format json, one object per file; a file that cannot be probed is
-/// {"file": ..., "error": ...} and the run goes on. Over several files, a bar of the files done
+/// {"file": ..., "error": ...} and the run goes on. A table's column that its files name
+/// otherwise (Delta column mapping, an Iceberg column renamed since) is "column" by the
+/// table's name and "column_in_file" by the file's. Over several files, a bar of the files done
 /// shows on stderr when it is a terminal.
 ///
 /// Columns are named by their dotted path; a `.` inside a field name is written `\.` (a column
@@ -644,7 +646,8 @@ pub(crate) fn report(
     }
     if json {
         // Streamed to stdout as it is serialized: a million values make a line of gigabytes.
-        let line = ProbeLine::new(shown, ty, answers, &a.values, a.stats.then_some(io));
+        let line = ProbeLine::new(shown, ty, answers, &a.values, a.stats.then_some(io))
+            .as_asked(&a.column);
         let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         let written = serde_json::to_writer(&mut w, &line)
             .map_err(std::io::Error::from)

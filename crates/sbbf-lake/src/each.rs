@@ -6,7 +6,6 @@ use crate::{LakeOptions, Snapshot, TableVersion};
 use sbbf_parquet::report::{self, FileReport, Files, InspectReport, Tally, VerifyReport};
 use sbbf_parquet::source::{block_on, object, SourceOptions};
 use sbbf_parquet::{Error, KeySet, LakeError};
-use std::collections::HashMap;
 
 /// Inspects every file of `path` as [`report::inspect_each`] does, a table's snapshot files
 /// when `path` is a table (unless `lake` says to read the folder); gives the tally and the
@@ -62,8 +61,8 @@ pub fn verify_each<P: FnMut(usize, usize)>(
 /// otherwise than the table, to report by the table's names.
 struct Names {
     asked: Vec<String>,
-    /// File's name -> table's name (escaped as a column path), for top-level columns.
-    table_of: HashMap<String, String>,
+    /// What turns a file's column path into the table's (none: not a table).
+    table: Option<crate::TableNames>,
 }
 
 impl Names {
@@ -71,33 +70,28 @@ impl Names {
         let Some(snap) = snap else {
             return Ok(Names {
                 asked: columns.to_vec(),
-                table_of: HashMap::new(),
+                table: None,
             });
         };
         let asked = columns
             .iter()
             .map(|c| snap.file_column(c))
             .collect::<Result<Vec<_>, _>>()?;
-        let table_of = snap
-            .columns
-            .iter()
-            .filter_map(|c| {
-                let physical = c.physical.clone()?;
-                let name = sbbf_parquet::format::column::escape_field(&c.name);
-                (physical != name).then_some((physical, name))
-            })
-            .collect();
-        Ok(Names { asked, table_of })
+        Ok(Names {
+            asked,
+            table: Some(snap.names()),
+        })
     }
 
-    /// `r` with each top-level column the files name otherwise renamed to the table's name (a
-    /// leaf inside a nested column keeps the files' path: several names may map to it).
+    /// `r` with each column the files name otherwise (Delta column mapping's physical names,
+    /// at the top and inside nested columns) renamed to the table's name.
     fn in_report<T: ReportColumns>(&self, mut r: FileReport<T>) -> FileReport<T> {
-        if let Ok(report) = &mut r.report {
-            for c in report.columns_mut() {
-                if let Some(t) = self.table_of.get(c.as_str()) {
-                    c.clone_from(t);
-                }
+        let (Ok(report), Some(table)) = (&mut r.report, &self.table) else {
+            return r;
+        };
+        for c in report.columns_mut() {
+            if let Some(t) = table.table_column(c) {
+                *c = t;
             }
         }
         r

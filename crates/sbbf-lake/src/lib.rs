@@ -298,6 +298,12 @@ impl Snapshot {
         )
     }
 
+    /// The table's name of a column path its data files hold ([`TableNames::table_column`]):
+    /// what a report shows for a leaf a file names by Delta column mapping's physical names.
+    pub fn table_column(&self, file_path: &str) -> Option<String> {
+        names::table_column(&self.columns, &self.inner_physical, file_path)
+    }
+
     /// The column path an index of the table's files ([`Snapshot::file_column`]'s) may be
     /// asked `column` by, where a file whose filters say a value is absent, or which lacks
     /// the column, surely holds no row with that value; `None` where that does not hold: a

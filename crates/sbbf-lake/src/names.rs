@@ -56,6 +56,27 @@ impl TableNames {
         )
     }
 
+    /// The table's name of the column path `file_path` data files hold (the reverse of
+    /// [`TableNames::file_column`]): under Delta column mapping the top-level column's
+    /// logical name and each struct field's below it; `None` where the files' path is the
+    /// table's own, or names nothing the table has.
+    ///
+    /// ```
+    /// use sbbf_lake::{Format, LakeColumn, TableNames};
+    /// let mut names = TableNames::default();
+    /// names.format = Format::Delta;
+    /// names.columns.push(LakeColumn {
+    ///     name: "User Name".into(),
+    ///     physical: Some("col-1f2e".into()),
+    ///     ..Default::default()
+    /// });
+    /// assert_eq!(names.table_column("col-1f2e").as_deref(), Some("User Name"));
+    /// assert_eq!(names.table_column("other"), None);
+    /// ```
+    pub fn table_column(&self, file_path: &str) -> Option<String> {
+        table_column(&self.columns, &self.inner_physical, file_path)
+    }
+
     /// [`crate::Snapshot::index_column`] by these names (partition columns as recorded:
     /// names that do not record them answer `None` for every column).
     pub fn index_column(&self, table: &str, column: &str) -> Option<String> {
@@ -145,6 +166,35 @@ pub(super) fn file_column(
             .into()),
         },
     }
+}
+
+pub(super) fn table_column(
+    columns: &[LakeColumn],
+    inner_physical: &HashMap<String, Vec<PathPair>>,
+    file_path: &str,
+) -> Option<String> {
+    let (top, rest) = split_top(file_path);
+    let c = columns
+        .iter()
+        .find(|c| c.physical.as_deref() == Some(top.as_str()))?;
+    let name = sbbf_parquet::format::column::escape_field(&c.name);
+    let Some(rest) = rest else {
+        return (name != file_path).then_some(name);
+    };
+    let held = path_segments(rest);
+    let (logical, _) = inner_physical.get(&c.name)?.iter().find(|(_, physical)| {
+        physical.len() == held.len() && physical.iter().zip(&held).all(|(p, h)| p == "*" || p == h)
+    })?;
+    let below: Vec<String> = logical
+        .iter()
+        .zip(&held)
+        .map(|(l, h)| match l.as_str() {
+            "*" => h.clone(),
+            l => l.to_string(),
+        })
+        .map(|s| sbbf_parquet::format::column::escape_field(&s))
+        .collect();
+    Some(format!("{name}.{}", below.join(".")))
 }
 
 /// The first field name of the column path `column` (its escapes undone: `a\.b` is the

@@ -202,7 +202,8 @@ fn probe_source(
                     Ok(f) => {
                         tally.add_answers(&f.answers, f.io);
                         let line =
-                            ProbeLine::new(&p.file, &f.column, &f.answers, &shown_values, None);
+                            ProbeLine::new(&p.file, &f.column, &f.answers, &shown_values, None)
+                                .as_asked(&column);
                         lines.push(to_json(&line));
                         return;
                     }

@@ -197,13 +197,20 @@ fn a_renamed_iceberg_column_is_probed_by_field_id_in_every_file() {
     let last = expected_files(o["versions"].as_array().unwrap().last().unwrap());
     let out = sbbf(&["probe", &table, "name", "s7", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let mut columns: Vec<String> = text(&out.stdout)
+    // Each file by the table's name; the older one's own name beside it.
+    let mut columns: Vec<(String, String)> = text(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v.get("column").and_then(Value::as_str).map(str::to_string))
+        .filter(|v| v.get("file").is_some())
+        .map(|v| (v["column"].to_string(), v["column_in_file"].to_string()))
         .collect();
     columns.sort();
-    assert_eq!(columns, ["name", "s"]);
+    columns.dedup();
+    let named = |c: &str, f: &str| (c.to_string(), f.to_string());
+    assert_eq!(
+        columns,
+        [named(r#""name""#, r#""s""#), named(r#""name""#, "null")]
+    );
     let (files, _) = probe_files(&table, "name", "s7", &[]);
     assert_eq!(files, last);
     let (files, _) = probe_files(&table, "id", "7", &[]);
@@ -1246,8 +1253,9 @@ print(json.dumps({f: sql(f"SELECT count(*) AS n FROM t WHERE {f}").column("n")[0
 
 /// Under Delta column mapping the fields inside a nested column have physical names too: a
 /// probe of `nested_struct.ac.aca` reads the leaf the log's schema maps it to (struct fields by
-/// physical name, a list's and a map's own levels as written), in `name` and `id` mode. The
-/// physical names are read here from the log's own schema string.
+/// physical name, a list's and a map's own levels as written), in `name` and `id` mode, and
+/// reports it by the table's path (`inspect` too). The physical names are read here from the
+/// log's own schema string.
 #[test]
 fn nested_fields_under_column_mapping_are_probed_by_physical_names() {
     for mode in ["name", "id"] {
@@ -1305,12 +1313,29 @@ fn nested_fields_under_column_mapping_are_probed_by_physical_names() {
                 "{path}: {}",
                 text(&out.stderr)
             );
-            let columns: BTreeSet<String> = text(&out.stdout)
+            // Reported by the table's name, with the files' path beside it.
+            let lines: Vec<Value> = text(&out.stdout)
                 .lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter_map(|v| v["column"].as_str().map(str::to_string))
+                .filter(|v| v.get("file").is_some())
                 .collect();
-            assert_eq!(columns, BTreeSet::from([want]), "{mode} {path}");
+            let pairs: BTreeSet<(String, String)> = lines
+                .iter()
+                .map(|v| (v["column"].to_string(), v["column_in_file"].to_string()))
+                .collect();
+            let named = BTreeSet::from([(
+                Value::from(path).to_string(),
+                Value::from(want.as_str()).to_string(),
+            )]);
+            assert_eq!(pairs, named, "{mode} {path}");
+            // `inspect` names the same leaf by the table's path only.
+            let out = sbbf(&["inspect", t, "--format", "json"]);
+            let shown = text(&out.stdout);
+            assert!(
+                shown.contains(&format!("\"column\":\"{path}\"")),
+                "{mode} {path}: {shown}"
+            );
+            assert!(!shown.contains(&want), "{mode} {path}: {shown}");
         }
         let out = sbbf(&["probe", t, "nested_struct.zz", "1"]);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

@@ -27,8 +27,13 @@ use serde::{Serialize, Serializer};
 /// `{"column", "file", "logical_type", "physical_type", "row_groups": [...], "stats"?}`.
 #[derive(Serialize)]
 pub struct ProbeLine<'a> {
-    /// The column's dotted path as the file names it (or as asked, when the file lacks it).
+    /// The column's dotted path as the file names it (or as asked, when the file lacks it;
+    /// a table's name for it after [`ProbeLine::as_asked`]).
     pub column: &'a str,
+    /// The file's path of the column, when `column` is the table's other name for it (Delta
+    /// column mapping's physical names, an Iceberg column's name before a rename).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column_in_file: Option<&'a str>,
     /// The file as shown to the user.
     pub file: &'a str,
     /// The logical type in compact text, if annotated.
@@ -54,6 +59,7 @@ impl<'a> ProbeLine<'a> {
     ) -> ProbeLine<'a> {
         ProbeLine {
             column: &ty.path,
+            column_in_file: None,
             file,
             logical_type: ty.logical.as_deref(),
             physical_type: Some(ty.physical_name()),
@@ -70,11 +76,28 @@ impl<'a> ProbeLine<'a> {
         }
     }
 
+    /// The line with `asked` (how the user named the column: a table's name for it) as its
+    /// `column`, and the file's path as `column_in_file` where the two differ.
+    ///
+    /// ```
+    /// use sbbf_parquet::report::ProbeLine;
+    /// let line = ProbeLine::missing_column("f.parquet", "col-1f2e").as_asked("User Name");
+    /// assert_eq!((line.column, line.column_in_file), ("User Name", Some("col-1f2e")));
+    /// ```
+    pub fn as_asked(mut self, asked: &'a str) -> ProbeLine<'a> {
+        if asked != self.column {
+            self.column_in_file = Some(self.column);
+            self.column = asked;
+        }
+        self
+    }
+
     /// The line for a file (of several) without the column: no row group of it can hold a
     /// value of it.
     pub fn missing_column(file: &'a str, column: &'a str) -> ProbeLine<'a> {
         ProbeLine {
             column,
+            column_in_file: None,
             file,
             logical_type: None,
             physical_type: None,
