@@ -189,3 +189,21 @@ pub enum Error {
         column: String,
     },
 }
+
+impl Error {
+    /// This error with its column named as the table names it, where `names` (how the
+    /// table's files name its columns) says the files name it otherwise.
+    pub(crate) fn with_table_names(self, names: Option<&sbbf_lake::TableNames>) -> Error {
+        let rename = |c: String| names.and_then(|n| n.table_column(&c)).unwrap_or(c);
+        match self {
+            Error::UnknownColumn { column, source } => Error::UnknownColumn {
+                column: rename(column),
+                source,
+            },
+            Error::NoFilters { column } => Error::NoFilters {
+                column: rename(column),
+            },
+            e => e,
+        }
+    }
+}

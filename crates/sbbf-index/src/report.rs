@@ -42,8 +42,12 @@ pub struct Coverage {
 /// One column of a [`Coverage`].
 #[derive(Debug, Clone, Serialize)]
 pub struct ColumnCoverage {
-    /// Leaf column path.
+    /// Leaf column path (a table's: by the table's name).
     pub column: String,
+    /// The path the table's files hold the column by, where it is not `column` (Delta
+    /// column mapping's physical names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column_in_file: Option<String>,
     /// (file, row group) entries, all groups together.
     pub entries: usize,
     /// Indexed files that have the column.
@@ -93,11 +97,23 @@ impl Coverage {
             .map(|f| f.path.clone())
             .filter(|p| !listed.contains(p.as_str()))
             .collect();
+        let names = d
+            .table
+            .as_ref()
+            .and_then(|t| t.names.as_deref())
+            .and_then(sbbf_lake::TableNames::from_json);
         let columns = d
             .columns
             .iter()
             .map(|c| ColumnCoverage {
-                column: c.path.clone(),
+                column: names
+                    .as_ref()
+                    .and_then(|n| n.table_column(&c.path))
+                    .unwrap_or_else(|| c.path.clone()),
+                column_in_file: names
+                    .as_ref()
+                    .and_then(|n| n.table_column(&c.path))
+                    .map(|_| c.path.clone()),
                 entries: c.groups.iter().map(|g| g.entries.len()).sum(),
                 files_with_column: c.file_types.iter().filter(|t| t.is_some()).count(),
                 groups: c
@@ -174,8 +190,12 @@ pub struct BuildReport {
 /// One column of a [`BuildReport`].
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ColumnReport {
-    /// The column's path.
+    /// The column's path (a table's: by the table's name).
     pub column: String,
+    /// The path the table's files hold the column by, where it is not `column` (Delta
+    /// column mapping's physical names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column_in_file: Option<String>,
     /// (file, row group) entries with a filter.
     pub entries: usize,
     /// Entries folded to a smaller size.

@@ -156,14 +156,32 @@ pub(super) fn file_column(
         (Some(p), None) => Ok(p.clone()),
         (Some(p), Some(rest)) => match physical_inner(inner_physical, top, rest) {
             Some(inner) => Ok(format!("{p}.{inner}")),
-            None => Err(LakeError::Unsupported {
-                format: format.name(),
-                table: table.to_string(),
-                feature: format!(
-                    "column mapping on `{column}`, which is no leaf of the table's column `{top}`"
-                ),
+            None => {
+                // The leaves to choose from, by the table's names (`*`: a list's or map's own
+                // level, as the files write it).
+                let name = sbbf_parquet::format::column::escape_field(top);
+                let leaves: Vec<String> = inner_physical
+                    .get(top)
+                    .into_iter()
+                    .flatten()
+                    .map(|(logical, _)| {
+                        let below: Vec<String> = logical
+                            .iter()
+                            .map(|s| sbbf_parquet::format::column::escape_field(s))
+                            .collect();
+                        format!("`{name}.{}`", below.join("."))
+                    })
+                    .collect();
+                Err(LakeError::NoSuchColumn {
+                    format: format.name(),
+                    table: table.to_string(),
+                    reason: format!(
+                        "`{column}` is no leaf of the column `{top}`; its leaves: {}",
+                        leaves.join(", ")
+                    ),
+                }
+                .into())
             }
-            .into()),
         },
     }
 }

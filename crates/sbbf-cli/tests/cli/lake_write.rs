@@ -404,6 +404,77 @@ fn a_leaf_no_file_has_is_refused_with_the_one_meant() {
     );
 }
 
+/// Under Delta column mapping the index is built, reported and refused by the table's names:
+/// `-c` takes them (top-level and nested), `index build` and `index inspect` show them with
+/// the files' physical paths as `column_in_file`, and a leaf the column lacks is refused with
+/// its leaves by the table's names.
+#[test]
+fn the_index_of_a_column_mapped_table_speaks_the_tables_names() {
+    let (_dir, table) = table_copy("kernel/table-with-columnmapping-mode-name");
+    let t = table.to_str().unwrap();
+    let out = sbbf(&["index", "build", t, "-c", "StringType"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("for column `StringType`") && !err.contains("col-"),
+        "{err}"
+    );
+    let out = sbbf(&["add", t, "-c", "StringType", "-c", "nested_struct.aa"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Files changed less than 2 s before a build are not covered (a second change in the
+    // same clock tick would not show); these are to be.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let columns = |v: &Value| -> Vec<(String, bool)> {
+        v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let in_file = c["column_in_file"].as_str().unwrap_or_default();
+                (
+                    c["column"].as_str().unwrap().to_string(),
+                    in_file.starts_with("col-"),
+                )
+            })
+            .collect()
+    };
+    let want = vec![
+        ("StringType".to_string(), true),
+        ("nested_struct.aa".to_string(), true),
+    ];
+    let out = sbbf(&[
+        "index",
+        "build",
+        t,
+        "-c",
+        "StringType",
+        "-c",
+        "nested_struct.aa",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let built: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut got = columns(&built);
+    got.sort();
+    let mut sorted = want.clone();
+    sorted.sort();
+    assert_eq!(got, sorted, "{built}");
+    let out = sbbf(&["index", "inspect", t, "--format", "json"]);
+    let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut got = columns(&inspected);
+    got.sort();
+    assert_eq!(got, sorted, "{inspected}");
+    assert_eq!(inspected["covered"], 2, "{inspected}");
+    let out = sbbf(&["index", "build", t, "-c", "nested_struct.zz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("`nested_struct.ac.aca`") && !err.contains("col-"),
+        "{err}"
+    );
+}
+
 /// The data files `sbbf inspect TABLE` names, as a worker's list takes them.
 fn current_files(table: &str) -> Vec<String> {
     let out = sbbf(&["inspect", table, "--format", "json"]);

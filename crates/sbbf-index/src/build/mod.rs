@@ -591,8 +591,14 @@ pub(crate) async fn assemble(
     // A new build asked for a column no readable file has, or none has a filter for: refuse
     // before anything is written, so a good index is not replaced by one that answers
     // nothing for it. (Files that could not be read tell nothing either way.)
+    // Reports and refusals name a table's columns by the table's names.
+    let names = table
+        .as_ref()
+        .and_then(|t| t.names.as_deref())
+        .and_then(sbbf_lake::TableNames::from_json);
     if check_asked && report.files_read > report.failed.len() {
-        check_asked_columns(&options.columns, asked)?;
+        check_asked_columns(&options.columns, asked)
+            .map_err(|e| e.with_table_names(names.as_ref()))?;
     }
     // Without -c, a column is indexed when some file has a filter for it; every file's type of
     // it is recorded all the same (a file with the column but no filter is then "not
@@ -664,6 +670,13 @@ pub(crate) async fn assemble(
             w.flush().map_err(io)?;
             drop(w);
             crate::table::persist(tmp, &out)?;
+        }
+    }
+    if let Some(names) = &names {
+        for c in &mut report.columns {
+            if let Some(t) = names.table_column(&c.column) {
+                c.column_in_file = Some(std::mem::replace(&mut c.column, t));
+            }
         }
     }
     Ok(report)
