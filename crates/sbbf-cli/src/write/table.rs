@@ -140,6 +140,9 @@ fn text(cmd: &str, d: &TableWrite) {
             short(w)
         );
     }
+    for l in &d.leftovers_removed {
+        out!("  {l} removed: an unfinished copy's temporary file, left by a killed run");
+    }
     let files = d.swapped.len() + d.kept.len() + d.withdrawn.len();
     // Delta numbers versions and VACUUM removes old files; Iceberg names snapshots and
     // expiring them does.

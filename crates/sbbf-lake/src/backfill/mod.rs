@@ -127,6 +127,10 @@ pub struct TableWrite {
     /// out, and their copies were deleted again (by [`commit_parts`] only when no entry of a
     /// Delta log names them: see there).
     pub withdrawn: Vec<String>,
+    /// Temporary files of copies a killed run left unfinished (`.sbbf-*.tmp`, unchanged for
+    /// 15 minutes), removed before the copies were written. (A killed run's finished copies
+    /// need no removal: a rerun of the job writes the same copies under the same names.)
+    pub leftovers_removed: Vec<String>,
     /// Commits tried (more than one when other writers committed first).
     pub tries: u32,
     /// Bytes of data files read.

@@ -23,6 +23,8 @@ pub struct TableWriteSummary {
     pub format: String,
     /// The files left as they are.
     pub kept: Vec<KeptLine>,
+    /// Temporary files a killed run left, removed (see `TableWrite::leftovers_removed`).
+    pub leftovers_removed: Vec<String>,
     /// The version the work was based on.
     pub read_version: i64,
     /// The files swapped for copies: `input` the original, `output` the copy.
@@ -61,6 +63,7 @@ impl TableWriteSummary {
                     why: k.why.clone(),
                 })
                 .collect(),
+            leftovers_removed: done.leftovers_removed.clone(),
             read_version: done.read_version,
             swapped: done
                 .swapped

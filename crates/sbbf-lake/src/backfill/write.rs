@@ -27,6 +27,7 @@ impl TableWrite {
             swapped: Vec::new(),
             kept: Vec::new(),
             withdrawn: Vec::new(),
+            leftovers_removed: Vec::new(),
             tries: 0,
             bytes_read: 0,
             bytes_written: 0,
@@ -491,6 +492,21 @@ impl Table {
             Some(c) => c.to_vec(),
             None => (0..plan.base.len()).collect(),
         };
+        if !object::is_remote_url(self.url.as_str()) {
+            let dirs = chosen
+                .iter()
+                .filter_map(|&i| self.url.join(plan.base.file_at(i).0).ok())
+                .filter_map(|u| {
+                    Some(
+                        location::local_path(u.as_str())
+                            .ok()?
+                            .parent()?
+                            .to_path_buf(),
+                    )
+                })
+                .collect();
+            done.leftovers_removed.extend(remove_stale_temps(&dirs));
+        }
         let total = chosen.len();
         let stop = std::sync::atomic::AtomicBool::new(false);
         let (stop, scratch_dir) = (&stop, scratch.path());
@@ -756,7 +772,7 @@ impl Table {
                     Some((d, n)) => (format!("{d}/"), n),
                     None => (String::new(), path),
                 };
-                let new_path = format!("{dir}{}", copy_name(name));
+                let new_path = format!("{dir}{}", copy_name(name, job_key(path, size, rewrite)));
                 let to = self
                     .url
                     .join(&new_path)
@@ -769,7 +785,8 @@ impl Table {
             Some(_) => {
                 let from = copy_url(path).ok_or_else(|| bad(path))?;
                 let name = path.rsplit('/').next().unwrap_or(path);
-                let new_path = iceberg_commit::copy_location(path, &copy_name(name));
+                let named = copy_name(name, job_key(path, size, rewrite));
+                let new_path = iceberg_commit::copy_location(path, &named);
                 let to = copy_url(&new_path).ok_or_else(|| bad(&new_path))?;
                 (from, new_path, to)
             }
@@ -931,8 +948,10 @@ impl Table {
         if len <= WHOLE_PUT as u64 {
             let mut bytes = Vec::with_capacity(len as usize);
             file.read_to_end(&mut bytes).map_err(read_err)?;
+            // A copy's name says what it holds ([`copy_name`]): one already there (a killed
+            // run's, or another run's of the same job) holds the same bytes.
             let opts = PutOptions {
-                mode: PutMode::Create,
+                mode: PutMode::Overwrite,
                 ..Default::default()
             };
             store
@@ -1373,16 +1392,65 @@ fn committed(about: &About, written: &[Written]) -> About {
     about
 }
 
-/// The name of a copy of the file `name`: its stem (without an earlier copy's suffix), a
-/// random suffix, `.parquet`.
-fn copy_name(name: &str) -> String {
+/// The name of a copy of the file `name`: its stem (without an earlier copy's suffix), the
+/// job's key ([`job_key`]) in 12 hex digits, `.parquet`.
+///
+/// The same job on the same file always names its copy alike, and writes the same bytes
+/// (building filters is deterministic): a run killed after some copies leaves copies that a
+/// rerun writes again under the same names, replacing them instead of adding more beside
+/// them, and two runs of one job at once write one file with one content. Replacing such a
+/// file never changes what any version of the table reads.
+fn copy_name(name: &str, key: u64) -> String {
     let stem = name.strip_suffix(".parquet").unwrap_or(name);
     let stem = match stem.rsplit_once("-sbbf-") {
         Some((s, tail)) if tail.len() == 12 && tail.bytes().all(|b| b.is_ascii_hexdigit()) => s,
         _ => stem,
     };
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    format!("{stem}-sbbf-{}.parquet", &id[..12])
+    format!("{stem}-sbbf-{:012x}.parquet", key & 0xffff_ffff_ffff)
+}
+
+/// What names a copy: this build of sbbf (a later one may write other bytes), the original
+/// (its path in the table and its size) and everything the job asks of it.
+fn job_key(path: &str, size: i64, rewrite: &Rewrite) -> u64 {
+    let mut text = format!("sbbf {}\n{path}\n{size}\n", env!("CARGO_PKG_VERSION"));
+    for (k, v) in parameters(rewrite) {
+        text.push_str(&format!("{k}={v}\n"));
+    }
+    xxhash_rust::xxh64::xxh64(text.as_bytes(), 0)
+}
+
+/// How long a temporary file of an unfinished copy (`.sbbf-*.tmp`) goes unchanged before a
+/// later run takes it for the leftover of a killed one and removes it. A copy being written
+/// changes its temporary file all along; one paused longer than this loses it and fails,
+/// before any commit.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Removes the temporary files (`.sbbf-*.tmp`) in `dirs` that have gone unchanged for
+/// [`STALE_TEMP`]: what a killed run of `sbbf add` left beside the copies it was writing.
+/// Returns the paths removed.
+fn remove_stale_temps(dirs: &std::collections::BTreeSet<PathBuf>) -> Vec<String> {
+    let now = std::time::SystemTime::now();
+    let mut removed = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with(".sbbf-") && name.ends_with(".tmp")) {
+                continue;
+            }
+            let stale = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age >= STALE_TEMP));
+            if stale && std::fs::remove_file(e.path()).is_ok() {
+                removed.push(e.path().display().to_string());
+            }
+        }
+    }
+    removed
 }
 
 fn clean_scratch(local: bool, input: &Path) {
@@ -1560,12 +1628,44 @@ mod tests {
 
     #[test]
     fn a_copy_is_named_after_its_original_once() {
-        let a = copy_name("part-00000-3fd4-c000.zstd.parquet");
+        let add = |columns: &[&str], fpp: f64| {
+            Rewrite::Add(AddOptions {
+                columns: columns.iter().map(|c| c.to_string()).collect(),
+                fpp,
+                ndv: None,
+                replace: false,
+            })
+        };
+        let name = "part-00000-3fd4-c000.zstd.parquet";
+        let key = job_key(name, 6923, &add(&["id"], 0.01));
+        let a = copy_name(name, key);
         assert!(a.starts_with("part-00000-3fd4-c000.zstd-sbbf-"), "{a}");
         assert!(a.ends_with(".parquet"));
         assert_eq!(a.len(), "part-00000-3fd4-c000.zstd-sbbf-".len() + 12 + 8);
+        // The same job on the same file: the same name; any other: another.
+        assert_eq!(copy_name(name, job_key(name, 6923, &add(&["id"], 0.01))), a);
+        for other in [
+            job_key(name, 6924, &add(&["id"], 0.01)),
+            job_key(
+                "x/part-00000-3fd4-c000.zstd.parquet",
+                6923,
+                &add(&["id"], 0.01),
+            ),
+            job_key(name, 6923, &add(&["id"], 0.02)),
+            job_key(name, 6923, &add(&["id", "s"], 0.01)),
+            job_key(
+                name,
+                6923,
+                &Rewrite::Resize {
+                    fpp: 0.01,
+                    columns: vec!["id".into()],
+                },
+            ),
+        ] {
+            assert_ne!(copy_name(name, other), a);
+        }
         // A copy of a copy does not grow its name.
-        let b = copy_name(&a);
+        let b = copy_name(&a, job_key(&a, 7000, &add(&["s"], 0.01)));
         assert_eq!(b.len(), a.len());
         assert_ne!(a, b);
     }
