@@ -792,5 +792,37 @@ def main() -> int:
     return 0
 
 
+def make_iceberg_omitting_identity(w: Path):
+    """An Iceberg table partitioned by identity(p) whose one data file leaves `p` to its
+    partition tuple (p = 5), as the spec lets a writer do; returns (metadata path, table)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import LongType, NestedField
+
+    cat = SqlCatalog("t", uri=f"sqlite:///{w}/cat.db", warehouse=f"file://{w}")
+    cat.create_namespace("ns")
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "p", LongType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000,
+                                        transform=IdentityTransform(), name="p"))
+    t = cat.create_table("ns.t", schema, partition_spec=spec)
+    path = f"{w}/ns/t/data/p=5/omitted.parquet"
+    os.makedirs(os.path.dirname(path))
+    fields = pa.schema([pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})])
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64())}, schema=fields), path)
+    df = DataFile.from_args(content=DataFileContent.DATA, file_path=f"file://{path}",
+                            file_format=FileFormat.PARQUET, partition=Record(5), record_count=3,
+                            file_size_in_bytes=os.path.getsize(path))
+    with t.transaction() as tx:
+        with tx.update_snapshot().fast_append() as fa:
+            fa.append_data_file(df)
+    t = cat.load_table("ns.t")
+    return t.metadata_location.removeprefix("file://"), t
+
+
 if __name__ == "__main__":
     sys.exit(main())

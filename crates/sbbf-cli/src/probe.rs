@@ -494,7 +494,9 @@ fn ranges(rgs: &[usize]) -> String {
 fn unknown_reason(state: &FilterState) -> String {
     match state {
         FilterState::Missing => "no Bloom filter".to_string(),
-        FilterState::Invalid(r) | FilterState::Partition(r) => r.clone(),
+        FilterState::Invalid(r) | FilterState::Partition(r) | FilterState::NotInFile(r) => {
+            r.clone()
+        }
         FilterState::Present => "filters cannot decide".to_string(),
     }
 }

@@ -541,6 +541,7 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
             .collect();
         let mut renamed = HashMap::new();
         let mut relabelled = HashMap::new();
+        let mut unreadable = HashSet::new();
         let fields: Fields = logical_file_schema
             .fields()
             .iter()
@@ -556,8 +557,12 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
                         }
                         pf.name().clone()
                     }
-                    // A name the file has no field of: DataFusion reads the column as null.
+                    // A name the file has no field of: DataFusion reads the column as null,
+                    // which is wrong where the table gives the file's rows a value of it.
                     None => {
+                        if c.missing_not_null {
+                            unreadable.insert(f.name().clone());
+                        }
                         let mut n = format!("{} (not in this file)", f.name());
                         while taken.contains(n.as_str()) {
                             n.push('_');
@@ -596,6 +601,8 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
             }
         };
         Ok(Arc::new(FileColumns {
+            table: cols.table.clone(),
+            unreadable,
             renamed,
             relabelled,
             inner: DefaultPhysicalExprAdapterFactory.create(logical, physical)?,
@@ -607,6 +614,13 @@ impl PhysicalExprAdapterFactory for ByTableColumns {
 /// DataFusion's default adapter, then nested columns relabelled as read.
 #[derive(Debug)]
 struct FileColumns {
+    /// The table, for errors.
+    table: String,
+    /// Columns the file does not hold although the table gives its rows values of them
+    /// (`LakeColumn::missing_not_null`): an Iceberg identity partition's source, whose values
+    /// are the file's partition tuple's, or a column with an `initial-default`. Read as null
+    /// they would be wrong, so a query that reads one is refused.
+    unreadable: HashSet<String>,
     /// Table name -> the file's name for it.
     renamed: HashMap<String, String>,
     /// Nested columns whose inner fields the file names otherwise than the table (Delta
@@ -618,6 +632,22 @@ struct FileColumns {
 
 impl PhysicalExprAdapter for FileColumns {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        if !self.unreadable.is_empty() {
+            expr.apply(|e| match e.downcast_ref::<Column>() {
+                Some(c) if self.unreadable.contains(c.name()) => {
+                    Err(DataFusionError::NotImplemented(format!(
+                        "{}: a data file does not hold column `{}`, whose values for its rows \
+                         the table keeps elsewhere (an Iceberg identity partition's source \
+                         column, in the file's partition tuple; or the column's initial \
+                         default): reading them from there is not supported yet, and reading \
+                         the column as null would be wrong",
+                        self.table,
+                        c.name()
+                    )))
+                }
+                _ => Ok(TreeNodeRecursion::Continue),
+            })?;
+        }
         let expr = expr
             .transform(|e| {
                 let Some(c) = e.downcast_ref::<Column>() else {

@@ -88,6 +88,10 @@ pub struct ProbeEach<F> {
     /// A Delta table's partition column, answered from the log's values (its files do not
     /// hold it): every file is read for its footer only.
     partition: Option<Arc<lake::PartitionColumn>>,
+    /// Why a file without the column may still hold its values (an Iceberg identity
+    /// partition's source column, a default): such a file answers "unknown", not "no such
+    /// column" (see `Source::probe_lacking`).
+    lacking: Option<String>,
 }
 
 impl<F> ProbeEach<F>
@@ -168,11 +172,16 @@ where
                 return Ok(probe);
             }
         }
+        // A file's lack of such a column proves nothing: the index (which would rule the file
+        // out for it) is not asked, and each file answers for itself.
+        let lacking = snap
+            .as_ref()
+            .and_then(|s| s.names().lacking_holds_values(column));
         let column = match &snap {
             Some(s) => s.file_column(column)?,
             None => column.to_string(),
         };
-        let root = root.map(|r| {
+        let root = root.filter(|_| lacking.is_none()).map(|r| {
             r.with_lake(lake_options.clone())
                 .with_snapshot(snap.clone())
         });
@@ -189,7 +198,9 @@ where
             Some(s) => lake::source_of(s, options)?.sorted_by_name(),
             None => Source::open(path, options).await?,
         };
-        Ok(Self::direct(column, encode, source, snap.as_deref()))
+        let mut probe = Self::direct(column, encode, source, snap.as_deref());
+        probe.lacking = lacking;
+        Ok(probe)
     }
 
     /// A probe of every file of `source` read directly (of the table `snap`, when one).
@@ -205,6 +216,7 @@ where
             table: snap.map(lake::Snapshot::table_version),
             log_note: None,
             partition: None,
+            lacking: None,
         }
     }
 
@@ -221,6 +233,7 @@ where
             table: p.table,
             log_note,
             partition: None,
+            lacking: None,
         }
     }
 
@@ -292,7 +305,9 @@ where
                 table: self.table,
             });
         }
-        let mut direct = self.source.probe(&self.column, self.encode);
+        let mut direct = self
+            .source
+            .probe_lacking(&self.column, self.encode, self.lacking);
         match self.planned {
             None => {
                 while let Some((file, result)) = direct.next().await {

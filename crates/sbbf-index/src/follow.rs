@@ -114,6 +114,10 @@ where
             let Ok(c) = names.file_column(path, column) else {
                 return Followed::Snapshot(format!("the table's names do not find `{column}`"));
             };
+            // A file's lack of it proves nothing: the snapshot's probe says so file by file.
+            if let Some(why) = names.lacking_holds_values(column) {
+                return Followed::Snapshot(why);
+            }
             (*since, "iceberg", c, Some(tail))
         }
     };

@@ -77,6 +77,33 @@ impl TableNames {
         table_column(&self.columns, &self.inner_physical, file_path)
     }
 
+    /// Why a data file without the column `column` may still hold values of it, when that is
+    /// so (its top-level column's [`LakeColumn::missing_not_null`]): then the file's lack of
+    /// it proves nothing, and a probe answers "unknown" there, never "absent".
+    ///
+    /// ```
+    /// use sbbf_lake::{LakeColumn, TableNames};
+    /// let mut names = TableNames::default();
+    /// names.columns.push(LakeColumn {
+    ///     name: "p".into(),
+    ///     missing_not_null: true,
+    ///     ..Default::default()
+    /// });
+    /// assert!(names.lacking_holds_values("p").is_some());
+    /// assert!(names.lacking_holds_values("q").is_none());
+    /// ```
+    pub fn lacking_holds_values(&self, column: &str) -> Option<String> {
+        let (top, _) = split_top(column);
+        let c = self.columns.iter().find(|c| c.name == top)?;
+        c.missing_not_null.then(|| {
+            format!(
+                "the file does not hold `{top}`, and the table gives its rows a value of it all \
+                 the same (an identity partition's, or the column's default): its filters \
+                 cannot tell"
+            )
+        })
+    }
+
     /// [`crate::Snapshot::index_column`] by these names (partition columns as recorded:
     /// names that do not record them answer `None` for every column).
     pub fn index_column(&self, table: &str, column: &str) -> Option<String> {

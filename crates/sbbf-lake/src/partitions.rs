@@ -100,17 +100,8 @@ impl PartitionColumn {
             Some(v) => format!("the file's partition value of `{}` is {v:?}", self.name),
             None => format!("the file's partition value of `{}` is null", self.name),
         };
-        let row_groups = metadata
-            .row_groups()
-            .iter()
-            .enumerate()
-            .map(|(i, rg)| RowGroupAnswer {
-                row_group: i,
-                num_rows: rg.num_rows(),
-                filter: FilterState::Partition(why.clone()),
-                answers: answers.clone(),
-            })
-            .collect();
+        let row_groups =
+            RowGroupAnswer::for_every_row_group(metadata, FilterState::Partition(why), answers);
         FileProbe {
             column: self.probe_type(),
             encoded,

@@ -261,7 +261,9 @@ fn leaf(column: &str, values: &[Literal], answers: Option<Vec<RowGroupAnswer>>) 
                 Reason::Read(match &rg.filter {
                     FilterState::Missing => format!("`{column}` has no Bloom filter"),
                     FilterState::Invalid(r) => format!("`{column}` filter unusable: {r}"),
-                    FilterState::Partition(r) => format!("`{column}`: {r}"),
+                    FilterState::Partition(r) | FilterState::NotInFile(r) => {
+                        format!("`{column}`: {r}")
+                    }
                     FilterState::Present => format!("`{column}` may hold a value"),
                 })
             }

@@ -786,6 +786,7 @@ fn table_snapshot(
                     "inner_renamed": c.inner_renamed,
                     "inner_names": c.inner_names,
                     "type": c.data_type,
+                    "missing_not_null": c.missing_not_null,
                 })
             })
             .collect();

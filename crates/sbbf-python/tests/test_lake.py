@@ -470,3 +470,20 @@ def test_a_tables_types_are_the_librarys(fmt, name, want):
 def test_a_type_no_rule_gives_is_refused_by_name(name):
     with pytest.raises(sbbf.InputError, match="no data file holds yet"):
         sbbf._lake_type({"format": "delta"}, name, "t")
+
+
+def test_a_file_leaving_an_identity_column_to_its_tuple_is_never_read_as_null(tmp_path):
+    metadata, theirs = lake_tables.make_iceberg_omitting_identity(tmp_path)
+    assert len(theirs.scan(row_filter="p = 5").to_arrow()) == 3
+    # Reading `p` would need the partition tuple: refused, never nulls.
+    with pytest.raises(sbbf.InputError, match="does not hold column 'p'"):
+        sbbf.read_table(metadata)
+    with pytest.raises(sbbf.InputError, match="does not hold column 'p'"):
+        sbbf.read_table(metadata, filters=[("p", "=", 5)], columns=["id"])
+    # What does not read it is read as pyiceberg reads it.
+    ours = sbbf.read_table(metadata, filters=[("id", "=", 2)], columns=["id"])
+    assert _rows(ours) == _rows(theirs.scan(row_filter="id = 2", selected_fields=("id",))
+                                .to_arrow())
+    # The probe answers "unknown" in that file, never "no such column" (absent).
+    answers = [a for a in sbbf.probe(metadata, "p", [5]) if "row_groups" in a]
+    assert [rg["filter"] for a in answers for rg in a["row_groups"]] == ["not_in_file"]

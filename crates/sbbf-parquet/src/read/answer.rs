@@ -38,6 +38,10 @@ pub enum FilterState {
     /// No filter was asked: a lake table's partition column, which its files do not hold,
     /// answered from the file's partition value (said here) in the table's log.
     Partition(String),
+    /// The file does not hold the column, and the table gives its rows a value all the same
+    /// (an Iceberg identity partition's source column, a column's default): no filter of the
+    /// file knows it, so every row group may hold any value; the reason says why.
+    NotInFile(String),
 }
 
 /// One row group's answers, one per probed value, in the order given.
@@ -51,6 +55,27 @@ pub struct RowGroupAnswer {
     pub filter: FilterState,
     /// One answer per value.
     pub answers: Vec<Answer>,
+}
+
+impl RowGroupAnswer {
+    /// The same `answers`, with the same `filter` state, for every row group `metadata` lists:
+    /// what a file answers when no filter of it decides (a partition value, a column the
+    /// file leaves to its table).
+    pub fn for_every_row_group(
+        metadata: &parquet::file::metadata::ParquetMetaData,
+        filter: FilterState,
+        answers: Vec<Answer>,
+    ) -> Vec<RowGroupAnswer> {
+        let groups = metadata.row_groups().iter().enumerate();
+        groups
+            .map(|(i, rg)| RowGroupAnswer {
+                row_group: i,
+                num_rows: rg.num_rows(),
+                filter: filter.clone(),
+                answers: answers.clone(),
+            })
+            .collect()
+    }
 }
 
 /// Where a chunk's filter is, by the footer.

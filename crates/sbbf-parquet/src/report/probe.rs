@@ -143,6 +143,7 @@ impl Serialize for RowGroupLine<'_> {
             FilterState::Missing => ("missing", None),
             FilterState::Invalid(r) => ("invalid", Some(r.as_str())),
             FilterState::Partition(r) => ("partition", Some(r.as_str())),
+            FilterState::NotInFile(r) => ("not_in_file", Some(r.as_str())),
         };
         let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("filter", filter)?;

@@ -151,6 +151,7 @@ impl VerifyChunk {
             FilterState::Missing => ("missing", None),
             FilterState::Invalid(why) => ("invalid", Some(why.clone())),
             FilterState::Partition(why) => ("partition", Some(why.clone())),
+            FilterState::NotInFile(why) => ("not_in_file", Some(why.clone())),
         };
         VerifyChunk {
             absent_probes: r.absent_probes,

@@ -447,7 +447,26 @@ impl Source {
     where
         F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error> + Send + Sync + 'static,
     {
+        self.probe_lacking(column, encode, None)
+    }
+
+    /// [`Source::probe`], where a file that does not hold `column` answers "unknown" in every
+    /// row group ([`FilterState::NotInFile`](crate::read::answer::FilterState::NotInFile),
+    /// with `why`) when `why` is given, instead of [`Error::UnknownColumn`]: for a table that
+    /// gives such a file's rows a value of the column all the same (an Iceberg identity
+    /// partition's source column, a column's default), where "no such column" would read as
+    /// "no row holds the value".
+    pub fn probe_lacking<F>(
+        self,
+        column: &str,
+        encode: F,
+        why: Option<String>,
+    ) -> BoxStream<'static, (String, Result<FileProbe, Error>)>
+    where
+        F: Fn(&ColumnType) -> Result<Vec<Encoded>, Error> + Send + Sync + 'static,
+    {
         let column: Arc<str> = Arc::from(column);
+        let why: Option<Arc<str>> = why.map(Arc::from);
         let encoded = Arc::new(EncodedByType {
             encode,
             done: std::sync::Mutex::new(Vec::new()),
@@ -456,8 +475,17 @@ impl Source {
         self.run(move |mut pq| {
             let column = Arc::clone(&column);
             let encoded = Arc::clone(&encoded);
+            let why = why.clone();
             async move {
-                object::probe_file_shared(&mut pq, &column, |ty| encoded.get(ty), policy).await
+                match (&why, pq.column_index(&column)) {
+                    (Some(why), Err(Error::UnknownColumn { .. })) => {
+                        unknown_everywhere(&pq, &column, |ty| encoded.get(ty), why)
+                    }
+                    _ => {
+                        object::probe_file_shared(&mut pq, &column, |ty| encoded.get(ty), policy)
+                            .await
+                    }
+                }
             }
             .boxed()
         })
@@ -575,6 +603,37 @@ where
         done.push((ty.clone(), (Arc::clone(&v), Arc::clone(&h))));
         Ok((v, h))
     }
+}
+
+/// The answers of a file that does not hold `column` although its table gives its rows a
+/// value of it: "unknown" in every row group, the values encoded as text (every value is).
+fn unknown_everywhere<R: AsyncFileReader>(
+    pq: &ParquetFile<R>,
+    column: &str,
+    encoded: impl FnOnce(&ColumnType) -> Result<object::SharedValues, Error>,
+    why: &str,
+) -> Result<FileProbe, Error> {
+    use crate::read::answer::{Answer, FilterState, RowGroupAnswer};
+    let ty = ColumnType {
+        path: column.to_string(),
+        physical: parquet::basic::Type::BYTE_ARRAY,
+        type_length: 0,
+        kind: crate::format::column::ValueKind::String,
+        logical: Some("STRING".into()),
+    };
+    let (encoded, _) = encoded(&ty)?;
+    let answers = RowGroupAnswer::for_every_row_group(
+        pq.metadata(),
+        FilterState::NotInFile(why.to_string()),
+        vec![Answer::Unknown; encoded.len()],
+    );
+    Ok(FileProbe {
+        column: ty,
+        encoded,
+        answers,
+        io: pq.io_stats(),
+        other_readings: Vec::new(),
+    })
 }
 
 /// Runs `task` on the current runtime's threads when there is one (so files use every core),

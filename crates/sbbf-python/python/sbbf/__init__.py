@@ -423,6 +423,7 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
     found = {}
     if fragments:
         file_schemas = [fr.physical_schema for fr in fragments]
+        _refuse_unheld(snap, where, fragments, file_schemas, filters, columns)
         if by_file:
             file_schemas = [pa.schema([_relabel(snap, name, f)[0].with_name(name)
                                        for name, f in _as_table_columns(snap, fs_).items()])
@@ -459,6 +460,32 @@ def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[s
                           use_threads)
     dataset = ds.FileSystemDataset(fragments, schema=schema, format=fmt, filesystem=fs)
     return dataset.to_table(columns=columns, filter=expr, use_threads=use_threads)
+
+
+def _refuse_unheld(snap: dict, where: str, fragments: list, file_schemas: list, filters: Any,
+                   columns: Optional[List[str]]) -> None:
+    """Raises `InputError` when a file does not hold a column that is read, although the table
+    gives its rows values of it (an Iceberg identity partition's source column, whose values
+    are the file's partition tuple's; a column with an initial default): read as null they
+    would be wrong, and taking them from there is not supported yet."""
+    held_elsewhere = [c["name"] for c in snap["columns"] if c.get("missing_not_null")]
+    if not held_elsewhere:
+        return
+    read = set(columns) if columns is not None else None
+    if read is not None and filters:
+        import pyarrow.parquet as pq
+        expr = pq.filters_to_expression(filters)
+        read |= {c for c in held_elsewhere if c in str(expr)}
+    for fr, schema in zip(fragments, file_schemas):
+        held = _as_table_columns(snap, schema)
+        for name in held_elsewhere:
+            if name not in held and (read is None or name in read):
+                raise InputError(
+                    f"{where}: data file {fr.path} does not hold column {name!r}, whose values "
+                    "for its rows the table keeps elsewhere (an Iceberg identity partition's "
+                    "source column, in the file's partition tuple; or the column's initial "
+                    "default): reading them from there is not supported yet, and reading the "
+                    "column as null would be wrong")
 
 
 def _as_table_columns(snap: dict, file_schema: pa.Schema) -> dict:
