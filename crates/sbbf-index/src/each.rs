@@ -92,6 +92,9 @@ pub struct ProbeEach<F> {
     /// partition's source column, a default): such a file answers "unknown", not "no such
     /// column" (see `Source::probe_lacking`).
     lacking: Option<String>,
+    /// How the table's files name its columns, to name them back in errors (a file's near
+    /// misses under Delta column mapping are physical paths).
+    names: Option<lake::TableNames>,
 }
 
 impl<F> ProbeEach<F>
@@ -190,7 +193,9 @@ where
             let planned =
                 plan_loaded(&root, preloaded, &column, encode.clone(), options.clone()).await;
             if let Ok(p) = planned {
-                return Ok(Self::planned(p, column, encode, log_note));
+                let mut probe = Self::planned(p, column, encode, log_note);
+                probe.names = snap.as_deref().map(lake::Snapshot::names);
+                return Ok(probe);
             }
         }
         let source = match &snap {
@@ -217,6 +222,7 @@ where
             log_note: None,
             partition: None,
             lacking: None,
+            names: snap.map(lake::Snapshot::names),
         }
     }
 
@@ -234,6 +240,7 @@ where
             log_note,
             partition: None,
             lacking: None,
+            names: None,
         }
     }
 
@@ -305,9 +312,11 @@ where
                 table: self.table,
             });
         }
+        let names = self.names;
         let mut direct = self
             .source
-            .probe_lacking(&self.column, self.encode, self.lacking);
+            .probe_lacking(&self.column, self.encode, self.lacking)
+            .map(move |(file, r)| (file, r.map_err(|e| by_table_names(e, names.as_ref()))));
         match self.planned {
             None => {
                 while let Some((file, result)) = direct.next().await {
@@ -362,6 +371,24 @@ where
             direct: direct_io,
             table: self.table,
         })
+    }
+}
+
+/// `e` with the columns it names (a file's near misses) named as the table names them, where
+/// `names` (the table's) says its files name them otherwise.
+fn by_table_names(e: sbbf_parquet::Error, names: Option<&lake::TableNames>) -> sbbf_parquet::Error {
+    let Some(names) = names else {
+        return e;
+    };
+    let name = |c: String| names.table_column(&c).unwrap_or(c);
+    match e {
+        sbbf_parquet::Error::UnknownColumn { column, candidates } => {
+            sbbf_parquet::Error::UnknownColumn {
+                column: name(column),
+                candidates: candidates.into_iter().map(name).collect(),
+            }
+        }
+        e => e,
     }
 }
 

@@ -1344,6 +1344,14 @@ fn nested_fields_under_column_mapping_are_probed_by_physical_names() {
             "{}",
             text(&out.stderr)
         );
+        // A list's level misnamed: the files' near miss, by the table's names.
+        let out = sbbf(&["probe", t, "array_of_structs.list.item.ab", "1"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("`array_of_structs.list.element.ab`") && !err.contains("col-"),
+            "{mode}: {err}"
+        );
     }
 }
 
