@@ -1406,7 +1406,13 @@ fn copy_name(name: &str, key: u64) -> String {
         Some((s, tail)) if tail.len() == 12 && tail.bytes().all(|b| b.is_ascii_hexdigit()) => s,
         _ => stem,
     };
-    format!("{stem}-sbbf-{:012x}.parquet", key & 0xffff_ffff_ffff)
+    let named = format!("{stem}-sbbf-{:012x}.parquet", key & 0xffff_ffff_ffff);
+    // A copy of a copy whose key came out the same as its original's (one chance in 2^48)
+    // would be written over the original, which the table names with its old size.
+    match named == name {
+        true => format!("{stem}-sbbf-{:012x}.parquet", !key & 0xffff_ffff_ffff),
+        false => named,
+    }
 }
 
 /// What names a copy: this build of sbbf (a later one may write other bytes), the original
@@ -1668,6 +1674,8 @@ mod tests {
         let b = copy_name(&a, job_key(&a, 7000, &add(&["s"], 0.01)));
         assert_eq!(b.len(), a.len());
         assert_ne!(a, b);
+        // Never its original's name, even when the keys agree.
+        assert_ne!(copy_name(&a, key), a);
     }
 
     #[test]
