@@ -213,6 +213,7 @@ pub(super) fn file_column(
     }
 }
 
+/// See [`TableNames::table_column`].
 pub(super) fn table_column(
     columns: &[LakeColumn],
     inner_physical: &HashMap<String, Vec<PathPair>>,
@@ -226,20 +227,9 @@ pub(super) fn table_column(
     let Some(rest) = rest else {
         return (name != file_path).then_some(name);
     };
-    let held = path_segments(rest);
-    let (logical, _) = inner_physical.get(&c.name)?.iter().find(|(_, physical)| {
-        physical.len() == held.len() && physical.iter().zip(&held).all(|(p, h)| p == "*" || p == h)
-    })?;
-    let below: Vec<String> = logical
-        .iter()
-        .zip(&held)
-        .map(|(l, h)| match l.as_str() {
-            "*" => h.clone(),
-            l => l.to_string(),
-        })
-        .map(|s| sbbf_parquet::format::column::escape_field(&s))
-        .collect();
-    Some(format!("{name}.{}", below.join(".")))
+    let pairs = inner_physical.get(&c.name)?;
+    let below = translate(pairs.iter().map(|(l, p)| (p, l)), &path_segments(rest))?;
+    Some(format!("{name}.{below}"))
 }
 
 /// The first field name of the column path `column` (its escapes undone: `a\.b` is the
@@ -276,18 +266,27 @@ fn physical_inner(
     top: &str,
     rest: &str,
 ) -> Option<String> {
-    let asked = path_segments(rest);
-    let (_, physical) = inner_physical.get(top)?.iter().find(|(logical, _)| {
-        logical.len() == asked.len() && logical.iter().zip(&asked).all(|(l, a)| l == "*" || l == a)
-    })?;
-    let segments: Vec<String> = physical
+    let pairs = inner_physical.get(top)?;
+    translate(pairs.iter().map(|(l, p)| (l, p)), &path_segments(rest))
+}
+
+/// `held` (a path's segments) translated by the first pair whose `from` pattern fits it into
+/// that pair's `to` pattern (`*`: any segment, kept as it is), escaped as a column path.
+fn translate<'a>(
+    mut pairs: impl Iterator<Item = (&'a Vec<String>, &'a Vec<String>)>,
+    held: &[String],
+) -> Option<String> {
+    let fits = |from: &Vec<String>| {
+        from.len() == held.len() && from.iter().zip(held).all(|(f, h)| f == "*" || f == h)
+    };
+    let (_, to) = pairs.find(|(from, _)| fits(from))?;
+    let segments: Vec<String> = to
         .iter()
-        .zip(&asked)
-        .map(|(p, a)| match p.as_str() {
-            "*" => a.clone(),
-            p => p.to_string(),
+        .zip(held)
+        .map(|(t, h)| match t.as_str() {
+            "*" => sbbf_parquet::format::column::escape_field(h),
+            t => sbbf_parquet::format::column::escape_field(t),
         })
-        .map(|s| s.replace('\\', "\\\\").replace('.', "\\."))
         .collect();
     Some(segments.join("."))
 }
