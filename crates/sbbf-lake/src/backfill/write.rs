@@ -1106,17 +1106,7 @@ fn check_leaf(c: &crate::LakeColumn, column: &str) -> Result<(), String> {
             .iter()
             .filter(|l| sbbf_parquet::read::file::edit_distance(&l.to_lowercase(), &lower) <= 4)
             .collect();
-        match near.as_slice() {
-            [one] => format!("did you mean `{one}`?"),
-            _ => format!(
-                "its leaves: {}",
-                leaves
-                    .iter()
-                    .map(|l| format!("`{l}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
+        meant(&near, &leaves, "its leaves")
     };
     match crate::names::split_top(column).1 {
         None if is_group(c) => Err(format!(
@@ -1131,6 +1121,18 @@ fn check_leaf(c: &crate::LakeColumn, column: &str) -> Result<(), String> {
             ))
         }
         _ => Ok(()),
+    }
+}
+
+/// The one name meant when `near` holds one ("did you mean"), else every name of `all` to
+/// choose from, after `what` ("its columns").
+fn meant(near: &[&String], all: &[String], what: &str) -> String {
+    match near {
+        [one] => format!("did you mean `{one}`?"),
+        _ => {
+            let all: Vec<String> = all.iter().map(|n| format!("`{n}`")).collect();
+            format!("{what}: {}", all.join(", "))
+        }
     }
 }
 
@@ -1177,17 +1179,7 @@ fn check_column(snap: &crate::Snapshot, column: &str) -> Result<(), Error> {
         .iter()
         .filter(|n| sbbf_parquet::read::file::edit_distance(&n.to_lowercase(), &lower) <= max_edits)
         .collect();
-    let choices = match near.as_slice() {
-        [one] => format!("did you mean `{one}`?"),
-        _ => format!(
-            "its columns: {}",
-            names
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
+    let choices = meant(&near, &names, "its columns");
     Err(refuse(format!(
         "no column `{top}` in its schema; {choices}"
     )))
@@ -1234,16 +1226,7 @@ impl Lacking {
         let (column, (_, near)) = self.columns.iter().find(|(c, (n, _))| {
             *n == self.read && self.read > 0 && crate::names::split_top(c).1.is_some()
         })?;
-        let choices = match near.as_slice() {
-            [one] => format!("did you mean `{one}`?"),
-            _ => format!(
-                "its leaves there: {}",
-                near.iter()
-                    .map(|l| format!("`{l}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
+        let choices = meant(&near.iter().collect::<Vec<_>>(), near, "its leaves there");
         Some(format!(
             "none of its {} data files has a leaf `{column}` (a list's or map's leaves are \
              named as the files name them); {choices}",
