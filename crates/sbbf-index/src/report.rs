@@ -2,7 +2,7 @@
 //! type each, so the command and other front ends give the same objects. Fields are declared
 //! in sorted order.
 
-use crate::format::Directory;
+use crate::format::{self, Directory};
 use crate::table::{is_fresh, Listed, WholeIndex};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -97,23 +97,14 @@ impl Coverage {
             .map(|f| f.path.clone())
             .filter(|p| !listed.contains(p.as_str()))
             .collect();
-        let names = d
-            .table
-            .as_ref()
-            .and_then(|t| t.names.as_deref())
-            .and_then(sbbf_lake::TableNames::from_json);
+        let names = d.table.as_ref().and_then(format::TableAt::table_names);
         let columns = d
             .columns
             .iter()
-            .map(|c| ColumnCoverage {
-                column: names
-                    .as_ref()
-                    .and_then(|n| n.table_column(&c.path))
-                    .unwrap_or_else(|| c.path.clone()),
-                column_in_file: names
-                    .as_ref()
-                    .and_then(|n| n.table_column(&c.path))
-                    .map(|_| c.path.clone()),
+            .map(|c| (c, by_table_name(names.as_ref(), &c.path)))
+            .map(|(c, (column, column_in_file))| ColumnCoverage {
+                column,
+                column_in_file,
                 entries: c.groups.iter().map(|g| g.entries.len()).sum(),
                 files_with_column: c.file_types.iter().filter(|t| t.is_some()).count(),
                 groups: c
@@ -185,6 +176,18 @@ pub struct BuildReport {
     /// The Delta version or Iceberg snapshot id the index now covers, when the root is a
     /// table read as its snapshot.
     pub table_version: Option<i64>,
+}
+
+/// A column's path as a report shows it: the table's name for it (by `names`, how the
+/// table's files name its columns), and the files' path beside it where the two differ.
+pub(crate) fn by_table_name(
+    names: Option<&sbbf_lake::TableNames>,
+    path: &str,
+) -> (String, Option<String>) {
+    match names.and_then(|n| n.table_column(path)) {
+        Some(table) => (table, Some(path.to_string())),
+        None => (path.to_string(), None),
+    }
 }
 
 /// One column of a [`BuildReport`].

@@ -592,10 +592,7 @@ pub(crate) async fn assemble(
     // before anything is written, so a good index is not replaced by one that answers
     // nothing for it. (Files that could not be read tell nothing either way.)
     // Reports and refusals name a table's columns by the table's names.
-    let names = table
-        .as_ref()
-        .and_then(|t| t.names.as_deref())
-        .and_then(sbbf_lake::TableNames::from_json);
+    let names = table.as_ref().and_then(format::TableAt::table_names);
     if check_asked && report.files_read > report.failed.len() {
         check_asked_columns(&options.columns, asked)
             .map_err(|e| e.with_table_names(names.as_ref()))?;
@@ -672,12 +669,8 @@ pub(crate) async fn assemble(
             crate::table::persist(tmp, &out)?;
         }
     }
-    if let Some(names) = &names {
-        for c in &mut report.columns {
-            if let Some(t) = names.table_column(&c.column) {
-                c.column_in_file = Some(std::mem::replace(&mut c.column, t));
-            }
-        }
+    for c in &mut report.columns {
+        (c.column, c.column_in_file) = crate::report::by_table_name(names.as_ref(), &c.column);
     }
     Ok(report)
 }

@@ -145,6 +145,13 @@ pub struct TableAt {
     pub manifests: Option<Vec<String>>,
 }
 
+impl TableAt {
+    /// How the table's data files named its columns at that version, when recorded.
+    pub fn table_names(&self) -> Option<sbbf_lake::TableNames> {
+        sbbf_lake::TableNames::from_json(self.names.as_deref()?)
+    }
+}
+
 /// Everything but the filters' bits, decoded: the head, the file table and the columns (all
 /// of them for a whole-index read, the ones asked about for a probe).
 #[derive(Debug, Clone, PartialEq)]
