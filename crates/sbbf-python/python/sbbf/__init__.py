@@ -473,9 +473,9 @@ def _refuse_unheld(snap: dict, where: str, fragments: list, file_schemas: list, 
         return
     read = set(columns) if columns is not None else None
     if read is not None and filters:
-        import pyarrow.parquet as pq
-        expr = pq.filters_to_expression(filters)
-        read |= {c for c in held_elsewhere if c in str(expr)}
+        dnf = _dnf(filters)
+        # An expression's columns are not known here: taken as reading every column.
+        read = None if dnf is None else read | {leaf[0] for conj in dnf for leaf in conj}
     for fr, schema in zip(fragments, file_schemas):
         held = _as_table_columns(snap, schema)
         for name in held_elsewhere:
