@@ -223,17 +223,24 @@ async fn open_root_in(cmd: &str, path: &str, in_catalog: &InCatalog) -> Result<R
     let Some(uri) = &in_catalog.catalog else {
         return open_root(cmd, path);
     };
-    let catalog = sbbf_lake::catalog::Catalog::new(uri, in_catalog.catalog_name.as_deref());
-    let read = async {
-        let meta = sbbf_lake::catalog::metadata_location(&catalog, path).await?;
-        let snap = sbbf_lake::snapshot(&meta, &Default::default()).await?;
-        Ok::<_, sbbf_parquet::Error>((meta, snap))
+    let at = sbbf_lake::TableRef::Catalog {
+        catalog: sbbf_lake::catalog::Catalog::new(uri, in_catalog.catalog_name.as_deref()),
+        table: path.to_string(),
     };
-    let (meta, snap) = read.await.map_err(|e| {
-        err!("sbbf index {cmd}: {path}: {e}");
-        2
-    })?;
-    Ok(open_root(cmd, &meta)?.with_snapshot(snap.map(std::sync::Arc::new)))
+    let table = sbbf_lake::Table::open(at, &Default::default())
+        .await
+        .map_err(|e| {
+            err!("sbbf index {cmd}: {path}: {e}");
+            2
+        })?;
+    match Root::of_table(&table) {
+        Ok(Some(root)) => Ok(root),
+        Ok(None) => open_root(cmd, table.location()),
+        Err(e) => {
+            err!("sbbf index {cmd}: {path}: {e}");
+            Err(2)
+        }
+    }
 }
 
 async fn build(a: BuildArgs) -> u8 {

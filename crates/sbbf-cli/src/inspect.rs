@@ -46,10 +46,11 @@ pub struct InspectArgs {
     pub table: crate::lake::TableArgs,
 }
 
-pub fn run(mut a: InspectArgs) -> u8 {
-    if let Err(code) = a.table.resolve_in_place("inspect", &mut a.file) {
-        return code;
-    }
+pub fn run(a: InspectArgs) -> u8 {
+    let at = match a.table.table_ref_or_exit("inspect", &a.file) {
+        Ok(at) => at,
+        Err(code) => return code,
+    };
     let keys = match a.keys.key_set() {
         Ok(k) => k,
         Err(e) => {
@@ -57,10 +58,6 @@ pub fn run(mut a: InspectArgs) -> u8 {
             return 2;
         }
     };
-    if let Err(e) = crate::store_url::check_http_endpoint(&a.file) {
-        err!("sbbf inspect: {e}");
-        return 2;
-    }
     let mut problems = 0;
     let each = |f: FileReport<InspectReport>| match f.report {
         Ok(r) => problems += print(&f.file, &r, a.format),
@@ -81,7 +78,7 @@ pub fn run(mut a: InspectArgs) -> u8 {
             }
         }
     };
-    let (tally, table) = match inspect_each(&a.file, &a.table.options(), &keys, &a.columns, each) {
+    let (tally, table) = match inspect_each(at, &a.table.options(), &keys, &a.columns, each) {
         Ok(t) => t,
         Err(e) => {
             err!("sbbf inspect: {}", crate::path_error(&a.file, &e));

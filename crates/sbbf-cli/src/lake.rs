@@ -3,7 +3,7 @@
 
 use crate::Format;
 use sbbf_lake::catalog::Catalog;
-use sbbf_lake::{AsOf, LakeOptions, TableVersion};
+use sbbf_lake::{AsOf, LakeOptions, TableRef, TableVersion};
 
 /// How a Delta Lake or Apache Iceberg table is read (a folder with `_delta_log/`, a
 /// `*.metadata.json` file, or a folder with `metadata/`).
@@ -35,34 +35,38 @@ fn parse_as_of(s: &str) -> Result<AsOf, String> {
 }
 
 impl TableArgs {
-    /// PATH as the library reads it: with `--catalog`, the current metadata file of the
-    /// table PATH names (NAMESPACE.TABLE); else PATH itself.
-    pub async fn resolve(&self, path: &str) -> Result<String, sbbf_parquet::Error> {
-        match &self.catalog {
-            Some(uri) => {
-                let c = Catalog::new(uri, self.catalog_name.as_deref());
-                sbbf_lake::catalog::metadata_location(&c, path).await
-            }
-            None => Ok(path.to_string()),
-        }
+    /// PATH as the library takes a location: `NAMESPACE.TABLE` of `--catalog`, else a path
+    /// or URL (a `file://` URL as its path).
+    pub fn table_ref(&self, path: &str) -> Result<TableRef, sbbf_parquet::Error> {
+        let catalog = self
+            .catalog
+            .as_deref()
+            .map(|uri| Catalog::new(uri, self.catalog_name.as_deref()));
+        TableRef::new(path, catalog)
     }
 
-    /// [`TableArgs::resolve`] for a command that does not run async: PATH replaced in place;
-    /// a failure is said on stderr and returned as exit code 2.
-    pub fn resolve_in_place(&self, command: &str, path: &mut String) -> Result<(), u8> {
-        if self.catalog.is_none() {
-            return Ok(());
-        }
-        match sbbf_parquet::source::block_on(self.resolve(path)) {
-            Ok(Ok(p)) => {
-                *path = p;
-                Ok(())
+    /// What the library reads for PATH (`query`, which registers its stores first) ([`sbbf_lake::Table::locate`]): with `--catalog`, the
+    /// current metadata file of the table PATH names; else PATH (a `file://` URL as its path).
+    #[cfg_attr(not(feature = "query"), allow(dead_code))]
+    pub async fn location(&self, path: &str) -> Result<String, sbbf_parquet::Error> {
+        let table = sbbf_lake::Table::locate(self.table_ref(path)?, &self.options()).await?;
+        Ok(table.location().to_string())
+    }
+
+    /// [`TableArgs::table_ref`], a failure said on stderr and returned as exit code 2; a
+    /// path that is a web server's URL refused as every command refuses it.
+    pub fn table_ref_or_exit(&self, command: &str, path: &str) -> Result<TableRef, u8> {
+        let at = self.table_ref(path).map_err(|e| {
+            err!("sbbf {command}: {path}: {e}");
+            2u8
+        })?;
+        if let TableRef::Path(p) = &at {
+            if let Err(e) = crate::store_url::check_http_endpoint(p) {
+                err!("sbbf {command}: {p}: {e}");
+                return Err(2);
             }
-            Ok(Err(e)) | Err(e) => {
-                err!("sbbf {command}: {e}");
-                Err(2)
-            }
         }
+        Ok(at)
     }
 
     /// The library's options.

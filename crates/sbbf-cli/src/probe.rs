@@ -1,6 +1,5 @@
 //! `sbbf probe FILE COLUMN VALUE...`
 
-use crate::store_url::check_http_endpoint;
 use crate::Format;
 use clap::Args;
 use sbbf_index::each::ProbeEach;
@@ -185,18 +184,11 @@ pub fn run(mut a: ProbeArgs) -> u8 {
 /// Local files, object stores and indexed tables alike: the library's one table-level loop
 /// ([`ProbeEach`]) and tally ([`ProbeTally`]); this only renders.
 async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
-    let arg = match a.table.resolve(&a.file).await {
-        Ok(p) => p,
-        Err(e) => {
-            err!("sbbf probe: {e}");
-            return 2;
-        }
+    let at = match a.table.table_ref_or_exit("probe", &a.file) {
+        Ok(at) => at,
+        Err(code) => return code,
     };
-    let arg = arg.as_str();
-    if let Err(e) = check_http_endpoint(arg) {
-        err!("sbbf probe: {arg}: {e}");
-        return 2;
-    }
+    let arg = a.file.as_str();
     let options = sbbf_lake::TableOptions {
         source: SourceOptions {
             concurrency: a.concurrency as usize,
@@ -213,7 +205,7 @@ async fn probe_source(a: &ProbeArgs, opts: EncodeOptions, keys: KeySet) -> u8 {
             .collect::<Result<Vec<_>, _>>()
     };
     let started = std::time::Instant::now();
-    let probe = match ProbeEach::open(arg, &a.column, encode, options, !a.no_index).await {
+    let probe = match ProbeEach::open(at, &a.column, encode, options, !a.no_index).await {
         Ok(p) => p,
         Err(e) => {
             err!("sbbf probe: {}", crate::path_error(arg, &e));

@@ -108,7 +108,7 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             let plain = std::path::Path::new(path.as_str()).exists()
                 || sbbf_parquet::source::object::is_remote_url(path);
             if i == 0 || !plain {
-                *path = a.lake.resolve(path).await?;
+                *path = a.lake.location(path).await?;
             }
         }
     }

@@ -50,10 +50,11 @@ pub struct VerifyArgs {
     pub table: crate::lake::TableArgs,
 }
 
-pub fn run(mut a: VerifyArgs) -> u8 {
-    if let Err(code) = a.table.resolve_in_place("verify", &mut a.file) {
-        return code;
-    }
+pub fn run(a: VerifyArgs) -> u8 {
+    let at = match a.table.table_ref_or_exit("verify", &a.file) {
+        Ok(at) => at,
+        Err(code) => return code,
+    };
     let keys = match a.keys.key_set() {
         Ok(k) => k,
         Err(e) => {
@@ -61,10 +62,6 @@ pub fn run(mut a: VerifyArgs) -> u8 {
             return 2;
         }
     };
-    if let Err(e) = crate::store_url::check_http_endpoint(&a.file) {
-        err!("sbbf verify: {e}");
-        return 2;
-    }
     let mut unverified = false;
     let mut broken = false;
     let each = |f: FileReport<VerifyReport>| match f.report {
@@ -94,7 +91,7 @@ pub fn run(mut a: VerifyArgs) -> u8 {
     };
     let bar = |_: &str| crate::progress::bar("verifying");
     let (tally, table) = match verify_each(
-        &a.file,
+        at,
         &a.table.options(),
         &keys,
         &a.columns,

@@ -2,7 +2,8 @@
 
 use crate::Format;
 use clap::Args;
-use sbbf_lake::backfill::{Rewrite, TableAt};
+use sbbf_lake::backfill::Rewrite;
+use sbbf_lake::TableRef;
 use sbbf_parquet::report::{NothingToDo, WriteSummary};
 use sbbf_parquet::write::output::{self, Refusal, WritePlan};
 use sbbf_parquet::write::{add_filters, resize_filters, AddOptions, WriteReport};
@@ -63,13 +64,13 @@ pub struct InCatalog {
 
 impl InCatalog {
     /// The table PATH names, in the catalog when one is given.
-    pub fn table_at(&self, path: &str) -> TableAt {
+    pub fn table_at(&self, path: &str) -> TableRef {
         match &self.catalog {
-            Some(uri) => TableAt::Catalog {
+            Some(uri) => TableRef::Catalog {
                 catalog: sbbf_lake::catalog::Catalog::new(uri, self.catalog_name.as_deref()),
                 table: path.to_string(),
             },
-            None => TableAt::Path(path.to_string()),
+            None => TableRef::Path(path.to_string()),
         }
     }
 }
@@ -317,8 +318,10 @@ fn table_or_file(
         }
         return Ok(true);
     }
-    let table = match sbbf_parquet::source::block_on(sbbf_lake::detect(&arg)) {
-        Ok(Ok(t)) => t,
+    let lake = sbbf_lake::LakeOptions::default();
+    let located = sbbf_lake::Table::locate(arg.as_ref(), &lake);
+    let table = match sbbf_parquet::source::block_on(located) {
+        Ok(Ok(t)) => t.format(),
         Ok(Err(e)) => {
             err!("sbbf {cmd}: {arg}: {e}");
             return Err(2);

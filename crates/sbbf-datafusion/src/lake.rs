@@ -401,7 +401,7 @@ pub(crate) struct Deleted {
 impl Deleted {
     /// The vectors of `snap`'s files (whose store locations `root` gives), or `None` when
     /// no file has one.
-    pub(crate) fn of(snap: Snapshot, root: StoreRoot) -> Result<Option<Deleted>> {
+    pub(crate) fn of(snap: Arc<Snapshot>, root: StoreRoot) -> Result<Option<Deleted>> {
         let mut by_location = HashMap::new();
         for f in snap.files_with_deletes() {
             let at = root
@@ -413,7 +413,7 @@ impl Deleted {
             return Ok(None);
         }
         Ok(Some(Deleted {
-            snap: Arc::new(snap),
+            snap,
             root,
             by_location,
         }))

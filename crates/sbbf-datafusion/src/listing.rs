@@ -227,11 +227,11 @@ pub(crate) async fn list_table(
         )),
         false => None,
     };
-    let snap = sbbf_lake::snapshot_in(root, path, lake)
+    let table = sbbf_lake::Table::open_in(root, path, lake)
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    if let Some(snap) = snap {
-        return lake_table(state, path, ext, snap).await;
+    if let Some(snap) = table.snapshot() {
+        return lake_table(state, path, ext, Arc::clone(snap)).await;
     }
     let mut warnings = Vec::new();
     // The table's files, listed once: for its partition keys and its schema.
@@ -339,7 +339,7 @@ async fn lake_table(
     state: &dyn Session,
     path: &str,
     ext: &str,
-    snap: Snapshot,
+    snap: Arc<Snapshot>,
 ) -> Result<TableFiles> {
     let refuse = |feature: String| {
         DataFusionError::External(Box::new(sbbf_parquet::Error::from(
@@ -450,7 +450,7 @@ async fn lake_table(
         .parquet
         .schema_force_view_types;
     let schema = crate::lake::snapshot_schema(&snap, views).map(Arc::new);
-    let kept = Arc::new(snap.clone());
+    let kept = Arc::clone(&snap);
     Ok(TableFiles {
         store,
         files,

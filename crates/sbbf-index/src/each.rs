@@ -101,13 +101,14 @@ impl<F> ProbeEach<F>
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error> + Clone + Send + Sync + 'static,
 {
-    /// Lists the files `path` names (a file, a directory, a glob, an object-store URL or
-    /// prefix) and, at a table root with `use_index`, reads its index at once; `encode` gives
+    /// Lists the files `at` names (a file, a directory, a glob, an object-store URL or
+    /// prefix, a Delta or Iceberg table, a catalog's table: [`lake::Table::locate`]) and, at
+    /// a table root with `use_index`, reads its index at once; `encode` gives
     /// the values' bytes for each column type (as [`Source::probe`] takes it). An index that
     /// cannot be used is ignored (see [`ProbeEach::warning`]); a listing that fails is this
     /// call's error.
     pub async fn open(
-        path: &str,
+        at: impl Into<lake::TableRef>,
         column: &str,
         encode: F,
         options: TableOptions,
@@ -117,29 +118,40 @@ where
             source: options,
             lake: lake_options,
         } = options;
-        // `file:///t/` is `/t/` (a table found as one).
-        let path = &*sbbf_parquet::source::object::local_location(path)?;
+        let at = at.into();
         // A table is found once, here, and its snapshot read at most once: its files are the
-        // listing, and its schema says how files name the column. The index's head is read beside finding the table
-        // (one round trip for both, where the index's read would otherwise wait for the
-        // log's); a Delta table whose index knows an earlier version is then read as the
+        // listing, and its schema says how files name the column. The index's head is read
+        // beside finding the table (one round trip for both, where the index's read would
+        // otherwise wait for the log's; a catalog's table is known only once the catalog
+        // answers); a Delta table whose index knows an earlier version is then read as the
         // commits since, not as its snapshot (see `crate::follow`).
-        let root = match use_index {
-            true => Root::open_table(path).ok().flatten(),
+        let root_of = |location: &str| match use_index {
+            true => Root::open_table(location).ok().flatten(),
             false => None,
         };
-        let index = async {
-            match &root {
+        let early = match &at {
+            lake::TableRef::Path(p) => root_of(&sbbf_parquet::source::object::local_location(p)?),
+            lake::TableRef::Catalog { .. } => None,
+        };
+        let load = |root: Option<Root>| async move {
+            let loaded = match &root {
                 Some(r) => Some(r.load().await),
                 None => None,
-            }
+            };
+            (root, loaded)
         };
-        let (found, preloaded) =
-            futures::future::join(lake::find(path, &lake_options), index).await;
-        let found = found?;
+        let (table, (root, preloaded)) =
+            futures::future::join(lake::Table::locate(at, &lake_options), load(early)).await;
+        let table = table?;
+        let (root, preloaded) = match (&root, table.at()) {
+            (None, lake::TableRef::Catalog { .. }) => load(root_of(table.location())).await,
+            _ => (root, preloaded),
+        };
+        let path = table.location().to_string();
+        let path = path.as_str();
         let mut log_note = None;
         if let (Some(found), Some(root), Some(Ok(Some((loaded, reads))))) =
-            (&found, &root, &preloaded)
+            (table.found(), &root, &preloaded)
         {
             let root = root.clone().with_lake(lake_options.clone());
             match follow::plan(
@@ -157,10 +169,7 @@ where
                 Followed::Snapshot(why) => log_note = Some(why),
             }
         }
-        let snap = match found {
-            Some(f) => Some(Arc::new(f.snapshot().await?)),
-            None => None,
-        };
+        let snap = table.read().await?.snapshot().cloned();
         let partitioned = |s: &lake::Snapshot| {
             s.format == lake::Format::Delta && s.partition_columns.iter().any(|c| c == column)
         };
@@ -399,7 +408,7 @@ pub struct PruneSummary {
     pub warning: Option<String>,
 }
 
-/// The row groups of every file `path` names that may hold rows satisfying `filters`, handed
+/// The row groups of every file `at` names that may hold rows satisfying `filters`, handed
 /// to `each` in listing order (`Break` stops the run). A file lacking a column a test names
 /// keeps the row groups that test would decide (schema evolution, a partition column); with
 /// `strict`, a column that no file has and that is no hive partition key of any file
@@ -421,21 +430,21 @@ pub struct PruneSummary {
 /// # Ok(()) }
 /// ```
 pub async fn prune_each(
-    path: &str,
+    at: impl Into<lake::TableRef>,
     filters: Dnf,
     options: TableOptions,
     use_index: bool,
     strict: bool,
     mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
-    // `file:///t/` is `/t/` (a table found as one).
-    let path = &*sbbf_parquet::source::object::local_location(path)?;
     let TableOptions {
         source: options,
         lake: lake_options,
     } = options;
     // A table's snapshot is read once: its files, and how they name the filters' columns.
-    let snap = lake::snapshot(path, &lake_options).await?.map(Arc::new);
+    let table = lake::Table::open(at, &lake_options).await?;
+    let path = table.location();
+    let snap = table.snapshot().cloned();
     let mut filters = filters;
     // The index is asked by the names it knows a table's columns by, and not of a column
     // whose absence from a file proves nothing (a leaf left true: see

@@ -168,6 +168,30 @@ impl Root {
         }
     }
 
+    /// The root of `table` ([`Root::open_table`] of its location: a catalog's table at the
+    /// folder of its metadata file), reading it as it was read, its snapshot (when read) not
+    /// read again; `None` when the location is no folder, prefix or table.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use sbbf_index::Root;
+    /// let table = sbbf_lake::Table::open("events/", &Default::default()).await?;
+    /// if let Some(root) = Root::of_table(&table)? {
+    ///     println!("index at {}", root.index_location());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn of_table(table: &sbbf_lake::Table) -> Result<Option<Root>, Error> {
+        let root = Root::open_table(table.location())?;
+        Ok(root.map(|r| {
+            let r = r.with_lake(table.lake().clone());
+            match table.snapshot() {
+                Some(snap) => r.with_snapshot(Some(Arc::clone(snap))),
+                None => r,
+            }
+        }))
+    }
+
     /// A root on a store the caller configured (`url` names it in reports).
     pub fn from_store(url: &str, store: Arc<dyn ObjectStore>, prefix: StorePath) -> Root {
         Root::Store {
@@ -250,9 +274,10 @@ impl Root {
         let LakeRead { options, snapshot } = self.lake();
         let snap = match snapshot {
             Some(known) => known.clone(),
-            None => sbbf_lake::snapshot(self.arg(), options)
+            None => sbbf_lake::Table::open(self.arg(), options)
                 .await?
-                .map(Arc::new),
+                .snapshot()
+                .cloned(),
         };
         match snap {
             Some(snap) => Ok((self.listed_snapshot(&snap)?, Some(snap))),

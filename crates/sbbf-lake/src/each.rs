@@ -2,13 +2,14 @@
 //! files (never its folder's), else the files the path names, through `sbbf-parquet`'s one
 //! report loop ([`sbbf_parquet::report::each`]).
 
-use crate::{LakeOptions, Snapshot, TableVersion};
+use crate::{LakeOptions, Snapshot, Table, TableRef, TableVersion};
 use sbbf_parquet::report::{self, FileReport, Files, InspectReport, Tally, VerifyReport};
 use sbbf_parquet::source::{block_on, object, SourceOptions};
 use sbbf_parquet::{Error, KeySet, LakeError};
+use std::sync::Arc;
 
-/// Inspects every file of `path` as [`report::inspect_each`] does, a table's snapshot files
-/// when `path` is a table (unless `lake` says to read the folder); gives the tally and the
+/// Inspects every file `at` names as [`report::inspect_each`] does, a table's snapshot files
+/// when it is a table ([`Table::open`]) (unless `lake` says to read the folder); gives the tally and the
 /// table version read.
 ///
 /// ```
@@ -23,23 +24,24 @@ use sbbf_parquet::{Error, KeySet, LakeError};
 /// # Ok::<(), sbbf_parquet::Error>(())
 /// ```
 pub fn inspect_each(
-    path: &str,
+    at: impl Into<TableRef>,
     lake: &LakeOptions,
     keys: &KeySet,
     columns: &[String],
     mut each: impl FnMut(FileReport<InspectReport>),
 ) -> Result<(Tally, Option<TableVersion>), Error> {
-    let (files, snap) = files_of(path, lake, keys)?;
-    let names = Names::of(snap.as_ref(), columns)?;
-    let table = snap.as_ref().map(Snapshot::table_version);
+    let table = block_on(Table::open(at, lake))??;
+    let (files, snap) = files_of(&table, keys)?;
+    let names = Names::of(snap.as_deref(), columns)?;
+    let table = snap.as_deref().map(Snapshot::table_version);
     let tally = report::inspect_each(files, keys, &names.asked, |r| each(names.in_report(r)))?;
     Ok((tally, table))
 }
 
-/// Verifies every file of `path` as [`report::verify_each`] does, a table's snapshot files
-/// when `path` is a table; gives the tally and the table version read.
+/// Verifies every file `at` names as [`report::verify_each`] does, a table's snapshot files
+/// when it is a table ([`Table::open`]); gives the tally and the table version read.
 pub fn verify_each<P: FnMut(usize, usize)>(
-    path: &str,
+    at: impl Into<TableRef>,
     lake: &LakeOptions,
     keys: &KeySet,
     columns: &[String],
@@ -47,9 +49,10 @@ pub fn verify_each<P: FnMut(usize, usize)>(
     progress: impl FnMut(&str) -> P,
     mut each: impl FnMut(FileReport<VerifyReport>),
 ) -> Result<(Tally, Option<TableVersion>), Error> {
-    let (files, snap) = files_of(path, lake, keys)?;
-    let names = Names::of(snap.as_ref(), columns)?;
-    let table = snap.as_ref().map(Snapshot::table_version);
+    let table = block_on(Table::open(at, lake))??;
+    let (files, snap) = files_of(&table, keys)?;
+    let names = Names::of(snap.as_deref(), columns)?;
+    let table = snap.as_deref().map(Snapshot::table_version);
     let tally = report::verify_each(files, keys, &names.asked, samples, progress, |r| {
         each(names.in_report(r))
     })?;
@@ -117,18 +120,17 @@ impl ReportColumns for VerifyReport {
     }
 }
 
-/// The files of `path`: a table's snapshot (a local table's files in place, a file the
+/// The files of `table`: a table's snapshot (a local table's files in place, a file the
 /// snapshot names that storage lacks as that file's error naming the table as broken; a
-/// remote table's through a source) and the snapshot, or the path itself.
+/// remote table's through a source) and the snapshot, or the location itself.
 fn files_of<'a>(
-    path: &'a str,
-    lake: &LakeOptions,
+    table: &'a Table,
     keys: &KeySet,
-) -> Result<(Files<'a>, Option<Snapshot>), Error> {
-    let Some(snap) = block_on(crate::snapshot(path, lake))?? else {
-        return Ok((Files::Path(path), None));
+) -> Result<(Files<'a>, Option<Arc<Snapshot>>), Error> {
+    let Some(snap) = table.snapshot().cloned() else {
+        return Ok((Files::Path(table.location()), None));
     };
-    if object::is_remote_url(path) {
+    if object::is_remote_url(table.location()) {
         let options = SourceOptions {
             keys: keys.clone(),
             ..SourceOptions::default()

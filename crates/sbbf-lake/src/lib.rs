@@ -1,27 +1,28 @@
 //! Lake tables read as their snapshots: a Delta Lake table (a folder with
 //! `_delta_log/`, read through Delta's kernel) or an Apache Iceberg table (a
-//! `*.metadata.json` file, or a folder with `metadata/`) is the set of data files its log or
-//! metadata names at one version, never the files its folder happens to hold. A folder keeps
-//! files a table has removed (compaction, deletes, overwrites) until VACUUM or snapshot expiry,
-//! and files of commits that failed: reading them answers for rows the table does not have.
+//! `*.metadata.json` file, a folder with `metadata/`, or `NAMESPACE.TABLE` of a catalog) is the
+//! set of data files its log or metadata names at one version, never the files its folder
+//! happens to hold. A folder keeps files a table has removed (compaction, deletes, overwrites)
+//! until VACUUM or snapshot expiry, and files of commits that failed: reading them answers for
+//! rows the table does not have.
 //!
-//! [`open`] is where a PATH becomes files: a table's snapshot when PATH is a table root, the
-//! plain [`Source`] listing otherwise (or when asked to read the folder as files).
+//! [`Table`] is the one way in: a location ([`TableRef`]: a path, a URL, or a catalog's table)
+//! is found once and its snapshot read once; a location that is no table is read as plain
+//! files ([`Table::source`]).
 //!
 //! Reading and writing tables is the default feature `tables` (Delta's kernel, Avro, the
-//! catalogs' clients). Without it a table is still found ([`detect`], [`find`]) and every
-//! read or write of one is refused with [`LakeError::NotBuilt`], never done as a read of its
-//! folder's files.
+//! catalogs' clients). Without it a table is still found ([`Table::locate`]) and every read or
+//! write of one is refused with [`LakeError::NotBuilt`], never done as a read of its folder's
+//! files.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sbbf_parquet::Error> {
-//! use sbbf_lake::open;
-//! use sbbf_parquet::source::SourceOptions;
-//! let opened = open("events/", &Default::default(), SourceOptions::default()).await?;
-//! if let Some(table) = &opened.table {
-//!     println!("{} version {}: {} files", table.format, table.version, table.files.len());
+//! use sbbf_lake::Table;
+//! let table = Table::open("events/", &Default::default()).await?;
+//! if let Some(snap) = table.snapshot() {
+//!     println!("{} version {}: {} files", snap.format, snap.version, snap.files.len());
 //! }
-//! println!("{} files to read", opened.source.len());
+//! println!("{} files to read", table.source(Default::default()).await?.len());
 //! # Ok(()) }
 //! ```
 
@@ -45,6 +46,7 @@ mod options;
 pub mod partitions;
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
 pub mod since;
+mod table;
 #[cfg(feature = "tables")]
 mod whole;
 
@@ -53,6 +55,7 @@ pub use location::StoreRoot;
 pub use names::TableNames;
 pub use options::{AsOf, LakeOptions, LogReads, TableOptions, TableVersion};
 pub use partitions::PartitionColumn;
+pub use table::{Table, TableRef};
 
 use sbbf_parquet::source::{object, Source, SourceOptions};
 use sbbf_parquet::{Error, LakeError};
@@ -373,8 +376,9 @@ impl Snapshot {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
-    /// use sbbf_lake::{snapshot, LakeOptions, StoreRoot};
-    /// let snap = snapshot("events/", &LakeOptions::default()).await?.expect("a table");
+    /// use sbbf_lake::{StoreRoot, Table};
+    /// let table = Table::open("events/", &Default::default()).await?;
+    /// let snap = table.snapshot().expect("a table");
     /// for f in snap.files_with_deletes() {
     ///     let gone = snap.deleted_rows(&StoreRoot::local(), &f.url, None).await?;
     ///     println!("{}: {} rows deleted", f.url, gone.map_or(0, |g| g.len()));
@@ -439,16 +443,6 @@ impl Snapshot {
     }
 }
 
-/// A path opened for reading: its files as a [`Source`] and, when it is a table, the snapshot
-/// they come from.
-#[derive(Debug)]
-pub struct Opened {
-    /// The files to read, named as results name them.
-    pub source: Source,
-    /// The snapshot, when the path is a table read as one.
-    pub table: Option<Snapshot>,
-}
-
 /// What kind of table `arg` is, if any, without reading its log: a folder with
 /// `_delta_log/`, a `*.metadata.json` file, a folder with `metadata/` holding metadata files.
 ///
@@ -457,12 +451,8 @@ pub struct Opened {
 /// `metadata/`, and `_delta_log/_last_checkpoint`, three requests in one round trip (what they
 /// answer for a Delta table is the start of reading its log). A URL naming an object
 /// (`.../f.parquet`) and a web server's URL (which cannot be listed) are never tables.
-pub async fn detect(arg: &str) -> Result<Option<Format>, Error> {
-    Ok(detect_in(None, arg).await?.map(|(format, _)| format))
-}
-
-/// What kind of table `arg` is, and for a Delta table on a store what its detection learnt
-/// of the log.
+///
+/// Also what a Delta table's detection on a store learnt of the log.
 async fn detect_in(
     root: Option<&StoreRoot>,
     arg: &str,
@@ -497,7 +487,7 @@ fn has_metadata_files(metadata: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Whether a URL names a prefix a table could live under (see [`detect`]).
+/// Whether a URL names a prefix a table could live under (see [`detect_in`]).
 fn names_a_prefix(url: &str) -> bool {
     if url.starts_with("http://") || url.starts_with("https://") {
         return false;
@@ -563,26 +553,14 @@ async fn detect_remote(
     Ok(None)
 }
 
-/// Reads the snapshot of the table at `arg` as `lake` says: `None` when `arg` is no table
-/// (see [`detect`]) or is to be read as a folder ([`LakeOptions::as_directory`]); an error
-/// when a version is asked of something that is no table. Every caller that turns a path
-/// into files asks here, once per command.
-pub async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Snapshot>, Error> {
-    snapshot_in(None, arg, lake).await
-}
-
-/// [`snapshot`] through a store the caller configured for a remote `arg` (a query engine's
-/// registered store, rooted at the bucket); `None`: the store the URL names, configured from
-/// the environment.
-pub async fn snapshot_in(
-    root: Option<StoreRoot>,
-    arg: &str,
-    lake: &LakeOptions,
-) -> Result<Option<Snapshot>, Error> {
-    match find_in(root, arg, lake).await? {
-        Some(found) => Ok(Some(found.snapshot().await?)),
-        None => Ok(None),
-    }
+/// Reads the snapshot of the table at `arg` as `lake` says: `None` when `arg` is no table or is
+/// to be read as a folder ([`LakeOptions::as_directory`]). Front ends open a [`Table`].
+#[cfg(any(test, feature = "tables"))]
+pub(crate) async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Snapshot>, Error> {
+    Ok(Table::open(arg, lake)
+        .await?
+        .snapshot()
+        .map(|s| (**s).clone()))
 }
 
 /// A table found at a path, not read yet: what finding it learnt (on a store, a Delta log's
@@ -601,14 +579,10 @@ pub struct Found {
     as_of: Option<AsOf>,
 }
 
-/// Finds the table at `arg` as [`snapshot`] does (one round trip on a store) without reading
-/// it: `None` when `arg` is no table or is to be read as a folder.
-pub async fn find(arg: &str, lake: &LakeOptions) -> Result<Option<Found>, Error> {
-    find_in(None, arg, lake).await
-}
-
-/// [`find`] through a store the caller configured (see [`snapshot_in`]).
-pub async fn find_in(
+/// Finds the table at `arg` (one round trip on a store) without reading it: `None` when
+/// `arg` is no table or is to be read as a folder; through a store the caller configured
+/// (`root`), else the one the URL names. [`Table::locate`] is the way in.
+pub(crate) async fn find_in(
     root: Option<StoreRoot>,
     arg: &str,
     lake: &LakeOptions,
@@ -771,18 +745,6 @@ pub(crate) fn not_built(path: &str, format: Format) -> Error {
     .into()
 }
 
-/// The files `arg` names: a table's snapshot files when `arg` is a Delta or Iceberg table
-/// (unless [`LakeOptions::as_directory`]), else what [`Source::open`] lists. A file the
-/// snapshot names that storage lacks is found when it is read, and named then.
-pub async fn open(arg: &str, lake: &LakeOptions, options: SourceOptions) -> Result<Opened, Error> {
-    let table = snapshot(arg, lake).await?;
-    let source = match &table {
-        Some(snap) => source_of(snap, options)?,
-        None => Source::open(arg, options).await?,
-    };
-    Ok(Opened { source, table })
-}
-
 /// The snapshot's files as a [`Source`], named as a listing of the table's folder names them
 /// (the table path followed by the file's path below it; the file's URL when it lies
 /// elsewhere).
@@ -882,13 +844,22 @@ mod without_tables {
             (testdata("delta_basic"), Format::Delta),
             (testdata("iceberg/ns/ice_basic"), Format::Iceberg),
         ] {
-            assert_eq!(detect(&path).await.unwrap(), Some(format), "{path}");
-            let found = find(&path, &lake).await.unwrap().expect("a table is found");
+            assert_eq!(
+                detect_in(None, &path).await.unwrap().map(|f| f.0),
+                Some(format),
+                "{path}"
+            );
+            let found = find_in(None, &path, &lake)
+                .await
+                .unwrap()
+                .expect("a table is found");
             assert_eq!(found.format(), format);
             assert_not_built(found.snapshot().await.unwrap_err(), format.name());
             assert_not_built(snapshot(&path, &lake).await.unwrap_err(), format.name());
-            let opened = open(&path, &lake, SourceOptions::default()).await;
+            let opened = Table::open(path.as_str(), &lake).await;
             assert_not_built(opened.unwrap_err(), format.name());
+            let located = Table::locate(path.as_str(), &lake).await.unwrap();
+            assert_eq!(located.format(), Some(format));
             let add = backfill::Rewrite::Resize {
                 fpp: 0.01,
                 columns: vec![],
@@ -898,7 +869,7 @@ mod without_tables {
         }
         let delta = testdata("delta_basic");
         assert_not_built(commit_mark(&delta, 0).await.unwrap_err(), "Delta");
-        let found = find(&delta, &lake).await.unwrap().unwrap();
+        let found = find_in(None, &delta, &lake).await.unwrap().unwrap();
         let mark = since::CommitMark {
             size: 1,
             etag: "e".into(),
@@ -912,7 +883,7 @@ mod without_tables {
         assert_not_built(located.unwrap_err(), "Iceberg");
         // A plain folder is still no table, and read as files.
         let plain = format!("{}/../../testdata", env!("CARGO_MANIFEST_DIR"));
-        assert!(find(&plain, &lake).await.unwrap().is_none());
+        assert!(find_in(None, &plain, &lake).await.unwrap().is_none());
     }
 }
 
@@ -925,7 +896,7 @@ mod without_object_stores {
     #[tokio::test]
     async fn store_urls_are_refused_with_the_feature() {
         for url in ["s3://bucket/t/", "gs://bucket/t/", "az://c/t/"] {
-            let e = detect(url).await.expect_err(url);
+            let e = detect_in(None, url).await.expect_err(url);
             assert!(
                 matches!(
                     e,
@@ -934,7 +905,7 @@ mod without_object_stores {
                 "{url}: {e}"
             );
             assert!(e.to_string().contains("features object_store"), "{e}");
-            let found = find(url, &LakeOptions::default()).await;
+            let found = Table::locate(url, &LakeOptions::default()).await;
             assert!(found.is_err(), "{url}");
         }
         let Err(e) = object::store_from_url("https://h.example/t/x.parquet") else {

@@ -531,7 +531,8 @@ fn table_write_json(
     catalog: Option<String>,
     catalog_name: Option<String>,
 ) -> PyResult<Option<String>> {
-    use sbbf_lake::backfill::{write_table, Rewrite, TableAt};
+    use sbbf_lake::backfill::{write_table, Rewrite};
+    use sbbf_lake::TableRef;
     let rewrite = match command.as_str() {
         "resize" => Rewrite::Resize { fpp, columns },
         _ => Rewrite::Add(sbbf_parquet::write::AddOptions {
@@ -543,21 +544,22 @@ fn table_write_json(
     };
     py.detach(|| -> Result<Option<String>, Failure> {
         let at = match catalog {
-            Some(uri) => TableAt::Catalog {
+            Some(uri) => TableRef::Catalog {
                 catalog: sbbf_lake::catalog::Catalog::new(&uri, catalog_name.as_deref()),
                 table: table.clone(),
             },
             None => {
-                let format = sbbf_parquet::source::block_on(sbbf_lake::detect(&table))??;
-                if format.is_none() {
+                let lake = sbbf_lake::LakeOptions::default();
+                let located = sbbf_lake::Table::locate(table.as_str(), &lake);
+                if !sbbf_parquet::source::block_on(located)??.is_table() {
                     return Ok(None);
                 }
-                TableAt::Path(table.clone())
+                TableRef::Path(table.clone())
             }
         };
         let folder = match &at {
-            TableAt::Path(p) => Some(p.clone()),
-            TableAt::Catalog { .. } => None,
+            TableRef::Path(p) => Some(p.clone()),
+            TableRef::Catalog { .. } => None,
         };
         let done = sbbf_parquet::source::block_on(write_table(at, &rewrite, &mut |_, _| {}))??;
         // The table's index (when it has one) follows the swapped files to their copies, as
@@ -726,13 +728,13 @@ fn table_snapshot(
 ) -> PyResult<Option<String>> {
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     py.detach(|| -> Result<Option<String>, Failure> {
-        let snap = sbbf_parquet::source::block_on(sbbf_lake::snapshot(&source, &lake))??;
-        let Some(snap) = snap else {
+        let table = sbbf_parquet::source::block_on(sbbf_lake::Table::open(&source, &lake))??;
+        let Some(snap) = table.snapshot() else {
             return Ok(None);
         };
         let local = match sbbf_parquet::source::object::is_remote_url(&snap.location) {
             true => None,
-            false => Some(sbbf_lake::local_files(&snap)?),
+            false => Some(sbbf_lake::local_files(snap)?),
         };
         let mut gone: Vec<Option<Vec<u64>>> = vec![None; snap.files.len()];
         if deleted_rows {

@@ -3,10 +3,11 @@
 use super::Share;
 use crate::Format;
 use sbbf_lake::backfill::TableWriteSummary;
-use sbbf_lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableAt, TableWrite};
+use sbbf_lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableWrite};
+use sbbf_lake::TableRef;
 
 /// Runs the table write (or one worker's share of it) and prints what it did; the exit code.
-pub fn run(cmd: &str, at: TableAt, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
+pub fn run(cmd: &str, at: TableRef, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
     let mut bar = crate::progress::bar("writing copies");
     let folder = folder_of(&at);
     let work = async {
@@ -29,10 +30,10 @@ pub fn run(cmd: &str, at: TableAt, rewrite: &Rewrite, share: &Share, format: For
 }
 
 /// The table's folder or URL, when named so (a catalog's table has no index of ours).
-fn folder_of(at: &TableAt) -> Option<String> {
+fn folder_of(at: &TableRef) -> Option<String> {
     match at {
-        TableAt::Path(p) => Some(p.clone()),
-        TableAt::Catalog { .. } => None,
+        TableRef::Path(p) => Some(p.clone()),
+        TableRef::Catalog { .. } => None,
     }
 }
 
@@ -68,7 +69,7 @@ fn follow_index(
 }
 
 /// `sbbf commit TABLE PARTS...`: the exit code.
-pub fn commit(table: TableAt, parts: &[std::path::PathBuf], format: Format) -> u8 {
+pub fn commit(table: TableRef, parts: &[std::path::PathBuf], format: Format) -> u8 {
     let folder = folder_of(&table);
     let result = sbbf_parquet::source::block_on(commit_parts(table, parts));
     follow_index("commit", folder.as_deref(), &result);

@@ -56,10 +56,10 @@ fn has_filter(uri: &str, column: &str) -> bool {
 /// The name files have for the table's column `column` (Delta column mapping).
 fn file_column(table: &Path, column: &str) -> String {
     let arg = table.to_str().unwrap();
-    let snap = sbbf_parquet::source::block_on(sbbf_lake::snapshot(arg, &Default::default()))
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let lake = sbbf_lake::LakeOptions::default();
+    let table = sbbf_lake::Table::open(arg, &lake);
+    let table = sbbf_parquet::source::block_on(table).unwrap().unwrap();
+    let snap = table.snapshot().unwrap();
     snap.file_column(column).unwrap()
 }
 

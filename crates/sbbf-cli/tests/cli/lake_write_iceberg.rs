@@ -284,7 +284,7 @@ print(json.dumps({"rows": t.scan().to_arrow().num_rows}))
     let (dir, _) = tables();
     let root = dir.path().to_path_buf();
     let r = root.to_str().unwrap().to_string();
-    let at = sbbf_lake::backfill::TableAt::Catalog {
+    let at = sbbf_lake::TableRef::Catalog {
         catalog: sbbf_lake::catalog::Catalog::new(&catalog(&root), None),
         table: "ns.ice_basic".into(),
     };

@@ -31,7 +31,6 @@ mod summary;
 #[cfg(feature = "tables")]
 mod write;
 
-use crate::catalog::Catalog;
 use crate::Format;
 #[cfg(not(feature = "tables"))]
 pub use refused::{commit_parts, write_part, write_table};
@@ -42,33 +41,6 @@ pub use write::{commit_parts, write_part, write_table};
 
 /// A part file's extension (`NAME.sbbfcopies`: [`write_part`] writes one).
 pub const PART_EXTENSION: &str = "sbbfcopies";
-
-/// Which table to write: a path (a Delta table's folder, an Iceberg table's folder, local or
-/// on a store) or an Iceberg table of a catalog, by its identifier.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TableAt {
-    /// A table folder or its URL.
-    Path(String),
-    /// `NAMESPACE.TABLE` in a catalog (a SQL catalog in SQLite is committed to).
-    Catalog {
-        /// The catalog.
-        catalog: Catalog,
-        /// The table's identifier.
-        table: String,
-    },
-}
-
-impl From<&str> for TableAt {
-    fn from(p: &str) -> TableAt {
-        TableAt::Path(p.to_string())
-    }
-}
-
-impl From<&String> for TableAt {
-    fn from(p: &String) -> TableAt {
-        TableAt::Path(p.clone())
-    }
-}
 
 /// What to do to each data file.
 #[derive(Debug, Clone, PartialEq)]

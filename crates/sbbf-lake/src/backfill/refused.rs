@@ -2,13 +2,14 @@
 //! refused ([`LakeError::NotBuilt`]), a path that is no table refused as a build with the
 //! feature refuses it. Nothing is read or written.
 
-use super::{Rewrite, TableAt, TableWrite};
+use super::{Rewrite, TableWrite};
+use crate::TableRef;
 use sbbf_parquet::{Error, LakeError};
 use std::path::{Path, PathBuf};
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).
 pub async fn write_table(
-    at: impl Into<TableAt>,
+    at: impl Into<TableRef>,
     _rewrite: &Rewrite,
     _progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
@@ -17,7 +18,7 @@ pub async fn write_table(
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).
 pub async fn write_part(
-    at: impl Into<TableAt>,
+    at: impl Into<TableRef>,
     _rewrite: &Rewrite,
     _files: &[String],
     _out: &Path,
@@ -27,17 +28,22 @@ pub async fn write_part(
 }
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).
-pub async fn commit_parts(at: impl Into<TableAt>, _parts: &[PathBuf]) -> Result<TableWrite, Error> {
+pub async fn commit_parts(
+    at: impl Into<TableRef>,
+    _parts: &[PathBuf],
+) -> Result<TableWrite, Error> {
     Err(refuse(at.into()).await)
 }
 
-async fn refuse(at: TableAt) -> Error {
+async fn refuse(at: TableRef) -> Error {
     match at {
-        TableAt::Catalog { table, .. } => crate::not_built(&table, crate::Format::Iceberg),
-        TableAt::Path(arg) => match crate::detect(&arg).await {
-            Ok(Some(format)) => crate::not_built(&arg, format),
-            Ok(None) => LakeError::NotATable { path: arg }.into(),
-            Err(e) => e,
-        },
+        TableRef::Catalog { table, .. } => crate::not_built(&table, crate::Format::Iceberg),
+        TableRef::Path(arg) => {
+            match crate::Table::locate(arg.as_str(), &Default::default()).await {
+                Ok(t) if t.is_table() => crate::not_built(&arg, t.format().unwrap_or_default()),
+                Ok(_) => LakeError::NotATable { path: arg }.into(),
+                Err(e) => e,
+            }
+        }
     }
 }

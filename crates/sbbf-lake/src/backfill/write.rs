@@ -2,9 +2,10 @@
 //! and the commit through the table's protocol.
 
 use super::part;
-use super::{KeptFile, Rewrite, SwappedFile, TableAt, TableWrite};
+use super::{KeptFile, Rewrite, SwappedFile, TableWrite};
 use crate::delta::commit::{self as delta_commit, About, Swap};
 use crate::iceberg::commit::{self as iceberg_commit, Pointer};
+use crate::TableRef;
 use crate::{location, Format, StoreRoot};
 use futures::StreamExt;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
@@ -73,7 +74,7 @@ const RESIZE: &str = "RESIZE BLOOM FILTERS";
 /// copies no version names: the table's VACUUM removes them as it removes any file no version
 /// names.
 pub async fn write_table(
-    at: impl Into<TableAt>,
+    at: impl Into<TableRef>,
     rewrite: &Rewrite,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
@@ -104,7 +105,7 @@ pub async fn write_table(
 /// # Ok(()) }
 /// ```
 pub async fn write_part(
-    at: impl Into<TableAt>,
+    at: impl Into<TableRef>,
     rewrite: &Rewrite,
     files: &[String],
     out: &Path,
@@ -162,7 +163,7 @@ pub async fn write_part(
 /// written is left out (`withdrawn`); its copy is deleted when no entry of a Delta table's log
 /// names it (an older version may, when these parts were committed before; an Iceberg
 /// table's are left to its cleanup of unnamed files).
-pub async fn commit_parts(at: impl Into<TableAt>, parts: &[PathBuf]) -> Result<TableWrite, Error> {
+pub async fn commit_parts(at: impl Into<TableRef>, parts: &[PathBuf]) -> Result<TableWrite, Error> {
     let t = Table::open(&at.into()).await?;
     let read = part::read_all(parts)?;
     let Some(first) = read.first() else {
@@ -342,13 +343,13 @@ impl Plan {
 
 impl Table {
     /// The table `at` names, refused as [`write_table`] says when it is none we write.
-    async fn open(at: &TableAt) -> Result<Table, Error> {
+    async fn open(at: &TableRef) -> Result<Table, Error> {
         let root_for = |location: &str| match object::is_remote_url(location) {
             true => StoreRoot::for_url(location),
             false => Ok(StoreRoot::local()),
         };
         let arg = match at {
-            TableAt::Catalog { catalog, table } => {
+            TableRef::Catalog { catalog, table } => {
                 let location = crate::catalog::current(catalog, table).await?;
                 let url = match location.starts_with('/') {
                     true => Url::from_file_path(&location).ok(),
@@ -367,10 +368,11 @@ impl Table {
                     }),
                 });
             }
-            TableAt::Path(arg) => arg,
+            TableRef::Path(arg) => arg,
         };
-        let format = crate::detect(arg)
+        let format = crate::Table::locate(arg, &Default::default())
             .await?
+            .format()
             .ok_or_else(|| LakeError::NotATable {
                 path: arg.to_string(),
             })?;

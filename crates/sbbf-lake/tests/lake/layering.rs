@@ -20,6 +20,7 @@ const ORDER: &[&str] = &[
     "delta",       // the log's listing (log.rs), a snapshot through the kernel (read.rs), commits
     "iceberg",     // an Iceberg snapshot: metadata, manifests, deletes; Iceberg commits
     "since",       // the commits after a version (an index's)
+    "table",       // the one way in: a location found and read once (`Table`)
     "backfill",    // `sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`
     "each",        // `inspect` and `verify` over a table's files
 ];
