@@ -178,7 +178,12 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
             let (files, rgs) = table.index_pruned();
             s.files_pruned_index = files;
             s.pruned_index = rgs;
-            per_table.insert(name.clone(), QueryStats::new(row_groups, &s, a.no_sbbf));
+            let mut line = QueryStats::new(row_groups, &s, a.no_sbbf);
+            if let Some(reads) = table.index_reads() {
+                line.index_requests = Some(reads.requests);
+                line.index_bytes = Some(reads.bytes);
+            }
+            per_table.insert(name.clone(), line);
         }
         let versions: std::collections::BTreeMap<_, _> = registered
             .iter()

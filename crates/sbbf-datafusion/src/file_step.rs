@@ -204,6 +204,10 @@ pub(crate) struct Step<'a> {
     /// those it rules out for the scan's filters): such a file is planned without its
     /// footer.
     pub(crate) known: Option<&'a KnownFiles>,
+    /// The row groups of each file whose footer this step read (object path -> size, row
+    /// groups): `--stats` counts them from here instead of reading the footers again (ours
+    /// are not in DataFusion's cache).
+    pub(crate) counted: &'a std::sync::Mutex<crate::index::Dropped>,
 }
 
 impl Step<'_> {
@@ -240,6 +244,13 @@ impl Step<'_> {
         };
         let n = metadata.num_row_groups();
         self.metrics.row_groups.add(n);
+        self.counted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                file.object_meta.location.to_string(),
+                (file.object_meta.size, n),
+            );
         if n == 0 {
             return Planned::Keep;
         }

@@ -147,8 +147,13 @@ pub(crate) enum AskedRowGroups {
     Nothing,
     /// The index was unusable: ignore it, saying why once.
     Ignored(String),
-    /// Files to leave out, and the row groups of the others the index knows.
-    Answered { dropped: Dropped, known: KnownFiles },
+    /// Files to leave out, the row groups of the others the index knows, and what reading
+    /// the index took (its head, when read for this ask, and the sections asked).
+    Answered {
+        dropped: Dropped,
+        known: KnownFiles,
+        reads: ReadStats,
+    },
 }
 
 /// The files under `root` the index proves `pred` false for in every row group, keyed by
@@ -194,7 +199,7 @@ pub(crate) async fn ask_row_groups(
         // The scan's own listing will say what is wrong.
         return AskedRowGroups::Nothing;
     };
-    let out = match ruled_out(root, loaded, &listing, pred).await {
+    let (out, reads) = match ruled_out(root, loaded, &listing, pred).await {
         Ok(out) => out,
         Err(asked) => return asked,
     };
@@ -205,6 +210,7 @@ pub(crate) async fn ask_row_groups(
             .zip(out)
             .map(|(l, f)| (object_path(&prefix, l), l, f)),
         false,
+        reads,
     )
 }
 
@@ -236,7 +242,7 @@ pub(crate) async fn ask_lake(
         Some(loaded) => loaded,
         None => root.load().await,
     };
-    let out = match ruled_out(root, loaded, &files.listed, &pred).await {
+    let (out, reads) = match ruled_out(root, loaded, &files.listed, &pred).await {
         Ok(out) => out,
         Err(asked) => return asked,
     };
@@ -248,6 +254,7 @@ pub(crate) async fn ask_lake(
             .zip(&files.paths)
             .map(|((l, f), p)| (p.to_string(), l, f)),
         true,
+        reads,
     )
 }
 
@@ -276,24 +283,24 @@ pub(crate) fn by_file_names(pred: &Predicate, snap: &Snapshot) -> Option<Predica
 }
 
 /// What the index says of each of `listing`'s files for `pred`, once its load (`loaded`)
-/// is in; else what the scan does without it.
+/// is in, and what reading it took (the load's and the ask's); else what the scan does
+/// without it.
 async fn ruled_out(
     root: &Root,
     loaded: Loading,
     listing: &[Listed],
     pred: &Predicate,
-) -> Result<Vec<Option<KnownFile>>, AskedRowGroups> {
+) -> Result<(Vec<Option<KnownFile>>, ReadStats), AskedRowGroups> {
     let ignore = |e: &dyn fmt::Display| {
         AskedRowGroups::Ignored(format!("ignoring the index {}: {e}", root.index_location()))
     };
-    let loaded = match loaded {
-        Ok(Some((loaded, _))) => loaded,
+    let (loaded, mut reads) = match loaded {
+        Ok(Some(got)) => got,
         Ok(None) => return Err(AskedRowGroups::Nothing),
         Err(e) => return Err(ignore(&e)),
     };
-    row_groups_ruled_out(root, &loaded, listing, pred)
-        .await
-        .map_err(|e| ignore(&e))
+    let out = row_groups_ruled_out(root, &loaded, listing, pred, &mut reads).await;
+    out.map(|o| (o, reads)).map_err(|e| ignore(&e))
 }
 
 /// The files the index rules out wholly, and what it knows of the others, by the keys
@@ -301,6 +308,7 @@ async fn ruled_out(
 fn answered<'a>(
     files: impl Iterator<Item = (String, &'a Listed, Option<KnownFile>)>,
     lake: bool,
+    reads: ReadStats,
 ) -> AskedRowGroups {
     let mut dropped = Dropped::new();
     let mut known = KnownFiles::new();
@@ -315,7 +323,11 @@ fn answered<'a>(
             known.insert(key, k);
         }
     }
-    AskedRowGroups::Answered { dropped, known }
+    AskedRowGroups::Answered {
+        dropped,
+        known,
+        reads,
+    }
 }
 
 /// The object path of listed file `l` of the table whose prefix is `prefix`.

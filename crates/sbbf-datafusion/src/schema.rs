@@ -58,7 +58,8 @@ pub(crate) async fn schema_from_index(
         }
     };
     let listing: Vec<sbbf_index::Listed> = pairs.iter().map(|(_, l)| l.clone()).collect();
-    let told_by_index = sbbf_index::probe::known_files(root, &loaded, &listing)
+    let mut reads = Default::default();
+    let told_by_index = sbbf_index::probe::known_files(root, &loaded, &listing, &mut reads)
         .await
         .ok()?;
     let told: std::collections::HashSet<&str> = told_by_index

@@ -206,6 +206,13 @@ pub struct QueryStats {
     pub files_pruned_index: Option<usize>,
     /// Row groups of files the table's index ruled out (never listed, footers not read).
     pub row_groups_pruned_index: usize,
+    /// Requests the scans made to the table's index (its head and the sections asked; only
+    /// when it was asked). Set by the caller ([`crate::SbbfTable::index_reads`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_requests: Option<u64>,
+    /// Bytes of the table's index those requests read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_bytes: Option<u64>,
     /// Row groups a LIMIT skipped.
     pub row_groups_pruned_limit: usize,
     /// Row groups of files the listing left out (a filter on partition columns).
@@ -281,6 +288,8 @@ impl QueryStats {
             files_pruned_index: (s.files_pruned_index > 0).then_some(s.files_pruned_index),
             row_groups_pruned_limit: s.pruned_limit,
             row_groups_pruned_index: s.pruned_index,
+            index_requests: None,
+            index_bytes: None,
             row_groups_pruned_listing: row_groups.saturating_sub(s.in_scan + s.pruned_index),
             row_groups_pruned_statistics: s.pruned_statistics + s.pruned_statistics_sbbf,
             row_groups_read: s.read,

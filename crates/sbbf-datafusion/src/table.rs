@@ -95,6 +95,9 @@ pub struct SbbfTable {
     /// Files scans left out by those bounds, footers unread: counted as holding no row group
     /// (object path -> size, 0).
     unread: Mutex<Dropped>,
+    /// Files whose footers scans read (object path -> size, row groups): counted from that
+    /// read, not read again ([`SbbfTable::row_groups`]).
+    counted: Mutex<Dropped>,
     /// A Delta table's partition values by file, from its log: scans take them instead of
     /// DataFusion's reading of folder names, and filters on them are not DataFusion's
     /// listing's to apply.
@@ -127,6 +130,8 @@ struct TableIndex {
     /// Files and row groups scans left out by the index.
     files: AtomicUsize,
     row_groups: AtomicUsize,
+    /// What scans' asks read of the index (its head and the sections asked).
+    reads: Mutex<sbbf_index::table::ReadStats>,
     /// Files left out, as the index recorded them: counted without their footers.
     known: Mutex<Dropped>,
     /// The files the index knew as they were when the table was made, by object path:
@@ -381,6 +386,7 @@ impl SbbfTable {
                 warning: Default::default(),
                 files: Default::default(),
                 row_groups: Default::default(),
+                reads: Default::default(),
                 known: Default::default(),
                 rows: Arc::new(rows),
             }),
@@ -398,6 +404,7 @@ impl SbbfTable {
             deleted,
             bounds,
             unread: Default::default(),
+            counted: Default::default(),
             partition_values,
         })
     }
@@ -444,6 +451,14 @@ impl SbbfTable {
         })
     }
 
+    /// What scans read of the table's index to ask it (requests, bytes, waves: its head and
+    /// the sections asked, summed over the scans); `None` without an index asked.
+    pub fn index_reads(&self) -> Option<sbbf_index::table::ReadStats> {
+        let ix = self.index.as_ref()?;
+        let reads = *ix.reads.lock().unwrap_or_else(|p| p.into_inner());
+        (reads.requests > 0).then_some(reads)
+    }
+
     /// The row groups of all the table's files, as [`table_row_groups`] counts them, except
     /// that the files the index left out of a scan are counted from the index, and a lake
     /// table's files its snapshot statistics left out count none (their footers are not
@@ -463,14 +478,11 @@ impl SbbfTable {
                 known
             })
             .unwrap_or_default();
-        known.extend(
-            self.unread
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .map(|(k, v)| (k.clone(), *v)),
-        );
-        count_listed(state, &self.inner, &known).await
+        for read in [&self.counted, &self.unread] {
+            let read = read.lock().unwrap_or_else(|p| p.into_inner());
+            known.extend(read.iter().map(|(k, v)| (k.clone(), *v)));
+        }
+        count_listed(state, &self.inner, &known, self.file_concurrency).await
     }
 
     /// What the index gives one scan (`None` without a usable index): for `filters`, a
@@ -508,7 +520,17 @@ impl SbbfTable {
                 let _ = ix.warning.set(why);
                 return None;
             }
-            AskedRowGroups::Answered { dropped, known } => (dropped, Arc::new(known)),
+            AskedRowGroups::Answered {
+                dropped,
+                known,
+                reads,
+            } => {
+                ix.reads
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .add(reads);
+                (dropped, Arc::new(known))
+            }
         };
         if ix.lake.is_some() {
             return Some(IndexedScan {
@@ -636,6 +658,7 @@ impl SbbfTable {
             deleted: None,
             bounds: None,
             unread: Default::default(),
+            counted: Default::default(),
             partition_values: None,
         }
     }
@@ -742,6 +765,7 @@ impl SbbfTable {
             columns: self.columns.as_deref(),
             bounds: self.bounds.as_deref().zip(table_pred.as_ref()),
             known,
+            counted: &self.counted,
         };
         let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {
@@ -1128,29 +1152,47 @@ fn known_statistics(file_schema: &SchemaRef, rows: &KnownFiles) -> Arc<FileStati
 /// Row groups in every file the table lists, those a scan never opens included (footers
 /// through DataFusion's metadata cache, so a scan's footers are not read twice).
 pub async fn table_row_groups(state: &dyn Session, table: &ListingTable) -> Result<usize> {
-    count_listed(state, table, &Default::default()).await
+    count_listed(state, table, &Default::default(), DEFAULT_FILE_CONCURRENCY).await
 }
 
 /// [`table_row_groups`], taking the count of a file in `known` (object path -> size, row
-/// groups) from there while its size is the same.
-async fn count_listed(state: &dyn Session, table: &ListingTable, known: &Dropped) -> Result<usize> {
+/// groups) from there while its size is the same; the other footers read `concurrency` at a
+/// time.
+async fn count_listed(
+    state: &dyn Session,
+    table: &ListingTable,
+    known: &Dropped,
+    concurrency: usize,
+) -> Result<usize> {
     let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
     let ext = &table.options().file_extension;
     let mut total = 0;
     for url in table.table_paths() {
         let (store, files) = list_files(state, url, ext).await?;
-        for meta in &files {
-            if let Some(&(size, n)) = known.get(meta.location.as_ref()) {
-                if size == meta.size {
-                    total += n;
-                    continue;
-                }
+        // The footers not known yet, read as many at a time as the scan reads them.
+        let mut unknown = Vec::new();
+        for meta in files {
+            match known.get(meta.location.as_ref()) {
+                Some(&(size, n)) if size == meta.size => total += n,
+                _ => unknown.push(meta),
             }
-            let metadata = DFParquetMetadata::new(store.as_ref(), meta)
-                .with_file_metadata_cache(Some(Arc::clone(&cache)))
-                .fetch_metadata()
-                .await?;
-            total += metadata.num_row_groups();
+        }
+        let counts: Vec<Result<usize>> = futures::stream::iter(unknown)
+            .map(|meta| {
+                let (store, cache) = (&store, &cache);
+                async move {
+                    let metadata = DFParquetMetadata::new(store.as_ref(), &meta)
+                        .with_file_metadata_cache(Some(Arc::clone(cache)))
+                        .fetch_metadata()
+                        .await?;
+                    Ok(metadata.num_row_groups())
+                }
+            })
+            .buffered(concurrency.max(1))
+            .collect()
+            .await;
+        for n in counts {
+            total += n?;
         }
     }
     Ok(total)

@@ -602,15 +602,18 @@ pub async fn ruled_out(
     listing: &[Listed],
     predicate: &sbbf_parquet::prune::Predicate,
 ) -> Result<Vec<Option<usize>>, Error> {
-    Ok(row_groups_ruled_out(root, loaded, listing, predicate)
-        .await?
-        .into_iter()
-        .map(|k| {
-            let k = k?;
-            let n = k.row_counts.len();
-            (n > 0 && k.ruled_out.iter().all(|&r| r)).then_some(n)
-        })
-        .collect())
+    let mut st = ReadStats::default();
+    Ok(
+        row_groups_ruled_out(root, loaded, listing, predicate, &mut st)
+            .await?
+            .into_iter()
+            .map(|k| {
+                let k = k?;
+                let n = k.row_counts.len();
+                (n > 0 && k.ruled_out.iter().all(|&r| r)).then_some(n)
+            })
+            .collect(),
+    )
 }
 
 /// A listed file the index knows as it is now (same size, inode and times, or ETag, as at
@@ -633,11 +636,14 @@ pub struct KnownFile {
 /// in; `None` for a file it does not know so (new, changed, built without its footer). A
 /// reader may plan such a file without reading its footer: it has these row groups, and
 /// those ruled out need no read at all.
+///
+/// What the index's reads cost is added to `st` (requests, bytes, waves).
 pub async fn row_groups_ruled_out(
     root: &Root,
     loaded: &Loaded,
     listing: &[Listed],
     predicate: &sbbf_parquet::prune::Predicate,
+    st: &mut ReadStats,
 ) -> Result<Vec<Option<KnownFile>>, Error> {
     use sbbf_parquet::prune::Predicate;
     fn leaves<'a>(p: &'a Predicate, out: &mut Vec<(&'a str, Vec<sbbf_parquet::Literal>)>) {
@@ -663,8 +669,7 @@ pub async fn row_groups_ruled_out(
             prepare(&loaded.head, column, encode)
         })
         .collect();
-    let mut st = ReadStats::default();
-    let f = fetch(root, loaded, &asks, false, &mut st).await?;
+    let f = fetch(root, loaded, &asks, false, st).await?;
     let d = &f.directory;
     let by_path = d.by_path();
     // Row counts of each listed file the index knows as it is now, and their row groups.
@@ -792,7 +797,10 @@ pub async fn schema_files(
     loaded: &Loaded,
     listing: &[Listed],
 ) -> Result<Vec<usize>, Error> {
-    Ok(known_files(root, loaded, listing).await?.schema_files)
+    let mut st = ReadStats::default();
+    Ok(known_files(root, loaded, listing, &mut st)
+        .await?
+        .schema_files)
 }
 
 /// What one read of the index's file table tells a query engine about the files it listed:
@@ -808,8 +816,8 @@ pub struct KnownFiles {
 
 /// [`schema_files`], and the row counts of every listed file the index knows as it is now
 /// (so that a query engine can plan it, and count its rows, without reading its footer), from
-/// one read of the index's file table. An error means the index is unusable: read every
-/// footer.
+/// one read of the index's file table (its cost added to `st`). An error means the index is
+/// unusable: read every footer.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), sbbf_index::Error> {
@@ -817,7 +825,8 @@ pub struct KnownFiles {
 /// let root = Root::open("events/")?.expect("a directory is a table root");
 /// let (listing, loaded) = (root.list().await?, root.load().await?);
 /// if let Some((loaded, _)) = loaded {
-///     let known = known_files(&root, &loaded, &listing).await?;
+///     let mut reads = Default::default();
+///     let known = known_files(&root, &loaded, &listing, &mut reads).await?;
 ///     let rows: i64 = known.row_counts.iter().flatten().flatten().sum();
 ///     println!("{rows} rows in the files the index knows as they are now");
 /// }
@@ -827,10 +836,10 @@ pub async fn known_files(
     root: &Root,
     loaded: &Loaded,
     listing: &[Listed],
+    st: &mut ReadStats,
 ) -> Result<KnownFiles, Error> {
     let head = &loaded.head;
-    let mut st = ReadStats::default();
-    let got = loaded.read(root, &[head.files.range()], &mut st).await?;
+    let got = loaded.read(root, &[head.files.range()], st).await?;
     let bytes = got
         .first()
         .ok_or_else(|| IndexError::Damaged("the file table was not read".into()))?;

@@ -107,7 +107,8 @@ pub struct ReadStats {
 }
 
 impl ReadStats {
-    pub(crate) fn add(&mut self, o: ReadStats) {
+    /// Adds `o` to these.
+    pub fn add(&mut self, o: ReadStats) {
         self.requests += o.requests;
         self.bytes += o.bytes;
         self.waves += o.waves;

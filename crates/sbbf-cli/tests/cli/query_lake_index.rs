@@ -183,6 +183,18 @@ fn delta_queries_use_the_index_and_count_as_deltalake_does() {
         assert_eq!(n, 1, "{table}");
         assert_eq!(stats["row_groups_pruned_index"], 6, "{table}: {stats}");
         assert_eq!(stats["files_pruned_index"], 6, "{table}: {stats}");
+        // What asking the index read is counted; without it, nothing is.
+        let read = |k: &str| stats[k].as_u64().unwrap_or(0);
+        assert!(
+            read("index_requests") >= 1 && read("index_bytes") > 0,
+            "{table}: {stats}"
+        );
+        let (n, without) = query(table, &sql, &["--no-index"]);
+        assert_eq!(n, 1, "{table}");
+        assert!(
+            without.get("index_requests").is_none(),
+            "{table}: {without}"
+        );
         // Named as a URL, the same table and the same index.
         let url = format!("file://{table}/");
         let (n, stats) = query(&url, &sql, &[]);

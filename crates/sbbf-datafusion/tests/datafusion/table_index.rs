@@ -435,3 +435,59 @@ async fn an_indexed_table_is_planned_without_reading_footers() {
     let (_, ids, _) = planned_then_run(dir.path(), sql, true).await;
     assert_eq!(ids, vec![3003, 9_999_999]);
 }
+
+/// Over a store read as a remote one, a lake table's scan reads each file's footer itself (with the
+/// filters behind it, in one request), not into DataFusion's cache: counting the table's row
+/// groups (`--stats`) takes those files' counts from that read instead of reading each footer
+/// again (it read every footer once more, one file after another: 200 serial requests on a
+/// 100-file table, 1.5 s of a 0.6 s lookup at 50 ms a request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counting_row_groups_reads_no_footer_a_scan_read() {
+    let dir = table().await;
+    // The folder as a Delta table: a log adding its files, without statistics (so every
+    // file's footer is read, and its filters rule all but one out).
+    std::fs::create_dir(dir.path().join("_delta_log")).unwrap();
+    let schema = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}}]}"#;
+    let mut log = vec![
+        r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#.to_string(),
+        serde_json::json!({"metaData": {"id": "00000000-0000-4000-8000-000000000001",
+            "format": {"provider": "parquet", "options": {}}, "schemaString": schema,
+            "partitionColumns": [], "configuration": {}, "createdTime": 0}})
+        .to_string(),
+    ];
+    for i in 0..8 {
+        let name = format!("f{i}.parquet");
+        let size = std::fs::metadata(dir.path().join(&name)).unwrap().len();
+        log.push(
+            serde_json::json!({"add": {"path": name, "partitionValues": {}, "size": size,
+                "modificationTime": 0, "dataChange": true}})
+            .to_string(),
+        );
+    }
+    let commit = dir.path().join("_delta_log/00000000000000000000.json");
+    std::fs::write(commit, log.join("\n") + "\n").unwrap();
+    let ctx = SessionContext::new();
+    let reads = Arc::new(Reads {
+        fs: LocalFileSystem::new_with_prefix(dir.path()).unwrap(),
+        by_object: Default::default(),
+    });
+    ctx.register_object_store(&url::Url::parse("s3://bucket").unwrap(), reads.clone());
+    let t = Arc::new(
+        SbbfTable::with_options(&ctx.state(), "s3://bucket/", true, false)
+            .await
+            .unwrap(),
+    );
+    ctx.register_table("t", t.clone()).unwrap();
+    let got = ctx
+        .sql("SELECT id FROM t WHERE id = 3003")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(sorted_ids(&got), vec![3003]);
+    let total = |r: &Reads| r.by_object.lock().unwrap().values().sum::<usize>();
+    let before = total(&reads);
+    assert_eq!(t.row_groups(&ctx.state()).await.unwrap(), 8);
+    assert_eq!(total(&reads), before, "{:?}", reads.by_object);
+}
