@@ -117,34 +117,37 @@ def iceberg_name(i):
     return f"{i:05d}-bench.parquet"
 
 
-def make_delta(d, n):
-    """N files, BATCHES commits, a checkpoint, then 2 commits of one file each."""
-    from deltalake import DeltaTable
+def delta_commits(d, n, write):
+    """A Delta table at `d` of N files: file i written by `write(i)` (its name and its rows, a
+    pyarrow table), added with `stats` in BATCHES commits, a checkpoint, then 2 commits of one
+    file each; checked with deltalake (files, rows, version, checkpoint). Gives the version."""
+    from deltalake import DeltaTable, QueryBuilder
     from deltalake.transaction import AddAction
 
     d.mkdir(parents=True)
-    schema = file_rows(0, False).schema
-    DeltaTable.create(str(d), schema=schema, mode="error")
     now = int(time.time() * 1000)
+    schema = None
 
     def add(i):
-        t = write_file(d / delta_name(i), i, False)
-        ids, s = t.column("id").to_pylist(), t.column("s").to_pylist()
-        stats = {"numRecords": t.num_rows, "minValues": {"id": min(ids), "s": min(s)},
-                 "maxValues": {"id": max(ids), "s": max(s)}, "nullCount": {"id": 0, "s": 0}}
-        return AddAction(delta_name(i), (d / delta_name(i)).stat().st_size, {}, now, True,
-                         json.dumps(stats))
+        nonlocal schema
+        name, t = write(i)
+        schema = t.schema
+        cols = {c: t.column(c).to_pylist() for c in t.column_names}
+        stats = {"numRecords": t.num_rows, "minValues": {c: min(v) for c, v in cols.items()},
+                 "maxValues": {c: max(v) for c, v in cols.items()},
+                 "nullCount": {c: 0 for c in cols}}
+        return AddAction(name, (d / name).stat().st_size, {}, now, True, json.dumps(stats))
 
     head = np.array_split(np.arange(n - 2), BATCHES)
-    for batch in [*head, None, [n - 2], [n - 1]]:
+    for k, batch in enumerate([*head, None, [n - 2], [n - 1]]):
         if batch is None:
             DeltaTable(str(d)).create_checkpoint()
             continue
-        DeltaTable(str(d)).create_write_transaction([add(int(i)) for i in batch], mode="append",
-                                                    schema=schema)
+        adds = [add(int(i)) for i in batch]
+        if k == 0:
+            DeltaTable.create(str(d), schema=schema, mode="error")
+        DeltaTable(str(d)).create_write_transaction(adds, mode="append", schema=schema)
     dt = DeltaTable(str(d))
-    from deltalake import QueryBuilder
-
     rows = QueryBuilder().register("t", dt).execute("SELECT count(*) AS n FROM t").read_all()
     got = (len(dt.file_uris()), rows.column(0)[0].as_py(), dt.version())
     if got != (n, n * ROWS, BATCHES + 2):
@@ -154,20 +157,26 @@ def make_delta(d, n):
     return dt.version()
 
 
+def make_delta(d, n):
+    """N files, BATCHES commits, a checkpoint, then 2 commits of one file each."""
+    return delta_commits(d, n, lambda i: (delta_name(i), write_file(d / delta_name(i), i, False)))
+
+
 def iceberg_catalog(warehouse, db, **props):
     from pyiceberg.catalog.sql import SqlCatalog
 
     return SqlCatalog("bench", uri=f"sqlite:///{db}", warehouse=warehouse, **props)
 
 
-def iceberg_table(cat, location, paths):
-    """ns.t with `paths` added in BATCHES add_files commits; checked through plan_files."""
+def iceberg_table(cat, location, paths, names=("id", "s")):
+    """ns.t (`names`: a long and a string) with `paths` added in BATCHES add_files commits;
+    checked through plan_files."""
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField, StringType
 
     cat.create_namespace("ns")
-    schema = Schema(NestedField(1, "id", LongType(), required=False),
-                    NestedField(2, "s", StringType(), required=False))
+    schema = Schema(NestedField(1, names[0], LongType(), required=False),
+                    NestedField(2, names[1], StringType(), required=False))
     t = cat.create_table("ns.t", schema=schema, location=location)
     for batch in np.array_split(np.array(paths, dtype=object), BATCHES):
         t.add_files([str(p) for p in batch], check_duplicate_files=False)

@@ -106,6 +106,9 @@ class Proxy:
     def seen(self, data):
         """Called with the first bytes of each request (subclasses record them)."""
 
+    def received(self, data):
+        """Called with each piece of the answers passed back (subclasses count them)."""
+
     async def _conn(self, cr, cw):
         ur, uw = await asyncio.open_connection("127.0.0.1", self.upstream)
 
@@ -122,6 +125,7 @@ class Proxy:
 
         async def down():
             while data := await ur.read(65536):
+                self.received(data)
                 cw.write(data)
                 await cw.drain()
             cw.close()

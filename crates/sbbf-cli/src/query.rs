@@ -19,7 +19,9 @@ use std::sync::Arc;
 /// which can match.
 ///
 /// DataFusion's options come from DATAFUSION_* environment variables (as in its CLI), e.g.
-/// DATAFUSION_EXECUTION_PARQUET_PRUNING=false for a scan with no pruning at all.
+/// DATAFUSION_EXECUTION_PARQUET_PRUNING=false for a scan with no pruning at all. A query of
+/// a table on an object store runs 32 scan partitions (files opened at once) unless
+/// DATAFUSION_EXECUTION_TARGET_PARTITIONS says otherwise.
 ///
 /// Examples:
 ///   sbbf query data/ "SELECT count(*) FROM t WHERE user_id = 42"
@@ -100,6 +102,10 @@ pub fn run(a: QueryArgs) -> u8 {
     }
 }
 
+/// Scan partitions of a query that reads a table on an object store, unless
+/// DATAFUSION_EXECUTION_TARGET_PARTITIONS says otherwise: the files in flight at once.
+const REMOTE_PARTITIONS: usize = sbbf_datafusion::DEFAULT_FILE_CONCURRENCY;
+
 async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut tables = table_args(a)?;
     if a.lake.catalog.is_some() {
@@ -121,6 +127,17 @@ async fn query(a: &QueryArgs) -> Result<(), Box<dyn std::error::Error>> {
         .options_mut()
         .execution
         .listing_table_ignore_subdirectory = false;
+    // On an object store a scan partition opens its files one after another, a round trip or
+    // two each: with as many partitions as the files our pruning reads at once, the files
+    // left to read are opened together (measured, 1,000-file Delta table at 50 ms a request,
+    // ten keys: 111 waves and 6.2 s with 2 partitions, 14 and 0.8 s with 32).
+    let remote = tables
+        .iter()
+        .any(|(_, p)| sbbf_parquet::source::object::is_remote_url(p));
+    if remote && std::env::var_os("DATAFUSION_EXECUTION_TARGET_PARTITIONS").is_none() {
+        let n = config.target_partitions().max(REMOTE_PARTITIONS);
+        config = config.with_target_partitions(n);
+    }
     if !a.no_sbbf {
         // Join keys reach our filters as a set, unless the user chose the limits.
         let o = config.options().optimizer.clone();
