@@ -2,10 +2,11 @@
 
     nice -n 10 tools/.venv/bin/python tools/bench/bench_lookup.py [--files 1000,10000]
                   [--latency-ms 50] [--runs 3] [--regen] [--sbbf PATH] [--fpp 0.01]
-                  [--only delta|iceberg] [--local-only | --s3-only]
+                  [--only delta|iceberg] [--local-only | --s3-only] [--sbbf-only]
 
 (--files: repeat it or give a comma list; default 1000. --sbbf: default
-$CARGO_TARGET_DIR/release/sbbf, built with the `query` feature.)
+$CARGO_TARGET_DIR/release/sbbf, built with the `query` feature. --sbbf-only: the other
+readers are not run, and their rows say so: at 10,000 files they take hours.)
 
 Generates (once per N of --files, into target/bench-lookup/N/, or N-fppP/ with --fpp P;
 --regen rewrites it):
@@ -391,6 +392,9 @@ class Bench:
                          proxy, sbbf_parse)
             peers = ["deltalake SQL", "pyarrow ds"] if fmt == "delta" else ["pyiceberg"]
             for reader in [*peers, "duckdb"]:
+                if self.a.sbbf_only:
+                    self.note(fmt, n, place, reader, lookup, "not run (--sbbf-only)")
+                    continue
                 if reader == "duckdb" and proxy and self.httpfs_error:
                     self.note(fmt, n, place, reader, lookup, HTTPFS_NA)
                     continue
@@ -578,6 +582,9 @@ def main():
     ap.add_argument("--fpp", type=float, default=0.01,
                     help="the files' Bloom filters' FPP (default 0.01; other values: tables in N-fppP/)")
     ap.add_argument("--only", choices=["delta", "iceberg"])
+    ap.add_argument("--sbbf-only", action="store_true",
+                    help="run sbbf alone (the other readers are left out, and the tables say so): "
+                         "for table sizes where the others take hours")
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--local-only", action="store_true")
     where.add_argument("--s3-only", action="store_true")
