@@ -87,7 +87,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_query import ROOT, s3_env, start_moto  # noqa: E402
 from bench_lake import (BUCKET, DELTA_KEY, ICE_KEY, INDEX_DIR, PathProxy, classify,  # noqa: E402
-                        count_waves, delta_commits, iceberg_catalog, iceberg_table,
+                        count_waves, delta_commits, delta_name, iceberg_catalog, iceberg_table,
                         newest_metadata, upload)
 
 OUT = ROOT / "target" / "bench-lookup"
@@ -133,10 +133,6 @@ def write_file(path, keys, i, field_ids):
     pq.write_table(t, path, compression="zstd", row_group_size=ROWS,
                    bloom_filter_options={"k": {"ndv": ROWS, "fpp": FPP}})
     return t
-
-
-def delta_name(i):
-    return f"part-{i:05d}-c000.zstd.parquet"
 
 
 def iceberg_name(i):

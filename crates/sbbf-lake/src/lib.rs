@@ -557,10 +557,7 @@ async fn detect_remote(
 /// to be read as a folder ([`LakeOptions::as_directory`]). Front ends open a [`Table`].
 #[cfg(any(test, feature = "tables"))]
 pub(crate) async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Snapshot>, Error> {
-    Ok(Table::open(arg, lake)
-        .await?
-        .snapshot()
-        .map(|s| (**s).clone()))
+    Ok(Table::open(arg, lake).await?.into_snapshot())
 }
 
 /// A table found at a path, not read yet: what finding it learnt (on a store, a Delta log's

@@ -174,15 +174,6 @@ impl Table {
         Ok(self)
     }
 
-    /// This table with a snapshot the caller read already (a reader that followed an index's
-    /// version to the current one).
-    pub fn with_snapshot(mut self, snap: Arc<Snapshot>) -> Table {
-        self.found = None;
-        self.format = Some(snap.format);
-        self.snapshot = Some(snap);
-        self
-    }
-
     /// The location as the user gave it.
     pub fn at(&self) -> &TableRef {
         &self.at
@@ -241,12 +232,10 @@ impl Table {
         }
     }
 
-    /// The store the location is on (the local file system for a path).
-    pub fn store_root(&self) -> Result<StoreRoot, Error> {
-        match object::is_remote_url(&self.location) {
-            true => StoreRoot::for_url(&self.location),
-            false => Ok(StoreRoot::local()),
-        }
+    /// The snapshot read, taken out of the table (not copied when nothing else holds it).
+    #[cfg(any(test, feature = "tables"))]
+    pub(crate) fn into_snapshot(self) -> Option<Snapshot> {
+        self.snapshot.map(Arc::unwrap_or_clone)
     }
 }
 

@@ -40,8 +40,10 @@ async fn refuse(at: TableRef) -> Error {
         TableRef::Catalog { table, .. } => crate::not_built(&table, crate::Format::Iceberg),
         TableRef::Path(arg) => {
             match crate::Table::locate(arg.as_str(), &Default::default()).await {
-                Ok(t) if t.is_table() => crate::not_built(&arg, t.format().unwrap_or_default()),
-                Ok(_) => LakeError::NotATable { path: arg }.into(),
+                Ok(t) => match t.format() {
+                    Some(format) => crate::not_built(&arg, format),
+                    None => LakeError::NotATable { path: arg }.into(),
+                },
                 Err(e) => e,
             }
         }
