@@ -6,13 +6,17 @@
 //! Matching by name would read a renamed column as null in old files, or, worse, another
 //! column's values where a name was reused.
 //!
-//! [`Columns`] matches each table column to a file's field (by field id where the file has
-//! ids, else by the physical name, else by name); [`ByTableColumns`] gives DataFusion's scan
-//! the same matching for every file it opens, and the scan's own steps ask it too.
+//! [`Columns`] matches each table column to a file's field by the library's one rule
+//! (`sbbf_lake::rows`: by field id where the file has ids, else by the physical name, else
+//! by name; Python's `read_table` reads by the same rule); [`ByTableColumns`] gives
+//! DataFusion's scan that matching for every file it opens, and the scan's own steps ask it
+//! too.
 //!
 //! [`Deleted`] holds the deletes of a table's files (Delta deletion vectors, Iceberg position
 //! and equality deletes, as the snapshot turns them into row positions): the rows they delete
-//! are left out of the file's access plan, so the scan never reads them.
+//! are left out of the file's access plan (`sbbf_lake::rows::rows_left`), so the scan never
+//! reads them. [`PartitionValues`] types a Delta file's partition values from the log by the
+//! library's rule too (`Snapshot::partition_values`).
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -21,8 +25,6 @@ use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::ParquetAccessPlan;
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::PhysicalExpr;
@@ -30,6 +32,7 @@ use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 use sbbf_lake::arrow_types::arrow_type;
+use sbbf_lake::rows::{rows_left, unheld_type, RowsLeft};
 use sbbf_lake::{Bounds, Format, LakeColumn, Relabel, Snapshot, StoreRoot};
 use sbbf_parquet::prune::Predicate;
 use sbbf_parquet::Literal;
@@ -60,7 +63,7 @@ impl Columns {
         let columns = snap
             .columns
             .iter()
-            .filter(|c| !in_no_file(snap, c))
+            .filter(|c| snap.in_files(c))
             .cloned()
             .collect();
         Some(Columns {
@@ -96,16 +99,7 @@ impl Columns {
     /// where the file's fields carry ids, else the one with its physical name (Delta column
     /// mapping), else the one with its name. `None`: the file does not have the column.
     fn find<'a>(&self, c: &LakeColumn, file: &'a Schema) -> Option<&'a Field> {
-        let has_ids = file.fields().iter().any(|f| field_id(f).is_some());
-        if let (Some(id), true) = (c.field_id, has_ids) {
-            return file
-                .fields()
-                .iter()
-                .find(|f| field_id(f) == Some(id))
-                .map(|f| f.as_ref());
-        }
-        let name = c.physical.as_deref().unwrap_or(&c.name);
-        file.field_with_name(name).ok()
+        c.held_in(file).map(|(_, f)| f)
     }
 
     /// A file's schema as the table names it: each table column the file has, under the
@@ -143,17 +137,8 @@ impl Columns {
             match merged.field_with_name(&c.name) {
                 Ok(f) => fields.push(f.clone()),
                 Err(_) => {
-                    let t = c
-                        .data_type
-                        .as_deref()
-                        .and_then(|t| arrow_type(self.format, t))
-                        .ok_or_else(|| {
-                            self.refuse(format!(
-                                "column `{}` of type {}, which no data file holds yet",
-                                c.name,
-                                c.data_type.as_deref().unwrap_or("unknown")
-                            ))
-                        })?;
+                    let t = unheld_type(self.format, &self.table, c)
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
                     fields.push(Field::new(c.name.clone(), t, true));
                 }
             }
@@ -293,21 +278,10 @@ impl PartitionValues {
             let values = columns
                 .iter()
                 .map(|(name, ty)| {
-                    let text = f
-                        .partition
-                        .iter()
-                        .find(|(k, _)| k == name)
-                        .and_then(|(_, v)| v.as_deref());
-                    match text {
-                        // Delta writes a null, an empty string and empty binary alike as null.
-                        None | Some("") => ScalarValue::try_from(ty),
-                        Some(v) => ScalarValue::try_from_string(v.to_string(), ty).map_err(|e| {
-                            DataFusionError::Plan(format!(
-                                "{}: partition value {v:?} of column `{name}` of {} is no {ty}: {e}",
-                                snap.location, f.url
-                            ))
-                        }),
-                    }
+                    let one = snap
+                        .partition_values(f, name, ty, 1)
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    ScalarValue::try_from_array(&one, 0)
                 })
                 .collect::<Result<Vec<_>>>()?;
             by_location.insert(at, values);
@@ -456,47 +430,15 @@ impl Deleted {
             .filter(|p| p.len() == n)
             .cloned()
             .unwrap_or_else(|| ParquetAccessPlan::new_all(n));
-        let mut rest = deleted.as_slice();
-        let mut start = 0u64;
-        for (rg, rows) in sizes.into_iter().enumerate() {
-            let end = start + rows;
-            let here = rest.partition_point(|&d| d < end);
-            let (gone, after) = rest.split_at(here);
-            rest = after;
-            if gone.len() as u64 == rows {
-                plan.skip(rg);
-            } else if !gone.is_empty() {
-                plan.scan_selection(rg, kept_rows(start, end, gone));
+        for (rg, left) in rows_left(&sizes, &deleted).into_iter().enumerate() {
+            match left {
+                RowsLeft::All => {}
+                RowsLeft::None => plan.skip(rg),
+                RowsLeft::Some(kept) => plan.scan_selection(rg, kept),
             }
-            start = end;
         }
         Ok(Some(plan))
     }
-}
-
-/// The selection of the rows `start..end` of a file without those in `gone` (ascending, all
-/// in that range), counted from `start`.
-fn kept_rows(start: u64, end: u64, gone: &[u64]) -> RowSelection {
-    let mut selectors = Vec::with_capacity(gone.len() * 2 + 1);
-    let mut at = start;
-    for &d in gone {
-        if d > at {
-            selectors.push(RowSelector::select((d - at) as usize));
-        }
-        selectors.push(RowSelector::skip(1));
-        at = d + 1;
-    }
-    if at < end {
-        selectors.push(RowSelector::select((end - at) as usize));
-    }
-    RowSelection::from(selectors)
-}
-
-/// Whether column `c` of `snap` is in no data file: a Delta partition column (its values are
-/// in the log). Iceberg's partition fields are computed from columns the files hold, and
-/// may share their names (an identity partition of `p` is called `p` by default).
-fn in_no_file(snap: &Snapshot, c: &LakeColumn) -> bool {
-    snap.format == Format::Delta && snap.partition_columns.contains(&c.name)
 }
 
 /// The schema of a lake table's data files (its columns but the partition columns), in the
@@ -505,7 +447,7 @@ fn in_no_file(snap: &Snapshot, c: &LakeColumn) -> bool {
 /// then. Strings and binaries are read as the view types when `views` (DataFusion's default).
 pub(crate) fn snapshot_schema(snap: &Snapshot, views: bool) -> Option<Schema> {
     let mut fields = Vec::with_capacity(snap.columns.len());
-    for c in snap.columns.iter().filter(|c| !in_no_file(snap, c)) {
+    for c in snap.columns.iter().filter(|c| snap.in_files(c)) {
         let t = match arrow_type(snap.format, c.data_type.as_deref()?)? {
             DataType::Utf8 if views => DataType::Utf8View,
             DataType::Binary if views => DataType::BinaryView,
@@ -514,11 +456,6 @@ pub(crate) fn snapshot_schema(snap: &Snapshot, views: bool) -> Option<Schema> {
         fields.push(Field::new(c.name.clone(), t, true));
     }
     Some(Schema::new(fields))
-}
-
-/// The field id a file's field carries, if any.
-fn field_id(f: &Field) -> Option<i64> {
-    f.metadata().get(PARQUET_FIELD_ID_META_KEY)?.parse().ok()
 }
 
 /// DataFusion's scan adapter for a lake table: each file's fields matched to the table's
@@ -741,6 +678,8 @@ impl PhysicalExpr for Relabelled {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion::parquet::arrow::PARQUET_FIELD_ID_META_KEY;
+    use sbbf_lake::rows::field_id;
 
     fn with_id(name: &str, id: i64) -> Field {
         Field::new(name, DataType::Int64, true).with_metadata(HashMap::from([(
@@ -881,16 +820,5 @@ mod tests {
         ));
         assert!(may_match(&Predicate::Or(vec![eq(5), eq(12)]), &b));
         assert!(!may_match(&Predicate::And(vec![eq(12), eq(25)]), &b));
-    }
-
-    #[test]
-    fn deleted_rows_become_a_selection() {
-        let sel = kept_rows(10, 20, &[10, 11, 15, 19]);
-        let kept: Vec<bool> = sel
-            .iter()
-            .flat_map(|s| std::iter::repeat_n(!s.skip, s.row_count))
-            .collect();
-        let want: Vec<bool> = (10..20).map(|r| ![10, 11, 15, 19].contains(&r)).collect();
-        assert_eq!(kept, want);
     }
 }

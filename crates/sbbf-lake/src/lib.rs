@@ -44,6 +44,8 @@ mod location;
 mod names;
 mod options;
 pub mod partitions;
+#[cfg(feature = "tables")]
+pub mod rows;
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
 pub mod since;
 mod table;

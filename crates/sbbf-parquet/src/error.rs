@@ -663,6 +663,21 @@ pub enum LakeError {
         /// The missing file.
         file: String,
     },
+    /// A data file of the table could not be read as the table gives its rows.
+    #[error("{format} table {table}: data file {file}: {reason}")]
+    DataFile {
+        /// The format.
+        format: &'static str,
+        /// The table.
+        table: String,
+        /// The data file.
+        file: String,
+        /// What went wrong.
+        reason: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The text given for a snapshot is neither a version nor an RFC 3339 time.
     #[error("`{text}` is neither a table version (an integer) nor an RFC 3339 time (2026-12-03T15:00:00Z)")]
     AsOfText {

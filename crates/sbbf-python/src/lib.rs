@@ -235,43 +235,6 @@ fn probe_source(
     result.map_err(Failure::into_py)
 }
 
-/// A lake column whose inner fields are named by `inner_names` (the snapshot's JSON).
-fn inner_named(inner_names: &str) -> PyResult<sbbf_lake::LakeColumn> {
-    let inner_names = serde_json::from_str(inner_names)
-        .map_err(|e| Failure::Input(format!("inner names: {e}")).into_py())?;
-    Ok(sbbf_lake::LakeColumn {
-        inner_names,
-        ..Default::default()
-    })
-}
-
-/// `field` (how a data file holds a nested column) with the fields inside it under the
-/// table's names (`inner_names`, as `table_snapshot` gives them), and `array` (the file's
-/// values of it, if given) relabelled likewise: the library's
-/// `LakeColumn::relabel`, so Python reads nested columns as the CLI does.
-#[pyfunction]
-#[pyo3(signature = (inner_names, field, array = None))]
-#[allow(clippy::type_complexity)]
-fn relabel(
-    inner_names: &str,
-    field: PyArrowType<Field>,
-    array: Option<PyArrowType<ArrayData>>,
-) -> PyResult<(PyArrowType<Field>, Option<PyArrowType<ArrayData>>)> {
-    let column = inner_named(inner_names)?;
-    let input = |e: arrow::error::ArrowError| Failure::Input(e.to_string()).into_py();
-    let Some(r) = column.relabel(&field.0).map_err(input)? else {
-        return Ok((field, array));
-    };
-    let array = match array {
-        Some(a) => {
-            let a = r.apply(&make_array(a.0)).map_err(input)?;
-            Some(PyArrowType(a.to_data()))
-        }
-        None => None,
-    };
-    Ok((PyArrowType(r.field().as_ref().clone()), array))
-}
-
 /// The Arrow type of a table's primitive type `name` as `format` (`delta` or `iceberg`) names
 /// it: the library's one rule (`sbbf_lake::arrow_types`), which the DataFusion scan uses too;
 /// `None` for a nested type or a name the format does not have.
@@ -282,7 +245,18 @@ fn lake_type(format: &str, name: &str) -> PyResult<Option<PyArrowType<DataType>>
         "iceberg" => sbbf_lake::Format::Iceberg,
         _ => return Err(Failure::Input(format!("no table format {format:?}")).into_py()),
     };
-    Ok(sbbf_lake::arrow_types::arrow_type(format, name).map(PyArrowType))
+    Ok(sbbf_lake::arrow_types::arrow_type(format, name).map(|t| PyArrowType(pyarrow_zone(&t))))
+}
+
+/// `t` with an instant's zone as pyarrow's Parquet reader spells it (`UTC`, where arrow-rs
+/// writes `+00:00`): the same instants.
+fn pyarrow_zone(t: &DataType) -> DataType {
+    match t {
+        DataType::Timestamp(u, Some(z)) if z.as_ref() == sbbf_lake::arrow_types::UTC => {
+            DataType::Timestamp(*u, Some("UTC".into()))
+        }
+        t => t.clone(),
+    }
 }
 
 /// Whether `arg` is an object-store URL the command reads (`s3://`, `gs://`, `az://`,
@@ -812,6 +786,182 @@ fn table_snapshot(
     .map_err(Failure::into_py)
 }
 
+/// What `read_lake` gives Python: the table's schema, its rows, and a warning (an index
+/// that could not be used, a pruning that failed and read every row group).
+type LakeRows = (
+    PyArrowType<Schema>,
+    Vec<PyArrowType<arrow::record_batch::RecordBatch>>,
+    Option<String>,
+);
+
+/// The rows of the Delta or Iceberg table `source` (`None` when it is no table, or with
+/// `as_directory`) as the table gives them, read by the library (`sbbf_lake::rows`: columns
+/// matched by field id or physical name, Delta partition values from the log, deletes
+/// applied, nested fields under the table's names): `columns` of them (every column for
+/// `None`), in the row groups `filters` (pyarrow's disjunctive normal form) may match, as the
+/// Bloom filters and the table's index (unless `use_index` is false) tell. The rows are not
+/// filtered: Python applies the filter expression to them. Instants come back in pyarrow's
+/// zone spelling (`UTC`).
+#[pyfunction]
+#[pyo3(signature = (source, filters, columns = None, use_index = true, as_of = None, as_directory = false))]
+fn read_lake(
+    py: Python<'_>,
+    source: String,
+    filters: Vec<Vec<FilterLeaf<'_>>>,
+    columns: Option<Vec<String>>,
+    use_index: bool,
+    as_of: Option<String>,
+    as_directory: bool,
+) -> PyResult<Option<LakeRows>> {
+    use sbbf_parquet::source::block_on;
+    let filters = (!filters.is_empty())
+        .then(|| read_filters(&filters))
+        .transpose()?;
+    let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
+    let read = py.detach(|| -> Result<Option<_>, Failure> {
+        let table = block_on(sbbf_lake::Table::open(&source, &lake))??;
+        let Some(snap) = table.snapshot() else {
+            return Ok(None);
+        };
+        let local = !sbbf_parquet::source::object::is_remote_url(&snap.location);
+        let root = match local {
+            true => sbbf_lake::StoreRoot::local(),
+            false => sbbf_lake::StoreRoot::for_url(&snap.location)?,
+        };
+        let mut asked = sbbf_lake::rows::RowsAsked {
+            columns,
+            ..Default::default()
+        };
+        let mut warning = None;
+        if let Some(filters) = filters {
+            match block_on(kept_row_groups(&source, snap, local, filters, use_index))? {
+                Ok((kept, w)) => {
+                    asked.row_groups = kept;
+                    warning = w;
+                }
+                Err(e) => {
+                    warning = Some(format!(
+                        "sbbf cannot prune {source} ({e}); its row groups are read whole"
+                    ))
+                }
+            }
+        }
+        let rows = block_on(sbbf_lake::rows::read_rows(snap, &root, &asked))??;
+        Ok(Some((rows, warning)))
+    });
+    let Some((rows, warning)) = read.map_err(Failure::into_py)? else {
+        return Ok(None);
+    };
+    let (schema, batches) =
+        pyarrow_zones(rows).map_err(|e| Failure::File(e.to_string()).into_py())?;
+    Ok(Some((
+        PyArrowType(schema),
+        batches.into_iter().map(PyArrowType).collect(),
+        warning,
+    )))
+}
+
+/// The row groups `filters` keep of each file of the table `snap` (read from `source`), by
+/// file URL, through the table's index unless `use_index` is false; with the index's
+/// warning. The snapshot's own version is pruned, not the newest again: a commit in between
+/// must not change which files the pruning answers for.
+async fn kept_row_groups(
+    source: &str,
+    snap: &sbbf_lake::Snapshot,
+    local: bool,
+    filters: Dnf,
+    use_index: bool,
+) -> Result<
+    (
+        std::collections::HashMap<String, Vec<usize>>,
+        Option<String>,
+    ),
+    sbbf_parquet::Error,
+> {
+    use std::ops::ControlFlow;
+    if snap.files.is_empty() {
+        return Ok(Default::default());
+    }
+    // Each file as the pruning names it (a local file by its name below the table's folder).
+    let url_of: std::collections::HashMap<String, String> = match local {
+        true => sbbf_lake::local_files(snap)?
+            .into_iter()
+            .zip(&snap.files)
+            .map(|((name, _), f)| (name, f.url.clone()))
+            .collect(),
+        false => snap
+            .files
+            .iter()
+            .map(|f| (f.url.clone(), f.url.clone()))
+            .collect(),
+    };
+    let options = sbbf_lake::TableOptions {
+        lake: sbbf_lake::LakeOptions {
+            as_of: Some(sbbf_lake::AsOf::Version(snap.version)),
+            as_directory: false,
+        },
+        ..Default::default()
+    };
+    let mut kept = std::collections::HashMap::new();
+    let mut failed = None;
+    let summary =
+        sbbf_index::each::prune_each(source, filters, options, use_index, false, |file, rgs| {
+            match rgs {
+                Ok(rgs) => {
+                    if let Some(url) = url_of.get(&file) {
+                        kept.insert(url.clone(), rgs);
+                    }
+                }
+                Err(e) => failed = Some(e),
+            }
+            ControlFlow::Continue(())
+        })
+        .await?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok((kept, summary.warning))
+}
+
+/// `rows` with instants in pyarrow's zone spelling (`UTC`, where arrow-rs writes `+00:00`):
+/// the same values, typed as pyarrow's own Parquet reader types them.
+fn pyarrow_zones(
+    rows: sbbf_lake::rows::RowsRead,
+) -> Result<(Schema, Vec<arrow::record_batch::RecordBatch>), arrow::error::ArrowError> {
+    let fields: Vec<Field> = rows
+        .schema
+        .fields()
+        .iter()
+        .map(|f| {
+            f.as_ref()
+                .clone()
+                .with_data_type(pyarrow_zone(f.data_type()))
+        })
+        .collect();
+    let schema = std::sync::Arc::new(Schema::new(fields));
+    let batches = rows
+        .batches
+        .iter()
+        .map(|b| {
+            let columns = b
+                .columns()
+                .iter()
+                .zip(schema.fields())
+                .map(|(a, f)| match a.data_type() == f.data_type() {
+                    true => Ok(std::sync::Arc::clone(a)),
+                    false => arrow::compute::cast(a, f.data_type()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            arrow::record_batch::RecordBatch::try_new_with_options(
+                std::sync::Arc::clone(&schema),
+                columns,
+                &arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((schema.as_ref().clone(), batches))
+}
+
 /// The current metadata file of the Iceberg table `table` (`NS.TABLE`) in the catalog at
 /// `uri` (`sqlite:///PATH` or `http(s)://...`), `name` choosing among several catalogs.
 #[pyfunction]
@@ -1125,7 +1275,6 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe_source, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote_url, m)?)?;
     m.add_function(wrap_pyfunction!(local_location, m)?)?;
-    m.add_function(wrap_pyfunction!(relabel, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups, m)?)?;
     m.add_function(wrap_pyfunction!(row_groups_source, m)?)?;
     m.add_function(wrap_pyfunction!(index_build, m)?)?;
@@ -1136,6 +1285,7 @@ fn _sbbf(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect_source, m)?)?;
     m.add_function(wrap_pyfunction!(verify_source, m)?)?;
     m.add_function(wrap_pyfunction!(table_snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(read_lake, m)?)?;
     m.add_function(wrap_pyfunction!(lake_type, m)?)?;
     m.add_function(wrap_pyfunction!(catalog_table, m)?)?;
     m.add_class::<PySbbf>()?;

@@ -21,6 +21,7 @@ const ORDER: &[&str] = &[
     "iceberg",     // an Iceberg snapshot: metadata, manifests, deletes; Iceberg commits
     "since",       // the commits after a version (an index's)
     "table",       // the one way in: a location found and read once (`Table`)
+    "rows",        // a table's rows as Arrow: columns matched, partition values, deletes
     "backfill",    // `sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`
     "each",        // `inspect` and `verify` over a table's files
 ];

@@ -265,14 +265,13 @@ _DATASET_OPTIONS = (
 )
 
 
-def _source_keep(url: str, dnf: Any, local: bool = False, as_of: Optional[str] = None,
-                 as_directory: bool = False) -> Any:
+def _source_keep(url: str, dnf: Any, local: bool = False, as_directory: bool = False) -> Any:
     """For the fragments of a dataset at `url` (a local directory, or an object-store URL,
     whose fragments pyarrow names `bucket/key`): the row groups the filters keep, through the
     library's source and the table's index; `None` (read whole) for a file it did not
     answer."""
     try:
-        found, warning = _sbbf.row_groups_source(url, dnf, False, True, as_of, as_directory)
+        found, warning = _sbbf.row_groups_source(url, dnf, False, True, None, as_directory)
     except Error as e:
         warnings.warn(f"sbbf cannot prune {url} ({e}); its row groups are read whole",
                       stacklevel=3)
@@ -326,13 +325,9 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
         raise TypeError(f"read_table() got unexpected keyword arguments: {sorted(unknown)}")
     if isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs:
         source = _path(source)
-        text = _sbbf.table_snapshot(_path(source), _as_of(as_of), as_directory,
-                                    deleted_rows=True)
-        if text is not None:
-            if kwargs:
-                raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
-            return _read_snapshot(json.loads(text), _path(source), filters, columns,
-                                  use_threads)
+        table = _read_lake(source, filters, columns, as_of, as_directory, kwargs)
+        if table is not None:
+            return table
     elif as_of is not None:
         raise InputError("as_of needs a table's path (a Delta or Iceberg table)")
     dataset = pq.ParquetDataset(source, filters=filters, **kwargs)
@@ -366,208 +361,32 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
                         use_pandas_metadata=use_pandas_metadata)
 
 
-def _lake_type(snap: dict, name: Optional[str], where: str) -> pa.DataType:
-    """The Arrow type of the table's primitive type `name` (partition values and columns no
-    file has yet are built from it): the library's rule, the one the DataFusion scan uses,
-    with instants in the zone pyarrow's Parquet reader writes (`UTC`, arrow-rs' `+00:00`)."""
-    ty = _sbbf.lake_type(snap["format"], name) if name is not None else None
-    if ty is None:
-        raise InputError(f"{where}: a column of type {name!r} that no data file holds yet")
-    if pa.types.is_timestamp(ty) and ty.tz == "+00:00":
-        return pa.timestamp(ty.unit, tz="UTC")
-    return ty
-
-
-def _read_snapshot(snap: dict, path: str, filters: Any, columns: Optional[List[str]],
-                   use_threads: bool) -> pa.Table:
-    """Reads a table's snapshot (`_sbbf.table_snapshot`) as the table's reader would."""
-    import pyarrow.dataset as ds
+def _read_lake(source: str, filters: Any, columns: Optional[List[str]], as_of: AsOf,
+               as_directory: bool, kwargs: dict) -> Optional[pa.Table]:
+    """`source` read as the Delta or Iceberg table it is (`None`: it is no table): the
+    library reads the rows (`_sbbf.read_lake`: the table's columns, partition values, deletes,
+    in the row groups the Bloom filters and the table's index keep); the filter expression is
+    applied here, as pyarrow applies it."""
     import pyarrow.parquet as pq
 
-    what = "Delta" if snap["format"] == "delta" else "Iceberg"
-    where = f"{what} table {snap['location']} (version {snap['version']})"
-    with_deletes = sum(1 for f in snap["files"] if f["deletes"])
-    if any(f["deletes"] and f.get("deleted_rows") is None for f in snap["files"]):
-        # The library read every delete it can as positions; anything else was refused there.
-        raise InputError(f"{where}: deletes apply to data files whose deleted rows were not "
-                         "read")
-    # (Inner names too: a rename recorded only in schemas the table has since expired still
-    # shows in each file's field ids.)
-    by_file = with_deletes > 0 or any(c["physical"] or c["earlier_names"] or c["inner_names"]
-                                      for c in snap["columns"])
-    remote = _sbbf.is_remote_url(snap["location"])
-    if remote:
-        fs, _ = pa.fs.FileSystem.from_uri(snap["location"])
-        paths = [f["path"].split("://", 1)[1] for f in snap["files"]]
-    else:
-        fs = pa.fs.LocalFileSystem()
-        paths = [f["path"] for f in snap["files"]]
-    fmt = ds.ParquetFileFormat()
-    # Delta keeps partition values in the log, not in the files.
-    parts = snap["partition_columns"] if snap["format"] == "delta" else []
-    types = {c["name"]: c["type"] for c in snap["columns"]}
-    part_types = {p: _lake_type(snap, types.get(p), where) for p in parts}
-    fragments = []
-    for f, p in zip(snap["files"], paths):
-        expr = ds.scalar(True)
-        for name in parts:
-            v = f["partition"].get(name)
-            ty = part_types[name]
-            # Delta writes a null and an empty string alike (deltalake reads both as null).
-            if v is None or v == "":
-                expr = expr & ds.field(name).is_null()
-            else:
-                value = v.encode() if pa.types.is_binary(ty) else v
-                expr = expr & (ds.field(name) == pa.scalar(value).cast(ty))
-        fragments.append(fmt.make_fragment(p, filesystem=fs, partition_expression=expr))
-    found = {}
-    if fragments:
-        file_schemas = [fr.physical_schema for fr in fragments]
-        _refuse_unheld(snap, where, fragments, file_schemas, filters, columns)
-        if by_file:
-            file_schemas = [pa.schema([_relabel(snap, name, f)[0].with_name(name)
-                                       for name, f in _as_table_columns(snap, fs_).items()])
-                            for fs_ in file_schemas]
-        unified = pa.unify_schemas(file_schemas, promote_options="permissive")
-        # View types read back as their plain types: pyarrow cannot filter views yet, and the
-        # table's type is `string`/`binary` whichever layout a writer chose.
-        plain = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
-        found = {f.name: f.with_type(plain.get(f.type, f.type)) for f in unified}
-    fields = []
-    for c in snap["columns"]:
-        if c["name"] in part_types:
-            fields.append(pa.field(c["name"], part_types[c["name"]]))
-        elif c["name"] in found:
-            fields.append(found[c["name"]])
-        else:
-            fields.append(pa.field(c["name"], _lake_type(snap, c["type"], where)))
-    schema = pa.schema(fields)
     dnf = _dnf(filters)
-    if dnf is not None and fragments:
-        # The version just read, not "current" again: a commit in between must not change
-        # which files the pruning answers for.
-        keep = _source_keep(path, dnf, local=not remote, as_of=str(snap["version"]))
-        pruned = []
-        for fr in fragments:
-            kept = keep(fr)
-            if kept is not None and len(kept) < fr.num_row_groups:
-                fr = fr.subset(row_group_ids=kept)
-            pruned.append(fr)
-        fragments = pruned
-    expr = pq.filters_to_expression(filters) if filters else None
-    if by_file:
-        return _read_each(snap, fragments, schema, parts, part_types, expr, columns,
-                          use_threads)
-    dataset = ds.FileSystemDataset(fragments, schema=schema, format=fmt, filesystem=fs)
-    return dataset.to_table(columns=columns, filter=expr, use_threads=use_threads)
-
-
-def _refuse_unheld(snap: dict, where: str, fragments: list, file_schemas: list, filters: Any,
-                   columns: Optional[List[str]]) -> None:
-    """Raises `InputError` when a file does not hold a column that is read, although the table
-    gives its rows values of it (an Iceberg identity partition's source column, whose values
-    are the file's partition tuple's; a column with an initial default): read as null they
-    would be wrong, and taking them from there is not supported yet."""
-    held_elsewhere = [c["name"] for c in snap["columns"] if c.get("missing_not_null")]
-    if not held_elsewhere:
-        return
-    read = set(columns) if columns is not None else None
-    if read is not None and filters:
-        dnf = _dnf(filters)
-        # An expression's columns are not known here: taken as reading every column.
-        read = None if dnf is None else read | {leaf[0] for conj in dnf for leaf in conj}
-    for fr, schema in zip(fragments, file_schemas):
-        held = _as_table_columns(snap, schema)
-        for name in held_elsewhere:
-            if name not in held and (read is None or name in read):
-                raise InputError(
-                    f"{where}: data file {fr.path} does not hold column {name!r}, whose values "
-                    "for its rows the table keeps elsewhere (an Iceberg identity partition's "
-                    "source column, in the file's partition tuple; or the column's initial "
-                    "default): reading them from there is not supported yet, and reading the "
-                    "column as null would be wrong")
-
-
-def _as_table_columns(snap: dict, file_schema: pa.Schema) -> dict:
-    """The fields of a data file that hold the table's columns, by the table's names: by
-    field id where the file's fields carry ids, else by physical name (Delta column mapping),
-    else by name. A column the file lacks is left out."""
-    ids = {}
-    for f in file_schema:
-        raw = (f.metadata or {}).get(b"PARQUET:field_id")
-        if raw is not None:
-            ids[int(raw)] = f
-    out = {}
-    for c in snap["columns"]:
-        if ids and c["field_id"] is not None:
-            f = ids.get(c["field_id"])
-        else:
-            i = file_schema.get_field_index(c["physical"] or c["name"])
-            f = file_schema.field(i) if i >= 0 else None
-        if f is not None:
-            out[c["name"]] = f
-    return out
-
-
-def _relabel(snap: dict, name: str, field: pa.Field, values: Any = None) -> tuple:
-    """`field` (how a data file holds the table's column `name`) with the fields inside it
-    under the table's names (Iceberg field ids, Delta column mapping's physical names), and
-    `values` (a chunked array of it, if given) relabelled likewise; as they are where
-    nothing inside is named otherwise. Fields the table dropped are left out."""
-    column = next((c for c in snap["columns"] if c["name"] == name), None)
-    if column is None or not column["inner_names"] or not pa.types.is_nested(field.type):
-        return field, values
-    names = json.dumps(column["inner_names"])
-    relabelled, _ = _sbbf.relabel(names, field)
-    if values is None:
-        return relabelled, None
-    chunks = [_sbbf.relabel(names, field, chunk)[1] for chunk in values.chunks]
-    return relabelled, pa.chunked_array(chunks, type=relabelled.type)
-
-
-def _kept_rows(fragment: Any, deleted: List[int]) -> pa.Array:
-    """Which rows of `fragment` (the row groups it reads, in order) a deletion vector
-    deleting the file positions `deleted` keeps."""
-    import pyarrow.compute as pc
-
-    meta = fragment.metadata
-    starts, at = [], 0
-    for i in range(meta.num_row_groups):
-        starts.append(at)
-        at += meta.row_group(i).num_rows
-    read = [rg.id for rg in fragment.row_groups]
-    positions = pa.concat_arrays(
-        [pa.array(range(starts[i], starts[i] + meta.row_group(i).num_rows), pa.int64())
-         for i in read]) if read else pa.array([], pa.int64())
-    return pc.invert(pc.is_in(positions, value_set=pa.array(deleted, pa.int64())))
-
-
-def _read_each(snap: dict, fragments: list, schema: pa.Schema, parts: list, part_types: dict,
-               expr: Any, columns: Optional[List[str]], use_threads: bool) -> pa.Table:
-    """The snapshot's files read one by one, each file's columns renamed to the table's
-    (`_as_table_columns`), partition values and missing columns added, then filtered."""
-    tables = []
-    for f, fr in zip(snap["files"], fragments):
-        held = _as_table_columns(snap, fr.physical_schema)
-        got = fr.to_table(columns=[h.name for h in held.values()], use_threads=use_threads)
-        if f.get("deleted_rows"):
-            got = got.filter(_kept_rows(fr, f["deleted_rows"]))
-        arrays = []
-        for field in schema:
-            if field.name in part_types:
-                v = f["partition"].get(field.name)
-                value = v.encode() if v is not None and pa.types.is_binary(field.type) else v
-                arrays.append(pa.array([value] * got.num_rows).cast(field.type))
-            elif field.name in held:
-                read = got.column(held[field.name].name)
-                arrays.append(_relabel(snap, field.name, held[field.name], read)[1]
-                              .cast(field.type))
-            else:
-                arrays.append(pa.nulls(got.num_rows, field.type))
-        tables.append(pa.Table.from_arrays(arrays, schema=schema))
-    table = pa.concat_tables(tables) if tables else schema.empty_table()
-    if expr is not None:
-        table = table.filter(expr)
+    read = None
+    if columns is not None and (not filters or dnf is not None):
+        # The filters' columns too (a nested field's by its top-level column), dropped after.
+        used = {leaf[0][0] if isinstance(leaf[0], tuple) else leaf[0]
+                for conj in (dnf or []) for leaf in conj}
+        read = list(columns) + sorted(used - set(columns))
+    got = _sbbf.read_lake(source, dnf or [], read, True, _as_of(as_of), as_directory)
+    if got is None:
+        return None
+    if kwargs:
+        raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
+    schema, batches, warning = got
+    if warning:
+        warnings.warn(warning, stacklevel=3)
+    table = pa.Table.from_batches(batches, schema=schema)
+    if filters:
+        table = table.filter(pq.filters_to_expression(filters))
     return table.select(columns) if columns is not None else table
 
 
