@@ -160,7 +160,7 @@ fn to_json(line: &impl serde::Serialize) -> String {
 /// for the files it rules out, unless `use_index` is false; the other files are probed as
 /// without one. Returns the lines and a warning about an unusable index.
 #[pyfunction]
-#[pyo3(signature = (source, column, values, shown_values, exact_bits, use_index = true, as_of = None, as_directory = false))]
+#[pyo3(signature = (source, column, values, shown_values, exact_bits, use_index = true, as_of = None, as_directory = false, catalog = None, catalog_name = None))]
 #[allow(clippy::too_many_arguments)]
 fn probe_source(
     py: Python<'_>,
@@ -172,8 +172,11 @@ fn probe_source(
     use_index: bool,
     as_of: Option<String>,
     as_directory: bool,
+    catalog: Option<String>,
+    catalog_name: Option<String>,
 ) -> PyResult<(Vec<String>, Option<String>)> {
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
+    let at = table_ref(&source, catalog, catalog_name).map_err(Failure::into_py)?;
     use sbbf_index::each::ProbeEach;
     use sbbf_parquet::report::{Counted, ProbeTally};
     use sbbf_parquet::source::block_on;
@@ -191,7 +194,7 @@ fn probe_source(
                 lake,
                 ..Default::default()
             };
-            let probe = ProbeEach::open(&source, &column, encode, options, use_index).await?;
+            let probe = ProbeEach::open(at, &column, encode, options, use_index).await?;
             let warning = probe.warning().map(str::to_string);
             let mut tally = ProbeTally::new(&column, shown_values.len(), probe.is_many());
             let mut lines = Vec::new();
@@ -233,6 +236,19 @@ fn probe_source(
         })?
     });
     result.map_err(Failure::into_py)
+}
+
+/// Where `source` is: `NS.TABLE` in the catalog at `catalog` (`sqlite:///PATH` or
+/// `http(s)://...`, `catalog_name` choosing among several) when one is given, else a path or
+/// URL (a `file://` URL as its path).
+fn table_ref(
+    source: &str,
+    catalog: Option<String>,
+    catalog_name: Option<String>,
+) -> Result<sbbf_lake::TableRef, Failure> {
+    let catalog =
+        catalog.map(|uri| sbbf_lake::catalog::Catalog::new(&uri, catalog_name.as_deref()));
+    Ok(sbbf_lake::TableRef::new(source, catalog)?)
 }
 
 /// The Arrow type of a table's primitive type `name` as `format` (`delta` or `iceberg`) names
@@ -372,7 +388,8 @@ type FileRowGroups = Vec<(String, Vec<usize>)>;
 /// every row group (schema evolution). A table root with an index (unless `use_index` is
 /// false) leaves out unread the files the index proves hold no matching row (an empty list).
 #[pyfunction]
-#[pyo3(signature = (source, filters, strict = true, use_index = true, as_of = None, as_directory = false))]
+#[pyo3(signature = (source, filters, strict = true, use_index = true, as_of = None, as_directory = false, catalog = None, catalog_name = None))]
+#[allow(clippy::too_many_arguments)]
 fn row_groups_source(
     py: Python<'_>,
     source: String,
@@ -381,11 +398,14 @@ fn row_groups_source(
     use_index: bool,
     as_of: Option<String>,
     as_directory: bool,
+    catalog: Option<String>,
+    catalog_name: Option<String>,
 ) -> PyResult<(FileRowGroups, Option<String>)> {
     use sbbf_parquet::source::block_on;
     use std::ops::ControlFlow;
     let filters = read_filters(&filters)?;
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
+    let at = table_ref(&source, catalog, catalog_name).map_err(Failure::into_py)?;
     py.detach(|| {
         block_on(async {
             let mut out = Vec::new();
@@ -395,7 +415,7 @@ fn row_groups_source(
                 ..Default::default()
             };
             let summary = sbbf_index::each::prune_each(
-                &source,
+                at,
                 filters,
                 options,
                 use_index,
@@ -692,17 +712,19 @@ fn lake_options(
 /// Iceberg position and equality deletes; Iceberg v3 deletion vectors are an `InputError`:
 /// not read yet).
 #[pyfunction]
-#[pyo3(signature = (source, as_of = None, as_directory = false, deleted_rows = false))]
+#[pyo3(signature = (source, as_of = None, as_directory = false, catalog = None, catalog_name = None))]
 fn table_snapshot(
     py: Python<'_>,
     source: String,
     as_of: Option<String>,
     as_directory: bool,
-    deleted_rows: bool,
+    catalog: Option<String>,
+    catalog_name: Option<String>,
 ) -> PyResult<Option<String>> {
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
+    let at = table_ref(&source, catalog, catalog_name).map_err(Failure::into_py)?;
     py.detach(|| -> Result<Option<String>, Failure> {
-        let table = sbbf_parquet::source::block_on(sbbf_lake::Table::open(&source, &lake))??;
+        let table = sbbf_parquet::source::block_on(sbbf_lake::Table::open(at, &lake))??;
         let Some(snap) = table.snapshot() else {
             return Ok(None);
         };
@@ -710,22 +732,6 @@ fn table_snapshot(
             true => None,
             false => Some(sbbf_lake::local_files(snap)?),
         };
-        let mut gone: Vec<Option<Vec<u64>>> = vec![None; snap.files.len()];
-        if deleted_rows {
-            let root = match &local {
-                Some(_) => sbbf_lake::StoreRoot::local(),
-                None => sbbf_lake::StoreRoot::for_url(&snap.location)?,
-            };
-            for (i, f) in snap
-                .files
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.deletes.any())
-            {
-                gone[i] =
-                    sbbf_parquet::source::block_on(snap.deleted_rows(&root, &f.url, f.rows))??;
-            }
-        }
         let files: Vec<serde_json::Value> = snap
             .files
             .iter()
@@ -746,7 +752,6 @@ fn table_snapshot(
                     "rows": f.rows,
                     "partition": partition,
                     "deletes": f.deletes.any(),
-                    "deleted_rows": gone[i],
                 })
             })
             .collect();
@@ -803,7 +808,8 @@ type LakeRows = (
 /// filtered: Python applies the filter expression to them. Instants come back in pyarrow's
 /// zone spelling (`UTC`).
 #[pyfunction]
-#[pyo3(signature = (source, filters, columns = None, use_index = true, as_of = None, as_directory = false))]
+#[pyo3(signature = (source, filters, columns = None, use_index = true, as_of = None, as_directory = false, catalog = None, catalog_name = None))]
+#[allow(clippy::too_many_arguments)]
 fn read_lake(
     py: Python<'_>,
     source: String,
@@ -812,14 +818,17 @@ fn read_lake(
     use_index: bool,
     as_of: Option<String>,
     as_directory: bool,
+    catalog: Option<String>,
+    catalog_name: Option<String>,
 ) -> PyResult<Option<LakeRows>> {
     use sbbf_parquet::source::block_on;
     let filters = (!filters.is_empty())
         .then(|| read_filters(&filters))
         .transpose()?;
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
+    let at = table_ref(&source, catalog, catalog_name).map_err(Failure::into_py)?;
     let read = py.detach(|| -> Result<Option<_>, Failure> {
-        let table = block_on(sbbf_lake::Table::open(&source, &lake))??;
+        let table = block_on(sbbf_lake::Table::open(at.clone(), &lake))??;
         let Some(snap) = table.snapshot() else {
             return Ok(None);
         };
@@ -834,7 +843,7 @@ fn read_lake(
         };
         let mut warning = None;
         if let Some(filters) = filters {
-            match block_on(kept_row_groups(&source, snap, local, filters, use_index))? {
+            match block_on(kept_row_groups(at, snap, local, filters, use_index))? {
                 Ok((kept, w)) => {
                     asked.row_groups = kept;
                     warning = w;
@@ -861,12 +870,12 @@ fn read_lake(
     )))
 }
 
-/// The row groups `filters` keep of each file of the table `snap` (read from `source`), by
+/// The row groups `filters` keep of each file of the table `snap` (read from `at`), by
 /// file URL, through the table's index unless `use_index` is false; with the index's
 /// warning. The snapshot's own version is pruned, not the newest again: a commit in between
 /// must not change which files the pruning answers for.
 async fn kept_row_groups(
-    source: &str,
+    at: sbbf_lake::TableRef,
     snap: &sbbf_lake::Snapshot,
     local: bool,
     filters: Dnf,
@@ -905,7 +914,7 @@ async fn kept_row_groups(
     let mut kept = std::collections::HashMap::new();
     let mut failed = None;
     let summary =
-        sbbf_index::each::prune_each(source, filters, options, use_index, false, |file, rgs| {
+        sbbf_index::each::prune_each(at, filters, options, use_index, false, |file, rgs| {
             match rgs {
                 Ok(rgs) => {
                     if let Some(url) = url_of.get(&file) {

@@ -598,3 +598,38 @@ def test_every_iceberg_type_reads_as_datafusion_types_it(cli, tmp_path):
     theirs = t.scan().to_arrow()
     for n in want:
         assert ours.column(n).to_pylist() == [_plain(v) for v in theirs.column(n).to_pylist()], n
+
+
+def test_a_catalogs_table_is_read_probed_and_pruned_with_its_index(tmp_path):
+    """A table named through its catalog reads as by its folder, index and all: the same
+    snapshot, probe answers, kept row groups and rows (pyiceberg's), and the index is asked
+    on every one of those paths (a damaged index is ignored with a warning there)."""
+    from pyiceberg.expressions import EqualTo
+    root = tmp_path / "iceberg"
+    lake_tables.make_iceberg(root)
+    uri = f"sqlite:///{root}/catalog.db"
+    t = _iceberg(tmp_path, "ns.ice_basic")
+    folder = t.location().removeprefix("file://")
+    sbbf.index_build(folder, "id")
+    assert sbbf.snapshot("ns.ice_basic", catalog=uri)["files"] == sbbf.snapshot(folder)["files"]
+    filters = [("id", "=", 1500)]
+    theirs = t.scan(row_filter=EqualTo("id", 1500)).to_arrow()
+    assert theirs.num_rows == 1
+    by_folder = sbbf.probe(folder, "id", [1500])
+    assert sbbf.probe("ns.ice_basic", "id", [1500], catalog=uri) == by_folder
+    kept = sbbf.row_groups("ns.ice_basic", filters, catalog=uri)
+    assert kept == sbbf.row_groups(folder, filters)
+    assert sum(1 for rgs in kept.values() if not rgs) >= 1, kept
+    _same_rows(sbbf.read_table("ns.ice_basic", filters=filters, catalog=uri), theirs)
+    index = os.path.join(folder, "_sbbf_index")
+    # The index torn (a write cut short).
+    torn = os.path.join(index, "index.sbbfi")
+    os.truncate(torn, os.path.getsize(torn) - 10)
+    with pytest.warns(UserWarning, match="ignoring the index"):
+        assert sbbf.probe(folder, "id", [1500]) == by_folder
+    with pytest.warns(UserWarning, match="ignoring the index"):
+        assert sbbf.probe("ns.ice_basic", "id", [1500], catalog=uri) == by_folder
+    with pytest.warns(UserWarning, match="ignoring the index"):
+        assert sbbf.row_groups("ns.ice_basic", filters, catalog=uri) == kept
+    with pytest.warns(UserWarning, match="ignoring the index"):
+        _same_rows(sbbf.read_table("ns.ice_basic", filters=filters, catalog=uri), theirs)

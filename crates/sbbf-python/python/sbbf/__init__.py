@@ -84,7 +84,8 @@ def _as_of(as_of: AsOf) -> Optional[str]:
                      f"(int, str or aware datetime), not {type(as_of).__name__}")
 
 
-def snapshot(source: Source, *, as_of: AsOf = None) -> Optional[dict]:
+def snapshot(source: Source, *, as_of: AsOf = None, catalog: Optional[str] = None,
+             catalog_name: Optional[str] = None) -> Optional[dict]:
     """The snapshot of the Delta Lake or Iceberg table at `source` (`None` when `source` is
     no table): `{"format", "location", "version", "timestamp_ms", "metadata",
     "partition_columns", "columns": [{"name", "physical", "field_id", "earlier_names",
@@ -97,13 +98,14 @@ def snapshot(source: Source, *, as_of: AsOf = None) -> Optional[dict]:
     `inner_names` are the struct fields inside it (`{"id", "physical", "name"}`: what finds
     each in a file, and the table's name for it). `log_reads` is what finding the table and
     reading its log or metadata asked of the store (`{"gets", "lists", "listed", "bytes"}`).
-    `as_of` reads an older snapshot.
+    `as_of` reads an older snapshot. With `catalog` (see `add`), `source` is `"NS.TABLE"` in
+    that catalog.
 
     >>> import sbbf
     >>> sbbf.snapshot("testdata/lake/delta_basic", as_of=0)["version"]  # doctest: +SKIP
     0
     """
-    text = _sbbf.table_snapshot(_path(source), _as_of(as_of), False)
+    text = _sbbf.table_snapshot(_path(source), _as_of(as_of), False, catalog, catalog_name)
     return None if text is None else json.loads(text)
 
 
@@ -151,6 +153,8 @@ def probe(
     index: bool = True,
     as_of: AsOf = None,
     as_directory: bool = False,
+    catalog: Optional[str] = None,
+    catalog_name: Optional[str] = None,
 ) -> List[dict]:
     """Which row groups may hold `values` in `column`: one object per file, the objects
     `sbbf probe --format json` prints (`{"file", "column", "physical_type", "logical_type",
@@ -173,7 +177,8 @@ def probe(
     A Delta or Iceberg table is probed as its snapshot (`as_of`, `as_directory`: see the
     module's help): a column under Delta's column mapping is probed by the name its files
     hold; a column Iceberg renamed is found in each file by its field id (a file written
-    before the rename answers under the old name, in its `column`).
+    before the rename answers under the old name, in its `column`). With `catalog` (see
+    `add`), `source` is `"NS.TABLE"` in that catalog, probed with its index as by its folder.
     """
     if isinstance(values, (str, bytes)):
         values = [values]
@@ -187,7 +192,7 @@ def probe(
     shown = [v if isinstance(v, str) else "" for v in given]
     # Files, directories, globs and object-store URLs go through the library's one source.
     lines, warning = _sbbf.probe_source(_path(source), column, native, shown, exact_bits, index,
-                                        _as_of(as_of), as_directory)
+                                        _as_of(as_of), as_directory, catalog, catalog_name)
     if warning:
         warnings.warn(warning, stacklevel=2)
     out = []
@@ -232,7 +237,8 @@ def _dnf(filters: Any) -> Optional[List[List[Tuple[Any, str, Any]]]]:
 
 
 def row_groups(source: Source, filters: Any, *, index: bool = True, as_of: AsOf = None,
-               as_directory: bool = False) -> Union[List[int], Dict[str, List[int]]]:
+               as_directory: bool = False, catalog: Optional[str] = None,
+               catalog_name: Optional[str] = None) -> Union[List[int], Dict[str, List[int]]]:
     """The row groups that may hold rows satisfying `filters` (sorted, distinct): a list for
     one file; for a directory (every `*.parquet` below it), a glob or an object-store URL, a
     dict from each file (as `probe` names it) to its list, in path order.
@@ -244,14 +250,15 @@ def row_groups(source: Source, filters: Any, *, index: bool = True, as_of: AsOf 
     (a file without it keeps its row groups). A table root with an index (`index_build`)
     leaves out unread the files the index proves hold no matching row (an empty list);
     `index=False` reads every file's filters. A Delta or Iceberg table: its snapshot's files
-    (`as_of`, `as_directory`: see the module's help).
+    (`as_of`, `as_directory`: see the module's help; `catalog`: see `add`).
     """
     path = _path(source)
     dnf = _dnf(filters) or []
-    if as_of is None and not _sbbf.is_remote_url(path) and os.path.isfile(path) and \
-            not path.endswith(".metadata.json"):
+    if as_of is None and catalog is None and not _sbbf.is_remote_url(path) and \
+            os.path.isfile(path) and not path.endswith(".metadata.json"):
         return _sbbf.row_groups(path, dnf, True)
-    kept, warning = _sbbf.row_groups_source(path, dnf, True, index, _as_of(as_of), as_directory)
+    kept, warning = _sbbf.row_groups_source(path, dnf, True, index, _as_of(as_of), as_directory,
+                                            catalog, catalog_name)
     if warning:
         warnings.warn(warning, stacklevel=2)
     return dict(kept)
@@ -293,7 +300,8 @@ def _source_keep(url: str, dnf: Any, local: bool = False, as_directory: bool = F
 
 
 def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = None, *,
-               as_of: AsOf = None, as_directory: bool = False, **kwargs: Any) -> pa.Table:
+               as_of: AsOf = None, as_directory: bool = False, catalog: Optional[str] = None,
+               catalog_name: Optional[str] = None, **kwargs: Any) -> pa.Table:
     """`pyarrow.parquet.read_table(source, filters=filters, columns=columns, **kwargs)`,
     reading only the row groups `row_groups` keeps: the same rows, in the same order, with
     the same schema (pyarrow applies the same filter expression to what is read).
@@ -313,7 +321,12 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     rows Delta deletion vectors and Iceberg position and equality deletes delete are left out
     (an equality delete matches by the delete file's columns, a null matching a null). A table
     with Iceberg v3 deletion vectors raises `InputError` naming them: those are not applied
-    yet, and reading the files as they are would return rows the table does not have.
+    yet, and reading the files as they are would return rows the table does not have. The
+    library reads the table's rows (the rules `sbbf query` reads by: each column typed as the
+    table's schema types it, whatever layout a writer chose), in the row groups the Bloom
+    filters and the table's index keep; the filter expression is then applied here. With
+    `catalog` (see `add`), `source` is `"NS.TABLE"` in that catalog, read as by its folder
+    (its index too).
     """
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -323,6 +336,10 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
     unknown = set(kwargs) - set(_DATASET_OPTIONS)
     if unknown:
         raise TypeError(f"read_table() got unexpected keyword arguments: {sorted(unknown)}")
+    if catalog is not None:
+        # A catalog's table is a table: never read as files.
+        return _read_lake(str(source), filters, columns, as_of, False, kwargs,
+                          (catalog, catalog_name))
     if isinstance(source, (str, os.PathLike)) and "filesystem" not in kwargs:
         source = _path(source)
         table = _read_lake(source, filters, columns, as_of, as_directory, kwargs)
@@ -362,7 +379,8 @@ def read_table(source: Any, filters: Any = None, columns: Optional[List[str]] = 
 
 
 def _read_lake(source: str, filters: Any, columns: Optional[List[str]], as_of: AsOf,
-               as_directory: bool, kwargs: dict) -> Optional[pa.Table]:
+               as_directory: bool, kwargs: dict,
+               catalog: Tuple[Optional[str], Optional[str]] = (None, None)) -> Optional[pa.Table]:
     """`source` read as the Delta or Iceberg table it is (`None`: it is no table): the
     library reads the rows (`_sbbf.read_lake`: the table's columns, partition values, deletes,
     in the row groups the Bloom filters and the table's index keep); the filter expression is
@@ -376,7 +394,7 @@ def _read_lake(source: str, filters: Any, columns: Optional[List[str]], as_of: A
         used = {leaf[0][0] if isinstance(leaf[0], tuple) else leaf[0]
                 for conj in (dnf or []) for leaf in conj}
         read = list(columns) + sorted(used - set(columns))
-    got = _sbbf.read_lake(source, dnf or [], read, True, _as_of(as_of), as_directory)
+    got = _sbbf.read_lake(source, dnf or [], read, True, _as_of(as_of), as_directory, *catalog)
     if got is None:
         return None
     if kwargs:

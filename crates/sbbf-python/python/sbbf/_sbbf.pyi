@@ -15,6 +15,8 @@ def probe_source(
     use_index: bool = True,
     as_of: Optional[str] = None,
     as_directory: bool = False,
+    catalog: Optional[str] = None,
+    catalog_name: Optional[str] = None,
 ) -> Tuple[List[str], Optional[str]]:
     """`sbbf probe --format json` lines for every file, and a warning about an unusable
     index."""
@@ -39,6 +41,8 @@ def row_groups_source(
     use_index: bool = True,
     as_of: Optional[str] = None,
     as_directory: bool = False,
+    catalog: Optional[str] = None,
+    catalog_name: Optional[str] = None,
 ) -> Tuple[List[Tuple[str, List[int]]], Optional[str]]:
     """`(file, row groups)` for every file a directory, glob or URL names, and a warning
     about an unusable index."""
@@ -82,11 +86,25 @@ def verify_source(
 
 def table_snapshot(
     source: str, as_of: Optional[str] = None, as_directory: bool = False,
-    deleted_rows: bool = False,
+    catalog: Optional[str] = None, catalog_name: Optional[str] = None,
 ) -> Optional[str]:
-    """The snapshot of the Delta or Iceberg table `source` names, as JSON; `None` for no
-    table (or with `as_directory`). With `deleted_rows`, each file's `deleted_rows`: the
-    positions a Delta deletion vector deletes (Iceberg deletes raise `InputError`)."""
+    """The snapshot of the Delta or Iceberg table `source` names (`NS.TABLE` with
+    `catalog`), as JSON; `None` for no table (or with `as_directory`)."""
+
+def read_lake(
+    source: str,
+    filters: Sequence[Sequence[Tuple[Any, str, Any]]],
+    columns: Optional[Sequence[str]] = None,
+    use_index: bool = True,
+    as_of: Optional[str] = None,
+    as_directory: bool = False,
+    catalog: Optional[str] = None,
+    catalog_name: Optional[str] = None,
+) -> Optional[Tuple[pa.Schema, List[pa.RecordBatch], Optional[str]]]:
+    """The rows of the Delta or Iceberg table `source` as the table gives them (the
+    library's reader: columns matched by field id or physical name, partition values from
+    the log, deletes applied), in the row groups `filters` may match (Bloom filters and the
+    table's index), not filtered further; with a warning. `None` for no table."""
 
 def catalog_table(uri: str, table: str, name: Optional[str] = None) -> str:
     """The current metadata file of the Iceberg table `table` (`NS.TABLE`) in a catalog."""
