@@ -166,13 +166,26 @@ pub async fn plan_loaded<F>(
 where
     F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
 {
+    // The index's sections for the column and the values need no listing: they are asked
+    // as soon as the head is known, while the listing goes on (a prefix's LIST pages, a
+    // table's log), so the index costs no wave after the listing.
+    let ask = prepare_with(column, &encode);
     let load = async {
-        match preloaded {
+        let loaded = match preloaded {
             Some(p) => p,
             None => root.load().await,
-        }
+        };
+        let fetched = match &loaded {
+            Ok(Some((l, _))) => {
+                let mut st = ReadStats::default();
+                let asks = [ask(&l.head)];
+                Some(fetch(root, l, &asks, false, &mut st).await.map(|f| (f, st)))
+            }
+            _ => None,
+        };
+        (loaded, fetched)
     };
-    let (listing, loaded) = futures::future::join(root.list_table(), load).await;
+    let (listing, (loaded, fetched)) = futures::future::join(root.list_table(), load).await;
     let (listing, table) = listing?;
     if listing.is_empty() && table.is_none() {
         if let Root::Store { prefix, .. } = root {
@@ -202,7 +215,15 @@ where
         Ok(None) => listing.iter().map(|_| Err(Why::NoIndex)).collect(),
         Ok(Some((loaded, st))) => {
             stats.index.add(st);
-            match answer(root, &loaded, &listing, column, &encode).await {
+            let answered = match fetched {
+                Some(Ok((f, st))) => decide(&f, 0, &ask(&loaded.head), &listing)
+                    .map(|d| (d, st))
+                    .map_err(Error::from),
+                Some(Err(e)) => Err(e),
+                // (Not reached: a head read has its sections fetched.)
+                None => answer(root, &loaded, &listing, column, &encode).await,
+            };
+            match answered {
                 Ok((d, st)) => {
                     stats.index.add(st);
                     stats.used = true;
@@ -299,6 +320,14 @@ pub(crate) struct Ask<'a> {
     /// they do not encode for it.
     encoded: HashMap<u32, Option<Hashed>>,
     need: BTreeSet<(usize, u64)>,
+}
+
+/// [`prepare`] for a head read later: the column and the values' encoder, kept.
+fn prepare_with<'a, F>(column: &'a str, encode: &'a F) -> impl Fn(&Head) -> Ask<'a> + 'a
+where
+    F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
+{
+    move |head| prepare(head, column, encode)
 }
 
 pub(crate) fn prepare<'a, F>(head: &Head, column: &'a str, encode: F) -> Ask<'a>

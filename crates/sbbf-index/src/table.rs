@@ -457,7 +457,8 @@ impl Root {
                 }
             }
             Root::Store { store, prefix, .. } => {
-                let objects = object::list_parquet(store, prefix).await?;
+                // The index waits on the listing: the folders are asked with its first page.
+                let objects = object::list_parquet_ahead(store, prefix).await?;
                 Ok(self.listed_objects(objects))
             }
         }

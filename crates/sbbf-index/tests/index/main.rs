@@ -7,5 +7,6 @@ mod common;
 
 mod answers;
 mod build_missing;
+mod early;
 mod parts;
 mod reads;

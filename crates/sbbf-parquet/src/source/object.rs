@@ -32,7 +32,7 @@ use crate::read::answer::RowGroupAnswer;
 use crate::values::stored::Encoded;
 use crate::{Error, ParquetFile, ReadError};
 use bytes::Bytes;
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use futures::FutureExt;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
@@ -409,8 +409,27 @@ pub async fn list_parquet(
     store: &Arc<dyn ObjectStore>,
     prefix: &Path,
 ) -> Result<Vec<ObjectMeta>, Error> {
+    list_parquet_split(store, prefix, false).await
+}
+
+/// [`list_parquet`], with the prefix's folders asked beside its first page (one delimited
+/// LIST): a prefix laid out in folders is listed a round trip sooner, at one request more
+/// where the first page turns out to be all there is or not in folders. For a reader that
+/// waits on the listing with nothing else to do (a probe answered by the table index).
+pub async fn list_parquet_ahead(
+    store: &Arc<dyn ObjectStore>,
+    prefix: &Path,
+) -> Result<Vec<ObjectMeta>, Error> {
+    list_parquet_split(store, prefix, true).await
+}
+
+async fn list_parquet_split(
+    store: &Arc<dyn ObjectStore>,
+    prefix: &Path,
+    ahead: bool,
+) -> Result<Vec<ObjectMeta>, Error> {
     let prefix_opt = (!prefix.as_ref().is_empty()).then_some(prefix);
-    let mut out: Vec<ObjectMeta> = list_split(Arc::clone(store), prefix_opt.cloned(), 0)
+    let mut out: Vec<ObjectMeta> = list_split(Arc::clone(store), prefix_opt.cloned(), 0, ahead)
         .await
         .map_err(|source| ReadError::Store {
             location: format!("listing {prefix}"),
@@ -444,17 +463,38 @@ fn list_split(
     store: Arc<dyn ObjectStore>,
     prefix: Option<Path>,
     depth: usize,
+    ahead: bool,
 ) -> BoxFuture<'static, object_store::Result<Vec<ObjectMeta>>> {
     Box::pin(async move {
         let prefix = prefix.as_ref();
         let mut flat = store.list(prefix);
-        let mut got = Vec::new();
         // The first page, without asking for the second (which would cost its round trip).
-        while got.len() < LIST_PAGE {
-            match flat.try_next().await? {
-                Some(m) => got.push(m),
-                None => return Ok(got),
+        let first_page = async {
+            let mut got = Vec::new();
+            while got.len() < LIST_PAGE {
+                match flat.try_next().await? {
+                    Some(m) => got.push(m),
+                    None => return Ok((got, true)),
+                }
             }
+            Ok::<_, object_store::Error>((got, false))
+        };
+        // Asked ahead, the folders come with the first page; left unread (their request
+        // dropped, never its next pages: a flat prefix's delimited listing is as long as the
+        // flat one) unless that page is full and in folders.
+        let (page, mut folders_pending, folders_read) = match ahead {
+            true => {
+                let folders = store.list_with_delimiter(prefix);
+                match futures::future::select(Box::pin(first_page), folders).await {
+                    Either::Left((page, folders)) => (page, Some(folders), None),
+                    Either::Right((top, page)) => (page.await, None, Some(top)),
+                }
+            }
+            false => (first_page.await, None, None),
+        };
+        let (mut got, complete) = page?;
+        if complete {
+            return Ok(got);
         }
         let in_folder = |m: &ObjectMeta| {
             m.location
@@ -463,6 +503,7 @@ fn list_split(
         };
         let split = depth < MAX_SPLIT_DEPTH && got.iter().all(in_folder);
         if !split {
+            drop(folders_pending.take());
             // Not laid out in folders: the rest of the pages, in turn.
             while let Some(m) = flat.try_next().await? {
                 got.push(m);
@@ -470,7 +511,11 @@ fn list_split(
             return Ok(got);
         }
         drop(flat);
-        let top = store.list_with_delimiter(prefix).await?;
+        let top = match (folders_read, folders_pending) {
+            (Some(top), _) => top?,
+            (None, Some(pending)) => pending.await?,
+            (None, None) => store.list_with_delimiter(prefix).await?,
+        };
         let folders: Vec<Path> = top
             .common_prefixes
             .into_iter()
@@ -483,7 +528,7 @@ fn list_split(
         let mut all = top.objects;
         let lists: Vec<_> = folders
             .into_iter()
-            .map(|f| list_split(Arc::clone(&store), Some(f), depth + 1))
+            .map(|f| list_split(Arc::clone(&store), Some(f), depth + 1, false))
             .collect();
         let below: Vec<Vec<ObjectMeta>> = futures::stream::iter(lists)
             .buffer_unordered(FOLDERS_AT_ONCE)
