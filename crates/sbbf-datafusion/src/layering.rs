@@ -9,6 +9,7 @@
 const ORDER: &[&str] = &[
     "expr",      // DataFusion filters to Bloom-filter predicates
     "metric",    // names of the scan's metrics
+    "tail",      // a remote file's reads served from its tail, read once
     "stats",     // what a scan pruned and read, from an executed plan's metrics
     "index",     // asking the table index which files a scan can leave out
     "filtered",  // a store view whose listings leave out hidden names or dropped files

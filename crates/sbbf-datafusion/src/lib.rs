@@ -55,6 +55,7 @@ pub mod metric;
 mod schema;
 mod stats;
 mod table;
+mod tail;
 
 pub use expr::{dynamic_predicate, predicate};
 pub use join::SbbfSource;

@@ -11,6 +11,7 @@ use crate::lake::{ByTableColumns, Columns, Deleted, FileBounds, PartitionValues}
 use crate::listing::{list_files, list_table, TableFiles};
 use crate::metric;
 use crate::schema::{infer_schema, schema_from_index};
+use crate::tail::TailReaderFactory;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::{ScanArgs, ScanResult, Session};
@@ -22,7 +23,7 @@ use datafusion::datasource::listing::{
 };
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::datasource::physical_plan::{
-    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource,
+    FileGroup, FileScanConfig, FileScanConfigBuilder, FileSource, ParquetSource,
 };
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
@@ -40,6 +41,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use sbbf_lake::{LakeOptions, TableVersion};
 use sbbf_parquet::prune::PreparedPredicate;
+use sbbf_parquet::read::async_driver::REMOTE_POLICY;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -723,10 +725,32 @@ impl SbbfTable {
                 .build();
             return Ok(DataSourceExec::from_data_source(without_statistics(config)));
         }
+        // On an object store, each file's footer and the pages in its last bytes come from
+        // one request (DataFusion's reader asks for the pages again, a round trip later).
+        let inner = match (
+            policy_for(&config.object_store_url) == REMOTE_POLICY,
+            config.file_source().downcast_ref::<ParquetSource>(),
+        ) {
+            (true, Some(parquet))
+                if parquet
+                    .table_parquet_options()
+                    .crypto
+                    .file_decryption
+                    .is_none() =>
+            {
+                let tail = Arc::new(TailReaderFactory::new(
+                    Arc::clone(&store),
+                    Arc::clone(&cache),
+                ));
+                Arc::new(parquet.clone().with_parquet_file_reader_factory(tail))
+                    as Arc<dyn FileSource>
+            }
+            _ => Arc::clone(config.file_source()),
+        };
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
-        let mut source = SbbfSource::new(Arc::clone(config.file_source()), Arc::clone(&cache))
-            .with_columns(self.columns.clone());
+        let mut source =
+            SbbfSource::new(inner, Arc::clone(&cache)).with_columns(self.columns.clone());
         // With an index, the join's keys are asked of it first: files it rules out are
         // dropped unread.
         // Not a lake table's: the join's keys would be asked by the table's names.
