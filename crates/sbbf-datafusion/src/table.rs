@@ -736,7 +736,8 @@ impl SbbfTable {
                     .table_parquet_options()
                     .crypto
                     .file_decryption
-                    .is_none() =>
+                    .is_none()
+                    && parquet.table_parquet_options().crypto.factory_id.is_none() =>
             {
                 let tail = Arc::new(TailReaderFactory::new(
                     Arc::clone(&store),

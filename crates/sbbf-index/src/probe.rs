@@ -179,7 +179,9 @@ where
             Ok(Some((l, _))) => {
                 let mut st = ReadStats::default();
                 let asks = [ask(&l.head)];
-                Some(fetch(root, l, &asks, false, &mut st).await.map(|f| (f, st)))
+                let f = fetch(root, l, &asks, false, &mut st).await;
+                let [asked] = asks;
+                Some(f.map(|f| (f, st, asked)))
             }
             _ => None,
         };
@@ -216,7 +218,7 @@ where
         Ok(Some((loaded, st))) => {
             stats.index.add(st);
             let answered = match fetched {
-                Some(Ok((f, st))) => decide(&f, 0, &ask(&loaded.head), &listing)
+                Some(Ok((f, st, asked))) => decide(&f, 0, &asked, &listing)
                     .map(|d| (d, st))
                     .map_err(Error::from),
                 Some(Err(e)) => Err(e),

@@ -29,6 +29,9 @@ use sbbf_parquet::{Error, LakeError};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// Rows per batch of a file read for the log's values alone (no column of the file asked).
+const LOG_ONLY_BATCH: usize = 64 << 10;
+
 /// Files whose footers and rows are read at once by [`read_rows`] (each a request or two on
 /// an object store).
 const FILES_IN_FLIGHT: usize = 16;
@@ -125,6 +128,16 @@ impl Snapshot {
         })
     }
 
+    fn data_file_refusal(&self, file: &DataFile, reason: String) -> Error {
+        Error::from(LakeError::DataFile {
+            format: self.format.name(),
+            table: self.location.clone(),
+            file: file.url.clone(),
+            reason,
+            source: None,
+        })
+    }
+
     fn unsupported(&self, feature: String) -> Error {
         Error::from(LakeError::Unsupported {
             format: self.format.name(),
@@ -196,7 +209,7 @@ pub fn rows_left(row_groups: &[u64], deleted: &[u64]) -> Vec<RowsLeft> {
     row_groups
         .iter()
         .map(|&rows| {
-            let end = start + rows;
+            let end = start.saturating_add(rows);
             let here = rest.partition_point(|&d| d < end);
             let (gone, after) = rest.split_at(here);
             rest = after;
@@ -314,7 +327,19 @@ pub async fn read_rows(
         .buffered(FILES_IN_FLIGHT)
         .try_collect()
         .await?;
-    let schema = Arc::new(table_schema(snap, &columns, &opened)?);
+    // Every file ruled out: a nested column (which the table's schema does not type as
+    // Arrow) is typed by a footer all the same, so that no match reads as an empty table.
+    let typing = match opened.is_empty() && !snap.files.is_empty() {
+        true if columns
+            .iter()
+            .any(|c| snap.in_files(c) && unheld_type(snap.format, &snap.location, c).is_err()) =>
+        {
+            vec![open(snap, root, 0, &columns).await?]
+        }
+        _ => Vec::new(),
+    };
+    let typed_by = if opened.is_empty() { &typing } else { &opened };
+    let schema = Arc::new(table_schema(snap, &columns, typed_by)?);
     let batches: Vec<Vec<RecordBatch>> = futures::stream::iter(opened)
         .map(|o| read_file(snap, root, asked, &columns, &schema, o))
         .buffered(FILES_IN_FLIGHT)
@@ -475,15 +500,35 @@ async fn read_file(
         .iter()
         .map(|g| u64::try_from(g.num_rows()).unwrap_or(0))
         .collect();
+    let total = sizes
+        .iter()
+        .try_fold(0u64, |a, &n| a.checked_add(n))
+        .ok_or_else(|| snap.data_file_refusal(f, "its footer counts more rows than fit".into()))?;
     let mut groups: Vec<usize> = match asked.row_groups.get(&f.url) {
-        Some(g) => g.iter().copied().filter(|&g| g < sizes.len()).collect(),
+        Some(g) => {
+            // Each row group once, in file order; one the file does not have is an error,
+            // never a row group less.
+            if let Some(&bad) = g.iter().find(|&&g| g >= sizes.len()) {
+                return Err(snap.data_file_refusal(
+                    f,
+                    format!("row group {bad} asked; it has {}", sizes.len()),
+                ));
+            }
+            let mut g = g.clone();
+            g.sort_unstable();
+            g.dedup();
+            g
+        }
         None => (0..sizes.len()).collect(),
     };
     let deleted = match f.deletes.any() {
+        // Deletes apply and none were read: refused, never read as if there were none.
         true => snap
-            .deleted_rows(root, &f.url, Some(sizes.iter().sum()))
+            .deleted_rows(root, &f.url, Some(total))
             .await?
-            .unwrap_or_default(),
+            .ok_or_else(|| {
+                snap.unsupported(format!("deletes of data file {} that were not read", f.url))
+            })?,
         false => Vec::new(),
     };
     let left = rows_left(&sizes, &deleted);
@@ -500,13 +545,19 @@ async fn read_file(
     let roots: Vec<usize> = o.held.iter().flatten().map(|h| h.at).collect();
     let file_batches = match (roots.is_empty(), groups.is_empty()) {
         (_, true) => return Ok(Vec::new()),
-        // Only the log's values and nulls: the footer told how many rows there are.
-        (true, false) => vec![RecordBatch::try_new_with_options(
-            Arc::new(Schema::empty()),
-            vec![],
-            &RecordBatchOptions::new().with_row_count(Some(rows)),
-        )
-        .map_err(|e| snap.data_file_error(f, "empty batch".into(), e))?],
+        // Only the log's values and nulls: the footer told how many rows there are (in
+        // batches of a bounded size, whatever a file holds).
+        (true, false) => (0..rows)
+            .step_by(LOG_ONLY_BATCH)
+            .map(|at| {
+                RecordBatch::try_new_with_options(
+                    Arc::new(Schema::empty()),
+                    vec![],
+                    &RecordBatchOptions::new().with_row_count(Some(LOG_ONLY_BATCH.min(rows - at))),
+                )
+                .map_err(|e| snap.data_file_error(f, "empty batch".into(), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
         (false, false) => {
             let mask = ProjectionMask::roots(o.builder.parquet_schema(), roots);
             o.builder
@@ -558,7 +609,12 @@ fn table_batch(
                     })?;
                 }
                 if a.data_type() != ty {
-                    a = arrow_cast::cast(&a, ty).map_err(|e| {
+                    // A value the table's type cannot hold is an error, never a null.
+                    let strict = CastOptions {
+                        safe: false,
+                        ..Default::default()
+                    };
+                    a = cast_with_options(&a, ty, &strict).map_err(|e| {
                         snap.data_file_error(
                             f,
                             format!("column `{}` held as {} read as {ty}", c.name, a.data_type()),

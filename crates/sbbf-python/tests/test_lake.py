@@ -633,3 +633,26 @@ def test_a_catalogs_table_is_read_probed_and_pruned_with_its_index(tmp_path):
         assert sbbf.row_groups("ns.ice_basic", filters, catalog=uri) == kept
     with pytest.warns(UserWarning, match="ignoring the index"):
         _same_rows(sbbf.read_table("ns.ice_basic", filters=filters, catalog=uri), theirs)
+
+
+def test_a_filter_no_file_matches_reads_as_an_empty_table_of_the_tables_types(tmp_path):
+    """Every file ruled out by its filters: the empty table keeps the table's columns and
+    types, nested ones included (typed by a footer, as no file is read for rows)."""
+    from deltalake import DeltaTable, write_deltalake
+    rows = pa.table({
+        "id": pa.array(range(100), pa.int64()),
+        "s": pa.array([{"a": i, "b": str(i)} for i in range(100)],
+                      pa.struct([("a", pa.int64()), ("b", pa.string())])),
+    })
+    write_deltalake(str(tmp_path), rows.slice(0, 50))
+    write_deltalake(str(tmp_path), rows.slice(50), mode="append")
+    sbbf.add(str(tmp_path), "id")
+    kept = sbbf.row_groups(str(tmp_path), [("id", "=", 12345)])
+    assert kept and all(rgs == [] for rgs in kept.values()), kept
+    none = sbbf.read_table(str(tmp_path), filters=[("id", "=", 12345)])
+    whole = sbbf.read_table(str(tmp_path))
+    assert none.num_rows == 0
+    assert none.schema == whole.schema
+    one = sbbf.read_table(str(tmp_path), filters=[("id", "=", 7)], columns=["s"])
+    assert one.column("s").to_pylist() == [{"a": 7, "b": "7"}]
+    _same_rows(whole, DeltaTable(str(tmp_path)).to_pyarrow_table())
