@@ -843,7 +843,7 @@ fn read_lake(
         };
         let mut warning = None;
         if let Some(filters) = filters {
-            match block_on(kept_row_groups(at, snap, local, filters, use_index))? {
+            match block_on(kept_row_groups(at, snap, &root, local, filters, use_index))? {
                 Ok((kept, w)) => {
                     asked.row_groups = kept;
                     warning = w;
@@ -877,6 +877,7 @@ fn read_lake(
 async fn kept_row_groups(
     at: sbbf_lake::TableRef,
     snap: &sbbf_lake::Snapshot,
+    root: &sbbf_lake::StoreRoot,
     local: bool,
     filters: Dnf,
     use_index: bool,
@@ -891,7 +892,15 @@ async fn kept_row_groups(
     if snap.files.is_empty() {
         return Ok(Default::default());
     }
-    // Each file as the pruning names it (a local file by its name below the table's folder).
+    // Each file as the pruning names it: a local file by its name below the table's folder,
+    // an object by its path in the store. The pruning names an object by the store's URL and
+    // its path as it is (`p=a%20b/`, a key holding `%`), the snapshot by a URL that encodes
+    // it (`p=a%2520b/`): both are keyed by the path.
+    let base = root.base().as_str().to_string();
+    let pruned_key = |name: &str| match local {
+        true => name.to_string(),
+        false => name.strip_prefix(&base).unwrap_or(name).to_string(),
+    };
     let url_of: std::collections::HashMap<String, String> = match local {
         true => sbbf_lake::local_files(snap)?
             .into_iter()
@@ -901,7 +910,10 @@ async fn kept_row_groups(
         false => snap
             .files
             .iter()
-            .map(|f| (f.url.clone(), f.url.clone()))
+            .map(|f| {
+                let path = root.path_of(&f.url).map(|p| p.to_string());
+                (path.unwrap_or_else(|_| f.url.clone()), f.url.clone())
+            })
             .collect(),
     };
     let options = sbbf_lake::TableOptions {
@@ -917,7 +929,7 @@ async fn kept_row_groups(
         sbbf_index::each::prune_each(at, filters, options, use_index, false, |file, rgs| {
             match rgs {
                 Ok(rgs) => {
-                    if let Some(url) = url_of.get(&file) {
+                    if let Some(url) = url_of.get(&pruned_key(&file)) {
                         kept.insert(url.clone(), rgs);
                     }
                 }

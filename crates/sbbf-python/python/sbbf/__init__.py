@@ -394,11 +394,12 @@ def _read_lake(source: str, filters: Any, columns: Optional[List[str]], as_of: A
         used = {leaf[0][0] if isinstance(leaf[0], tuple) else leaf[0]
                 for conj in (dnf or []) for leaf in conj}
         read = list(columns) + sorted(used - set(columns))
+    if kwargs and _sbbf.table_snapshot(source, _as_of(as_of), as_directory, *catalog) is not None:
+        # Refused before the table is read.
+        raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
     got = _sbbf.read_lake(source, dnf or [], read, True, _as_of(as_of), as_directory, *catalog)
     if got is None:
         return None
-    if kwargs:
-        raise TypeError(f"read_table() of a table takes none of {sorted(kwargs)}")
     schema, batches, warning = got
     if warning:
         warnings.warn(warning, stacklevel=3)
