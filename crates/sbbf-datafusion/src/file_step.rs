@@ -5,6 +5,7 @@
 use crate::index::{Known, KnownFiles};
 use crate::lake::{Columns, FileBounds};
 use crate::metric;
+use crate::tail::Tails;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::{DFSchema, Result, ScalarValue};
@@ -208,6 +209,9 @@ pub(crate) struct Step<'a> {
     /// groups): `--stats` counts them from here instead of reading the footers again (ours
     /// are not in DataFusion's cache).
     pub(crate) counted: &'a std::sync::Mutex<crate::index::Dropped>,
+    /// The scan's file tails (on an object store): the tail a file kept for the scan was
+    /// opened with is kept there, so the scan reads nothing of it again.
+    pub(crate) tails: Option<&'a Mutex<Tails>>,
 }
 
 impl Step<'_> {
@@ -242,6 +246,10 @@ impl Step<'_> {
                 }
             },
         };
+        let tail = opened
+            .as_ref()
+            .and_then(|pq| pq.tail())
+            .map(|(at, b)| (at, b.clone()));
         let n = metadata.num_row_groups();
         self.metrics.row_groups.add(n);
         self.counted
@@ -274,6 +282,10 @@ impl Step<'_> {
         if plan.row_group_index_iter().next().is_none() {
             self.metrics.files_pruned.add(1);
             return Planned::Drop;
+        }
+        // The file is scanned: its tail serves the scan's reads.
+        if let (Some(tails), Some((at, bytes))) = (self.tails, &tail) {
+            Tails::keep(tails, &file.object_meta.location, *at, bytes);
         }
         if plan.row_group_index_iter().count() == scanned_before {
             return Planned::Keep;

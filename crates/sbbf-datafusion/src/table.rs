@@ -726,8 +726,9 @@ impl SbbfTable {
             return Ok(DataSourceExec::from_data_source(without_statistics(config)));
         }
         // On an object store, each file's footer and the pages in its last bytes come from
-        // one request (DataFusion's reader asks for the pages again, a round trip later).
-        let inner = match (
+        // one request (DataFusion's reader asks for the pages again, a round trip later), and
+        // a file the planning opened to ask its filters is not read again for them.
+        let tail_reader = match (
             policy_for(&config.object_store_url) == REMOTE_POLICY,
             config.file_source().downcast_ref::<ParquetSource>(),
         ) {
@@ -743,10 +744,17 @@ impl SbbfTable {
                     Arc::clone(&store),
                     Arc::clone(&cache),
                 ));
-                Arc::new(parquet.clone().with_parquet_file_reader_factory(tail))
-                    as Arc<dyn FileSource>
+                Some((parquet, tail))
             }
-            _ => Arc::clone(config.file_source()),
+            _ => None,
+        };
+        let inner = match &tail_reader {
+            Some((parquet, tail)) => Arc::new(
+                (*parquet)
+                    .clone()
+                    .with_parquet_file_reader_factory(Arc::clone(tail) as _),
+            ) as Arc<dyn FileSource>,
+            None => Arc::clone(config.file_source()),
         };
         // The join filters arrive later, while the query runs: the file source probes them
         // when it opens each file (`dynamic.rs`).
@@ -791,6 +799,7 @@ impl SbbfTable {
             bounds: self.bounds.as_deref().zip(table_pred.as_ref()),
             known,
             counted: &self.counted,
+            tails: tail_reader.as_ref().map(|(_, t)| t.tails()),
         };
         let mut plans: Vec<Planned> = futures::stream::iter(files)
             .map(|f| {

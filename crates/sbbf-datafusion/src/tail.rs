@@ -42,11 +42,24 @@ const MAX_TAIL: u64 = 4 << 20;
 /// bytes in all; past it, tails are not kept.
 const KEPT_TAILS: usize = 64 << 20;
 
-/// The tails read so far in a scan, by file.
+/// The tails read so far in a scan, by file: by its readers, and by the scan's planning,
+/// which opens a file the same way (its last 64 KiB) to ask its filters.
 #[derive(Debug, Default)]
-struct Tails {
+pub(crate) struct Tails {
     by_path: HashMap<Path, (u64, Bytes)>,
     bytes: usize,
+}
+
+impl Tails {
+    /// Keeps `bytes`, the tail of the file at `path` from offset `start`, within the bound.
+    pub(crate) fn keep(tails: &Mutex<Tails>, path: &Path, start: u64, bytes: &Bytes) {
+        let mut kept = lock(tails);
+        if kept.by_path.contains_key(path) || kept.bytes + bytes.len() > KEPT_TAILS {
+            return;
+        }
+        kept.bytes += bytes.len();
+        kept.by_path.insert(path.clone(), (start, bytes.clone()));
+    }
 }
 
 /// Opens each file of a scan as a [`TailReader`] of `store`.
@@ -70,6 +83,11 @@ impl TailReaderFactory {
             cache,
             tails: Arc::default(),
         }
+    }
+
+    /// The tails its readers share, where the planning keeps those it read.
+    pub(crate) fn tails(&self) -> &Mutex<Tails> {
+        &self.tails
     }
 }
 
@@ -170,12 +188,7 @@ impl TailReader {
             )));
         }
         self.metrics.bytes_scanned.add(bytes.len());
-        let mut kept = lock(&self.kept);
-        if kept.bytes + bytes.len() <= KEPT_TAILS {
-            kept.bytes += bytes.len();
-            kept.by_path
-                .insert(self.meta.location.clone(), (start, bytes.clone()));
-        }
+        Tails::keep(&self.kept, &self.meta.location, start, &bytes);
         self.tail = Some((start, bytes));
         Ok(())
     }

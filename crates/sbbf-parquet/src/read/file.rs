@@ -175,6 +175,13 @@ impl<R> ParquetFile<R> {
         &self.metadata
     }
 
+    /// The file's last bytes read with its footer, from the offset given, when it was opened
+    /// that way ([`ParquetFile::open_async`]): a reader of the same file that keeps them
+    /// reads its footer, and whatever else lies in them, with no request.
+    pub fn tail(&self) -> Option<(u64, &bytes::Bytes)> {
+        self.tail.as_ref().map(|(at, b)| (*at, b))
+    }
+
     /// How chunk (`row_group`, `column`) is protected: always plaintext in a file without
     /// encryption (and in a build without the `encryption` feature, where encrypted files do
     /// not open).
