@@ -169,25 +169,21 @@ where
     // The index's sections for the column and the values need no listing: they are asked
     // as soon as the head is known, while the listing goes on (a prefix's LIST pages, a
     // table's log), so the index costs no wave after the listing.
-    let ask = prepare_with(column, &encode);
     let load = async {
         let loaded = match preloaded {
             Some(p) => p,
             None => root.load().await,
         };
-        let fetched = match &loaded {
-            Ok(Some((l, _))) => {
-                let mut st = ReadStats::default();
-                let asks = [ask(&l.head)];
-                let f = fetch(root, l, &asks, false, &mut st).await;
-                let [asked] = asks;
-                Some(f.map(|f| (f, st, asked)))
-            }
-            _ => None,
+        let Ok(Some((l, st))) = loaded else {
+            return loaded.map(|_| None);
         };
-        (loaded, fetched)
+        let asks = [prepare(&l.head, column, &encode)];
+        let mut fetch_st = ReadStats::default();
+        let fetched = fetch(root, &l, &asks, false, &mut fetch_st).await;
+        let [asked] = asks;
+        Ok(Some((l, st, fetched.map(|f| (f, fetch_st, asked)))))
     };
-    let (listing, (loaded, fetched)) = futures::future::join(root.list_table(), load).await;
+    let (listing, loaded) = futures::future::join(root.list_table(), load).await;
     let (listing, table) = listing?;
     if listing.is_empty() && table.is_none() {
         if let Root::Store { prefix, .. } = root {
@@ -215,16 +211,13 @@ where
     let ignore = |e: &Error| format!("ignoring the index {}: {e}", root.index_location());
     let decisions: Vec<Result<Ruled, Why>> = match loaded {
         Ok(None) => listing.iter().map(|_| Err(Why::NoIndex)).collect(),
-        Ok(Some((loaded, st))) => {
+        Ok(Some((loaded, st, fetched))) => {
             stats.index.add(st);
-            let answered = match fetched {
-                Some(Ok((f, st, asked))) => decide(&f, 0, &asked, &listing)
+            let answered = fetched.and_then(|(f, st, asked)| {
+                decide(&f, 0, &asked, &listing)
                     .map(|d| (d, st))
-                    .map_err(Error::from),
-                Some(Err(e)) => Err(e),
-                // (Not reached: a head read has its sections fetched.)
-                None => answer(root, &loaded, &listing, column, &encode).await,
-            };
+                    .map_err(Error::from)
+            });
             match answered {
                 Ok((d, st)) => {
                     stats.index.add(st);
@@ -322,14 +315,6 @@ pub(crate) struct Ask<'a> {
     /// they do not encode for it.
     encoded: HashMap<u32, Option<Hashed>>,
     need: BTreeSet<(usize, u64)>,
-}
-
-/// [`prepare`] for a head read later: the column and the values' encoder, kept.
-fn prepare_with<'a, F>(column: &'a str, encode: &'a F) -> impl Fn(&Head) -> Ask<'a> + 'a
-where
-    F: Fn(&ColumnType) -> Result<Vec<Encoded>, sbbf_parquet::Error>,
-{
-    move |head| prepare(head, column, encode)
 }
 
 pub(crate) fn prepare<'a, F>(head: &Head, column: &'a str, encode: F) -> Ask<'a>
