@@ -181,7 +181,11 @@ impl AsyncFileReader for ObjectReader {
         options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
         async move {
+            // The footer in one read of the last 64 KiB, as the library opens a file (without
+            // a hint: the last 8 bytes, then the footer, a round trip later).
+            let hint = crate::read::async_driver::FOOTER_SUFFIX as usize;
             let mut reader = ParquetMetaDataReader::new()
+                .with_prefetch_hint(Some(hint))
                 .with_metadata_options(options.map(|o| o.metadata_options().clone()));
             if let Some(o) = options {
                 reader = reader

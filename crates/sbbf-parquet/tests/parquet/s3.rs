@@ -541,6 +541,27 @@ async fn filters_before_the_footer_cost_no_read_of_their_own() {
 
 /// 64 row groups of 2,000 rows (`id` i64 with a Bloom filter, `payload` text without), filters
 /// where `position` puts them.
+/// arrow-rs's record batch reader over an `ObjectReader` (what `sbbf_lake::rows` reads a
+/// table's rows with) reads a small file's footer in one request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arrow_read_takes_the_footer_in_one_request() {
+    let inner: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let counting = Arc::new(Counting::new(inner));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    let whole = write_64(BloomFilterPosition::End);
+    let path = Path::from("small.parquet");
+    object_store::ObjectStoreExt::put(store.as_ref(), &path, PutPayload::from(whole.clone()))
+        .await
+        .unwrap();
+    counting.reset();
+    let reader = object::ObjectReader::new(Arc::clone(&store), path, whole.len() as u64);
+    let builder = parquet::arrow::ParquetRecordBatchStreamBuilder::new(reader)
+        .await
+        .unwrap();
+    assert_eq!(builder.metadata().num_row_groups(), 64);
+    assert_eq!(counting.requests(), 1, "{}", counting.report());
+}
+
 fn write_64(position: BloomFilterPosition) -> Bytes {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
