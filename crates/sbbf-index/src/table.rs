@@ -22,10 +22,15 @@ pub const INDEX_DIR: &str = "_sbbf_index";
 pub const INDEX_FILE: &str = "index.sbbfi";
 /// The writers' lock file inside [`INDEX_DIR`] (local roots).
 pub const LOCK_FILE: &str = ".lock";
-/// Bytes a probe reads from the end of an index in its first request: the trailer and the head
-/// (a few hundred bytes for a few columns, whatever the number of files), and for a table of a
-/// few hundred files its file table and columns as well.
+/// Bytes a probe reads from the end of a local index in its first read: the trailer and the
+/// head (a few hundred bytes for a few columns, whatever the number of files), and for a table
+/// of a few hundred files its file table and columns as well.
 pub const INDEX_SUFFIX: u64 = 16 << 10;
+/// Bytes a probe reads from the end of an index on an object store in its first request: the
+/// head, and the file table and column sections of a table of up to about 15,000 files (about
+/// 30 bytes a file), which a second request would otherwise fetch. Half a MiB takes a few ms
+/// more than a few KiB on a store's connection; a round trip takes tens of ms.
+pub const STORE_INDEX_SUFFIX: u64 = 512 << 10;
 
 /// A table root.
 #[derive(Debug, Clone)]
@@ -531,11 +536,16 @@ impl Root {
         }
     }
 
-    /// Reads the trailer and the head: one read of the last [`INDEX_SUFFIX`] bytes, a second
-    /// only for a larger head. `Ok(None)`: there is no index.
+    /// Reads the trailer and the head: one read of the last [`INDEX_SUFFIX`] bytes
+    /// ([`STORE_INDEX_SUFFIX`] on a store), a second only for a larger head. `Ok(None)`: there
+    /// is no index.
     pub async fn load(&self) -> Result<Option<(Loaded, ReadStats)>, Error> {
         let mut st = ReadStats::default();
-        let (len, mut tail) = match self.read_suffix(INDEX_SUFFIX, &mut st).await? {
+        let first = match self {
+            Root::Local { .. } => INDEX_SUFFIX,
+            Root::Store { .. } => STORE_INDEX_SUFFIX,
+        };
+        let (len, mut tail) = match self.read_suffix(first, &mut st).await? {
             None => return Ok(None),
             Some(x) => x,
         };
@@ -818,11 +828,11 @@ impl Loaded {
         st: &mut ReadStats,
     ) -> Result<Vec<Bytes>, Error> {
         let tail_start = self.len - self.tail.len() as u64;
-        // Requests for ranges close to each other are one request remotely (what lies between
-        // costs less than a round trip).
+        // Requests for ranges close to each other are one request remotely: up to a MiB
+        // between them (as the object store crate coalesces) costs less than a round trip.
         let gap = match root {
             Root::Local { .. } => 0,
-            Root::Store { .. } => 64 * 1024,
+            Root::Store { .. } => 1 << 20,
         };
         let mut far: Vec<std::ops::Range<u64>> = ranges
             .iter()
@@ -833,7 +843,10 @@ impl Loaded {
         let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
         for r in far {
             match merged.last_mut() {
-                Some(m) if r.start <= m.end + gap => m.end = m.end.max(r.end),
+                // Capped, so that many values' stripes still go as parallel requests.
+                Some(m) if r.start <= m.end + gap && r.end.max(m.end) - m.start <= 8 << 20 => {
+                    m.end = m.end.max(r.end)
+                }
                 _ => merged.push(r),
             }
         }

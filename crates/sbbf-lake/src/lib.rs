@@ -449,16 +449,15 @@ impl Snapshot {
 /// `_delta_log/`, a `*.metadata.json` file, a folder with `metadata/` holding metadata files.
 ///
 /// Under an object-store URL that names a prefix (it ends in `/`, or its last name has no
-/// extension) the same is asked of the store: the first page of `_delta_log/` and of
-/// `metadata/`, and `_delta_log/_last_checkpoint`, three requests in one round trip (what they
-/// answer for a Delta table is the start of reading its log). A URL naming an object
+/// extension) the same is asked of the store: the first page of `_delta_log/`, and only when
+/// it is empty the first page of `metadata/` (see [`detect_remote`]). A URL naming an object
 /// (`.../f.parquet`) and a web server's URL (which cannot be listed) are never tables.
 ///
-/// Also what a Delta table's detection on a store learnt of the log.
+/// Also what the detection on a store learnt, for the table's reader ([`Look`]).
 async fn detect_in(
     root: Option<&StoreRoot>,
     arg: &str,
-) -> Result<Option<(Format, Option<delta::LogLook>)>, Error> {
+) -> Result<Option<(Format, Option<Look>)>, Error> {
     if arg.ends_with(".metadata.json") {
         return Ok(Some((Format::Iceberg, None)));
     }
@@ -501,10 +500,25 @@ fn names_a_prefix(url: &str) -> bool {
     !last.contains('.') && !last.contains(['*', '?', '['])
 }
 
+/// What finding a table on a store learnt that its reader would otherwise ask again.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
+enum Look {
+    /// A Delta log's first listing page (and checkpoint hint): the start of reading the log.
+    Delta(delta::LogLook),
+    /// The names directly in an Iceberg table's `metadata/`, all of them (a whole first page).
+    Iceberg(Vec<String>),
+}
+
+/// The store's side of [`detect_in`]: `_delta_log/` is listed first, and `metadata/` only when
+/// the log is empty. A Delta table (the common case on a store, and a table with both, as
+/// Delta's Iceberg-compatible writers leave, is read as Delta anyway) is found in one
+/// request, which is also the first of reading its log; an Iceberg folder costs a second
+/// round trip, whose listing its reader then uses in place of its own.
 async fn detect_remote(
     root: Option<&StoreRoot>,
     arg: &str,
-) -> Result<Option<(Format, Option<delta::LogLook>)>, Error> {
+) -> Result<Option<(Format, Option<Look>)>, Error> {
     use futures::StreamExt;
     if !names_a_prefix(arg) {
         return Ok(None);
@@ -529,28 +543,31 @@ async fn detect_remote(
         }
         .into()
     };
-    // The first page of each: a Delta log holds at least one object; an Iceberg metadata
-    // folder a metadata file or a version hint (its names sort first: 00000-..., v1...).
-    let delta = delta::look(&store, log);
-    let iceberg = async {
-        let mut found = false;
-        let mut names = store.list(Some(&meta)).take(1000);
-        while let Some(m) = names.next().await {
-            let name = m?.location.filename().unwrap_or_default().to_string();
-            if name.ends_with(".metadata.json") || name == "version-hint.text" {
-                found = true;
-                break;
-            }
-        }
-        Ok::<bool, object_store::Error>(found)
-    };
-    let (delta, iceberg) = futures::future::join(delta, iceberg).await;
-    let delta = delta.map_err(listed)?;
+    let delta = delta::look(&store, log).await.map_err(listed)?;
     if !delta.entries.is_empty() {
-        return Ok(Some((Format::Delta, Some(delta))));
+        return Ok(Some((Format::Delta, Some(Look::Delta(delta)))));
     }
-    if iceberg.map_err(listed)? {
-        return Ok(Some((Format::Iceberg, None)));
+    // The first page of `metadata/`: an Iceberg metadata folder holds a metadata file or a
+    // version hint (its names sort first: 00000-..., v1...).
+    const PAGE: usize = 1000;
+    let mut objects = 0;
+    let mut names = Vec::new();
+    let mut page = store.list(Some(&meta)).take(PAGE);
+    while let Some(m) = page.next().await {
+        let m = m.map_err(listed)?;
+        objects += 1;
+        // Only the folder's own objects, as a delimited listing gives them.
+        let mut parts = m.location.prefix_match(&meta).into_iter().flatten();
+        if let (Some(name), None) = (parts.next(), parts.next()) {
+            names.push(name.as_ref().to_string());
+        }
+    }
+    let found = names
+        .iter()
+        .any(|n| n.ends_with(".metadata.json") || n == "version-hint.text");
+    if found {
+        let look = (objects < PAGE).then_some(Look::Iceberg(names));
+        return Ok(Some((Format::Iceberg, look)));
     }
     Ok(None)
 }
@@ -563,7 +580,7 @@ pub(crate) async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Sna
 }
 
 /// A table found at a path, not read yet: what finding it learnt (on a store, a Delta log's
-/// first listing page and checkpoint hint), to read its snapshot ([`Found::snapshot`]) or,
+/// first listing page, or an Iceberg folder's `metadata/` listing), to read its snapshot ([`Found::snapshot`]) or,
 /// for a Delta table whose earlier version a reader knows, only the commits since
 /// ([`Found::delta_since`]). Every request of finding and reading is counted
 /// ([`LogReads`]).
@@ -574,11 +591,11 @@ pub struct Found {
     url: url::Url,
     root: StoreRoot,
     counters: Arc<counted::Counters>,
-    look: Option<delta::LogLook>,
+    look: Option<Look>,
     as_of: Option<AsOf>,
 }
 
-/// Finds the table at `arg` (one round trip on a store) without reading it: `None` when
+/// Finds the table at `arg` (on a store one request for a Delta table, two round trips for an Iceberg folder) without reading it: `None` when
 /// `arg` is no table or is to be read as a folder; through a store the caller configured
 /// (`root`), else the one the URL names. [`Table::locate`] is the way in.
 pub(crate) async fn find_in(
@@ -655,9 +672,18 @@ impl Found {
                 look,
                 as_of,
             } = self;
-            let mut snap = match format {
-                Format::Delta => delta::snapshot(&root, &arg, &url, as_of, look).await?,
-                Format::Iceberg => iceberg::snapshot(&root, &arg, &url, as_of).await?,
+            let mut snap = match (format, look) {
+                (Format::Delta, Some(Look::Delta(look))) => {
+                    delta::snapshot(&root, &arg, &url, as_of, Some(look)).await?
+                }
+                (Format::Delta, _) => delta::snapshot(&root, &arg, &url, as_of, None).await?,
+                (Format::Iceberg, look) => {
+                    let listed = match &look {
+                        Some(Look::Iceberg(names)) => Some(names.as_slice()),
+                        _ => None,
+                    };
+                    iceberg::snapshot(&root, &arg, &url, as_of, listed).await?
+                }
             };
             snap.log_reads = counters.reads();
             Ok(snap)
@@ -685,7 +711,10 @@ impl Found {
         since::read(
             &self.root,
             &self.url,
-            self.look.as_ref(),
+            match &self.look {
+                Some(Look::Delta(l)) => Some(l),
+                _ => None,
+            },
             since,
             mark,
             self.as_of,
@@ -709,7 +738,16 @@ impl Found {
             Err(not_built(&self.arg, self.format))
         };
         #[cfg(feature = "tables")]
-        iceberg::since(&self.root, &self.arg, &self.url, self.as_of, since, known).await
+        {
+            let listed = match &self.look {
+                Some(Look::Iceberg(names)) => Some(names.as_slice()),
+                _ => None,
+            };
+            iceberg::since(
+                &self.root, &self.arg, &self.url, self.as_of, listed, since, known,
+            )
+            .await
+        }
     }
 }
 

@@ -115,8 +115,9 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
-    /// Finds what `at` names without reading a table's log: on a store one round trip (the
-    /// first page of `_delta_log/` and of `metadata/`, and a Delta checkpoint hint), a
+    /// Finds what `at` names without reading a table's log: on a store one request for a
+    /// Delta table (the first page of `_delta_log/`), a second for an Iceberg folder (the
+    /// first page of `metadata/`), a
     /// catalog asked for its table's metadata file. A version asked of something that is no
     /// table is an error ([`LakeOptions::as_of`]).
     pub async fn locate(at: impl Into<TableRef>, lake: &LakeOptions) -> Result<Table, Error> {

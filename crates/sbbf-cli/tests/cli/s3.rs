@@ -412,8 +412,9 @@ fn a_query_of_a_delta_table_on_s3_counts_what_deltalake_counts() {
 /// Opening a checkpointed Delta table on a store reads each log object once, whole: the
 /// kernel asks for a checkpoint in several ranges one after another and for some commits
 /// twice, each a round trip (19 requests in 16 waves before, on a table like this one). And
-/// only what the snapshot needs: the log listed once (by finding the table), the checkpoint
-/// hint, the newest checkpoint and the commits after it, read ahead together.
+/// only what the snapshot needs: the log listed once (by finding the table: nothing else is
+/// listed, and the checkpoint hint is not read, since a log of one listing page names its
+/// newest checkpoint), the newest checkpoint and the commits after it, read ahead together.
 #[cfg(feature = "lake")]
 #[test]
 fn a_delta_log_is_read_once_per_object() {
@@ -442,8 +443,7 @@ fn a_delta_log_is_read_once_per_object() {
     );
     let requests = moto.requests();
     // What the report says reading the log took is what the store saw: every GET (and HEAD)
-    // of the log, every listing (the log's and the Iceberg metadata folder's, asked together
-    // when finding the table), and the bytes of the objects read whole.
+    // of the log, every listing, and the bytes of the objects read whole.
     let stdout = String::from_utf8_lossy(&out.stdout);
     let first: serde_json::Value =
         serde_json::from_str(stdout.lines().next().unwrap_or_default()).unwrap();
@@ -464,7 +464,7 @@ fn a_delta_log_is_read_once_per_object() {
         .filter(|r| r.contains("list-type=2"))
         .count();
     assert_eq!(said["lists"], lists, "{said} {:#?}", &requests[before..]);
-    let sizes = crate::lake::checkpoint_log_bytes();
+    let sizes = crate::lake::checkpoint_snapshot_bytes();
     assert_eq!(said["bytes"], sizes, "{said}");
     let log_reads: Vec<&String> = requests[before..]
         .iter()
@@ -488,7 +488,6 @@ fn a_delta_log_is_read_once_per_object() {
             "00000000000000000011.checkpoint.parquet",
             "00000000000000000012.json",
             "00000000000000000013.json",
-            "_last_checkpoint",
         ]
     );
     let log_lists = requests[before..]
@@ -496,6 +495,7 @@ fn a_delta_log_is_read_once_per_object() {
         .filter(|r| r.contains("list-type=2") && r.contains("_delta_log"))
         .count();
     assert_eq!(log_lists, 1, "{:#?}", &requests[before..]);
+    assert_eq!(lists, 1, "{:#?}", &requests[before..]);
 }
 
 /// A query whose key the snapshot's statistics place in one file of fourteen reads that file
@@ -754,18 +754,14 @@ fn an_index_follows_a_delta_log_on_s3() {
     assert_eq!(st["commits_since"], 1, "{st}");
     assert_eq!(st["from_index"], 13, "{st}");
     assert_eq!(st["waves"], 2, "{st}");
-    // The log: the hint and commit 14, nothing else.
+    // The log: commit 14, nothing else (its one listing page names every object).
     let mut read: Vec<&str> = requests
         .iter()
         .filter(|r| r.starts_with("GET /lake/ckpt/_delta_log/") && !r.contains("list-type=2"))
         .filter_map(|r| r.split(' ').nth(1)?.strip_prefix("/lake/ckpt/_delta_log/"))
         .collect();
     read.sort_unstable();
-    assert_eq!(
-        read,
-        ["00000000000000000014.json", "_last_checkpoint"],
-        "{requests:#?}"
-    );
+    assert_eq!(read, ["00000000000000000014.json"], "{requests:#?}");
     // No data file read: the index answered them all.
     assert!(
         !requests

@@ -170,13 +170,21 @@ impl ObjectStore for Gated {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_index_sections_are_asked_while_the_listing_goes_on() {
-    // 200 files in two folders with their index (more than its first read holds), built locally, then put on the store.
+    // 200 files in two folders with their index, built locally, then put on the store: 20,000
+    // values a file make filters of 64 KiB and an index of 13 MB, whose first read (its last
+    // 512 KiB) does not hold the value's stripes.
     let td = tempfile::tempdir().unwrap();
     let dir = td.path().join("t");
     for k in 0..200i64 {
         let folder = dir.join(format!("p={}", k % 2));
         std::fs::create_dir_all(&folder).unwrap();
-        write_file(&folder.join(format!("f{k:02}.parquet")), k, 100, 1, 4000);
+        write_file(
+            &folder.join(format!("f{k:02}.parquet")),
+            k,
+            20_000,
+            1,
+            20_000,
+        );
     }
     sbbf_testkit::settle(&dir);
     let local = Root::open(dir.to_str().unwrap()).unwrap().unwrap();
@@ -195,7 +203,7 @@ async fn the_index_sections_are_asked_while_the_listing_goes_on() {
     }
     let store = Arc::new(Gated::new(mem, Until::IndexSections));
     let root = Root::from_store("memory:///t/", store.clone(), Path::from("t")).with_snapshot(None);
-    let values = vec!["5".to_string()];
+    let values = vec!["17".to_string()];
     let enc = encoder(&values);
     let planned = tokio::time::timeout(
         std::time::Duration::from_secs(120),

@@ -1,5 +1,5 @@
-//! A Delta log's listing: what finding a table on a store asks of its log at once (the first
-//! page of `_delta_log/` and `_last_checkpoint`), what a log object's name says (its version
+//! A Delta log's listing: what finding a table on a store asks of its log (the first page of
+//! `_delta_log/`, and `_last_checkpoint` when that page is not all), what a log object's name says (its version
 //! and kind), and which objects a snapshot's replay reads. No kernel here: finding a table
 //! needs this in every build.
 
@@ -10,8 +10,8 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt as _};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The first page of a Delta log's listing and its `_last_checkpoint`, asked together when a
-/// table on a store is found.
+/// The first page of a Delta log's listing (and its `_last_checkpoint` when the page is not
+/// the whole log), asked when a table on a store is found.
 #[derive(Debug)]
 pub(crate) struct LogLook {
     /// The log folder's path in the store.
@@ -20,7 +20,8 @@ pub(crate) struct LogLook {
     pub(crate) entries: Vec<ObjectMeta>,
     /// Whether `entries` is every object under it.
     pub(crate) complete: bool,
-    /// `_last_checkpoint`: `Some(None)` when the store has none, `None` when it failed.
+    /// `_last_checkpoint`: `Some(None)` when the store has none, `None` when it was not read
+    /// (a whole listing needs none) or failed.
     pub(crate) last_checkpoint: Option<Option<(ObjectMeta, Bytes)>>,
 }
 
@@ -31,43 +32,51 @@ const FIRST_PAGE: usize = 1000;
 /// bytes of JSON; the read must not allocate what a hostile store claims).
 const HINT_LIMIT: u64 = 1 << 20;
 
-/// Asks the store for the first page of `log` and for its `_last_checkpoint` at once (one
-/// round trip). An error of the listing is the caller's; the hint's is left to the kernel.
+/// Asks the store for the first page of `log`, and for its `_last_checkpoint` only when that
+/// page is not the whole log: a whole listing already names the newest checkpoint (the hint
+/// only tells a reader where to start listing), so a log of up to a page costs one request;
+/// a longer one a second round trip for the hint. An error of the listing is the caller's;
+/// the hint's is left to the kernel.
 pub(crate) async fn look(
     store: &Arc<dyn ObjectStore>,
     log: StorePath,
 ) -> object_store::Result<LogLook> {
-    let hint = log.clone().join("_last_checkpoint");
-    let listing = async {
-        let mut entries = Vec::new();
-        // `take` stops before a second page is asked for.
-        let mut listed = store.list(Some(&log)).take(FIRST_PAGE);
-        while let Some(m) = listed.next().await {
-            entries.push(m?);
-        }
-        Ok::<_, object_store::Error>(entries)
+    let mut entries = Vec::new();
+    // `take` stops before a second page is asked for.
+    let mut listed = store.list(Some(&log)).take(FIRST_PAGE);
+    while let Some(m) = listed.next().await {
+        entries.push(m?);
+    }
+    let complete = entries.len() < FIRST_PAGE;
+    let last_checkpoint = match complete || entries.is_empty() {
+        true => None,
+        false => read_hint(store, &log).await,
     };
-    let last_checkpoint = async {
-        match store.get(&hint).await {
-            // A hint of more than a few hundred bytes is no hint: not read here (the kernel
-            // reads it as it reads it, whole or not).
-            Ok(got) if got.meta.size > HINT_LIMIT => None,
-            Ok(got) => {
-                let meta = got.meta.clone();
-                got.bytes().await.ok().map(|b| Some((meta, b)))
-            }
-            Err(object_store::Error::NotFound { .. }) => Some(None),
-            Err(_) => None,
-        }
-    };
-    let (entries, last_checkpoint) = futures::future::join(listing, last_checkpoint).await;
-    let entries = entries?;
     Ok(LogLook {
-        complete: entries.len() < FIRST_PAGE,
+        complete,
         log,
         entries,
         last_checkpoint,
     })
+}
+
+/// `_last_checkpoint` of `log`: `Some(None)` when the store has none, `None` when it could
+/// not be read here (or is too large to be a hint).
+async fn read_hint(
+    store: &Arc<dyn ObjectStore>,
+    log: &StorePath,
+) -> Option<Option<(ObjectMeta, Bytes)>> {
+    match store.get(&log.clone().join("_last_checkpoint")).await {
+        // A hint of more than a few hundred bytes is no hint: not read here (the kernel
+        // reads it as it reads it, whole or not).
+        Ok(got) if got.meta.size > HINT_LIMIT => None,
+        Ok(got) => {
+            let meta = got.meta.clone();
+            got.bytes().await.ok().map(|b| Some((meta, b)))
+        }
+        Err(object_store::Error::NotFound { .. }) => Some(None),
+        Err(_) => None,
+    }
 }
 
 /// What a log object's name says: its version and kind.

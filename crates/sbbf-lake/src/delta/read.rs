@@ -44,10 +44,11 @@ pub(crate) async fn snapshot(
         .map_err(|e| kernel_error(arg, e))?
 }
 
-/// Gives the kernel's store view what finding the table learnt (the listing, the checkpoint
-/// hint) and reads ahead, at once, the objects the kernel will ask for one after another: on
-/// a store, the snapshot opens in two round trips (three when the log is longer than a
-/// listing page) where the kernel alone takes five or more.
+/// Gives the kernel's store view what finding the table learnt (the listing, and the checkpoint
+/// hint when the listing is not whole) and reads ahead, at once, the objects the kernel will
+/// ask for one after another: on a store, the snapshot opens in two round trips (four when
+/// the log is longer than a listing page: the hint, then the listing from it) where the
+/// kernel alone takes five or more.
 async fn warm(store: &WholeObjects, look: LogLook, as_of: Option<AsOf>) {
     let LogLook {
         log,
@@ -62,13 +63,17 @@ async fn warm(store: &WholeObjects, look: LogLook, as_of: Option<AsOf>) {
             let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
             v.get("version")?.as_u64()
         });
-        store.know_object(hint, read);
+        store.know_object(hint.clone(), read);
     }
     let target = match as_of {
         Some(AsOf::Version(v)) => u64::try_from(v).ok(),
         _ => None,
     };
     let reads = if complete {
+        // The whole log is listed, so the listing names the newest checkpoint: the hint, which
+        // only says where to start listing, is not read (to the kernel it is absent, and it
+        // lists from the start: the listing at hand).
+        store.know_object(hint, None);
         let reads = to_read(&log, &entries, target);
         store.know_listing(log, None, entries);
         reads

@@ -99,11 +99,15 @@ impl Context {
 
 /// Reads the snapshot of the Iceberg table `url` names (a metadata file, or a table folder),
 /// `arg` being how the user named it.
+///
+/// `listed`: the names directly in the folder's `metadata/` when finding the table listed
+/// them all (the folder is then not listed again).
 pub(crate) async fn snapshot(
     root: &StoreRoot,
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
+    listed: Option<&[String]>,
 ) -> Result<Snapshot, Error> {
     let Opened {
         mut snap,
@@ -113,7 +117,7 @@ pub(crate) async fn snapshot(
         default_spec,
         moved,
         ..
-    } = open(root, arg, url, as_of).await?;
+    } = open(root, arg, url, as_of, listed).await?;
     let (data, deletes) =
         read_manifests(root, &cx, manifests, &specs, default_spec, moved.as_ref()).await?;
     let planned = plan::attach(data, deletes, &specs, &snap.columns);
@@ -145,13 +149,14 @@ async fn open(
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
+    listed: Option<&[String]>,
 ) -> Result<Opened, Error> {
     let mut notes = Vec::new();
     let mut waves = 1;
     let metadata_url = match url.path().ends_with('/') {
         true => {
             waves += 1;
-            find_metadata(root, arg, url, &mut notes).await?
+            find_metadata(root, arg, url, listed, &mut notes).await?
         }
         false => url.clone(),
     };
@@ -342,6 +347,7 @@ pub(crate) async fn since(
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
+    listed: Option<&[String]>,
     since: i64,
     known: &[String],
 ) -> Result<super::since::Tail, Error> {
@@ -354,13 +360,13 @@ pub(crate) async fn since(
         default_spec,
         mut waves,
         moved,
-    } = open(root, arg, url, as_of).await?;
-    let listed: std::collections::HashSet<&str> = manifests
+    } = open(root, arg, url, as_of, listed).await?;
+    let in_list: std::collections::HashSet<&str> = manifests
         .iter()
         .filter(|m| m.content == 0)
         .map(|m| m.path.as_str())
         .collect();
-    if let Some(gone) = known.iter().find(|k| !listed.contains(k.as_str())) {
+    if let Some(gone) = known.iter().find(|k| !in_list.contains(k.as_str())) {
         return Ok(Tail::Snapshot(format!(
             "snapshot {} no longer lists manifest {gone} of snapshot {since} (files removed, or \
              manifests rewritten)",
@@ -473,11 +479,12 @@ async fn get_named(
 
 /// The metadata file of the table folder `url`: the one `metadata/version-hint.text` names,
 /// else the highest-numbered one. Either way the folder was read without its catalog, which
-/// `notes` says.
+/// `notes` says. `listed`: the names in `metadata/`, when known (else it is listed).
 async fn find_metadata(
     root: &StoreRoot,
     arg: &str,
     url: &Url,
+    listed: Option<&[String]>,
     notes: &mut Vec<String>,
 ) -> Result<Url, Error> {
     let cx = Context {
@@ -486,7 +493,10 @@ async fn find_metadata(
     let folder = url
         .join("metadata/")
         .map_err(|e| cx.error_from(format!("{url} has no metadata folder URL"), e))?;
-    let (_, names) = root.list_dir(folder.as_str()).await?;
+    let names = match listed {
+        Some(names) => names.to_vec(),
+        None => root.list_dir(folder.as_str()).await?.1,
+    };
     let mut hint_note = String::new();
     if names.iter().any(|n| n == HINT) {
         let hint_url = format!("{folder}{HINT}");

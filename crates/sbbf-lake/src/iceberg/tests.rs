@@ -229,7 +229,7 @@ impl Table {
             _ => Url::parse(&self.url(rel)).expect("a file URL"),
         };
         let arg = self.path(rel).display().to_string();
-        sbbf_parquet::source::block_on(snapshot(&StoreRoot::local(), &arg, &url, as_of))
+        sbbf_parquet::source::block_on(snapshot(&StoreRoot::local(), &arg, &url, as_of, None))
             .expect("a runtime")
     }
 }
