@@ -296,9 +296,10 @@ fn report(
     );
 }
 
-/// Whether PATH is a Delta or Iceberg table (written through a commit: no -o, --in-place or
-/// keys) or a file (which needs -o or --in-place); a local path that does not exist, a folder
-/// that is no table, or a misuse is said and its exit code returned.
+/// The Delta or Iceberg table PATH names (written through a commit: no -o, --in-place or
+/// keys), found once and handed to the write; `None` for a file (which needs -o or
+/// --in-place). A local path that does not exist, a folder that is no table, or a misuse is
+/// said and its exit code returned.
 fn table_or_file(
     cmd: &str,
     path: &Path,
@@ -306,22 +307,19 @@ fn table_or_file(
     keys: bool,
     share: &Share,
     in_catalog: &InCatalog,
-) -> Result<bool, u8> {
+) -> Result<Option<sbbf_lake::Table>, u8> {
     let arg = path.to_string_lossy();
-    if in_catalog.catalog.is_some() {
-        if dest.output.is_some() || dest.in_place || keys {
-            err!(
-                "sbbf {cmd}: {arg} is a table of the catalog: its files get filters through a \
-                 new snapshot, so -o, --in-place and keys do not apply"
-            );
-            return Err(2);
-        }
-        return Ok(true);
+    if in_catalog.catalog.is_some() && (dest.output.is_some() || dest.in_place || keys) {
+        err!(
+            "sbbf {cmd}: {arg} is a table of the catalog: its files get filters through a \
+             new snapshot, so -o, --in-place and keys do not apply"
+        );
+        return Err(2);
     }
     let lake = sbbf_lake::LakeOptions::default();
-    let located = sbbf_lake::Table::locate(arg.as_ref(), &lake);
-    let table = match sbbf_parquet::source::block_on(located) {
-        Ok(Ok(t)) => t.format(),
+    let located = sbbf_lake::Table::locate(in_catalog.table_at(&arg), &lake);
+    let located = match sbbf_parquet::source::block_on(located) {
+        Ok(Ok(t)) => t,
         Ok(Err(e)) => {
             err!("sbbf {cmd}: {arg}: {e}");
             return Err(2);
@@ -332,7 +330,7 @@ fn table_or_file(
         }
     };
     let given = dest.output.is_some() || dest.in_place;
-    match table {
+    match located.format() {
         Some(format) if given => {
             err!(
                 "sbbf {cmd}: {arg} is a {} table: its files get filters through a new table \
@@ -349,7 +347,7 @@ fn table_or_file(
             );
             Err(2)
         }
-        Some(_) => Ok(true),
+        Some(_) => Ok(Some(located)),
         None if !sbbf_parquet::source::object::is_remote_url(&arg) => {
             match std::fs::metadata(path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -373,7 +371,12 @@ fn table_or_file(
 }
 
 /// For PATH a file (or a URL that is no table): what a file's write still needs.
-fn file_args(cmd: &str, arg: &str, given: bool, share: &Share) -> Result<bool, u8> {
+fn file_args(
+    cmd: &str,
+    arg: &str,
+    given: bool,
+    share: &Share,
+) -> Result<Option<sbbf_lake::Table>, u8> {
     if share.files_from.is_some() {
         err!("sbbf {cmd}: {arg}: --files-from and --part are for a table's workers");
         return Err(2);
@@ -382,7 +385,7 @@ fn file_args(cmd: &str, arg: &str, given: bool, share: &Share) -> Result<bool, u
         err!("sbbf {cmd}: {arg}: say where the result goes: -o NEW_FILE or --in-place");
         return Err(2);
     }
-    Ok(false)
+    Ok(None)
 }
 
 /// The flag a library error is about: the library's messages do not know the CLI's words.
@@ -441,17 +444,16 @@ pub fn run_add(a: AddArgs) -> u8 {
         &a.in_catalog,
     ) {
         Err(code) => return code,
-        Ok(true) => {
+        Ok(Some(located)) => {
             let rewrite = Rewrite::Add(AddOptions {
                 columns: a.columns.clone(),
                 fpp: a.fpp,
                 ndv: a.ndv,
                 replace: a.replace,
             });
-            let at = a.in_catalog.table_at(&a.file.to_string_lossy());
-            return table::run("add", at, &rewrite, &a.share, a.format);
+            return table::run("add", &located, &rewrite, &a.share, a.format);
         }
-        Ok(false) => {}
+        Ok(None) => {}
     }
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,
@@ -544,15 +546,14 @@ pub fn run_resize(a: ResizeArgs) -> u8 {
         &a.in_catalog,
     ) {
         Err(code) => return code,
-        Ok(true) => {
+        Ok(Some(located)) => {
             let rewrite = Rewrite::Resize {
                 fpp: a.fpp,
                 columns: a.columns.clone(),
             };
-            let at = a.in_catalog.table_at(&a.file.to_string_lossy());
-            return table::run("resize", at, &rewrite, &a.share, a.format);
+            return table::run("resize", &located, &rewrite, &a.share, a.format);
         }
-        Ok(false) => {}
+        Ok(None) => {}
     }
     let plan = match plan(&a.file, &a.dest, a.force) {
         Ok(p) => p,

@@ -501,7 +501,7 @@ fn names_a_prefix(url: &str) -> bool {
 }
 
 /// What finding a table on a store learnt that its reader would otherwise ask again.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
 enum Look {
     /// A Delta log's first listing page (and checkpoint hint): the start of reading the log.
@@ -585,6 +585,7 @@ pub(crate) async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Sna
 /// ([`Found::delta_since`]). Every request of finding and reading is counted
 /// ([`LogReads`]).
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
+#[derive(Clone)]
 pub struct Found {
     format: Format,
     arg: String,
@@ -649,6 +650,13 @@ impl Found {
     /// The table's format.
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// The same table, to be read at `as_of` (`None`: the latest version) without finding
+    /// it again.
+    pub fn with_as_of(mut self, as_of: Option<AsOf>) -> Found {
+        self.as_of = as_of;
+        self
     }
 
     /// What finding the table (and reading anything since) asked of its store.
@@ -901,7 +909,7 @@ mod without_tables {
                 fpp: 0.01,
                 columns: vec![],
             };
-            let written = backfill::write_table(&path, &add, &mut |_, _| {}).await;
+            let written = backfill::write_table(&located, &add, &mut |_, _| {}).await;
             assert_not_built(written.unwrap_err(), format.name());
         }
         let delta = testdata("delta_basic");

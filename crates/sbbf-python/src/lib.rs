@@ -542,20 +542,20 @@ fn table_write_json(
                 catalog: sbbf_lake::catalog::Catalog::new(&uri, catalog_name.as_deref()),
                 table: table.clone(),
             },
-            None => {
-                let lake = sbbf_lake::LakeOptions::default();
-                let located = sbbf_lake::Table::locate(table.as_str(), &lake);
-                if !sbbf_parquet::source::block_on(located)??.is_table() {
-                    return Ok(None);
-                }
-                TableRef::Path(table.clone())
-            }
+            None => TableRef::Path(table.clone()),
         };
-        let folder = match &at {
+        let lake = sbbf_lake::LakeOptions::default();
+        let located = sbbf_lake::Table::locate(at, &lake);
+        let located = sbbf_parquet::source::block_on(located)??;
+        if !located.is_table() {
+            return Ok(None);
+        }
+        let folder = match located.at() {
             TableRef::Path(p) => Some(p.clone()),
             TableRef::Catalog { .. } => None,
         };
-        let done = sbbf_parquet::source::block_on(write_table(at, &rewrite, &mut |_, _| {}))??;
+        let done =
+            sbbf_parquet::source::block_on(write_table(&located, &rewrite, &mut |_, _| {}))??;
         // The table's index (when it has one) follows the swapped files to their copies, as
         // `sbbf add TABLE` does; an index that cannot is left stale, which is safe (stale
         // entries are never trusted: the copies are read directly).

@@ -7,9 +7,15 @@ use sbbf_lake::backfill::{commit_parts, write_part, write_table, Rewrite, TableW
 use sbbf_lake::TableRef;
 
 /// Runs the table write (or one worker's share of it) and prints what it did; the exit code.
-pub fn run(cmd: &str, at: TableRef, rewrite: &Rewrite, share: &Share, format: Format) -> u8 {
+pub fn run(
+    cmd: &str,
+    table: &sbbf_lake::Table,
+    rewrite: &Rewrite,
+    share: &Share,
+    format: Format,
+) -> u8 {
     let mut bar = crate::progress::bar("writing copies");
-    let folder = folder_of(&at);
+    let folder = folder_of(table.at());
     let work = async {
         match (&share.files_from, &share.part) {
             (Some(list), Some(out)) => {
@@ -19,9 +25,9 @@ pub fn run(cmd: &str, at: TableRef, rewrite: &Rewrite, share: &Share, format: Fo
                         source: e,
                     })
                 })?;
-                write_part(at, rewrite, &files, out, &mut bar).await
+                write_part(table, rewrite, &files, out, &mut bar).await
             }
-            _ => write_table(at, rewrite, &mut bar).await,
+            _ => write_table(table, rewrite, &mut bar).await,
         }
     };
     let result = sbbf_parquet::source::block_on(work);
@@ -69,9 +75,12 @@ fn follow_index(
 }
 
 /// `sbbf commit TABLE PARTS...`: the exit code.
-pub fn commit(table: TableRef, parts: &[std::path::PathBuf], format: Format) -> u8 {
-    let folder = folder_of(&table);
-    let result = sbbf_parquet::source::block_on(commit_parts(table, parts));
+pub fn commit(at: TableRef, parts: &[std::path::PathBuf], format: Format) -> u8 {
+    let folder = folder_of(&at);
+    let result = sbbf_parquet::source::block_on(async {
+        let table = sbbf_lake::Table::locate(at, &Default::default()).await?;
+        commit_parts(&table, parts).await
+    });
     follow_index("commit", folder.as_deref(), &result);
     render("commit", result, format)
 }

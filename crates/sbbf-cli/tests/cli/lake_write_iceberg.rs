@@ -302,10 +302,16 @@ print(json.dumps({"rows": t.scan().to_arrow().num_rows}))
             assert_eq!(after["rows"], 1500, "{after}");
         }
     };
-    let done =
-        sbbf_parquet::source::block_on(sbbf_lake::backfill::write_table(at, &add, &mut progress))
-            .unwrap()
-            .unwrap();
+    let lake = sbbf_lake::LakeOptions::default();
+    let located = sbbf_lake::Table::locate(at, &lake);
+    let located = sbbf_parquet::source::block_on(located).unwrap().unwrap();
+    let done = sbbf_parquet::source::block_on(sbbf_lake::backfill::write_table(
+        &located,
+        &add,
+        &mut progress,
+    ))
+    .unwrap()
+    .unwrap();
     assert_eq!(done.tries, 2, "{done:?}");
     assert_eq!(done.swapped.len(), 2, "{done:?}");
     assert_eq!(done.withdrawn.len(), 1, "{done:?}");

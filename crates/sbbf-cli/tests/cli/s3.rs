@@ -625,6 +625,7 @@ fn a_delta_table_on_s3_gets_filters_through_one_commit() {
     let lake = repo().join("testdata/lake");
     upload_tree(&moto, "lake", "t/dp", &lake.join("delta_partitioned"));
     let url = "s3://lake/t/dp/";
+    let before = moto.requests().len();
     let out = sbbf(&moto, &["add", url, "-c", "s", "--format", "json"]);
     assert_eq!(
         out.status.code(),
@@ -632,6 +633,17 @@ fn a_delta_table_on_s3_gets_filters_through_one_commit() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The table is found once (its log's first page says it is Delta): nothing asks whether
+    // it is an Iceberg table, and the log's listing is read by finding it and by the commit's
+    // own replay, not by a second finding.
+    let requests = moto.requests();
+    let listed = lists(&requests[before..]);
+    assert!(
+        !listed.iter().any(|r| r.contains("metadata")),
+        "{listed:#?}"
+    );
+    let log_lists = listed.iter().filter(|r| r.contains("_delta_log")).count();
+    assert_eq!(log_lists, 2, "{listed:#?}");
     let done: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(done["read_version"], 2, "{done}");
     assert_eq!(done["committed_version"], 3, "{done}");

@@ -15,7 +15,8 @@
 //! use sbbf_lake::backfill::{write_table, Rewrite};
 //! use sbbf_parquet::write::AddOptions;
 //! let add = Rewrite::Add(AddOptions { columns: vec!["user_id".into()], fpp: 0.01, ndv: None, replace: false });
-//! let done = write_table("events/", &add, &mut |_, _| {}).await?;
+//! let table = sbbf_lake::Table::locate("events/", &Default::default()).await?;
+//! let done = write_table(&table, &add, &mut |_, _| {}).await?;
 //! match done.committed_version {
 //!     Some(v) => println!("version {v}: {} files now have filters", done.swapped.len()),
 //!     None => println!("every file already had them"),

@@ -9,43 +9,33 @@ use std::path::{Path, PathBuf};
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).
 pub async fn write_table(
-    at: impl Into<TableRef>,
+    table: &crate::Table,
     _rewrite: &Rewrite,
     _progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    Err(refuse(at.into()).await)
+    Err(refuse(table))
 }
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).
 pub async fn write_part(
-    at: impl Into<TableRef>,
+    table: &crate::Table,
     _rewrite: &Rewrite,
     _files: &[String],
     _out: &Path,
     _progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    Err(refuse(at.into()).await)
+    Err(refuse(table))
 }
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).
-pub async fn commit_parts(
-    at: impl Into<TableRef>,
-    _parts: &[PathBuf],
-) -> Result<TableWrite, Error> {
-    Err(refuse(at.into()).await)
+pub async fn commit_parts(table: &crate::Table, _parts: &[PathBuf]) -> Result<TableWrite, Error> {
+    Err(refuse(table))
 }
 
-async fn refuse(at: TableRef) -> Error {
-    match at {
-        TableRef::Catalog { table, .. } => crate::not_built(&table, crate::Format::Iceberg),
-        TableRef::Path(arg) => {
-            match crate::Table::locate(arg.as_str(), &Default::default()).await {
-                Ok(t) => match t.format() {
-                    Some(format) => crate::not_built(&arg, format),
-                    None => LakeError::NotATable { path: arg }.into(),
-                },
-                Err(e) => e,
-            }
-        }
+fn refuse(table: &crate::Table) -> Error {
+    match (table.format(), table.at()) {
+        (Some(format), TableRef::Path(arg)) => crate::not_built(arg, format),
+        (_, TableRef::Catalog { table, .. }) => crate::not_built(table, crate::Format::Iceberg),
+        (None, TableRef::Path(arg)) => LakeError::NotATable { path: arg.clone() }.into(),
     }
 }

@@ -60,8 +60,8 @@ const ADD: &str = "ADD BLOOM FILTERS";
 /// The operation's name in the table's history: a resize's.
 const RESIZE: &str = "RESIZE BLOOM FILTERS";
 
-/// Rewrites the current data files of the table at `arg` (a local folder or an object-store
-/// URL) that `rewrite` changes, and commits one new version that swaps them. `progress(done,
+/// Rewrites the current data files of `table` (found by [`crate::Table::locate`]: a local
+/// folder, an object-store URL or a catalog's table) that `rewrite` changes, and commits one new version that swaps them. `progress(done,
 /// total)` is called after each file.
 ///
 /// Refused before anything is written ([`LakeError::WriteRefused`]): a path that is no table,
@@ -74,11 +74,11 @@ const RESIZE: &str = "RESIZE BLOOM FILTERS";
 /// copies no version names: the table's VACUUM removes them as it removes any file no version
 /// names.
 pub async fn write_table(
-    at: impl Into<TableRef>,
+    table: &crate::Table,
     rewrite: &Rewrite,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    let t = Table::open(&at.into()).await?;
+    let t = Table::open(table).await?;
     let plan = t.plan(rewrite).await?;
     let mut done = plan.report(&t);
     let written = t.copies(&plan, None, &mut done, progress).await?;
@@ -99,19 +99,20 @@ pub async fn write_table(
 /// use std::path::PathBuf;
 /// let add = Rewrite::Add(AddOptions { columns: vec!["id".into()], fpp: 0.01, ndv: None, replace: false });
 /// let share = vec!["p=a/part-0.parquet".to_string()];
-/// write_part("events/", &add, &share, &PathBuf::from("parts/0.sbbfcopies"), &mut |_, _| {}).await?;
-/// let done = commit_parts("events/", &[PathBuf::from("parts/0.sbbfcopies")]).await?;
+/// let table = sbbf_lake::Table::locate("events/", &Default::default()).await?;
+/// write_part(&table, &add, &share, &PathBuf::from("parts/0.sbbfcopies"), &mut |_, _| {}).await?;
+/// let done = commit_parts(&table, &[PathBuf::from("parts/0.sbbfcopies")]).await?;
 /// println!("version {:?}", done.committed_version);
 /// # Ok(()) }
 /// ```
 pub async fn write_part(
-    at: impl Into<TableRef>,
+    table: &crate::Table,
     rewrite: &Rewrite,
     files: &[String],
     out: &Path,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<TableWrite, Error> {
-    let t = Table::open(&at.into()).await?;
+    let t = Table::open(table).await?;
     let plan = t.plan(rewrite).await?;
     let mut done = plan.report(&t);
     let mut chosen = Vec::with_capacity(files.len());
@@ -155,7 +156,7 @@ pub async fn write_part(
 }
 
 /// Commits the copies the parts `parts` (files [`write_part`] wrote, or folders of
-/// `*.sbbfcopies` files) hold, in one new version of the table at `arg`, as [`write_table`]
+/// `*.sbbfcopies` files) hold, in one new version of `table`, as [`write_table`]
 /// commits its own. Checked first, and refused with the reason before anything is committed:
 /// each part (its format; a copy's path below its original's folder), the parts against each
 /// other and the table (the same table and operation, no file in two parts) and every copy
@@ -163,8 +164,8 @@ pub async fn write_part(
 /// written is left out (`withdrawn`); its copy is deleted when no entry of a Delta table's log
 /// names it (an older version may, when these parts were committed before; an Iceberg
 /// table's are left to its cleanup of unnamed files).
-pub async fn commit_parts(at: impl Into<TableRef>, parts: &[PathBuf]) -> Result<TableWrite, Error> {
-    let t = Table::open(&at.into()).await?;
+pub async fn commit_parts(table: &crate::Table, parts: &[PathBuf]) -> Result<TableWrite, Error> {
+    let t = Table::open(table).await?;
     let read = part::read_all(parts)?;
     let Some(first) = read.first() else {
         return Err(part::bad("(none)", "no part files given".into()));
@@ -225,6 +226,9 @@ struct Table {
     table: String,
     /// Where an Iceberg table's current metadata is named; `None`: a Delta table.
     pointer: Option<Pointer>,
+    /// What finding the table learnt (a Delta log's listing), so reading its snapshot does
+    /// not find it again.
+    found: Option<crate::Found>,
 }
 
 /// The snapshot a write is based on.
@@ -342,13 +346,14 @@ impl Plan {
 }
 
 impl Table {
-    /// The table `at` names, refused as [`write_table`] says when it is none we write.
-    async fn open(at: &TableRef) -> Result<Table, Error> {
+    /// The table `located` found, refused as [`write_table`] says when it is none we write.
+    /// Its format is the one finding it saw (not asked again).
+    async fn open(located: &crate::Table) -> Result<Table, Error> {
         let root_for = |location: &str| match object::is_remote_url(location) {
             true => StoreRoot::for_url(location),
             false => Ok(StoreRoot::local()),
         };
-        let arg = match at {
+        let arg = match located.at() {
             TableRef::Catalog { catalog, table } => {
                 let location = crate::catalog::current(catalog, table).await?;
                 let url = match location.starts_with('/') {
@@ -366,17 +371,17 @@ impl Table {
                         catalog: catalog.clone(),
                         table: table.clone(),
                     }),
+                    found: None,
                 });
             }
             TableRef::Path(arg) => arg,
         };
-        let format = crate::Table::locate(arg, &Default::default())
-            .await?
-            .format()
-            .ok_or_else(|| LakeError::NotATable {
-                path: arg.to_string(),
-            })?;
-        let url = location::table_url(arg)?;
+        let format = located.format().ok_or_else(|| LakeError::NotATable {
+            path: arg.to_string(),
+        })?;
+        // The location finding read (a `file://` URL as its path).
+        let location = located.location();
+        let url = location::table_url(location)?;
         let pointer = match (format, url.path().ends_with('/')) {
             (Format::Delta, _) => None,
             (Format::Iceberg, true) => Some(Pointer::Folder(url.clone())),
@@ -393,10 +398,11 @@ impl Table {
             }
         };
         Ok(Table {
-            root: root_for(arg)?,
+            root: root_for(location)?,
             url,
             table: arg.to_string(),
             pointer,
+            found: located.found().cloned(),
         })
     }
 
@@ -435,15 +441,21 @@ impl Table {
         let base = self.base().await?;
         let (rewrite, names) = match &base {
             Base::Delta(_) => {
-                let lake = crate::LakeOptions {
-                    as_of: Some(crate::AsOf::Version(base.version())),
-                    as_directory: false,
-                };
-                let snap = crate::snapshot(&self.table, &lake).await?.ok_or_else(|| {
-                    LakeError::NotATable {
-                        path: self.table.clone(),
+                let as_of = crate::AsOf::Version(base.version());
+                let snap = match &self.found {
+                    Some(found) => found.clone().with_as_of(Some(as_of)).snapshot().await?,
+                    None => {
+                        let lake = crate::LakeOptions {
+                            as_of: Some(as_of),
+                            as_directory: false,
+                        };
+                        crate::snapshot(&self.table, &lake).await?.ok_or_else(|| {
+                            LakeError::NotATable {
+                                path: self.table.clone(),
+                            }
+                        })?
                     }
-                })?;
+                };
                 in_file_names(rewrite, &snap)?
             }
             // Read with the base, from the same metadata file.
@@ -1555,7 +1567,11 @@ mod tests {
                 std::fs::write(&log, &other_writer).unwrap();
             }
         };
-        let done = sbbf_parquet::source::block_on(write_table(&arg, &add, &mut progress))
+        let located =
+            sbbf_parquet::source::block_on(crate::Table::locate(arg.as_str(), &Default::default()))
+                .unwrap()
+                .unwrap();
+        let done = sbbf_parquet::source::block_on(write_table(&located, &add, &mut progress))
             .unwrap()
             .unwrap();
         assert_eq!(done.read_version, 2);
@@ -1598,6 +1614,7 @@ mod tests {
             url: base.clone(),
             table: "s3://b/t/".into(),
             pointer: None,
+            found: None,
         };
         let dir = tempfile::tempdir().unwrap();
         for len in [1000, WHOLE_PUT * 2 + 12_345] {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// The first page of a Delta log's listing (and its `_last_checkpoint` when the page is not
 /// the whole log), asked when a table on a store is found.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct LogLook {
     /// The log folder's path in the store.
     pub(crate) log: StorePath,
