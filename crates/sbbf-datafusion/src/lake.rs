@@ -178,7 +178,7 @@ impl Columns {
 
     fn refuse(&self, feature: String) -> DataFusionError {
         DataFusionError::External(Box::new(sbbf_parquet::Error::from(
-            sbbf_parquet::LakeError::Unsupported {
+            sbbf_lake::LakeError::Unsupported {
                 format: self.format.name(),
                 table: self.table.clone(),
                 feature: format!("{feature} in a query"),

@@ -343,7 +343,7 @@ async fn lake_table(
 ) -> Result<TableFiles> {
     let refuse = |feature: String| {
         DataFusionError::External(Box::new(sbbf_parquet::Error::from(
-            sbbf_parquet::LakeError::Unsupported {
+            sbbf_lake::LakeError::Unsupported {
                 format: snap.format.name(),
                 table: path.to_string(),
                 feature: format!("{feature} in a query"),
@@ -378,7 +378,7 @@ async fn lake_table(
         let local =
             sbbf_lake::local_files(&snap).map_err(|e| DataFusionError::External(Box::new(e)))?;
         if let Some((_, missing)) = local.iter().find(|(_, p)| !p.is_file()) {
-            let e = sbbf_parquet::LakeError::MissingFile {
+            let e = sbbf_lake::LakeError::MissingFile {
                 format: snap.format.name(),
                 table: path.to_string(),
                 file: missing.display().to_string(),

@@ -2,10 +2,11 @@
 //! files (never its folder's), else the files the path names, through `sbbf-parquet`'s one
 //! report loop ([`sbbf_parquet::report::each`]).
 
+use crate::LakeError;
 use crate::{LakeOptions, Snapshot, Table, TableRef, TableVersion};
 use sbbf_parquet::report::{self, FileReport, Files, InspectReport, Tally, VerifyReport};
 use sbbf_parquet::source::{block_on, object, SourceOptions};
-use sbbf_parquet::{Error, KeySet, LakeError};
+use sbbf_parquet::{Error, KeySet};
 use std::sync::Arc;
 
 /// Inspects every file `at` names as [`report::inspect_each`] does, a table's snapshot files

@@ -37,6 +37,7 @@ pub mod catalog;
 mod counted;
 pub mod delta;
 pub mod each;
+mod error;
 #[cfg(feature = "tables")]
 pub mod iceberg;
 mod inner;
@@ -52,6 +53,7 @@ mod table;
 #[cfg(feature = "tables")]
 mod whole;
 
+pub use error::LakeError;
 pub use inner::{InnerName, Relabel};
 pub use location::StoreRoot;
 pub use names::TableNames;
@@ -60,7 +62,7 @@ pub use partitions::PartitionColumn;
 pub use table::{Table, TableRef};
 
 use sbbf_parquet::source::{object, Source, SourceOptions};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -872,12 +874,12 @@ mod without_tables {
 
     fn assert_not_built(e: Error, want: &str) {
         let text = e.to_string();
-        match &e {
-            Error::Lake(l) => assert!(
-                matches!(**l, LakeError::NotBuilt { format, .. } if format == want),
+        match LakeError::of(&e) {
+            Some(l) => assert!(
+                matches!(l, LakeError::NotBuilt { format, .. } if *format == want),
                 "{text}"
             ),
-            _ => panic!("not NotBuilt: {text}"),
+            None => panic!("not NotBuilt: {text}"),
         }
         assert!(text.contains("--features lake"), "{text}");
     }

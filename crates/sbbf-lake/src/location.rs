@@ -2,10 +2,10 @@
 //! `/`, an object store at its bucket), so the absolute locations a table's log or manifests
 //! hold map to paths in it.
 
+use crate::LakeError;
 use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt as _};
 use sbbf_parquet::source::object;
-use sbbf_parquet::LakeError;
 use sbbf_parquet::{Error, ReadError};
 use std::path::PathBuf;
 use std::sync::Arc;

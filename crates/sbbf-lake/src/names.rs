@@ -3,8 +3,9 @@
 //! Kept apart from the snapshot ([`TableNames`]) so an index built from one version can name
 //! a later version's columns without reading that version's snapshot.
 
+use crate::LakeError;
 use crate::{Format, LakeColumn, PathPair};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::collections::HashMap;
 
 /// What finds a table's columns in its data files at one version: its top-level columns (with

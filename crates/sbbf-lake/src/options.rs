@@ -1,8 +1,9 @@
 //! What a table read is asked for (which snapshot, or the folder as files) and what it reports
 //! back (the version read, the requests its log or metadata took).
 
+use crate::LakeError;
 use sbbf_parquet::source::SourceOptions;
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::str::FromStr;
 
 /// Which snapshot of a table to read: a version (a Delta version, an Iceberg snapshot id) or

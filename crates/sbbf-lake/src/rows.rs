@@ -16,6 +16,7 @@
 //! - [`unheld_type`]: the Arrow type of a column no file holds (the table's schema types it).
 
 use crate::arrow_types::arrow_type;
+use crate::LakeError;
 use crate::{DataFile, Format, LakeColumn, Snapshot, StoreRoot};
 use arrow_array::{new_null_array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_cast::cast::{cast_with_options, CastOptions};
@@ -25,7 +26,7 @@ use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::{ProjectionMask, PARQUET_FIELD_ID_META_KEY};
 use sbbf_parquet::source::object::ObjectReader;
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -112,7 +112,7 @@ pub(crate) async fn mark(
 fn log_path(root: &StoreRoot, url: &Url) -> Result<StorePath, Error> {
     let log = url
         .join("_delta_log")
-        .map_err(|_| sbbf_parquet::LakeError::BadLocation {
+        .map_err(|_| crate::LakeError::BadLocation {
             location: format!("{url}_delta_log"),
         })?;
     root.path_of(log.as_str())
@@ -219,7 +219,7 @@ pub(crate) async fn read(
         async move {
             match location {
                 Ok(l) => root.get(&l).await,
-                Err(_) => Err(sbbf_parquet::LakeError::BadLocation {
+                Err(_) => Err(crate::LakeError::BadLocation {
                     location: format!("{url}_delta_log/{v:020}.json"),
                 }
                 .into()),

@@ -166,7 +166,7 @@ impl Table {
     }
 
     /// This table with its snapshot read (once: a table already read, or files, are returned
-    /// as they are). Refused ([`sbbf_parquet::LakeError::NotBuilt`]) in a build without the
+    /// as they are). Refused ([`crate::LakeError::NotBuilt`]) in a build without the
     /// feature `tables`.
     pub async fn read(mut self) -> Result<Table, Error> {
         if let Some(found) = self.found.take() {
@@ -223,7 +223,7 @@ impl Table {
     pub async fn source(&self, options: SourceOptions) -> Result<Source, Error> {
         match (&self.snapshot, &self.found) {
             (Some(snap), _) => crate::source_of(snap, options),
-            (None, Some(_)) => Err(sbbf_parquet::LakeError::Unsupported {
+            (None, Some(_)) => Err(crate::LakeError::Unsupported {
                 format: self.format.map_or("lake", |f| f.name()),
                 table: self.location.clone(),
                 feature: "listing a table found but not read (Table::read first)".into(),

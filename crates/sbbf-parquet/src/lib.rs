@@ -64,8 +64,8 @@ pub mod verify;
 pub mod write;
 
 pub use error::{
-    BuildError, CryptoError, Error, Fault, FooterError, LakeError, MalformedCrypto, NoFilesReason,
-    NotParquet, ReadError, ValueError, WriteError,
+    BuildError, CryptoError, Error, Fault, FooterError, MalformedCrypto, NoFilesReason, NotParquet,
+    ReadError, ValueError, WriteError,
 };
 pub use io::{IoPolicy, IoStats};
 pub use keys::{Key, KeySet};

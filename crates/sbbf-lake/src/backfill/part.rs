@@ -5,8 +5,9 @@
 
 use super::{KeptFile, PART_EXTENSION as EXTENSION};
 use crate::delta::commit::{About, Swap};
+use crate::LakeError;
 use sbbf_parquet::write::{WriteReport, WrittenFilter};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -299,7 +300,7 @@ mod tests {
             std::fs::write(&out, damaged).unwrap();
             let e = read_all(std::slice::from_ref(&out)).unwrap_err();
             assert!(
-                matches!(e, Error::Lake(ref l) if matches!(**l, LakeError::BadPart { .. })),
+                matches!(LakeError::of(&e), Some(LakeError::BadPart { .. })),
                 "{e}"
             );
         }

@@ -3,8 +3,9 @@
 //! feature refuses it. Nothing is read or written.
 
 use super::{Rewrite, TableWrite};
+use crate::LakeError;
 use crate::TableRef;
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::path::{Path, PathBuf};
 
 /// Refused: this build reads no table ([`LakeError::NotBuilt`]).

@@ -2,7 +2,8 @@
 //! catalog asked over HTTP (built with the feature `tables`).
 
 use super::{Catalog, TOKEN_VAR};
-use sbbf_parquet::{Error, LakeError};
+use crate::LakeError;
+use sbbf_parquet::Error;
 use std::path::{Path, PathBuf};
 
 /// How long one REST request may take, answer included.

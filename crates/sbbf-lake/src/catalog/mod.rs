@@ -50,7 +50,7 @@ impl Catalog {
 }
 
 /// The current metadata file of `table` (`NS.TABLE`) in `catalog`: in a build without the
-/// feature `tables`, the catalog is not read ([`sbbf_parquet::LakeError::NotBuilt`]).
+/// feature `tables`, the catalog is not read ([`crate::LakeError::NotBuilt`]).
 #[cfg(not(feature = "tables"))]
 pub async fn metadata_location(
     _catalog: &Catalog,

@@ -10,6 +10,7 @@
 //! tags, and the kernel assigns fresh row ids to the files it adds and takes neither vectors
 //! nor tags on them.
 
+use crate::LakeError;
 use crate::StoreRoot;
 use delta_kernel::engine_data::{FilteredRowVisitor, GetData, RowIndexIterator, TypedGetData};
 use delta_kernel::expressions::ColumnName;
@@ -17,7 +18,7 @@ use delta_kernel::schema::{DataType, MapType};
 use delta_kernel::Snapshot as KernelSnapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
 use object_store::{PutMode, PutOptions, PutPayload};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock};

@@ -7,6 +7,7 @@
 
 use super::log::{to_read, LogLook};
 use crate::whole::WholeObjects;
+use crate::LakeError;
 use crate::{AsOf, DataFile, Deletes, Format, LakeColumn, Snapshot, StoreRoot};
 use delta_kernel::engine_data::{FilteredRowVisitor, GetData, RowIndexIterator, TypedGetData};
 use delta_kernel::expressions::ColumnName;
@@ -18,7 +19,7 @@ use delta_kernel::Snapshot as KernelSnapshot;
 use delta_kernel_default_engine::DefaultEngineBuilder;
 use futures::TryStreamExt;
 use object_store::{ObjectMeta, ObjectStore};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::collections::HashMap;
 use std::sync::Arc;
 use url::Url;

@@ -20,11 +20,12 @@
 use super::{container, get_named, plan::location_url, Context, FORMAT};
 use crate::catalog::Catalog;
 use crate::delta::commit::{About, Swap};
+use crate::LakeError;
 use crate::{catalog, Deletes, Snapshot, StoreRoot};
 use apache_avro::schema::Schema;
 use apache_avro::types::Value;
 use object_store::{ObjectStoreExt as _, PutMode, PutOptions, PutPayload};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use url::Url;

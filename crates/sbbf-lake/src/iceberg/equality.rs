@@ -12,6 +12,7 @@
 
 use super::damaged;
 use super::read_once::ReadOnce;
+use crate::LakeError;
 use crate::StoreRoot;
 use arrow_array::{new_null_array, ArrayRef, RecordBatch};
 use arrow_cast::cast::{cast_with_options, CastOptions};
@@ -23,7 +24,7 @@ use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::ProjectionMask;
 use parquet::schema::types::{SchemaDescriptor, Type};
 use sbbf_parquet::source::object::ObjectReader;
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

@@ -21,10 +21,11 @@ mod read_once;
 mod tests;
 
 use super::{AsOf, Format, Snapshot, StoreRoot};
+use crate::LakeError;
 use futures::StreamExt as _;
 use manifest::ManifestRef;
 use metadata::TableMetadata;
-use sbbf_parquet::{Error, LakeError, ReadError};
+use sbbf_parquet::{Error, ReadError};
 use url::Url;
 
 /// The format's name in errors.

@@ -4,10 +4,11 @@
 use super::metadata::SpecField;
 use super::partition::render;
 use super::snapshot;
+use crate::LakeError;
 use crate::{AsOf, DataFile, Deletes, Snapshot, StoreRoot};
 use apache_avro::types::Value;
 use apache_avro::{Schema, Writer};
-use sbbf_parquet::{Error, LakeError};
+use sbbf_parquet::Error;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use url::Url;
@@ -286,7 +287,7 @@ fn part(region: &str, day: i32) -> Vec<Option<Value>> {
 
 fn lake(e: Error) -> LakeError {
     match e {
-        Error::Lake(e) => *e,
+        Error::Lake { source, .. } => *source.downcast::<LakeError>().expect("a LakeError"),
         other => panic!("not a lake error: {other}"),
     }
 }
@@ -653,8 +654,11 @@ fn damaged_avro_is_an_error_not_a_panic() {
     for (i, bytes) in damaged.iter().enumerate() {
         t.write("metadata/m1.avro", bytes);
         match t.read(rel, None) {
-            Err(Error::Lake(e)) => {
-                assert!(matches!(*e, LakeError::Iceberg { .. }), "{e}");
+            Err(e @ Error::Lake { .. }) => {
+                assert!(
+                    matches!(LakeError::of(&e), Some(LakeError::Iceberg { .. })),
+                    "{e}"
+                );
                 assert!(e.to_string().contains("m1.avro"), "{e}");
             }
             // Flipped bytes may still decode as some records; what matters is no panic.
