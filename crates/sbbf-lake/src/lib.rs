@@ -718,7 +718,7 @@ impl Found {
             Err(not_built(&self.arg, self.format))
         };
         #[cfg(feature = "tables")]
-        since::read(
+        delta::read_since(
             &self.root,
             &self.url,
             match &self.look {
@@ -777,7 +777,7 @@ pub async fn commit_mark(arg: &str, version: i64) -> Result<Option<since::Commit
             true => StoreRoot::for_url(arg)?,
             false => StoreRoot::local(),
         };
-        since::mark(&root, &location::table_url(arg)?, version).await
+        delta::since_mark(&root, &location::table_url(arg)?, version).await
     }
 }
 

@@ -18,9 +18,9 @@ const ORDER: &[&str] = &[
     "bounds",      // what statistics rule out exactly
     "partitions",  // partition columns answered from the log
     "catalog",     // Iceberg SQL and REST catalogs
+    "since",       // what the log after a version says (the types; each format reads its own)
     "delta",       // the log's listing (log.rs), a snapshot through the kernel (read.rs), commits
     "iceberg",     // an Iceberg snapshot: metadata, manifests, deletes; Iceberg commits
-    "since",       // the commits after a version (an index's)
     "table",       // the one way in: a location found and read once (`Table`)
     "rows",        // a table's rows as Arrow: columns matched, partition values, deletes
     "backfill",    // `sbbf add TABLE`, `sbbf resize TABLE`, `sbbf commit`
