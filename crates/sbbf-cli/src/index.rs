@@ -36,6 +36,7 @@ use sbbf_parquet::source::DEFAULT_CONCURRENCY;
 ///   sbbf index build data/
 ///   sbbf index build s3://bucket/events/ -c user_id --fpp 0.01
 ///   sbbf index build data/ -c user_id --build-missing
+///   sbbf index build s3://bucket/events/ -c user_id --fpp 0.0001 --tighten
 ///   sbbf index update data/
 ///   sbbf index inspect data/ --format json
 ///
@@ -129,6 +130,14 @@ struct BuildArgs {
     /// are read no further than their footers and filters. The files are not changed.
     #[arg(long)]
     build_missing: bool,
+    /// With -c and --fpp P: a row group whose filter gives a false-positive rate above P (a
+    /// writer's default of 1% or 5%) gets its entry built from its column chunk's data at P
+    /// instead, so that a lookup over many files reads almost none it does not need (at 1%
+    /// over 10,000 files, a value is "maybe" in about 100 files; at 0.0001, in about one).
+    /// Only those chunks' pages are read, once, at build time; the files are not changed. A
+    /// chunk whose filter cannot be built again keeps its file's filter as its entry.
+    #[arg(long, requires = "fpp")]
+    tighten: bool,
     /// Where to write the part (with --files-from): a local file, written atomically. Give
     /// every worker the same PATH, -c and --fpp; `merge` refuses parts that differ.
     #[arg(long, value_name = "OUT", requires = "files_from")]
@@ -160,6 +169,10 @@ struct UpdateArgs {
     /// groups still lack an entry are read again for those filters.
     #[arg(long)]
     build_missing: bool,
+    /// As `sbbf index build --tighten`, for the files the update reads (new and changed
+    /// ones), at the index's own --fpp.
+    #[arg(long)]
+    tighten: bool,
     /// Output format: `json` prints the report as one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -253,6 +266,7 @@ async fn build(a: BuildArgs) -> u8 {
         fpp: a.fpp,
         concurrency: a.concurrency as usize,
         build_missing: a.build_missing,
+        tighten: a.tighten,
         progress: Some(sbbf_index::build::Progress(crate::progress::shared_bar(
             "indexing files",
         ))),
@@ -304,6 +318,7 @@ fn error_text(e: &sbbf_index::Error) -> String {
             format!("--fpp {p}: a false-positive probability is between 0 and 1")
         }
         sbbf_index::Error::BuildMissingWithoutColumns => "--build-missing needs the columns to build filters for (-c COLUMN; an update takes the index's own -c)".to_string(),
+        sbbf_index::Error::TightenWithout => "--tighten needs the columns and the target rate (-c COLUMN --fpp P; an update takes the index's own, so its index must have been built with them)".to_string(),
         sbbf_index::Error::PartsDiffer {
             first,
             other,
@@ -421,6 +436,7 @@ async fn update(a: UpdateArgs) -> u8 {
     let options = sbbf_index::build::UpdateOptions {
         concurrency: a.concurrency as usize,
         build_missing: a.build_missing,
+        tighten: a.tighten,
         progress: Some(sbbf_index::build::Progress(crate::progress::shared_bar(
             "reading new and changed files",
         ))),
@@ -483,8 +499,9 @@ fn print_build(what: &str, r: &BuildReport, format: Format, started: std::time::
     );
     if r.filters_built > 0 || !r.build_failed.is_empty() {
         out!(
-            "  filters built from data: {} ({} request(s), {} byte(s) of pages); {} could not be built",
+            "  filters built from data: {} ({} in place of looser ones), {} request(s), {} byte(s) of pages; {} could not be built",
             r.filters_built,
+            r.filters_tightened,
             r.data_requests,
             r.data_bytes,
             r.build_failed.len()

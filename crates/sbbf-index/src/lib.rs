@@ -154,6 +154,13 @@ pub enum Error {
     /// option names.
     #[error("building missing filters needs the columns to build them for (an update takes the index's own columns)")]
     BuildMissingWithoutColumns,
+    /// Tightening entries (building looser filters again from data) was asked without the
+    /// columns or the target FPP (an update takes the index's own). Front ends say it in
+    /// their own option names.
+    #[error(
+        "tightening entries needs the columns and the target FPP (an update takes the index's own)"
+    )]
+    TightenWithout,
     /// Parts of one index disagree (built for other roots, columns or FPP targets): nothing
     /// was merged. Front ends say the settings in their own option names.
     #[error("parts refused: {first} {mismatch}, {other} {}", mismatch.other_side())]

@@ -161,8 +161,10 @@ pub struct BuildReport {
     pub files_kept: usize,
     /// Files whose footers and filters were read.
     pub files_read: usize,
-    /// Filters built from data (`--build-missing`).
+    /// Filters built from data (`--build-missing`, `--tighten`).
     pub filters_built: usize,
+    /// Of those, the ones that replaced a file's filter looser than the target (`--tighten`).
+    pub filters_tightened: usize,
     /// Where the index was written.
     pub index: String,
     /// Bytes of the index written.

@@ -1013,6 +1013,9 @@ fn index_failure(e: sbbf_index::Error) -> Failure {
         sbbf_index::Error::BuildMissingWithoutColumns => Failure::Input(
             "build_missing=True needs the columns to build filters for (columns=...; an update takes the index's own columns)".to_string(),
         ),
+        sbbf_index::Error::TightenWithout => Failure::Input(
+            "tighten=True needs the columns and the target rate (columns=..., fpp=...; an update takes the index's own)".to_string(),
+        ),
         e @ (sbbf_index::Error::NotATable(_)
         | sbbf_index::Error::UnknownColumn { .. }
         | sbbf_index::Error::NoFilters { .. }) => Failure::Input(e.to_string()),
@@ -1033,13 +1036,14 @@ fn table_root(path: &str) -> Result<sbbf_index::table::Root, Failure> {
 
 /// Builds the table index of `path` (`sbbf index build`): the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (path, columns, fpp, build_missing))]
+#[pyo3(signature = (path, columns, fpp, build_missing, tighten=false))]
 fn index_build(
     py: Python<'_>,
     path: String,
     columns: Vec<String>,
     fpp: Option<f64>,
     build_missing: bool,
+    tighten: bool,
 ) -> PyResult<String> {
     py.detach(|| {
         let root = table_root(&path)?;
@@ -1048,6 +1052,7 @@ fn index_build(
             fpp,
             concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
             build_missing,
+            tighten,
             progress: None,
         };
         let built = sbbf_parquet::source::block_on(sbbf_index::build::build(&root, &options))?;
@@ -1061,16 +1066,19 @@ fn index_build(
 /// Updates the table index of `path` (`sbbf index update`): the report as JSON, and why the
 /// old index was rebuilt from every file, when it was unusable.
 #[pyfunction]
+#[pyo3(signature = (path, build_missing, tighten=false))]
 fn index_update(
     py: Python<'_>,
     path: String,
     build_missing: bool,
+    tighten: bool,
 ) -> PyResult<(String, Option<String>)> {
     py.detach(|| {
         let root = table_root(&path)?;
         let options = sbbf_index::build::UpdateOptions {
             concurrency: sbbf_parquet::source::SourceOptions::default().concurrency,
             build_missing,
+            tighten,
             progress: None,
             swapped: Vec::new(),
         };

@@ -898,6 +898,38 @@ fn build_missing_builds_only_what_lacks_a_filter() {
     assert!(text(&o.stderr).contains("-c COLUMN"), "{}", text(&o.stderr));
 }
 
+/// `--tighten --fpp P` builds again from data the entries whose file's filter is looser than
+/// P, and needs -c and --fpp; a probe through the index still finds every stored value.
+#[test]
+fn tighten_builds_looser_filters_again_at_the_target() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    make_table(&dir, 6);
+    let d = dir.to_str().unwrap();
+    let r = build(d, &["-c", "name", "--fpp", "0.00001", "--tighten"]);
+    let tightened = r["filters_tightened"].as_u64().unwrap();
+    assert!(tightened > 0, "{r}");
+    assert!(r["data_requests"].as_u64().unwrap() >= tightened, "{r}");
+    for g in r["columns"][0]["groups"].as_array().unwrap() {
+        assert!(g["max_fpp"].as_f64().unwrap() <= 0.0001, "{r}");
+    }
+    for k in 0..6 {
+        let o = sbbf(&["probe", d, "name", &format!("name-{}", k * 1000 + 5), "-l"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).contains(&format!("f{k:03}.parquet")),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+    let o = sbbf(&["index", "build", d, "-c", "name", "--tighten"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--fpp"), "{}", text(&o.stderr));
+    let o = sbbf(&["index", "build", d, "--fpp", "0.001", "--tighten"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("-c COLUMN"), "{}", text(&o.stderr));
+}
+
 /// Parts and `--build-missing` on the S3 test server: parts built over an object-store root,
 /// merged with one PUT, answer as `--no-index`; the one file without a filter on `name` gets
 /// one built from its chunk's pages (one ranged GET of exactly those bytes).

@@ -41,6 +41,8 @@ pub(super) struct Gathered<B> {
 #[derive(Debug, Default)]
 pub(super) struct Built {
     pub(super) filters: usize,
+    /// Of `filters`, those that replaced a filter looser than the target (`tighten`).
+    pub(super) tightened: usize,
     pub(super) requests: u64,
     pub(super) bytes: u64,
     pub(super) failed: Vec<(usize, String, String)>,
@@ -92,12 +94,13 @@ pub fn schema_fingerprint(md: &parquet::file::metadata::ParquetMetaData) -> u64 
 }
 
 /// Reads one file's filters of the wanted columns (every column with a filter when none is
-/// named), folding them to `fpp` when given.
+/// named), folding them to `fpp` when given; with `tighten` (and `fpp`), a filter whose bits
+/// give more than `fpp` is replaced by one built from its chunk's data at `fpp`.
 pub(super) async fn gather(
     mut pq: SourceFile,
     wanted: &[String],
     fpp: Option<f64>,
-    build_missing: bool,
+    (build_missing, tighten): (bool, bool),
     policy: IoPolicy,
 ) -> (Gathered<Vec<u8>>, sbbf_parquet::IoStats) {
     let row_counts: Vec<i64> = pq
@@ -163,6 +166,24 @@ pub(super) async fn gather(
     // The io of footers and filters, before any data page.
     let io = pq.io_stats();
     let mut built = Built::default();
+    if let (true, Some(p)) = (tighten && !wanted.is_empty(), fpp) {
+        for (c, ty, rgs) in columns.iter_mut() {
+            for (rg, slot) in rgs.iter_mut().enumerate() {
+                let loose = slot.as_ref().is_some_and(|(bits, _)| {
+                    sbbf::SbbfRef::new(bits).is_ok_and(|f| f.estimated_fpp() > p)
+                });
+                // A chunk whose build fails keeps its file's filter as its entry: looser,
+                // never wrong.
+                if loose {
+                    if let Ok(bits) = build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
+                        built.filters += 1;
+                        built.tightened += 1;
+                        *slot = Some((bits, 0));
+                    }
+                }
+            }
+        }
+    }
     if build_missing && !wanted.is_empty() {
         for (c, ty, rgs) in columns.iter_mut() {
             for (rg, slot) in rgs.iter_mut().enumerate() {

@@ -46,6 +46,13 @@ pub struct BuildOptions {
     /// column chunks' pages are read. Without, such row groups are not covered (probed
     /// directly).
     pub build_missing: bool,
+    /// With `fpp` and `columns`: a row group whose filter's bits give a false-positive rate
+    /// above `fpp` gets its entry built from its column chunk's data at `fpp` instead (the
+    /// file unchanged), so the index answers at `fpp` whatever rate the writers chose; those
+    /// chunks' pages are read once, at build time. An entry built so rules out a value its
+    /// chunk does not hold where the file's looser filter may say "maybe" (a direct probe
+    /// reads such a file; the index does not).
+    pub tighten: bool,
     /// Told `(files read, files to read)` as the build reads the table's files.
     pub progress: Option<Progress>,
 }
@@ -67,6 +74,7 @@ impl Default for BuildOptions {
             fpp: None,
             concurrency: DEFAULT_CONCURRENCY,
             build_missing: false,
+            tighten: false,
             progress: None,
         }
     }
@@ -137,6 +145,7 @@ pub async fn update(
         &UpdateOptions {
             concurrency,
             build_missing: false,
+            tighten: false,
             progress: None,
             swapped: Vec::new(),
         },
@@ -167,6 +176,9 @@ pub struct UpdateOptions {
     /// As [`BuildOptions::build_missing`], for the old index's columns (chosen with `-c`):
     /// files with row groups still lacking an entry are read again, and those filters built.
     pub build_missing: bool,
+    /// As [`BuildOptions::tighten`], for the files the update reads (new and changed ones;
+    /// with the old index's columns and FPP target, which must be set).
+    pub tighten: bool,
     /// Told `(files read, files to read)` as the update reads new and changed files.
     pub progress: Option<Progress>,
     /// Files just swapped for copies by a commit of this process: a copy whose original the
@@ -223,6 +235,7 @@ pub async fn update_with(
             fpp: d.target_fpp,
             concurrency,
             build_missing: up.build_missing,
+            tighten: up.tighten,
             progress: up.progress.clone(),
         })
         .unwrap_or_default();
@@ -358,6 +371,7 @@ pub async fn follow_swaps(
     let up = UpdateOptions {
         concurrency,
         build_missing: false,
+        tighten: false,
         progress: None,
         swapped,
     };
@@ -512,6 +526,9 @@ impl Prepared {
 pub(crate) fn check_options(options: &BuildOptions) -> Result<(), Error> {
     if options.build_missing && options.columns.is_empty() {
         return Err(Error::BuildMissingWithoutColumns);
+    }
+    if options.tighten && (options.columns.is_empty() || options.fpp.is_none()) {
+        return Err(Error::TightenWithout);
     }
     check_fpp(options.fpp)
 }
@@ -700,10 +717,10 @@ async fn read_files(
     let policy = source.policy();
     let wanted: Arc<Vec<String>> = Arc::new(options.columns.clone());
     let fpp = options.fpp;
-    let build_missing = options.build_missing;
+    let built = (options.build_missing, options.tighten);
     let mut results = source.run(move |pq| {
         let wanted = Arc::clone(&wanted);
-        async move { Ok(gather(pq, &wanted, fpp, build_missing, policy).await) }.boxed()
+        async move { Ok(gather(pq, &wanted, fpp, built, policy).await) }.boxed()
     });
     let io = io_err;
     let mut gathered: Vec<Option<Result<Gathered<Spooled>, String>>> =
@@ -727,6 +744,7 @@ async fn read_files(
                 report.data_requests += g.built.requests;
                 report.data_bytes += g.built.bytes;
                 report.filters_built += g.built.filters;
+                report.filters_tightened += g.built.tightened;
                 let name = &listing[li].name;
                 for (rg, col, why) in std::mem::take(&mut g.built.failed) {
                     report

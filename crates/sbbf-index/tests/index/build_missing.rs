@@ -1,6 +1,8 @@
 //! `--build-missing`: row groups without a filter get one built from their data, and the
 //! index never misses a stored value (every id read back with arrow is "maybe" in its row
 //! group); files that have filters are read no further than their footers and filters.
+//! `--tighten`: row groups whose filters are looser than `--fpp` get one built from their
+//! data at it, with the same guarantee.
 
 use crate::common::{indexed, write_file};
 use arrow::array::Int64Array;
@@ -143,6 +145,7 @@ async fn update_builds_what_is_missing_and_reads_only_those_files() {
     let up = UpdateOptions {
         concurrency: 4,
         build_missing: true,
+        tighten: false,
         progress: None,
         swapped: Vec::new(),
     };
@@ -173,4 +176,80 @@ async fn update_builds_what_is_missing_and_reads_only_those_files() {
         matches!(e, sbbf_index::Error::BuildMissingWithoutColumns),
         "{e}"
     );
+}
+
+/// `--tighten --fpp P`: filters sized for far fewer values than their chunks hold (nearly
+/// every bit set) are built again from the chunks' data at P; the index then rules out a
+/// value in no file where the files' own filters could not, and never misses a stored one.
+#[tokio::test(flavor = "multi_thread")]
+async fn tightened_entries_rule_out_what_loose_filters_cannot_and_miss_nothing() {
+    let td = tempfile::tempdir().unwrap();
+    let dir = td.path().join("t");
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 0..10i64 {
+        write_file(
+            &dir.join(format!("p{k:02}.parquet")),
+            k,
+            300,
+            1 + k as usize % 2,
+            16,
+        );
+    }
+    sbbf_testkit::settle(&dir);
+    let root = Root::open(dir.to_str().unwrap()).unwrap().unwrap();
+    let absent = ["987654321".to_string()];
+    let ruled_out = |got: &std::collections::BTreeMap<String, Option<Vec<usize>>>| {
+        got.values()
+            .filter(|v| v.as_deref() == Some(&[][..]))
+            .count()
+    };
+    let loose = build_id(&root, false).await;
+    assert_eq!(loose.filters_tightened, 0);
+    let loosely = ruled_out(&indexed(&root, "id", &absent).await);
+
+    // Asked without the target rate: refused.
+    let without = BuildOptions {
+        columns: vec!["id".into()],
+        tighten: true,
+        ..BuildOptions::default()
+    };
+    assert!(matches!(
+        build(&root, &without).await,
+        Err(sbbf_index::Error::TightenWithout)
+    ));
+
+    let options = BuildOptions {
+        columns: vec!["id".into()],
+        fpp: Some(0.001),
+        tighten: true,
+        ..BuildOptions::default()
+    };
+    let r = build(&root, &options).await.unwrap();
+    let rgs: usize = (0..10).map(|k| 1 + k % 2).sum();
+    assert_eq!((r.filters_tightened, r.filters_built), (rgs, rgs), "{r:?}");
+    assert!(r.build_failed.is_empty(), "{:?}", r.build_failed);
+    assert!(
+        r.columns[0].groups.iter().all(|g| g.max_fpp <= 0.002),
+        "{:?}",
+        r.columns[0].groups
+    );
+    let tightly = ruled_out(&indexed(&root, "id", &absent).await);
+    assert_eq!(tightly, 10, "every file ruled out");
+    assert!(
+        loosely < 5,
+        "the files' own filters rule out {loosely} files"
+    );
+
+    // 0 false negatives: every id, read back with arrow, is "maybe" in its row group.
+    for k in 0..10 {
+        let path = dir.join(format!("p{k:02}.parquet"));
+        let shown = path.display().to_string();
+        for (rg, ids) in ids_per_row_group(&path).iter().enumerate() {
+            for v in ids.iter().step_by(7) {
+                let got = indexed(&root, "id", &[v.to_string()]).await;
+                let maybe = got[&shown].as_ref().expect("covered");
+                assert!(maybe.contains(&rg), "p{k:02} rg {rg} id {v}: {maybe:?}");
+            }
+        }
+    }
 }

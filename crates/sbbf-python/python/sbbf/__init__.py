@@ -660,22 +660,27 @@ class Sbbf:
 
 
 def index_build(table: Source, columns: Union[str, Sequence[str], None] = None, *,
-                fpp: Optional[float] = None, build_missing: bool = False) -> dict:
+                fpp: Optional[float] = None, build_missing: bool = False,
+                tighten: bool = False) -> dict:
     """Builds the table index of `table` (a directory or an object-store prefix ending in
     `/`) from the filters its files already have, as `sbbf index build` does: written under
     `TABLE/_sbbf_index/` (atomically; one PUT on object stores), read by `probe` on the table
     root. `columns` (default: every column with filters); `fpp` folds filters while their
     false-positive rate stays at or below it (default: each keeps its size, and the index
     answers exactly as the files do); `build_missing` builds the filters row groups lack from
-    their data. Returns the report `sbbf index build --format json` prints."""
+    their data; `tighten` (with `columns` and `fpp`) builds again from their data, at `fpp`,
+    the entries whose file's filter is looser, so a lookup reads almost no file it does not
+    need. Returns the report `sbbf index build --format json` prints."""
     return json.loads(_sbbf.index_build(_path(table), _columns(columns),
-                                        None if fpp is None else float(fpp), build_missing))
+                                        None if fpp is None else float(fpp), build_missing,
+                                        tighten))
 
 
-def index_update(table: Source, *, build_missing: bool = False) -> dict:
+def index_update(table: Source, *, build_missing: bool = False, tighten: bool = False) -> dict:
     """Brings the table index of `table` up to date, reading only new and changed files (an
-    unusable index is rebuilt, with a warning), as `sbbf index update`. Returns its report."""
-    report, rebuilt = _sbbf.index_update(_path(table), build_missing)
+    unusable index is rebuilt, with a warning), as `sbbf index update`; `build_missing` and
+    `tighten` as `index_build`'s, for the files it reads. Returns its report."""
+    report, rebuilt = _sbbf.index_update(_path(table), build_missing, tighten)
     if rebuilt:
         warnings.warn(f"the old index was unusable ({rebuilt}); rebuilt it from every file",
                       stacklevel=2)

@@ -129,11 +129,17 @@ class Sbbf:
     def contains_array(self, array: Any) -> bytes: ...
 
 def index_build(
-    path: str, columns: Sequence[str], fpp: Optional[float], build_missing: bool
+    path: str,
+    columns: Sequence[str],
+    fpp: Optional[float],
+    build_missing: bool,
+    tighten: bool = False,
 ) -> str:
     """The `sbbf index build --format json` report."""
 
-def index_update(path: str, build_missing: bool) -> Tuple[str, Optional[str]]:
+def index_update(
+    path: str, build_missing: bool, tighten: bool = False
+) -> Tuple[str, Optional[str]]:
     """The `sbbf index update --format json` report, and why the old index was rebuilt."""
 
 def index_inspect(path: str) -> str:
