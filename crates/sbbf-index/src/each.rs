@@ -435,7 +435,7 @@ pub async fn prune_each(
     options: TableOptions,
     use_index: bool,
     strict: bool,
-    mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
+    each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
     let TableOptions {
         source: options,
@@ -443,6 +443,20 @@ pub async fn prune_each(
     } = options;
     // A table's snapshot is read once: its files, and how they name the filters' columns.
     let table = lake::Table::open(at, &lake_options).await?;
+    prune_table(&table, filters, options, use_index, strict, each).await
+}
+
+/// [`prune_each`] of a table a front end has opened already ([`lake::Table::open`]): its
+/// snapshot (or its files) as read then, not found and read again.
+pub async fn prune_table(
+    table: &lake::Table,
+    filters: Dnf,
+    options: SourceOptions,
+    use_index: bool,
+    strict: bool,
+    mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
+) -> Result<PruneSummary, sbbf_parquet::Error> {
+    let lake_options = table.lake().clone();
     let path = table.location();
     let snap = table.snapshot().cloned();
     let mut filters = filters;

@@ -828,7 +828,7 @@ fn read_lake(
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     let at = table_ref(&source, catalog, catalog_name).map_err(Failure::into_py)?;
     let read = py.detach(|| -> Result<Option<_>, Failure> {
-        let table = block_on(sbbf_lake::Table::open(at.clone(), &lake))??;
+        let table = block_on(sbbf_lake::Table::open(at, &lake))??;
         let Some(snap) = table.snapshot() else {
             return Ok(None);
         };
@@ -843,7 +843,9 @@ fn read_lake(
         };
         let mut warning = None;
         if let Some(filters) = filters {
-            match block_on(kept_row_groups(at, snap, &root, local, filters, use_index))? {
+            match block_on(kept_row_groups(
+                &table, snap, &root, local, filters, use_index,
+            ))? {
                 Ok((kept, w)) => {
                     asked.row_groups = kept;
                     warning = w;
@@ -870,12 +872,12 @@ fn read_lake(
     )))
 }
 
-/// The row groups `filters` keep of each file of the table `snap` (read from `at`), by
+/// The row groups `filters` keep of each file of `table` (whose snapshot is `snap`), by
 /// file URL, through the table's index unless `use_index` is false; with the index's
-/// warning. The snapshot's own version is pruned, not the newest again: a commit in between
-/// must not change which files the pruning answers for.
+/// warning. The snapshot read is pruned, not found and read again: a commit in between must
+/// not change which files the pruning answers for.
 async fn kept_row_groups(
-    at: sbbf_lake::TableRef,
+    table: &sbbf_lake::Table,
     snap: &sbbf_lake::Snapshot,
     root: &sbbf_lake::StoreRoot,
     local: bool,
@@ -916,17 +918,11 @@ async fn kept_row_groups(
             })
             .collect(),
     };
-    let options = sbbf_lake::TableOptions {
-        lake: sbbf_lake::LakeOptions {
-            as_of: Some(sbbf_lake::AsOf::Version(snap.version)),
-            as_directory: false,
-        },
-        ..Default::default()
-    };
+    let options = sbbf_parquet::source::SourceOptions::default();
     let mut kept = std::collections::HashMap::new();
     let mut failed = None;
     let summary =
-        sbbf_index::each::prune_each(at, filters, options, use_index, false, |file, rgs| {
+        sbbf_index::each::prune_table(table, filters, options, use_index, false, |file, rgs| {
             match rgs {
                 Ok(rgs) => {
                     if let Some(url) = url_of.get(&pruned_key(&file)) {
