@@ -3,10 +3,13 @@
     nice -n 10 tools/.venv/bin/python tools/bench/bench_lookup.py [--files 1000,10000]
                   [--latency-ms 50] [--runs 3] [--regen] [--sbbf PATH] [--fpp 0.01]
                   [--only delta|iceberg] [--local-only | --s3-only] [--sbbf-only]
+                  [--tighten P]
 
 (--files: repeat it or give a comma list; default 1000. --sbbf: default
 $CARGO_TARGET_DIR/release/sbbf, built with the `query` feature. --sbbf-only: the other
-readers are not run, and their rows say so: at 10,000 files they take hours.)
+readers are not run, and their rows say so: at 10,000 files they take hours. --tighten P: the
+index is built with `--fpp P --tighten`, its entries looser than P built again from the files'
+data at P, whatever FPP the files' own filters have.)
 
 Generates (once per N of --files, into target/bench-lookup/N/, or N-fppP/ with --fpp P;
 --regen rewrites it):
@@ -95,6 +98,7 @@ ROWS = 100  # rows per file (one row group)
 BATCHES = 10  # commits / add_files batches before the Delta checkpoint
 SEED = 20261207
 FPP = 0.01  # the files' Bloom filters (--fpp)
+TIGHTEN = None  # the index's entries built again from data at this FPP (--tighten)
 LOOKUPS = ("1 key", "IN 10 keys", "no key")
 HTTPFS_NA = "n/a: httpfs not installable"
 
@@ -402,8 +406,9 @@ class Bench:
 
 def build_index(sbbf, path, env, n):
     t = time.perf_counter()
-    p = subprocess.run([str(sbbf), "index", "build", path, "-c", "k", "--format", "json"], env=env,
-                       capture_output=True, text=True)
+    tighten = [] if TIGHTEN is None else ["--fpp", f"{TIGHTEN:g}", "--tighten"]
+    p = subprocess.run([str(sbbf), "index", "build", path, "-c", "k", "--format", "json", *tighten],
+                       env=env, capture_output=True, text=True)
     if p.returncode != 0:
         fail(f"sbbf index build {path}: exit {p.returncode}\n{p.stderr.strip()[-2000:]}")
     built = json.loads(p.stdout)
@@ -577,6 +582,8 @@ def main():
                     help=f"the binary, built with the `query` feature (default {default})")
     ap.add_argument("--fpp", type=float, default=0.01,
                     help="the files' Bloom filters' FPP (default 0.01; other values: tables in N-fppP/)")
+    ap.add_argument("--tighten", type=float, metavar="P",
+                    help="build the index with --fpp P --tighten (entries looser than P built from data)")
     ap.add_argument("--only", choices=["delta", "iceberg"])
     ap.add_argument("--sbbf-only", action="store_true",
                     help="run sbbf alone (the other readers are left out, and the tables say so): "
@@ -588,8 +595,9 @@ def main():
     sizes = sorted({int(x) for f in (a.files or ["1000"]) for x in f.split(",") if x.strip()})
     if any(n < 20 for n in sizes):
         fail("--files must be >= 20")
-    global FPP
+    global FPP, TIGHTEN
     FPP = a.fpp
+    TIGHTEN = a.tighten
     sbbf = a.sbbf.resolve()
     if not sbbf.exists():
         fail(f"{sbbf} missing: cargo build --release -p sbbf-cli --features query (or --sbbf PATH)")
@@ -614,7 +622,8 @@ def main():
     import duckdb
     import pyiceberg
     print(f"\nTables of {ROWS}-row files (one row group; `k int64` random and distinct, `v string`; a "
-          f"Bloom filter on `k` at FPP {FPP:g}, pyarrow {pa.__version__}); Delta: {BATCHES} commits, a "
+          f"Bloom filter on `k` at FPP {FPP:g}, pyarrow {pa.__version__}; the index "
+          f"{'as the files give it' if TIGHTEN is None else f'tightened to {TIGHTEN:g} (--tighten)'}); Delta: {BATCHES} commits, a "
           f"checkpoint, 2 commits; Iceberg: {BATCHES} add_files snapshots. S3: moto behind a proxy "
           f"holding each request {a.latency_ms} ms. sbbf: {sbbf}; deltalake {deltalake.__version__}, "
           f"pyiceberg {pyiceberg.__version__}, duckdb {duckdb.__version__}. Every reader in a process "
