@@ -73,6 +73,9 @@ pub struct ObjectReader {
     concurrency: usize,
     /// The object's ETag as first seen: every read asks for that version (`If-Match`).
     e_tag: Option<String>,
+    /// The object's last bytes as the footer's read brought them (from this offset): later
+    /// reads inside them (a small file's pages) take them from here, not from the store.
+    tail: Option<(u64, Bytes)>,
 }
 
 impl ObjectReader {
@@ -85,6 +88,7 @@ impl ObjectReader {
             coalesce: 0,
             concurrency: DEFAULT_RANGE_CONCURRENCY,
             e_tag: None,
+            tail: None,
         }
     }
 
@@ -100,8 +104,15 @@ impl ObjectReader {
         ObjectReader { e_tag, ..self }
     }
 
-    /// One range, of the version pinned by [`ObjectReader::with_e_tag`] when there is one.
+    /// One range, of the version pinned by [`ObjectReader::with_e_tag`] when there is one:
+    /// from the tail the footer's read kept when it lies there.
     async fn range(&self, range: Range<u64>) -> object_store::Result<Bytes> {
+        if let Some((start, tail)) = &self.tail {
+            let end = start + tail.len() as u64;
+            if range.start >= *start && range.end <= end && range.start <= range.end {
+                return Ok(tail.slice((range.start - start) as usize..(range.end - start) as usize));
+            }
+        }
         match &self.e_tag {
             None => self.store.get_range(&self.path, range).await,
             Some(tag) => {
@@ -194,7 +205,14 @@ impl AsyncFileReader for ObjectReader {
             } else {
                 reader = reader.with_page_index_policy(PageIndexPolicy::Skip);
             }
+            // The suffix is read here and kept: the footer is parsed from it, and a small file's
+            // pages (the whole file, when it is under the hint) are then read from it too.
             let size = self.size;
+            if self.tail.is_none() && size > 0 {
+                let start = size.saturating_sub(hint as u64);
+                let bytes = self.range(start..size).await?;
+                self.tail = Some((start, bytes));
+            }
             Ok(Arc::new(reader.load_and_finish(self, size).await?))
         }
         .boxed()

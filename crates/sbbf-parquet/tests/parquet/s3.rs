@@ -539,8 +539,6 @@ async fn filters_before_the_footer_cost_no_read_of_their_own() {
     assert_eq!(pq.io_stats().waves, 1, "{:?}", pq.io_stats());
 }
 
-/// 64 row groups of 2,000 rows (`id` i64 with a Bloom filter, `payload` text without), filters
-/// where `position` puts them.
 /// arrow-rs's record batch reader over an `ObjectReader` (what `sbbf_lake::rows` reads a
 /// table's rows with) reads a small file's footer in one request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -562,6 +560,45 @@ async fn an_arrow_read_takes_the_footer_in_one_request() {
     assert_eq!(counting.requests(), 1, "{}", counting.report());
 }
 
+/// And a file smaller than that first read, footer and rows, in that one request: its pages
+/// are served from the bytes the footer came in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_files_rows_take_one_request() {
+    let inner: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let counting = Arc::new(Counting::new(inner));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut out, schema.clone(), None).unwrap();
+    let ids = Int64Array::from((0..500i64).collect::<Vec<_>>());
+    w.write(&RecordBatch::try_new(schema, vec![Arc::new(ids)]).unwrap())
+        .unwrap();
+    w.close().unwrap();
+    let path = Path::from("tiny.parquet");
+    let len = out.len() as u64;
+    assert!(
+        len < sbbf_parquet::read::async_driver::FOOTER_SUFFIX,
+        "{len}"
+    );
+    object_store::ObjectStoreExt::put(store.as_ref(), &path, PutPayload::from(out))
+        .await
+        .unwrap();
+    counting.reset();
+    let reader = object::ObjectReader::new(Arc::clone(&store), path, len);
+    let batches: Vec<RecordBatch> = ParquetRecordBatchStreamBuilder::new(reader)
+        .await
+        .unwrap()
+        .build()
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 500);
+    assert_eq!(counting.requests(), 1, "{}", counting.report());
+}
+
+/// 64 row groups of 2,000 rows (`id` i64 with a Bloom filter, `payload` text without), filters
+/// where `position` puts them.
 fn write_64(position: BloomFilterPosition) -> Bytes {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
