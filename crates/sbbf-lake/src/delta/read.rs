@@ -224,22 +224,55 @@ fn read(
     url: &Url,
     as_of: Option<AsOf>,
 ) -> Result<Snapshot, Error> {
-    let err = |e| kernel_error(arg, e);
     let store: Arc<dyn ObjectStore> = store;
     let engine = DefaultEngineBuilder::new(store).build();
+    let snap = kernel_snapshot(&engine, arg, url, as_of)?;
+    let version = i64::try_from(snap.version()).unwrap_or(i64::MAX);
+    let timestamp_ms = snap.get_timestamp(&engine).ok();
+    let Columns {
+        partition_columns,
+        physical,
+        inner_physical,
+        columns,
+    } = columns_of(&snap);
+    let (files, vectors) = data_files(&snap, &engine, arg, url, &columns, &physical)?;
+    Ok(Snapshot {
+        format: Format::Delta,
+        location: arg.to_string(),
+        version,
+        timestamp_ms,
+        metadata: None,
+        partition_columns,
+        files,
+        columns,
+        notes: Vec::new(),
+        vectors,
+        positions: Default::default(),
+        equalities: Default::default(),
+        inner_physical,
+        log_reads: Default::default(),
+        data_manifests: None,
+    })
+}
+
+/// The kernel's snapshot of the table at `url` at `as_of` (a version, or the newest committed
+/// at or before a time), else the latest; a version the log lacks is [`no_such`].
+fn kernel_snapshot(
+    engine: &dyn delta_kernel::Engine,
+    arg: &str,
+    url: &Url,
+    as_of: Option<AsOf>,
+) -> Result<Arc<KernelSnapshot>, Error> {
+    let err = |e| kernel_error(arg, e);
     let root = url.as_str();
-    let latest = || {
-        KernelSnapshot::builder_for(root)
-            .build(&engine)
-            .map_err(err)
-    };
-    let snap = match as_of {
+    let latest = || KernelSnapshot::builder_for(root).build(engine).map_err(err);
+    Ok(match as_of {
         None => latest()?,
         Some(AsOf::Version(v)) => {
             let v = u64::try_from(v).map_err(|_| no_such(arg, format!("version {v}")))?;
             KernelSnapshot::builder_for(root)
                 .at_version(v)
-                .build(&engine)
+                .build(engine)
                 .map_err(|e| {
                     // A version past the log's end is no snapshot; else the kernel's reason.
                     match latest() {
@@ -252,16 +285,27 @@ fn read(
         }
         Some(AsOf::TimestampMs(t)) => {
             let latest = latest()?;
-            let at = latest_version_as_of(&latest, &engine, t, HistoryCommitType::Recreatable)
+            let at = latest_version_as_of(&latest, engine, t, HistoryCommitType::Recreatable)
                 .map_err(|e| no_such(arg, format!("committed at or before {t} ms ({e})")))?;
             KernelSnapshot::builder_for(root)
                 .at_version(at.version)
-                .build(&engine)
+                .build(engine)
                 .map_err(err)?
         }
-    };
-    let version = i64::try_from(snap.version()).unwrap_or(i64::MAX);
-    let timestamp_ms = snap.get_timestamp(&engine).ok();
+    })
+}
+
+/// What a snapshot's schema says of its columns: the partition columns (by name, and by the
+/// physical name partition values are keyed by), the physical names inside nested columns
+/// under column mapping, and every top-level column.
+struct Columns {
+    partition_columns: Vec<String>,
+    physical: Vec<(String, String)>,
+    inner_physical: HashMap<String, Vec<crate::PathPair>>,
+    columns: Vec<LakeColumn>,
+}
+
+fn columns_of(snap: &KernelSnapshot) -> Columns {
     let partition_columns: Vec<String> = snap
         .table_configuration()
         .logical_partition_columns()
@@ -335,13 +379,29 @@ fn read(
             missing_not_null: false,
         })
         .collect();
-    let scan = std::sync::Arc::clone(&snap)
-        .scan_builder()
-        .build()
-        .map_err(err)?;
+    Columns {
+        partition_columns,
+        physical,
+        inner_physical,
+        columns,
+    }
+}
+
+/// The snapshot's data files (URL, size, rows, partition values by table name, deletes,
+/// statistics as bounds) and their deletion vectors, from the kernel's scan of it.
+fn data_files(
+    snap: &Arc<KernelSnapshot>,
+    engine: &dyn delta_kernel::Engine,
+    arg: &str,
+    url: &Url,
+    columns: &[LakeColumn],
+    physical: &[(String, String)],
+) -> Result<(Vec<DataFile>, Vectors), Error> {
+    let err = |e| kernel_error(arg, e);
+    let scan = Arc::clone(snap).scan_builder().build().map_err(err)?;
     let mut seen: Vec<Seen> = Vec::new();
     let mut stats = StatsOf::default();
-    for meta in scan.scan_metadata(&engine).map_err(err)? {
+    for meta in scan.scan_metadata(engine).map_err(err)? {
         let meta = meta.map_err(err)?;
         stats.visit_rows_of(&meta.scan_files).map_err(err)?;
         seen = meta.visit_scan_files(seen, keep).map_err(err)?;
@@ -373,7 +433,7 @@ fn read(
             vectors.by_file.insert(file_url.to_string(), dv);
         }
         let bounds = match stats.by_path.get(&s.path) {
-            Some(text) => crate::bounds::delta(text, &columns, prefix),
+            Some(text) => crate::bounds::delta(text, columns, prefix),
             None => Vec::new(),
         };
         files.push(DataFile {
@@ -385,23 +445,7 @@ fn read(
             deletes: s.deletes,
         });
     }
-    Ok(Snapshot {
-        format: Format::Delta,
-        location: arg.to_string(),
-        version,
-        timestamp_ms,
-        metadata: None,
-        partition_columns,
-        files,
-        columns,
-        notes: Vec::new(),
-        vectors,
-        positions: Default::default(),
-        equalities: Default::default(),
-        inner_physical,
-        log_reads: Default::default(),
-        data_manifests: None,
-    })
+    Ok((files, vectors))
 }
 
 /// A struct field's physical name under column mapping.
