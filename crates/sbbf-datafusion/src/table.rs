@@ -150,6 +150,62 @@ struct TableIndex {
     preloaded: Mutex<Option<Loading>>,
 }
 
+impl TableIndex {
+    /// The index `root` of a table whose files' schema is `file_schema`: the files one listing
+    /// found (a prefix's, kept for the scans) or a lake table's, the index as read beside the
+    /// listing (for the first scan), and the files it knew.
+    fn new(
+        root: sbbf_index::Root,
+        file_schema: SchemaRef,
+        (files, lake): (&[object_store::ObjectMeta], Option<LakeFiles>),
+        preloaded: Option<Loading>,
+        rows: KnownFiles,
+    ) -> TableIndex {
+        TableIndex {
+            statistics: known_statistics(&file_schema, &rows),
+            listed: match (&root, &lake) {
+                (sbbf_index::Root::Store { .. }, None) => {
+                    Some(Arc::new(root.listed_objects(files.to_vec())))
+                }
+                _ => None,
+            },
+            lake,
+            preloaded: Mutex::new(preloaded),
+            root,
+            file_schema,
+            warning: Default::default(),
+            files: Default::default(),
+            row_groups: Default::default(),
+            reads: Default::default(),
+            known: Default::default(),
+            rows: Arc::new(rows),
+        }
+    }
+}
+
+/// The listing options of a table at `path`: Parquet read as the session says, without
+/// DataFusion's own Bloom filter reads when ours prune (`enabled`); `*.parquet` below a folder,
+/// and a single file named without the extension still read.
+fn listing_options(
+    state: &dyn Session,
+    path: &str,
+    url: &ListingTableUrl,
+    enabled: bool,
+) -> ListingOptions {
+    let mut format = ParquetFormat::default().with_options(state.table_options().parquet.clone());
+    if enabled {
+        let mut options = format.options().clone();
+        options.global.bloom_filter_on_read = false;
+        format = format.with_options(options);
+    }
+    let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
+    if url.is_collection() || path.contains(['*', '?', '[']) {
+        options
+    } else {
+        options.with_file_extension("")
+    }
+}
+
 impl SbbfTable {
     /// A table over the Parquet files at `path` (a file, a directory, a glob, or an
     /// object-store URL whose store is registered with the session), with the schema the
@@ -228,20 +284,7 @@ impl SbbfTable {
         let path = &*sbbf_parquet::source::object::local_location(path)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let url = ListingTableUrl::parse(path)?;
-        let mut format =
-            ParquetFormat::default().with_options(state.table_options().parquet.clone());
-        if enabled {
-            let mut options = format.options().clone();
-            options.global.bloom_filter_on_read = false;
-            format = format.with_options(options);
-        }
-        let options = ListingOptions::new(Arc::new(format)).with_file_extension(".parquet");
-        // A single file named without the extension is still read.
-        let options = if url.is_collection() || path.contains(['*', '?', '[']) {
-            options
-        } else {
-            options.with_file_extension("")
-        };
+        let options = listing_options(state, path, &url, enabled);
         // The index at the table's folder is read beside finding and reading the table (one
         // round trip for both on a store, where it would otherwise wait for the snapshot).
         let early = match enabled && use_index && may_be_a_table(path, &url) {
@@ -372,26 +415,14 @@ impl SbbfTable {
             _ => None,
         };
         let root = root.filter(|_| lake_files.is_some() || table.is_none());
-        let index = match root {
-            Some(root) => config.file_schema.clone().map(|file_schema| TableIndex {
-                statistics: known_statistics(&file_schema, &rows),
-                listed: match (&root, &lake_files) {
-                    (sbbf_index::Root::Store { .. }, None) => {
-                        Some(Arc::new(root.listed_objects(files.clone())))
-                    }
-                    _ => None,
-                },
-                lake: lake_files,
-                preloaded: Mutex::new(preloaded),
+        let index = match (root, config.file_schema.clone()) {
+            (Some(root), Some(file_schema)) => Some(TableIndex::new(
                 root,
                 file_schema,
-                warning: Default::default(),
-                files: Default::default(),
-                row_groups: Default::default(),
-                reads: Default::default(),
-                known: Default::default(),
-                rows: Arc::new(rows),
-            }),
+                (&files, lake_files),
+                preloaded,
+                rows,
+            )),
             _ => None,
         };
         Ok(SbbfTable {
