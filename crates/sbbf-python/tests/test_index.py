@@ -128,6 +128,35 @@ def test_index_errors(tmp_path):
     assert index.read_bytes() == good
 
 
+def test_a_tightened_index_rules_out_what_loose_filters_cannot(tmp_path):
+    # Filters sized for 8 values over 400 distinct ids: nearly every bit set.
+    root = tmp_path / "t"
+    root.mkdir()
+    for i in range(6):
+        ids = pa.array(range(i * 400, (i + 1) * 400), pa.int64())
+        pq.write_table(pa.table({"id": ids}), root / f"f{i}.parquet",
+                       bloom_filter_options={"id": {"ndv": 8, "fpp": 0.2}})
+    time.sleep(2.1)
+    with pytest.raises(sbbf.InputError, match="tighten=True needs"):
+        sbbf.index_build(root, "id", tighten=True)
+    loose = sbbf.index_build(root, "id")
+    assert loose["filters_tightened"] == 0
+    absent = 10_000_000
+    ruled_loose = sum(1 for o in sbbf.probe(root, "id", [absent])
+                      if all(v["result"] == "absent" for rg in o["row_groups"] for v in rg["values"]))
+    report = sbbf.index_build(root, "id", fpp=0.0001, tighten=True)
+    assert report["filters_tightened"] == 6, report
+    ruled = sum(1 for o in sbbf.probe(root, "id", [absent])
+                if all(v["result"] == "absent" for rg in o["row_groups"] for v in rg["values"]))
+    assert ruled == 6 and ruled_loose < 6, (ruled, ruled_loose)
+    # Every stored id is still found in its file.
+    for i in range(6):
+        for v in range(i * 400, (i + 1) * 400, 37):
+            files = {Path(o["file"]).name for o in sbbf.probe(root, "id", [v])
+                     if any(x["result"] != "absent" for rg in o["row_groups"] for x in rg["values"])}
+            assert f"f{i}.parquet" in files, (v, files)
+
+
 def test_row_groups_and_read_table_leave_out_what_the_index_rules_out(tmp_path):
     root = tmp_path / "t"
     _table(root)
