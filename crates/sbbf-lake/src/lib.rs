@@ -448,7 +448,8 @@ impl Snapshot {
 }
 
 /// What kind of table `arg` is, if any, without reading its log: a folder with
-/// `_delta_log/`, a `*.metadata.json` file, a folder with `metadata/` holding metadata files.
+/// `_delta_log/`, a `*.metadata.json` file, a folder with `metadata/` holding metadata files
+/// or a version hint.
 ///
 /// Under an object-store URL that names a prefix (it ends in `/`, or its last name has no
 /// extension) the same is asked of the store: the first page of `_delta_log/`, and only when
@@ -466,28 +467,19 @@ async fn detect_in(
     if object::is_remote_url(arg) {
         return detect_remote(root, arg).await;
     }
+    // A local folder is asked what the Parquet crate's in-place write guard asks of it (one
+    // rule for both: `_delta_log/`, or `metadata/` with a metadata file or a version hint,
+    // as on a store). A Hudi table, which the guard also knows, is no table this crate reads.
+    use sbbf_parquet::write::output::{table_format_at, TableFormat};
     let p = Path::new(arg);
     if !p.is_dir() {
         return Ok(None);
     }
-    if p.join("_delta_log").is_dir() {
-        return Ok(Some((Format::Delta, None)));
-    }
-    let meta = p.join("metadata");
-    if meta.is_dir() && has_metadata_files(&meta) {
-        return Ok(Some((Format::Iceberg, None)));
-    }
-    Ok(None)
-}
-
-/// Whether the local folder `metadata` holds Iceberg metadata files (`*.metadata.json`).
-fn has_metadata_files(metadata: &Path) -> bool {
-    std::fs::read_dir(metadata)
-        .map(|d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".metadata.json"))
-        })
-        .unwrap_or(false)
+    Ok(match table_format_at(p) {
+        Some(TableFormat::Delta) => Some((Format::Delta, None)),
+        Some(TableFormat::Iceberg) => Some((Format::Iceberg, None)),
+        _ => None,
+    })
 }
 
 /// Whether a URL names a prefix a table could live under (see [`detect_in`]).

@@ -69,3 +69,17 @@ async fn an_iceberg_folder_lists_its_metadata_once() {
     assert_eq!(reads.lists, 2, "{reads:?}");
     assert!(!snap.files.is_empty());
 }
+
+/// A local folder is found as a store's is: `metadata/` with only a version hint is an Iceberg
+/// table (whose missing metadata file is then said), not a folder of files read as data.
+#[tokio::test]
+async fn a_local_folder_with_a_version_hint_is_an_iceberg_table() {
+    let td = tempfile::tempdir().unwrap();
+    std::fs::create_dir(td.path().join("metadata")).unwrap();
+    std::fs::write(td.path().join("metadata/version-hint.text"), "1").unwrap();
+    let arg = td.path().to_str().unwrap();
+    let located = Table::locate(arg, &LakeOptions::default()).await.unwrap();
+    assert_eq!(located.format(), Some(Format::Iceberg));
+    let e = Table::open(arg, &LakeOptions::default()).await.unwrap_err();
+    assert!(e.to_string().contains("no metadata file"), "{e}");
+}
