@@ -828,6 +828,11 @@ impl Loaded {
         st: &mut ReadStats,
     ) -> Result<Vec<Bytes>, Error> {
         let tail_start = self.len - self.tail.len() as u64;
+        // Every range inside the index before any is read (the head's offsets are checked when
+        // it is parsed; a range made from them still is, before it sizes a read).
+        if ranges.iter().any(|r| r.end > self.len || r.start > r.end) {
+            return Err(IndexError::Damaged("a range outside the index".into()).into());
+        }
         // Requests for ranges close to each other are one request remotely: up to a MiB
         // between them (as the object store crate coalesces) costs less than a round trip.
         let gap = match root {
@@ -853,9 +858,6 @@ impl Loaded {
         let got = root.read_ranges(&merged, st).await?;
         let mut out = Vec::with_capacity(ranges.len());
         for r in ranges {
-            if r.end > self.len || r.start > r.end {
-                return Err(IndexError::Damaged("a range outside the index".into()).into());
-            }
             if r.start >= tail_start {
                 out.push(
                     self.tail

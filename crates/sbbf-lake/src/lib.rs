@@ -504,6 +504,30 @@ enum Look {
     Iceberg(Vec<String>),
 }
 
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
+impl Look {
+    fn delta(&self) -> Option<&delta::LogLook> {
+        match self {
+            Look::Delta(l) => Some(l),
+            Look::Iceberg(_) => None,
+        }
+    }
+
+    fn into_delta(self) -> Option<delta::LogLook> {
+        match self {
+            Look::Delta(l) => Some(l),
+            Look::Iceberg(_) => None,
+        }
+    }
+
+    fn metadata_names(&self) -> Option<&[String]> {
+        match self {
+            Look::Iceberg(names) => Some(names),
+            Look::Delta(_) => None,
+        }
+    }
+}
+
 /// The store's side of [`detect_in`]: `_delta_log/` is listed first, and `metadata/` only when
 /// the log is empty. A Delta table (the common case on a store, and a table with both, as
 /// Delta's Iceberg-compatible writers leave, is read as Delta anyway) is found in one
@@ -543,10 +567,9 @@ async fn detect_remote(
     }
     // The first page of `metadata/`: an Iceberg metadata folder holds a metadata file or a
     // version hint (its names sort first: 00000-..., v1...).
-    const PAGE: usize = 1000;
     let mut objects = 0;
     let mut names = Vec::new();
-    let mut page = store.list(Some(&meta)).take(PAGE);
+    let mut page = store.list(Some(&meta)).take(delta::FIRST_PAGE);
     while let Some(m) = page.next().await {
         let m = m.map_err(listed)?;
         objects += 1;
@@ -560,7 +583,7 @@ async fn detect_remote(
         .iter()
         .any(|n| n.ends_with(".metadata.json") || n == "version-hint.text");
     if found {
-        let look = (objects < PAGE).then_some(Look::Iceberg(names));
+        let look = (objects < delta::FIRST_PAGE).then_some(Look::Iceberg(names));
         return Ok(Some((Format::Iceberg, look)));
     }
     Ok(None)
@@ -574,9 +597,9 @@ pub(crate) async fn snapshot(arg: &str, lake: &LakeOptions) -> Result<Option<Sna
 }
 
 /// A table found at a path, not read yet: what finding it learnt (on a store, a Delta log's
-/// first listing page, or an Iceberg folder's `metadata/` listing), to read its snapshot ([`Found::snapshot`]) or,
-/// for a Delta table whose earlier version a reader knows, only the commits since
-/// ([`Found::delta_since`]). Every request of finding and reading is counted
+/// first listing page, or an Iceberg folder's `metadata/` listing), to read its snapshot
+/// ([`Found::snapshot`]) or, for a Delta table whose earlier version a reader knows, only the
+/// commits since ([`Found::delta_since`]). Every request of finding and reading is counted
 /// ([`LogReads`]).
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
 #[derive(Clone)]
@@ -590,8 +613,9 @@ pub struct Found {
     as_of: Option<AsOf>,
 }
 
-/// Finds the table at `arg` (on a store one request for a Delta table, two round trips for an Iceberg folder) without reading it: `None` when
-/// `arg` is no table or is to be read as a folder; through a store the caller configured
+/// Finds the table at `arg` without reading it (on a store one request for a Delta table, two
+/// round trips for an Iceberg folder): `None` when `arg` is no table or is to be read as a
+/// folder; through a store the caller configured
 /// (`root`), else the one the URL names. [`Table::locate`] is the way in.
 pub(crate) async fn find_in(
     root: Option<StoreRoot>,
@@ -674,17 +698,14 @@ impl Found {
                 look,
                 as_of,
             } = self;
-            let mut snap = match (format, look) {
-                (Format::Delta, Some(Look::Delta(look))) => {
-                    delta::snapshot(&root, &arg, &url, as_of, Some(look)).await?
+            let mut snap = match format {
+                Format::Delta => {
+                    let look = look.and_then(Look::into_delta);
+                    delta::snapshot(&root, &arg, &url, as_of, look).await?
                 }
-                (Format::Delta, _) => delta::snapshot(&root, &arg, &url, as_of, None).await?,
-                (Format::Iceberg, look) => {
-                    let listed = match &look {
-                        Some(Look::Iceberg(names)) => Some(names.as_slice()),
-                        _ => None,
-                    };
-                    iceberg::snapshot(&root, &arg, &url, as_of, listed).await?
+                Format::Iceberg => {
+                    let names = look.as_ref().and_then(Look::metadata_names);
+                    iceberg::snapshot(&root, &arg, &url, as_of, names).await?
                 }
             };
             snap.log_reads = counters.reads();
@@ -713,10 +734,7 @@ impl Found {
         delta::read_since(
             &self.root,
             &self.url,
-            match &self.look {
-                Some(Look::Delta(l)) => Some(l),
-                _ => None,
-            },
+            self.look.as_ref().and_then(Look::delta),
             since,
             mark,
             self.as_of,
@@ -741,12 +759,9 @@ impl Found {
         };
         #[cfg(feature = "tables")]
         {
-            let listed = match &self.look {
-                Some(Look::Iceberg(names)) => Some(names.as_slice()),
-                _ => None,
-            };
+            let names = self.look.as_ref().and_then(Look::metadata_names);
             iceberg::since(
-                &self.root, &self.arg, &self.url, self.as_of, listed, since, known,
+                &self.root, &self.arg, &self.url, self.as_of, names, since, known,
             )
             .await
         }

@@ -166,35 +166,32 @@ pub(super) async fn gather(
     // The io of footers and filters, before any data page.
     let io = pq.io_stats();
     let mut built = Built::default();
-    if let (true, Some(p)) = (tighten && !wanted.is_empty(), fpp) {
+    // Filters built from data: where a row group has none (`build_missing`), and where its
+    // own is looser than the target (`tighten`).
+    let target = fpp.filter(|_| tighten);
+    if (build_missing || target.is_some()) && !wanted.is_empty() {
         for (c, ty, rgs) in columns.iter_mut() {
             for (rg, slot) in rgs.iter_mut().enumerate() {
-                let loose = slot.as_ref().is_some_and(|(bits, _)| {
-                    sbbf::SbbfRef::new(bits).is_ok_and(|f| f.estimated_fpp() > p)
-                });
-                // A chunk whose build fails keeps its file's filter as its entry: looser,
-                // never wrong.
-                if loose {
-                    if let Ok(bits) = build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
+                let missing = build_missing && slot.is_none();
+                let loose = match (target, slot.as_ref()) {
+                    (Some(p), Some((bits, _))) => {
+                        sbbf::SbbfRef::new(bits).is_ok_and(|f| f.estimated_fpp() > p)
+                    }
+                    _ => false,
+                };
+                if !(missing || loose) {
+                    continue;
+                }
+                match build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
+                    Ok(bits) => {
                         built.filters += 1;
-                        built.tightened += 1;
+                        built.tightened += usize::from(loose);
                         *slot = Some((bits, 0));
                     }
-                }
-            }
-        }
-    }
-    if build_missing && !wanted.is_empty() {
-        for (c, ty, rgs) in columns.iter_mut() {
-            for (rg, slot) in rgs.iter_mut().enumerate() {
-                if slot.is_none() {
-                    match build_from_data(&mut pq, *c, ty, rg, fpp, &mut built).await {
-                        Ok(bits) => {
-                            built.filters += 1;
-                            *slot = Some((bits, 0));
-                        }
-                        Err(why) => built.failed.push((rg, ty.path.clone(), why)),
-                    }
+                    Err(why) if missing => built.failed.push((rg, ty.path.clone(), why)),
+                    // A loose filter whose chunk cannot be built keeps the file's own as its
+                    // entry: looser, never wrong.
+                    Err(_) => {}
                 }
             }
         }

@@ -62,8 +62,8 @@ const ADD: &str = "ADD BLOOM FILTERS";
 const RESIZE: &str = "RESIZE BLOOM FILTERS";
 
 /// Rewrites the current data files of `table` (found by [`crate::Table::locate`]: a local
-/// folder, an object-store URL or a catalog's table) that `rewrite` changes, and commits one new version that swaps them. `progress(done,
-/// total)` is called after each file.
+/// folder, an object-store URL or a catalog's table) that `rewrite` changes, and commits one
+/// new version that swaps them. `progress(done, total)` is called after each file.
 ///
 /// Refused before anything is written ([`LakeError::WriteRefused`]): a path that is no table,
 /// a Delta table whose protocol asks of writers what is not done here, an Iceberg table of

@@ -1,7 +1,7 @@
 //! A Delta log's listing: what finding a table on a store asks of its log (the first page of
-//! `_delta_log/`, and `_last_checkpoint` when that page is not all), what a log object's name says (its version
-//! and kind), and which objects a snapshot's replay reads. No kernel here: finding a table
-//! needs this in every build.
+//! `_delta_log/`, and `_last_checkpoint` when that page is not all), what a log object's name
+//! says (its version and kind), and which objects a snapshot's replay reads. No kernel here:
+//! finding a table needs this in every build.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -26,7 +26,7 @@ pub(crate) struct LogLook {
 }
 
 /// Objects listed in one request (S3's page); a first page this full may not be all.
-const FIRST_PAGE: usize = 1000;
+pub(crate) const FIRST_PAGE: usize = 1000;
 
 /// The largest `_last_checkpoint` read while finding the table (real ones are a few hundred
 /// bytes of JSON; the read must not allocate what a hostile store claims).
@@ -48,7 +48,7 @@ pub(crate) async fn look(
         entries.push(m?);
     }
     let complete = entries.len() < FIRST_PAGE;
-    let last_checkpoint = match complete || entries.is_empty() {
+    let last_checkpoint = match complete {
         true => None,
         false => read_hint(store, &log).await,
     };

@@ -13,7 +13,7 @@ mod read;
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
 mod since;
 
-pub(crate) use log::{log_name, look, LogLook, LogName};
+pub(crate) use log::{log_name, look, LogLook, LogName, FIRST_PAGE};
 #[cfg(feature = "tables")]
 pub(crate) use read::{physical_name, snapshot, Vectors};
 #[cfg_attr(not(feature = "tables"), allow(unused_imports))]

@@ -494,16 +494,20 @@ async fn find_metadata(
     let folder = url
         .join("metadata/")
         .map_err(|e| cx.error_from(format!("{url} has no metadata folder URL"), e))?;
-    let names = match listed {
-        Some(names) => names.to_vec(),
-        None => root.list_dir(folder.as_str()).await?.1,
+    let read_now: Vec<String>;
+    let names: &[String] = match listed {
+        Some(names) => names,
+        None => {
+            read_now = root.list_dir(folder.as_str()).await?.1;
+            &read_now
+        }
     };
     let mut hint_note = String::new();
     if names.iter().any(|n| n == HINT) {
         let hint_url = format!("{folder}{HINT}");
         let text = get_named(root, &cx, &hint_url, "version hint").await?;
         let hint = String::from_utf8_lossy(&text).trim().to_string();
-        match hinted(&hint, &names) {
+        match hinted(&hint, names) {
             Some(name) => {
                 notes.push(format!(
                     "{arg} was read without its catalog, from metadata/{name} (which metadata/{HINT} names); \

@@ -3,9 +3,9 @@
 //! order fails this test, and so does a new module left out of it (the check itself is
 //! `sbbf_testkit::layering`, shared by every crate).
 
-/// The layers, first to last: why a table could not be read, what a read is asked and reports, where a table lives and how
-/// its store is read, the names of its columns, each format's snapshot, reading the log since
-/// a version, then writing (commits, `sbbf add TABLE`) and the per-file reports over a table.
+/// The layers, first to last: why a table could not be read, what a read is asked and reports,
+/// where a table lives and how its store is read, the names of its columns, what the log after a
+/// version says, each format's snapshot (and its log since a version), then writing (commits, `sbbf add TABLE`) and the per-file reports over a table.
 const ORDER: &[&str] = &[
     "error",       // why a table could not be read or written (LakeError)
     "options",     // which snapshot, the version read, the requests its log took
