@@ -217,6 +217,7 @@ pub(crate) async fn list_table(
     url: &ListingTableUrl,
     ext: &str,
     lake: &LakeOptions,
+    known: impl std::future::Future<Output = Option<sbbf_lake::since::KnownSnapshot>> + Send + 'static,
 ) -> Result<TableFiles> {
     // A remote table is read through the session's store for its URL (the one the scan
     // reads through), not one configured anew from the environment.
@@ -227,7 +228,7 @@ pub(crate) async fn list_table(
         )),
         false => None,
     };
-    let table = sbbf_lake::Table::open_in(root, path, lake)
+    let table = sbbf_lake::Table::open_known(root, path, lake, known)
         .await
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
     if let Some(snap) = table.snapshot() {

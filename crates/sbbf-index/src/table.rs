@@ -882,6 +882,60 @@ impl Loaded {
     }
 }
 
+impl Loaded {
+    /// The Iceberg snapshot this index was built from, as a table's reader takes it
+    /// ([`sbbf_lake::Table::open_known`]): its metadata file, manifest list, data manifests
+    /// and every data file from the file table (read from the bytes at hand, else in one
+    /// request). `None` when the index does not know one exactly: another format, a build
+    /// that did not hold every file of the snapshot or whose list named delete manifests
+    /// (nothing recorded then), a local root (its files are named otherwise than a store's
+    /// URLs), a path the table's URLs would write otherwise, or a damaged file table.
+    pub async fn known_snapshot(&self, root: &Root) -> Option<sbbf_lake::since::KnownSnapshot> {
+        let t = self.head.table.as_ref().filter(|t| t.format == "iceberg")?;
+        let (list, manifests) = (t.list.clone()?, t.manifests.clone()?);
+        let Root::Store { url, .. } = root else {
+            return None;
+        };
+        let section = &self.head.files;
+        let mut st = ReadStats::default();
+        let range = section.offset..section.offset + section.len;
+        let got = self
+            .read(root, std::slice::from_ref(&range), &mut st)
+            .await
+            .ok()?;
+        let bytes = format::section_bytes(got.first()?, section.offset, section).ok()?;
+        let entries = format::parse_files(bytes, &self.head).ok()?;
+        let base = url.trim_end_matches('/');
+        let mut files = Vec::with_capacity(entries.len());
+        for e in entries {
+            // An Iceberg location with these characters is escaped in its URL.
+            if e.path.is_empty() || e.path.contains(['%', '?', '#', '\\']) {
+                return None;
+            }
+            let rows = e.row_counts.map(|r| {
+                r.iter()
+                    .map(|&n| u64::try_from(n).ok())
+                    .sum::<Option<u64>>()
+            });
+            files.push(sbbf_lake::DataFile {
+                url: format!("{base}/{}", e.path),
+                size: e.size,
+                rows: rows.flatten(),
+                partition: Vec::new(),
+                deletes: Default::default(),
+                bounds: Vec::new(),
+            });
+        }
+        Some(sbbf_lake::since::KnownSnapshot {
+            metadata: t.metadata.clone(),
+            version: t.version,
+            manifest_list: list,
+            data_manifests: manifests,
+            files,
+        })
+    }
+}
+
 /// A whole index read and checked: every section's checksum verified.
 #[derive(Debug, Clone)]
 pub struct WholeIndex {

@@ -270,6 +270,8 @@ pub struct Snapshot {
     pub log_reads: LogReads,
     /// Iceberg: the snapshot's data manifests (`None` for Delta).
     data_manifests: Option<Vec<String>>,
+    /// Iceberg: the snapshot's manifest list, when it names no delete manifest.
+    data_only_list: Option<String>,
 }
 
 /// A leaf's path below its column as the table names it and as files name it, in segments.
@@ -350,6 +352,14 @@ impl Snapshot {
     /// manifests added since ([`Found::iceberg_since`]). `None` for Delta.
     pub fn data_manifests(&self) -> Option<&[String]> {
         self.data_manifests.as_deref()
+    }
+
+    /// Iceberg: the snapshot's manifest list, as its metadata file names it, when the list
+    /// names data manifests only (no delete file applies to any of its files): what a
+    /// reader that keeps this snapshot's files records, to know the snapshot again without
+    /// reading its manifests ([`since::KnownSnapshot`]).
+    pub fn data_only_list(&self) -> Option<&str> {
+        self.data_only_list.as_deref()
     }
 
     /// What [`Snapshot::file_column`] needs, to keep beside an index built from this
@@ -460,12 +470,13 @@ impl Snapshot {
 async fn detect_in(
     root: Option<&StoreRoot>,
     arg: &str,
+    known: Option<&since::KnownLater>,
 ) -> Result<Option<(Format, Option<Look>)>, Error> {
     if arg.ends_with(".metadata.json") {
         return Ok(Some((Format::Iceberg, None)));
     }
     if object::is_remote_url(arg) {
-        return detect_remote(root, arg).await;
+        return detect_remote(root, arg, known).await;
     }
     // A local folder is asked what the Parquet crate's in-place write guard asks of it (one
     // rule for both: `_delta_log/`, or `metadata/` with a metadata file or a version hint,
@@ -500,8 +511,14 @@ fn names_a_prefix(url: &str) -> bool {
 enum Look {
     /// A Delta log's first listing page (and checkpoint hint): the start of reading the log.
     Delta(delta::LogLook),
-    /// The names directly in an Iceberg table's `metadata/`, all of them (a whole first page).
-    Iceberg(Vec<String>),
+    /// An Iceberg table's folder.
+    Iceberg {
+        /// The names directly in its `metadata/`, all of them (when the first page was whole).
+        names: Option<Vec<String>>,
+        /// The metadata file a reader's known snapshot was read from, fetched beside the
+        /// listing (URL, bytes).
+        fetched: Option<(String, bytes::Bytes)>,
+    },
 }
 
 #[cfg_attr(not(feature = "tables"), allow(dead_code))]
@@ -509,20 +526,27 @@ impl Look {
     fn delta(&self) -> Option<&delta::LogLook> {
         match self {
             Look::Delta(l) => Some(l),
-            Look::Iceberg(_) => None,
+            Look::Iceberg { .. } => None,
         }
     }
 
     fn into_delta(self) -> Option<delta::LogLook> {
         match self {
             Look::Delta(l) => Some(l),
-            Look::Iceberg(_) => None,
+            Look::Iceberg { .. } => None,
         }
     }
 
     fn metadata_names(&self) -> Option<&[String]> {
         match self {
-            Look::Iceberg(names) => Some(names),
+            Look::Iceberg { names, .. } => names.as_deref(),
+            Look::Delta(_) => None,
+        }
+    }
+
+    fn fetched_metadata(&self) -> Option<&(String, bytes::Bytes)> {
+        match self {
+            Look::Iceberg { fetched, .. } => fetched.as_ref(),
             Look::Delta(_) => None,
         }
     }
@@ -532,10 +556,14 @@ impl Look {
 /// the log is empty. A Delta table (the common case on a store, and a table with both, as
 /// Delta's Iceberg-compatible writers leave, is read as Delta anyway) is found in one
 /// request, which is also the first of reading its log; an Iceberg folder costs a second
-/// round trip, whose listing its reader then uses in place of its own.
+/// round trip, whose listing its reader then uses in place of its own. When a reader knows
+/// a snapshot of the table (`known`: an index read beside the log's listing), the metadata
+/// file it was read from is fetched in that second round trip too: when the listing shows
+/// it is still the newest, the reader has it without a third.
 async fn detect_remote(
     root: Option<&StoreRoot>,
     arg: &str,
+    known: Option<&since::KnownLater>,
 ) -> Result<Option<(Format, Option<Look>)>, Error> {
     use futures::StreamExt;
     if !names_a_prefix(arg) {
@@ -567,24 +595,46 @@ async fn detect_remote(
     }
     // The first page of `metadata/`: an Iceberg metadata folder holds a metadata file or a
     // version hint (its names sort first: 00000-..., v1...).
-    let mut objects = 0;
-    let mut names = Vec::new();
-    let mut page = store.list(Some(&meta)).take(delta::FIRST_PAGE);
-    while let Some(m) = page.next().await {
-        let m = m.map_err(listed)?;
-        objects += 1;
-        // Only the folder's own objects, as a delimited listing gives them.
-        let mut parts = m.location.prefix_match(&meta).into_iter().flatten();
-        if let (Some(name), None) = (parts.next(), parts.next()) {
-            names.push(name.as_ref().to_string());
+    let page = async {
+        let mut objects = 0;
+        let mut names = Vec::new();
+        let mut page = store.list(Some(&meta)).take(delta::FIRST_PAGE);
+        while let Some(m) = page.next().await {
+            let m = m.map_err(listed)?;
+            objects += 1;
+            // Only the folder's own objects, as a delimited listing gives them.
+            let mut parts = m.location.prefix_match(&meta).into_iter().flatten();
+            if let (Some(name), None) = (parts.next(), parts.next()) {
+                names.push(name.as_ref().to_string());
+            }
         }
-    }
+        Ok::<_, Error>((objects, names))
+    };
+    let meta_url = base.join("metadata/").ok();
+    let fetch = async {
+        let known = known?.clone().await?;
+        let at = known.metadata.clone()?;
+        // Only one of this folder's own metadata files; a failed fetch is no error: the
+        // reader then fetches the one it needs.
+        if !at.starts_with(meta_url?.as_str()) {
+            return None;
+        }
+        let bytes = root.get(&at).await.ok()?;
+        Some((at, bytes))
+    };
+    let ((objects, names), fetched) = match futures::future::join(page, fetch).await {
+        (Ok(page), fetched) => (page, fetched),
+        (Err(e), _) => return Err(e),
+    };
     let found = names
         .iter()
         .any(|n| n.ends_with(".metadata.json") || n == "version-hint.text");
     if found {
-        let look = (objects < delta::FIRST_PAGE).then_some(Look::Iceberg(names));
-        return Ok(Some((Format::Iceberg, look)));
+        let look = Look::Iceberg {
+            names: (objects < delta::FIRST_PAGE).then_some(names),
+            fetched,
+        };
+        return Ok(Some((Format::Iceberg, Some(look))));
     }
     Ok(None)
 }
@@ -611,6 +661,8 @@ pub struct Found {
     counters: Arc<counted::Counters>,
     look: Option<Look>,
     as_of: Option<AsOf>,
+    /// A snapshot of the table a reader holds (an index's), on its way.
+    known: Option<since::KnownLater>,
 }
 
 /// Finds the table at `arg` without reading it (on a store one request for a Delta table, two
@@ -621,6 +673,7 @@ pub(crate) async fn find_in(
     root: Option<StoreRoot>,
     arg: &str,
     lake: &LakeOptions,
+    known: Option<since::KnownLater>,
 ) -> Result<Option<Found>, Error> {
     if lake.as_directory {
         return Ok(None);
@@ -639,7 +692,7 @@ pub(crate) async fn find_in(
         (None, true) if names_a_prefix(arg) => Some(count(StoreRoot::for_url(arg)?)),
         _ => None,
     };
-    let Some((format, look)) = detect_in(root.as_ref(), arg).await? else {
+    let Some((format, look)) = detect_in(root.as_ref(), arg, known.as_ref()).await? else {
         return match lake.as_of {
             Some(_) => Err(LakeError::NotATable {
                 path: arg.to_string(),
@@ -661,6 +714,7 @@ pub(crate) async fn find_in(
         counters,
         look,
         as_of: lake.as_of,
+        known,
     }))
 }
 
@@ -697,6 +751,7 @@ impl Found {
                 counters,
                 look,
                 as_of,
+                known,
             } = self;
             let mut snap = match format {
                 Format::Delta => {
@@ -704,8 +759,16 @@ impl Found {
                     delta::snapshot(&root, &arg, &url, as_of, look).await?
                 }
                 Format::Iceberg => {
-                    let names = look.as_ref().and_then(Look::metadata_names);
-                    iceberg::snapshot(&root, &arg, &url, as_of, names).await?
+                    let known = match known {
+                        Some(k) => k.await,
+                        None => None,
+                    };
+                    let prior = iceberg::Prior {
+                        listed: look.as_ref().and_then(Look::metadata_names),
+                        fetched: look.as_ref().and_then(Look::fetched_metadata),
+                        known: known.as_deref(),
+                    };
+                    iceberg::snapshot(&root, &arg, &url, as_of, prior).await?
                 }
             };
             snap.log_reads = counters.reads();
@@ -899,11 +962,11 @@ mod without_tables {
             (testdata("iceberg/ns/ice_basic"), Format::Iceberg),
         ] {
             assert_eq!(
-                detect_in(None, &path).await.unwrap().map(|f| f.0),
+                detect_in(None, &path, None).await.unwrap().map(|f| f.0),
                 Some(format),
                 "{path}"
             );
-            let found = find_in(None, &path, &lake)
+            let found = find_in(None, &path, &lake, None)
                 .await
                 .unwrap()
                 .expect("a table is found");
@@ -923,7 +986,7 @@ mod without_tables {
         }
         let delta = testdata("delta_basic");
         assert_not_built(commit_mark(&delta, 0).await.unwrap_err(), "Delta");
-        let found = find_in(None, &delta, &lake).await.unwrap().unwrap();
+        let found = find_in(None, &delta, &lake, None).await.unwrap().unwrap();
         let mark = since::CommitMark {
             size: 1,
             etag: "e".into(),
@@ -937,7 +1000,7 @@ mod without_tables {
         assert_not_built(located.unwrap_err(), "Iceberg");
         // A plain folder is still no table, and read as files.
         let plain = format!("{}/../../testdata", env!("CARGO_MANIFEST_DIR"));
-        assert!(find_in(None, &plain, &lake).await.unwrap().is_none());
+        assert!(find_in(None, &plain, &lake, None).await.unwrap().is_none());
     }
 }
 
@@ -950,7 +1013,7 @@ mod without_object_stores {
     #[tokio::test]
     async fn store_urls_are_refused_with_the_feature() {
         for url in ["s3://bucket/t/", "gs://bucket/t/", "az://c/t/"] {
-            let e = detect_in(None, url).await.expect_err(url);
+            let e = detect_in(None, url, None).await.expect_err(url);
             assert!(
                 matches!(
                     e,

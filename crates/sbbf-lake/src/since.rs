@@ -55,3 +55,32 @@ pub enum Tail {
     /// The snapshot must be read: why.
     Snapshot(String),
 }
+
+/// What a reader already holds of one Iceberg snapshot (an index built from it): given to
+/// [`crate::Table::open_known`], it spares the store the snapshot's manifest list and
+/// manifests when the table's current snapshot is this one, and its metadata file is asked
+/// for beside the folder's listing instead of after it.
+///
+/// It is taken only when it can be exact: the snapshot id and its manifest list are the
+/// ones the table's metadata names (both are written once and never changed), that list
+/// named no delete manifest, and no partition spec of the table has a field (`files` carry
+/// no partition tuple). Else the snapshot is read as without it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownSnapshot {
+    /// The metadata file the snapshot was read from, as a URL.
+    pub metadata: Option<String>,
+    /// The snapshot id.
+    pub version: i64,
+    /// Its manifest list, as the metadata file names it.
+    pub manifest_list: String,
+    /// Its data manifests.
+    pub data_manifests: Vec<String>,
+    /// Every data file of it: location, size and rows (no partition tuple, no bounds).
+    pub files: Vec<crate::DataFile>,
+}
+
+/// A [`KnownSnapshot`] on its way (the index's read, beside finding the table), awaited by
+/// whichever reader needs it first.
+pub(crate) type KnownLater = futures::future::Shared<
+    futures::future::BoxFuture<'static, Option<std::sync::Arc<KnownSnapshot>>>,
+>;

@@ -132,6 +132,15 @@ impl Table {
         at: impl Into<TableRef>,
         lake: &LakeOptions,
     ) -> Result<Table, Error> {
+        Table::locate_known(root, at, lake, None).await
+    }
+
+    async fn locate_known(
+        root: Option<StoreRoot>,
+        at: impl Into<TableRef>,
+        lake: &LakeOptions,
+        known: Option<crate::since::KnownLater>,
+    ) -> Result<Table, Error> {
         let at = at.into();
         let location = match &at {
             TableRef::Path(p) => object::local_location(p)?.into_owned(),
@@ -139,7 +148,7 @@ impl Table {
                 crate::catalog::metadata_location(catalog, table).await?
             }
         };
-        let found = crate::find_in(root, &location, lake).await?;
+        let found = crate::find_in(root, &location, lake, known).await?;
         Ok(Table {
             format: found.as_ref().map(Found::format),
             at,
@@ -163,6 +172,37 @@ impl Table {
         lake: &LakeOptions,
     ) -> Result<Table, Error> {
         Table::locate_in(root, at, lake).await?.read().await
+    }
+
+    /// [`Table::open_in`] for a reader that may hold a snapshot of the table already (an
+    /// index built from it): `known` is awaited only where it helps, and only once (it runs
+    /// beside finding the table, so its own reads share the first round trip). An Iceberg
+    /// table whose current snapshot it is ([`KnownSnapshot`]) is then read without its
+    /// manifest list and manifests, and on a store its metadata file is fetched beside its
+    /// folder's listing. Anything else is read as [`Table::open_in`] reads it.
+    ///
+    /// [`KnownSnapshot`]: crate::since::KnownSnapshot
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
+    /// use sbbf_lake::Table;
+    /// // No snapshot held: the same as `Table::open_in`.
+    /// let table = Table::open_known(None, "s3://bucket/events/", &Default::default(), async { None }).await?;
+    /// println!("{:?}", table.format());
+    /// # Ok(()) }
+    /// ```
+    pub async fn open_known(
+        root: Option<StoreRoot>,
+        at: impl Into<TableRef>,
+        lake: &LakeOptions,
+        known: impl std::future::Future<Output = Option<crate::since::KnownSnapshot>> + Send + 'static,
+    ) -> Result<Table, Error> {
+        use futures::FutureExt as _;
+        let known = known.map(|k| k.map(Arc::new)).boxed().shared();
+        Table::locate_known(root, at, lake, Some(known))
+            .await?
+            .read()
+            .await
     }
 
     /// This table with its snapshot read (once: a table already read, or files, are returned

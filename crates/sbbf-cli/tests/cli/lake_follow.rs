@@ -233,7 +233,7 @@ fn commits_the_log_cannot_follow_send_the_probe_to_the_snapshot() {
 /// appends of 100 ids), `append IDS`, `delete KEY` (after `rename`: a file rewritten, manifests rewritten),
 /// `rename` (`id` becomes `key`: metadata only, no new snapshot). Prints the table's folder and
 /// current snapshot.
-const ICEBERG_CHANGE: &str = r#"
+pub(crate) const ICEBERG_CHANGE: &str = r#"
 import json, os, sys
 import pyarrow as pa
 from pyiceberg.catalog.sql import SqlCatalog

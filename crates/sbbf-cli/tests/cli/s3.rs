@@ -863,3 +863,87 @@ fn a_query_of_an_indexed_delta_table_on_s3_opens_only_the_files_the_index_leaves
     assert_eq!(read.len(), 6, "{read:#?}");
     assert!(read.values().all(|n| *n == 1), "{read:#?}");
 }
+
+/// A query of an Iceberg table on a store whose index was built from its current snapshot:
+/// the snapshot's files come from the index's file table, so neither its manifest list nor
+/// a manifest is read, and its metadata file is read once. After an append (another
+/// snapshot) the table is read from its manifests again, and the new rows are counted.
+#[cfg(feature = "query")]
+#[test]
+fn a_query_of_an_indexed_iceberg_table_on_s3_reads_no_manifest_of_the_indexed_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let change = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec![root];
+        all.extend_from_slice(args);
+        crate::lake::venv_json(crate::lake_follow::ICEBERG_CHANGE, &all)
+    };
+    // Three appends of 100 ids, unpartitioned, no Bloom filters (pyiceberg writes none).
+    let made = change(&["create"]);
+    let folder = std::path::PathBuf::from(made["folder"].as_str().unwrap());
+    let moto = Moto::start();
+    moto.create_bucket("lake");
+    upload_tree(&moto, "lake", "t", &folder);
+    let url = "s3://lake/t/";
+    let out = sbbf(
+        &moto,
+        &["index", "build", url, "-c", "id", "--build-missing"],
+    );
+    let err = |out: &Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    // The count, and the table's objects each GET asked for.
+    let query = |id: u32| -> (String, Vec<String>) {
+        let before = moto.requests().len();
+        let sql = format!("SELECT count(*) AS n FROM t WHERE id = {id}");
+        let out = sbbf(&moto, &["query", url, &sql, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+        let got = moto.requests()[before..]
+            .iter()
+            .filter(|r| r.starts_with("GET /lake/t/"))
+            .map(|r| r.split(' ').nth(1).unwrap_or_default().to_string())
+            .collect();
+        (String::from_utf8_lossy(&out.stdout).trim().to_string(), got)
+    };
+    let (n, got) = query(150);
+    assert_eq!(n, r#"{"n":1}"#);
+    assert!(!got.iter().any(|g| g.ends_with(".avro")), "{got:#?}");
+    let metadata = got.iter().filter(|g| g.ends_with(".metadata.json")).count();
+    assert_eq!(metadata, 1, "{got:#?}");
+    // Only the file holding 150 is read of the three.
+    let data: std::collections::BTreeSet<_> =
+        got.iter().filter(|g| g.ends_with(".parquet")).collect();
+    assert_eq!(data.len(), 1, "{got:#?}");
+
+    // An append: the index's snapshot is no longer current; the new file is found through
+    // the manifests, and the old ones still answer.
+    let before = tree_files(&folder);
+    change(&["append", "7001,7002"]);
+    for rel in tree_files(&folder).difference(&before) {
+        let key = format!("t/{rel}");
+        moto.put("lake", &key, &std::fs::read(folder.join(rel)).unwrap());
+    }
+    let (n, got) = query(7001);
+    assert_eq!(n, r#"{"n":1}"#);
+    assert!(got.iter().any(|g| g.ends_with(".avro")), "{got:#?}");
+    assert_eq!(query(150).0, r#"{"n":1}"#);
+}
+
+/// The files below `dir`, by their paths relative to it.
+#[cfg(feature = "query")]
+fn tree_files(dir: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut todo = vec![(dir.to_path_buf(), String::new())];
+    while let Some((at, rel)) = todo.pop() {
+        for e in std::fs::read_dir(&at).unwrap() {
+            let e = e.unwrap();
+            let name = format!("{rel}{}", e.file_name().to_string_lossy());
+            match e.file_type().unwrap().is_dir() {
+                true => todo.push((e.path(), format!("{name}/"))),
+                false => {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}

@@ -100,6 +100,8 @@ pub(crate) async fn table_at(snap: Option<&sbbf_lake::Snapshot>) -> Option<forma
         names: Some(snap.names().to_json()),
         mark,
         manifests: snap.data_manifests().map(<[String]>::to_vec),
+        metadata: snap.metadata.clone(),
+        list: snap.data_only_list().map(str::to_string),
     })
 }
 
@@ -643,7 +645,7 @@ pub(crate) async fn assemble(
             && files.len() == listing.len()
             && root.locates_all(&listing);
         if !whole {
-            (t.mark, t.manifests) = (None, None);
+            (t.mark, t.manifests, t.list) = (None, None, None);
         }
     }
     let directory = Directory {

@@ -25,9 +25,10 @@ pub(crate) use write::*;
 /// The first and last eight bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"SBBFIDX\0";
 /// The format version this crate writes.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 /// The format versions this crate reads: 3 is 4 without the table version at the head's end,
-/// 4 is 5 without the table's column names and commit mark after it.
+/// 4 is 5 without the table's column names and commit mark after it, 5 is 6 without the
+/// Iceberg metadata file and manifest list after those.
 pub const READ_VERSIONS: std::ops::RangeInclusive<u32> = 3..=VERSION;
 /// Bytes of the header: magic, version, reserved.
 pub const HEADER_LEN: u64 = 16;

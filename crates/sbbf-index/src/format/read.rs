@@ -308,12 +308,19 @@ pub fn parse_head_of(
                     manifests = Some(m);
                 }
             }
+            let (mut metadata, mut list) = (None, None);
+            if head_version >= 6 {
+                metadata = Some(i.str()?).filter(|m| !m.is_empty());
+                list = Some(i.str()?).filter(|l| !l.is_empty());
+            }
             Some(TableAt {
                 format,
                 version,
                 names,
                 mark,
                 manifests,
+                metadata,
+                list,
             })
         }
     };

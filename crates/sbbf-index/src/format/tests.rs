@@ -104,7 +104,8 @@ fn directory_round_trip() {
 }
 
 /// Format 4 records the table version last, format 5 the table's column names and commit
-/// mark after it; format 3 and 4 heads (without them) still read.
+/// mark after it, format 6 then an Iceberg snapshot's metadata file and manifest list;
+/// format 3, 4 and 5 heads (without them) still read.
 #[test]
 fn the_table_version_round_trips_and_older_heads_still_read() {
     let mut d = sample();
@@ -117,20 +118,27 @@ fn the_table_version_round_trips_and_older_heads_still_read() {
             etag: "\"5d-1f\"".into(),
         }),
         manifests: Some(vec!["s3://b/t/metadata/m0.avro".into(), "m1.avro".into()]),
+        metadata: Some("s3://b/t/metadata/00003-9c.metadata.json".into()),
+        list: Some("s3://b/t/metadata/snap-1-0-9c.avro".into()),
     });
     let (all, head_at) = index_of(&d);
     assert_eq!(decode(&all, head_at).unwrap(), d);
-    // Without names, mark or manifests: three bytes (an empty name text, no mark, no
-    // manifests).
+    // Without names, mark, manifests, metadata file or list: five bytes (an empty name
+    // text, no mark, no manifests, two empty texts).
     let mut bare = d.clone();
     let t = bare.table.as_mut().unwrap();
     (t.names, t.mark, t.manifests) = (None, None, None);
+    (t.metadata, t.list) = (None, None);
     t.format = "iceberg".into();
     t.version = 4_874_900_129_013_685_351;
     let (all, head_at) = index_of(&bare);
     assert_eq!(decode(&all, head_at).unwrap(), bare);
-    // A format 4 head is that head without those three bytes.
-    let v4 = &all[head_at as usize..all.len() - 3];
+    // A format 5 head is that head without the last two bytes, a format 4 head without the
+    // last five.
+    let v5 = &all[head_at as usize..all.len() - 2];
+    assert_eq!(parse_head_of(v5, head_at, 5).unwrap().table, bare.table);
+    assert!(parse_head_of(v5, head_at, 6).is_err());
+    let v4 = &all[head_at as usize..all.len() - 5];
     let head = parse_head_of(v4, head_at, 4).unwrap();
     assert_eq!(head.table, bare.table);
     assert!(parse_head_of(v4, head_at, 5).is_err());

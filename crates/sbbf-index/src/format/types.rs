@@ -143,6 +143,12 @@ pub struct TableAt {
     /// The Iceberg snapshot's data manifests (format 5): a later snapshot that still lists
     /// them all is read as the manifests added since.
     pub manifests: Option<Vec<String>>,
+    /// The Iceberg metadata file the snapshot was read from, as a URL (format 6).
+    pub metadata: Option<String>,
+    /// The Iceberg snapshot's manifest list, when it names no delete manifest (format 6): a
+    /// reader that finds this snapshot current takes its files from the file table instead
+    /// of its manifests ([`sbbf_lake::since::KnownSnapshot`]).
+    pub list: Option<String>,
 }
 
 impl TableAt {

@@ -193,7 +193,8 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
     }
     // Format 4: the table version, last (format 3 heads end before it); format 5: then the
     // table's column names at it (empty: none), its commit's mark (size + 1, 0: none; then
-    // the ETag) and its data manifests (a flag, then their count and locations).
+    // the ETag) and its data manifests (a flag, then their count and locations); format 6:
+    // then the Iceberg metadata file and manifest list (empty: none).
     if let Some(t) = &d.table {
         o.str(&t.format);
         o.zig(t.version);
@@ -215,6 +216,8 @@ pub(crate) fn encode_directory(d: &Directory, at: u64) -> (Vec<u8>, usize) {
             }
             None => o.flag(false),
         }
+        o.str(t.metadata.as_deref().unwrap_or_default());
+        o.str(t.list.as_deref().unwrap_or_default());
     }
     (o.0, head)
 }

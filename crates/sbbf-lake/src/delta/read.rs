@@ -252,6 +252,7 @@ fn read(
         inner_physical,
         log_reads: Default::default(),
         data_manifests: None,
+        data_only_list: None,
     })
 }
 

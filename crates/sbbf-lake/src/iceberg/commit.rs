@@ -169,7 +169,7 @@ pub(crate) async fn base(root: &StoreRoot, pointer: &Pointer, table: &str) -> Re
     let bytes = get_named(root, &cx, url.as_str(), "metadata file").await?;
     let (metadata, format_version) = writable_metadata(&bytes, pointer, table, &cx)?;
     // The reader's view of the same metadata file: the columns, and the deletes attached.
-    let snapshot = Box::new(super::snapshot(root, table, &url, None, None).await?);
+    let snapshot = Box::new(super::snapshot(root, table, &url, None, Default::default()).await?);
     let mut base = Base {
         version: -1,
         location,

@@ -21,6 +21,7 @@ mod read_once;
 mod tests;
 
 use super::{AsOf, Format, Snapshot, StoreRoot};
+use crate::since::KnownSnapshot;
 use crate::LakeError;
 use futures::StreamExt as _;
 use manifest::ManifestRef;
@@ -98,17 +99,28 @@ impl Context {
     }
 }
 
+/// What finding an Iceberg table learnt, and what its reader already holds, before its
+/// snapshot is read: each spares a request or a round trip.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Prior<'a> {
+    /// The names directly in the folder's `metadata/`, all of them, when finding the table
+    /// listed them (the folder is then not listed again).
+    pub(crate) listed: Option<&'a [String]>,
+    /// A metadata file's URL and bytes, fetched beside that listing: used when it is the one
+    /// the listing makes current.
+    pub(crate) fetched: Option<&'a (String, bytes::Bytes)>,
+    /// A snapshot's files a reader holds (see [`KnownSnapshot`]).
+    pub(crate) known: Option<&'a KnownSnapshot>,
+}
+
 /// Reads the snapshot of the Iceberg table `url` names (a metadata file, or a table folder),
 /// `arg` being how the user named it.
-///
-/// `listed`: the names directly in the folder's `metadata/` when finding the table listed
-/// them all (the folder is then not listed again).
 pub(crate) async fn snapshot(
     root: &StoreRoot,
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
-    listed: Option<&[String]>,
+    prior: Prior<'_>,
 ) -> Result<Snapshot, Error> {
     let Opened {
         mut snap,
@@ -117,8 +129,14 @@ pub(crate) async fn snapshot(
         cx,
         default_spec,
         moved,
+        known_files,
         ..
-    } = open(root, arg, url, as_of, listed).await?;
+    } = open(root, arg, url, as_of, prior).await?;
+    if let Some(files) = known_files {
+        snap.files = files;
+        snap.positions.moved = moved;
+        return Ok(snap);
+    }
     let (data, deletes) =
         read_manifests(root, &cx, manifests, &specs, default_spec, moved.as_ref()).await?;
     let planned = plan::attach(data, deletes, &specs, &snap.columns);
@@ -143,6 +161,9 @@ struct Opened {
     waves: u64,
     /// Where a table found in another folder than its metadata names reads its files.
     moved: Option<moved::Moved>,
+    /// The snapshot's files as a reader held them ([`Prior::known`]): its manifests are
+    /// then not read (`manifests` is empty).
+    known_files: Option<Vec<crate::DataFile>>,
 }
 
 async fn open(
@@ -150,21 +171,27 @@ async fn open(
     arg: &str,
     url: &Url,
     as_of: Option<AsOf>,
-    listed: Option<&[String]>,
+    prior: Prior<'_>,
 ) -> Result<Opened, Error> {
     let mut notes = Vec::new();
     let mut waves = 1;
     let metadata_url = match url.path().ends_with('/') {
-        true => {
-            waves += 1;
-            find_metadata(root, arg, url, listed, &mut notes).await?
-        }
+        true => find_metadata(root, arg, url, prior.listed, &mut notes).await?,
         false => url.clone(),
     };
     let cx = Context {
         table: metadata_url.to_string(),
     };
-    let bytes = get_named(root, &cx, metadata_url.as_str(), "metadata file").await?;
+    let bytes = match prior.fetched {
+        // Fetched in the listing's round trip.
+        Some((at, bytes)) if at == metadata_url.as_str() => bytes.clone(),
+        _ => {
+            if url.path().ends_with('/') {
+                waves += 1;
+            }
+            get_named(root, &cx, metadata_url.as_str(), "metadata file").await?
+        }
+    };
     if bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(cx.unsupported("gzip-compressed metadata"));
     }
@@ -219,6 +246,7 @@ async fn open(
         inner_physical: Default::default(),
         log_reads: Default::default(),
         data_manifests: Some(Vec::new()),
+        data_only_list: None,
     };
     let default_spec = meta.default_spec_id();
     let Some(id) = choose(&meta, as_of, &cx)? else {
@@ -230,6 +258,7 @@ async fn open(
             default_spec,
             waves,
             moved,
+            known_files: None,
         });
     };
     let Some(chosen) = meta.snapshot(id) else {
@@ -248,39 +277,35 @@ async fn open(
     if as_of.is_some() && chosen.schema_id.is_some() {
         snap.columns = meta.columns_of(chosen.schema_id);
     }
-
-    let manifests = match (&chosen.manifest_list, &chosen.manifests) {
-        (Some(list), _) => {
-            waves += 1;
-            let what = format!("manifest list of snapshot {id}");
-            let list = moved::at(moved.as_ref(), list);
-            let bytes = get_named(root, &cx, &list, &what).await?;
-            let mut refs = manifest::read_manifest_list(&bytes, &cx, &list)?;
-            for r in &mut refs {
-                r.path = moved::at(moved.as_ref(), &r.path);
-            }
-            refs
+    // The snapshot a reader holds, when it is this one and its files are all it needs.
+    let known = prior.known.filter(|k| {
+        k.version == id
+            && chosen.manifest_list.as_deref() == Some(k.manifest_list.as_str())
+            && specs.values().all(|s| s.fields.is_empty())
+    });
+    let (manifests, known_files) = match known {
+        Some(k) => {
+            snap.data_manifests = Some(k.data_manifests.clone());
+            snap.data_only_list = Some(k.manifest_list.clone());
+            (Vec::new(), Some(k.files.clone()))
         }
-        (None, Some(paths)) => {
-            let seq = chosen.sequence_number.unwrap_or(0);
-            paths
-                .iter()
-                .map(|p| ManifestRef::v1(moved::at(moved.as_ref(), p), seq))
-                .collect()
-        }
-        (None, None) => {
-            return Err(cx.error(format!(
-                "snapshot {id} has neither `manifest-list` nor `manifests`"
-            )))
+        None => {
+            let manifests = manifests_of(root, &cx, chosen, moved.as_ref()).await?;
+            waves += u64::from(chosen.manifest_list.is_some());
+            snap.data_manifests = Some(
+                manifests
+                    .iter()
+                    .filter(|m| m.content == 0)
+                    .map(|m| m.path.clone())
+                    .collect(),
+            );
+            snap.data_only_list = chosen
+                .manifest_list
+                .clone()
+                .filter(|_| manifests.iter().all(|m| m.content == 0));
+            (manifests, None)
         }
     };
-    snap.data_manifests = Some(
-        manifests
-            .iter()
-            .filter(|m| m.content == 0)
-            .map(|m| m.path.clone())
-            .collect(),
-    );
     Ok(Opened {
         snap,
         manifests,
@@ -289,6 +314,42 @@ async fn open(
         default_spec,
         waves,
         moved,
+        known_files,
+    })
+}
+
+/// The manifests snapshot `chosen` lists: its manifest list's (one read), or a v1 snapshot's
+/// own list.
+async fn manifests_of(
+    root: &StoreRoot,
+    cx: &Context,
+    chosen: &metadata::SnapshotEntry,
+    moved: Option<&moved::Moved>,
+) -> Result<Vec<ManifestRef>, Error> {
+    let id = chosen.snapshot_id;
+    Ok(match (&chosen.manifest_list, &chosen.manifests) {
+        (Some(list), _) => {
+            let what = format!("manifest list of snapshot {id}");
+            let list = moved::at(moved, list);
+            let bytes = get_named(root, cx, &list, &what).await?;
+            let mut refs = manifest::read_manifest_list(&bytes, cx, &list)?;
+            for r in &mut refs {
+                r.path = moved::at(moved, &r.path);
+            }
+            refs
+        }
+        (None, Some(paths)) => {
+            let seq = chosen.sequence_number.unwrap_or(0);
+            paths
+                .iter()
+                .map(|p| ManifestRef::v1(moved::at(moved, p), seq))
+                .collect()
+        }
+        (None, None) => {
+            return Err(cx.error(format!(
+                "snapshot {id} has neither `manifest-list` nor `manifests`"
+            )))
+        }
     })
 }
 
@@ -361,7 +422,18 @@ pub(crate) async fn since(
         default_spec,
         mut waves,
         moved,
-    } = open(root, arg, url, as_of, listed).await?;
+        ..
+    } = open(
+        root,
+        arg,
+        url,
+        as_of,
+        Prior {
+            listed,
+            ..Prior::default()
+        },
+    )
+    .await?;
     let in_list: std::collections::HashSet<&str> = manifests
         .iter()
         .filter(|m| m.content == 0)

@@ -3,7 +3,8 @@
 
 use super::metadata::SpecField;
 use super::partition::render;
-use super::snapshot;
+use super::{snapshot, Prior};
+use crate::since::KnownSnapshot;
 use crate::LakeError;
 use crate::{AsOf, DataFile, Deletes, Snapshot, StoreRoot};
 use apache_avro::types::Value;
@@ -230,8 +231,14 @@ impl Table {
             _ => Url::parse(&self.url(rel)).expect("a file URL"),
         };
         let arg = self.path(rel).display().to_string();
-        sbbf_parquet::source::block_on(snapshot(&StoreRoot::local(), &arg, &url, as_of, None))
-            .expect("a runtime")
+        sbbf_parquet::source::block_on(snapshot(
+            &StoreRoot::local(),
+            &arg,
+            &url,
+            as_of,
+            Default::default(),
+        ))
+        .expect("a runtime")
     }
 }
 
@@ -970,4 +977,71 @@ fn locations_are_read_as_written_not_percent_decoded() {
         object_store::path::Path::from_absolute_path(t.path("data/p=x%2Fy/a%20b?c#d.parquet"))
             .unwrap();
     assert_eq!(at, want);
+}
+
+/// A reader's known snapshot ([`KnownSnapshot`]) stands for the snapshot's manifests only
+/// when it is exactly the current one (same id, same manifest list) of a table no spec of
+/// which partitions: its files are then the known ones and no manifest is read (here they
+/// are gone). Another snapshot, another list, or a partitioned table: read from the
+/// manifests as always.
+#[test]
+fn a_known_snapshot_stands_for_the_manifests_only_when_exact() {
+    let t = Table::new();
+    let m = t.manifest(
+        "metadata/m1.avro",
+        &[],
+        &[E::data(&t.url("data/a.parquet"), 1, vec![])],
+        false,
+    );
+    let list = t.manifest_list("metadata/snap-1.avro", &[(&m, 0, 0, 1)]);
+    let mut meta = metadata_v2(Some(11), &[(11, 1_000, 1, &list)]);
+    meta["partition-specs"] = json!([{"spec-id": 0, "fields": []}]);
+    t.metadata("metadata/00001-abc.metadata.json", &meta);
+    let url = Url::parse(&t.url("metadata/00001-abc.metadata.json")).unwrap();
+    let read = |known: &KnownSnapshot| {
+        let prior = Prior {
+            known: Some(known),
+            ..Prior::default()
+        };
+        sbbf_parquet::source::block_on(snapshot(&StoreRoot::local(), "t", &url, None, prior))
+            .expect("a runtime")
+    };
+    let plain = t.read("metadata/00001-abc.metadata.json", None).unwrap();
+    assert_eq!(plain.data_only_list(), Some(list.as_str()));
+    let held = DataFile {
+        url: t.url("data/held.parquet"),
+        ..plain.files[0].clone()
+    };
+    let known = KnownSnapshot {
+        metadata: plain.metadata.clone(),
+        version: 11,
+        manifest_list: list.clone(),
+        data_manifests: vec![m.clone()],
+        files: vec![held.clone()],
+    };
+    std::fs::remove_file(t.path("metadata/m1.avro")).unwrap();
+    std::fs::remove_file(t.path("metadata/snap-1.avro")).unwrap();
+    let snap = read(&known).unwrap();
+    assert_eq!(snap.files, [held]);
+    assert_eq!(snap.data_manifests(), Some(&[m.clone()][..]));
+    assert_eq!(snap.data_only_list(), Some(list.as_str()));
+    // Not this snapshot, or not its list: the manifests are asked for (and are gone).
+    for other in [
+        KnownSnapshot {
+            version: 12,
+            ..known.clone()
+        },
+        KnownSnapshot {
+            manifest_list: format!("{list}.old"),
+            ..known.clone()
+        },
+    ] {
+        let e = read(&other).unwrap_err().to_string();
+        assert!(e.contains("storage does not have"), "{e}");
+    }
+    // A table that partitions: its files need their partition tuples, which are not held.
+    meta["partition-specs"] = metadata_v2(None, &[])["partition-specs"].clone();
+    t.metadata("metadata/00001-abc.metadata.json", &meta);
+    let e = read(&known).unwrap_err().to_string();
+    assert!(e.contains("storage does not have"), "{e}");
 }
