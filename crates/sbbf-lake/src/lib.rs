@@ -594,21 +594,23 @@ async fn detect_remote(
         return Ok(Some((Format::Delta, Some(Look::Delta(delta)))));
     }
     // The first page of `metadata/`: an Iceberg metadata folder holds a metadata file or a
-    // version hint (its names sort first: 00000-..., v1...).
+    // version hint.
     let page = async {
         let mut objects = 0;
         let mut names = Vec::new();
+        let mut last = None;
         let mut page = store.list(Some(&meta)).take(delta::FIRST_PAGE);
         while let Some(m) = page.next().await {
             let m = m.map_err(listed)?;
             objects += 1;
+            last = Some(m.location.clone());
             // Only the folder's own objects, as a delimited listing gives them.
             let mut parts = m.location.prefix_match(&meta).into_iter().flatten();
             if let (Some(name), None) = (parts.next(), parts.next()) {
                 names.push(name.as_ref().to_string());
             }
         }
-        Ok::<_, Error>((objects, names))
+        Ok::<_, Error>((objects, names, last))
     };
     let meta_url = base.join("metadata/").ok();
     let fetch = async {
@@ -622,13 +624,28 @@ async fn detect_remote(
         let bytes = root.get(&at).await.ok()?;
         Some((at, bytes))
     };
-    let ((objects, names), fetched) = match futures::future::join(page, fetch).await {
+    let ((objects, names, last), fetched) = match futures::future::join(page, fetch).await {
         (Ok(page), fetched) => (page, fetched),
         (Err(e), _) => return Err(e),
     };
-    let found = names
-        .iter()
-        .any(|n| n.ends_with(".metadata.json") || n == "version-hint.text");
+    let mut found = names.iter().any(|n| names_iceberg_metadata(n));
+    // A whole page without one: the names that sort first need not be the metadata files
+    // (a Hadoop table's `v12.metadata.json` and hint sort after thousands of manifests named
+    // by UUIDs and `snap-...`). The rest is listed, from the last name seen, until one is
+    // found: such a folder is never read as plain files.
+    if let (false, Some(last)) = (found, last.filter(|_| objects >= delta::FIRST_PAGE)) {
+        let mut rest = store.list_with_offset(Some(&meta), &last);
+        while let Some(m) = rest.next().await {
+            let m = m.map_err(listed)?;
+            let mut parts = m.location.prefix_match(&meta).into_iter().flatten();
+            if let (Some(name), None) = (parts.next(), parts.next()) {
+                if names_iceberg_metadata(name.as_ref()) {
+                    found = true;
+                    break;
+                }
+            }
+        }
+    }
     if found {
         let look = Look::Iceberg {
             names: (objects < delta::FIRST_PAGE).then_some(names),
@@ -637,6 +654,11 @@ async fn detect_remote(
         return Ok(Some((Format::Iceberg, Some(look))));
     }
     Ok(None)
+}
+
+/// Whether a name in `metadata/` marks an Iceberg table: a metadata file or a version hint.
+fn names_iceberg_metadata(name: &str) -> bool {
+    name.ends_with(".metadata.json") || name == "version-hint.text"
 }
 
 /// Reads the snapshot of the table at `arg` as `lake` says: `None` when `arg` is no table or is

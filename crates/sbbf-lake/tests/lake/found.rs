@@ -83,3 +83,21 @@ async fn a_local_folder_with_a_version_hint_is_an_iceberg_table() {
     let e = Table::open(arg, &LakeOptions::default()).await.unwrap_err();
     assert!(e.to_string().contains("no metadata file"), "{e}");
 }
+
+/// A `metadata/` whose first listing page (1,000 names) holds no metadata file, the names
+/// sorting first being others (a Hadoop table's `v1.metadata.json` sorts after manifests
+/// named by UUIDs): the rest is listed, and the folder is an Iceberg table, never plain files.
+#[tokio::test]
+async fn an_iceberg_folder_whose_first_page_holds_no_metadata_file_is_found() {
+    let store = store_with("iceberg/ns/ice_basic").await;
+    for i in 0..1000 {
+        let name = format!("t/metadata/0-{i:04}.avro");
+        store
+            .put(&Path::from(name), vec![0u8].into())
+            .await
+            .unwrap();
+    }
+    let table = open(store).await;
+    assert_eq!(table.format(), Some(Format::Iceberg));
+    assert!(!table.snapshot().unwrap().files.is_empty());
+}
