@@ -294,23 +294,7 @@ impl SbbfTable {
         // An Iceberg table whose current snapshot the index was built from is read from the
         // index's file table, not its manifests: the head, once in, is handed to the table's
         // reader, which asks it only for an Iceberg table.
-        let (send, heard) = futures::channel::oneshot::channel::<sbbf_index::table::Loaded>();
-        let early_ref = &early;
-        let loading = async move {
-            let root = early_ref.as_ref()?;
-            let loaded = root.load().await;
-            if let Ok(Some((head, _))) = &loaded {
-                let _ = send.send(head.clone());
-            }
-            Some(loaded)
-        };
-        let known = {
-            let root = early.clone();
-            async move {
-                let head = heard.await.ok()?;
-                head.known_snapshot(root.as_ref()?).await
-            }
-        };
+        let (loading, known) = sbbf_index::table::load_for_reader(early.clone());
         let (listed, mut preloaded) = futures::future::join(
             list_table(state, path, &url, &options.file_extension, lake, known),
             loading,

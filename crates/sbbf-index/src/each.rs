@@ -442,20 +442,67 @@ pub async fn prune_each(
         lake: lake_options,
     } = options;
     // A table's snapshot is read once: its files, and how they name the filters' columns.
-    let table = lake::Table::open(at, &lake_options).await?;
+    let table = open_table(at, &lake_options, use_index).await?;
     prune_table(&table, filters, options, use_index, strict, each).await
 }
 
-/// [`prune_each`] of a table a front end has opened already ([`lake::Table::open`]): its
+/// A table opened with its index's head read beside it ([`open_table`]).
+#[derive(Debug)]
+pub struct OpenedTable {
+    /// The table, its snapshot read.
+    pub table: lake::Table,
+    /// The index's head at its folder (and where that index is), when there is one and it
+    /// was asked for.
+    head: Option<(String, crate::table::Loaded)>,
+}
+
+/// Opens the table `at` names, its snapshot read ([`lake::Table::open`]); with `use_index`
+/// the index at its folder is read in the same round trip, and an Iceberg table on a store
+/// whose current snapshot the index was built from is read from the index's file table
+/// instead of its manifests ([`crate::table::Loaded::known_snapshot`]). The head is kept
+/// for [`prune_table`], which then asks the store only for the index's stripes. A table
+/// named through a catalog is opened as [`lake::Table::open`] opens it.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), sbbf_parquet::Error> {
+/// let opened = sbbf_index::each::open_table("s3://bucket/events/", &Default::default(), true).await?;
+/// println!("{:?}", opened.table.format());
+/// # Ok(()) }
+/// ```
+pub async fn open_table(
+    at: impl Into<lake::TableRef>,
+    lake_options: &lake::LakeOptions,
+    use_index: bool,
+) -> Result<OpenedTable, sbbf_parquet::Error> {
+    let at = at.into();
+    let root = match (&at, use_index) {
+        (lake::TableRef::Path(p), true) => sbbf_parquet::source::object::local_location(p)
+            .ok()
+            .and_then(|p| Root::open_table(&p).ok().flatten()),
+        _ => None,
+    };
+    let index_at = root.as_ref().map(Root::index_location);
+    let (load, known) = crate::table::load_for_reader(root);
+    let (table, head) =
+        futures::future::join(lake::Table::open_known(None, at, lake_options, known), load).await;
+    let head = head.and_then(|h| h.ok().flatten()).map(|(h, _)| h);
+    Ok(OpenedTable {
+        table: table?,
+        head: index_at.zip(head),
+    })
+}
+
+/// [`prune_each`] of a table a front end has opened already ([`open_table`]): its
 /// snapshot (or its files) as read then, not found and read again.
 pub async fn prune_table(
-    table: &lake::Table,
+    opened: &OpenedTable,
     filters: Dnf,
     options: SourceOptions,
     use_index: bool,
     strict: bool,
     mut each: impl FnMut(String, Result<Vec<usize>, sbbf_parquet::Error>) -> ControlFlow<()>,
 ) -> Result<PruneSummary, sbbf_parquet::Error> {
+    let table = &opened.table;
     let lake_options = table.lake().clone();
     let path = table.location();
     let snap = table.snapshot().cloned();
@@ -478,7 +525,15 @@ pub async fn prune_table(
     let (by_index, warning) = match use_index {
         true => {
             let options = options.clone();
-            index_rules_out(path, &index_filters, options, &lake_options, snap.clone()).await
+            let head = opened.head.clone();
+            index_rules_out(
+                path,
+                &index_filters,
+                options,
+                (&lake_options, head),
+                snap.clone(),
+            )
+            .await
         }
         false => (None, None),
     };
@@ -610,13 +665,16 @@ async fn index_rules_out(
     path: &str,
     filters: &Dnf,
     options: SourceOptions,
-    lake_options: &lake::LakeOptions,
+    (lake_options, head): (&lake::LakeOptions, Option<(String, crate::table::Loaded)>),
     snap: Option<Arc<lake::Snapshot>>,
 ) -> (Option<IndexSplit>, Option<String>) {
     let Ok(Some(root)) = Root::open_table(path) else {
         return (None, None);
     };
     let root = root.with_lake(lake_options.clone()).with_snapshot(snap);
+    // The head read beside opening the table, when it is this index's.
+    let head = head.filter(|(at, _)| *at == root.index_location());
+    let root = root.with_head(head.map(|(_, h)| h));
     // One predicate for every file: the columns are checked per file later.
     let Some(predicate) = filters.predicate_for(|_| Ok(0), &mut Vec::new()) else {
         return (None, None);

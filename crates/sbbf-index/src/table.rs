@@ -64,6 +64,8 @@ pub enum Root {
 pub struct LakeRead {
     options: LakeOptions,
     snapshot: Option<Option<Arc<Snapshot>>>,
+    /// The index's head, when read beside finding the table ([`Root::with_head`]).
+    head: Option<Loaded>,
 }
 
 /// One data file of a listing.
@@ -226,6 +228,15 @@ impl Root {
         self
     }
 
+    /// This root with its index's head already read (beside finding its table): the next
+    /// [`Root::load`] answers with it, no request made.
+    pub fn with_head(mut self, head: Option<Loaded>) -> Root {
+        match &mut self {
+            Root::Local { lake, .. } | Root::Store { lake, .. } => lake.head = head,
+        }
+        self
+    }
+
     fn lake(&self) -> &LakeRead {
         match self {
             Root::Local { lake, .. } | Root::Store { lake, .. } => lake,
@@ -277,7 +288,9 @@ impl Root {
 
     /// [`Root::list_table`], with the snapshot read (a build keeps its column names).
     pub async fn list_lake(&self) -> Result<(Vec<Listed>, Option<Arc<Snapshot>>), Error> {
-        let LakeRead { options, snapshot } = self.lake();
+        let LakeRead {
+            options, snapshot, ..
+        } = self.lake();
         let snap = match snapshot {
             Some(known) => known.clone(),
             None => sbbf_lake::Table::open(self.arg(), options)
@@ -540,6 +553,9 @@ impl Root {
     /// ([`STORE_INDEX_SUFFIX`] on a store), a second only for a larger head. `Ok(None)`: there
     /// is no index.
     pub async fn load(&self) -> Result<Option<(Loaded, ReadStats)>, Error> {
+        if let Some(head) = &self.lake().head {
+            return Ok(Some((head.clone(), ReadStats::default())));
+        }
         let mut st = ReadStats::default();
         let first = match self {
             Root::Local { .. } => INDEX_SUFFIX,
@@ -880,6 +896,48 @@ impl Loaded {
         }
         Ok(out)
     }
+}
+
+/// An index's head as [`Root::load`] reads it (`None`: no root to read it at).
+pub type Loading = Option<Result<Option<(Loaded, ReadStats)>, Error>>;
+
+/// Reads the index's head at `root` for a table's reader: the load (to await beside finding
+/// the table: it runs whether or not the reader asks), and what the reader is handed
+/// ([`sbbf_lake::Table::open_known`]): the snapshot the head knows, awaited only where the
+/// reader needs it (an Iceberg table), once the load is in.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), sbbf_parquet::Error> {
+/// let root = sbbf_index::Root::open_table("s3://bucket/events/").ok().flatten();
+/// let (load, known) = sbbf_index::table::load_for_reader(root);
+/// let (table, head) = futures::future::join(
+///     sbbf_lake::Table::open_known(None, "s3://bucket/events/", &Default::default(), known),
+///     load,
+/// )
+/// .await;
+/// println!("{:?}, index head read: {}", table?.format(), matches!(head, Some(Ok(Some(_)))));
+/// # Ok(()) }
+/// ```
+pub fn load_for_reader(
+    root: Option<Root>,
+) -> (
+    impl std::future::Future<Output = Loading>,
+    impl std::future::Future<Output = Option<sbbf_lake::since::KnownSnapshot>> + Send + 'static,
+) {
+    let (send, heard) = futures::channel::oneshot::channel::<Loaded>();
+    let at = root.clone();
+    let load = async move {
+        let loaded = at?.load().await;
+        if let Ok(Some((head, _))) = &loaded {
+            let _ = send.send(head.clone());
+        }
+        Some(loaded)
+    };
+    let known = async move {
+        let head = heard.await.ok()?;
+        head.known_snapshot(root.as_ref()?).await
+    };
+    (load, known)
 }
 
 impl Loaded {

@@ -612,10 +612,16 @@ async fn detect_remote(
         }
         Ok::<_, Error>((objects, names, last))
     };
+    // The snapshot a reader holds is awaited first (its index was asked beside the log's
+    // listing, so it is in or nearly): the listing and the metadata file then go out
+    // together, one round trip, however long the reader took to make it.
+    let known = match known {
+        Some(k) => k.clone().await,
+        None => None,
+    };
     let meta_url = base.join("metadata/").ok();
     let fetch = async {
-        let known = known?.clone().await?;
-        let at = known.metadata.clone()?;
+        let at = known?.metadata.clone()?;
         // Only one of this folder's own metadata files; a failed fetch is no error: the
         // reader then fetches the one it needs.
         if !at.starts_with(meta_url?.as_str()) {

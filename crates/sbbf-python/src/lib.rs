@@ -828,8 +828,10 @@ fn read_lake(
     let lake = lake_options(as_of, as_directory).map_err(Failure::into_py)?;
     let at = table_ref(&source, catalog, catalog_name).map_err(Failure::into_py)?;
     let read = py.detach(|| -> Result<Option<_>, Failure> {
-        let table = block_on(sbbf_lake::Table::open(at, &lake))??;
-        let Some(snap) = table.snapshot() else {
+        // The index is read beside finding the table (an Iceberg snapshot it was built from
+        // is then read from it, not from the manifests), and asked again without a request.
+        let table = block_on(sbbf_index::each::open_table(at, &lake, use_index))??;
+        let Some(snap) = table.table.snapshot() else {
             return Ok(None);
         };
         let local = !sbbf_parquet::source::object::is_remote_url(&snap.location);
@@ -877,7 +879,7 @@ fn read_lake(
 /// warning. The snapshot read is pruned, not found and read again: a commit in between must
 /// not change which files the pruning answers for.
 async fn kept_row_groups(
-    table: &sbbf_lake::Table,
+    table: &sbbf_index::each::OpenedTable,
     snap: &sbbf_lake::Snapshot,
     root: &sbbf_lake::StoreRoot,
     local: bool,
