@@ -830,7 +830,8 @@ fn read_lake(
     let read = py.detach(|| -> Result<Option<_>, Failure> {
         // The index is read beside finding the table (an Iceberg snapshot it was built from
         // is then read from it, not from the manifests), and asked again without a request.
-        let table = block_on(sbbf_index::each::open_table(at, &lake, use_index))??;
+        let with_index = use_index && filters.is_some();
+        let table = block_on(sbbf_index::each::open_table(at, &lake, with_index))??;
         let Some(snap) = table.table.snapshot() else {
             return Ok(None);
         };
