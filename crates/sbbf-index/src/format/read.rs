@@ -282,47 +282,7 @@ pub fn parse_head_of(
     // Format 4 heads may end with the table version they were built from.
     let table = match i.left() {
         0 => None,
-        _ => {
-            let format = i.str()?;
-            let version = i.zig()?;
-            if !matches!(format.as_str(), "delta" | "iceberg") {
-                return Err(damaged(format!("table format `{format}`")));
-            }
-            let (mut names, mut mark, mut manifests) = (None, None, None);
-            if head_version >= 5 {
-                names = Some(i.str()?).filter(|n| !n.is_empty());
-                let size = i.var()?;
-                if size > 0 {
-                    mark = Some(sbbf_lake::since::CommitMark {
-                        size: size - 1,
-                        etag: i.str()?,
-                    });
-                }
-                if i.flag()? {
-                    // Each location takes at least its length's byte.
-                    let n = i.count(1)?;
-                    let mut m = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        m.push(i.str()?);
-                    }
-                    manifests = Some(m);
-                }
-            }
-            let (mut metadata, mut list) = (None, None);
-            if head_version >= 6 {
-                metadata = Some(i.str()?).filter(|m| !m.is_empty());
-                list = Some(i.str()?).filter(|l| !l.is_empty());
-            }
-            Some(TableAt {
-                format,
-                version,
-                names,
-                mark,
-                manifests,
-                metadata,
-                list,
-            })
-        }
+        _ => Some(parse_table_at(&mut i, head_version)?),
     };
     if i.left() != 0 {
         return Err(damaged("bytes after the head's end"));
@@ -373,6 +333,49 @@ pub fn section_bytes<'a>(bytes: &'a [u8], from: u64, s: &Section) -> Result<&'a 
         return Err(damaged("a section's checksum does not match"));
     }
     Ok(got)
+}
+
+/// The table version a head ends with (format 4), and what later formats put after it.
+fn parse_table_at(i: &mut In<'_>, head_version: u32) -> Result<TableAt, IndexError> {
+    let format = i.str()?;
+    let version = i.zig()?;
+    if !matches!(format.as_str(), "delta" | "iceberg") {
+        return Err(damaged(format!("table format `{format}`")));
+    }
+    let (mut names, mut mark, mut manifests) = (None, None, None);
+    if head_version >= 5 {
+        names = Some(i.str()?).filter(|n| !n.is_empty());
+        let size = i.var()?;
+        if size > 0 {
+            mark = Some(sbbf_lake::since::CommitMark {
+                size: size - 1,
+                etag: i.str()?,
+            });
+        }
+        if i.flag()? {
+            // Each location takes at least its length's byte.
+            let n = i.count(1)?;
+            let mut m = Vec::with_capacity(n);
+            for _ in 0..n {
+                m.push(i.str()?);
+            }
+            manifests = Some(m);
+        }
+    }
+    let (mut metadata, mut list) = (None, None);
+    if head_version >= 6 {
+        metadata = Some(i.str()?).filter(|m| !m.is_empty());
+        list = Some(i.str()?).filter(|l| !l.is_empty());
+    }
+    Ok(TableAt {
+        format,
+        version,
+        names,
+        mark,
+        manifests,
+        metadata,
+        list,
+    })
 }
 
 /// Decodes the file table (its CRC checked by the caller) of `n_files` files.
