@@ -37,8 +37,9 @@ pub(crate) enum Followed {
 enum Follow<'a> {
     /// A Delta table: the version, its column names, and the mark of its commit.
     Delta(i64, TableNames, &'a CommitMark),
-    /// An Iceberg table: the snapshot and its data manifests.
-    Iceberg(i64, &'a [String]),
+    /// An Iceberg table: the snapshot, its data manifests and (when recorded) its manifest
+    /// list.
+    Iceberg(i64, &'a [String], Option<&'a str>),
 }
 
 /// What the index recorded to follow its table with, or why it cannot.
@@ -48,7 +49,7 @@ fn followable(head: &Head) -> Result<Follow<'_>, String> {
     };
     match t.format.as_str() {
         "iceberg" => match &t.manifests {
-            Some(m) => Ok(Follow::Iceberg(t.version, m)),
+            Some(m) => Ok(Follow::Iceberg(t.version, m, t.list.as_deref())),
             None => Err("the index records no manifests to follow the table from".into()),
         },
         _ => {
@@ -105,8 +106,8 @@ where
                 return Followed::Snapshot(format!("the index's names do not find `{column}`"))
             }
         },
-        Follow::Iceberg(since, manifests) => {
-            let tail = found.iceberg_since(*since, manifests).await;
+        Follow::Iceberg(since, manifests, list) => {
+            let tail = found.iceberg_since(*since, manifests, *list).await;
             let names = match &tail {
                 Ok(Tail::Read(t)) => t.names.clone().unwrap_or_default(),
                 _ => TableNames::default(),

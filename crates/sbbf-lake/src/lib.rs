@@ -795,6 +795,7 @@ impl Found {
                         listed: look.as_ref().and_then(Look::metadata_names),
                         fetched: look.as_ref().and_then(Look::fetched_metadata),
                         known: known.as_deref(),
+                        unchanged: None,
                     };
                     iceberg::snapshot(&root, &arg, &url, as_of, prior).await?
                 }
@@ -836,8 +837,15 @@ impl Found {
     /// An Iceberg table's data files beyond those of snapshot `since`, whose data manifests
     /// were `known`: the files of the manifests the snapshot read (the one asked for, else
     /// the current one) lists beyond them, when it still lists every one of them (see
-    /// [`since::Tail`]; the Iceberg read also gives the snapshot's column names).
-    pub async fn iceberg_since(&self, since: i64, known: &[String]) -> Result<since::Tail, Error> {
+    /// [`since::Tail`]; the Iceberg read also gives the snapshot's column names). `list`:
+    /// snapshot `since`'s manifest list, when known: a snapshot that still names it is
+    /// `since` itself (nothing added), and its list is not read.
+    pub async fn iceberg_since(
+        &self,
+        since: i64,
+        known: &[String],
+        list: Option<&str>,
+    ) -> Result<since::Tail, Error> {
         if self.format != Format::Iceberg {
             return Ok(since::Tail::Snapshot(
                 "the table is no Iceberg table".into(),
@@ -845,14 +853,14 @@ impl Found {
         }
         #[cfg(not(feature = "tables"))]
         return {
-            let _ = (since, known);
+            let _ = (since, known, list);
             Err(not_built(&self.arg, self.format))
         };
         #[cfg(feature = "tables")]
         {
             let names = self.look.as_ref().and_then(Look::metadata_names);
             iceberg::since(
-                &self.root, &self.arg, &self.url, self.as_of, names, since, known,
+                &self.root, &self.arg, &self.url, self.as_of, names, since, known, list,
             )
             .await
         }

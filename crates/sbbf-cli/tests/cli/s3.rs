@@ -913,6 +913,22 @@ fn a_query_of_an_indexed_iceberg_table_on_s3_reads_no_manifest_of_the_indexed_sn
     let data: std::collections::BTreeSet<_> =
         got.iter().filter(|g| g.ends_with(".parquet")).collect();
     assert_eq!(data.len(), 1, "{got:#?}");
+    // A probe through the index follows the table from its snapshot: the same snapshot, so
+    // neither its manifest list nor a manifest is read, and no data file.
+    let before = moto.requests().len();
+    let out = sbbf(&moto, &["probe", url, "id", "150", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches(r#""result":"maybe""#).count(), 1, "{stdout}");
+    let got: Vec<String> = moto.requests()[before..]
+        .iter()
+        .filter(|r| r.starts_with("GET /lake/t/"))
+        .cloned()
+        .collect();
+    assert!(
+        !got.iter().any(|g| g.contains(".avro") || g.contains(".parquet")),
+        "{got:#?}"
+    );
 
     // An append: the index's snapshot is no longer current; the new file is found through
     // the manifests, and the old ones still answer.

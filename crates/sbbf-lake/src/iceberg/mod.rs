@@ -111,6 +111,10 @@ pub(crate) struct Prior<'a> {
     pub(crate) fetched: Option<&'a (String, bytes::Bytes)>,
     /// A snapshot's files a reader holds (see [`KnownSnapshot`]).
     pub(crate) known: Option<&'a KnownSnapshot>,
+    /// A snapshot (id, manifest list as the metadata names it) whose files a reader holds
+    /// and asks only what changed since: when it is the one chosen, its manifest list is not
+    /// read ([`Opened::unchanged`]). Never set to read a snapshot's files.
+    pub(crate) unchanged: Option<(i64, &'a str)>,
 }
 
 /// Reads the snapshot of the Iceberg table `url` names (a metadata file, or a table folder),
@@ -122,6 +126,11 @@ pub(crate) async fn snapshot(
     as_of: Option<AsOf>,
     prior: Prior<'_>,
 ) -> Result<Snapshot, Error> {
+    // Its files are read: a snapshot left unread for being unchanged would have none.
+    let prior = Prior {
+        unchanged: None,
+        ..prior
+    };
     let Opened {
         mut snap,
         manifests,
@@ -164,6 +173,9 @@ struct Opened {
     /// The snapshot's files as a reader held them ([`Prior::known`]): its manifests are
     /// then not read (`manifests` is empty).
     known_files: Option<Vec<crate::DataFile>>,
+    /// The snapshot is [`Prior::unchanged`]'s: nothing of it was read past the metadata
+    /// file (`manifests` is empty).
+    unchanged: bool,
 }
 
 async fn open(
@@ -259,6 +271,7 @@ async fn open(
             waves,
             moved,
             known_files: None,
+            unchanged: false,
         });
     };
     let Some(chosen) = meta.snapshot(id) else {
@@ -283,12 +296,16 @@ async fn open(
             && chosen.manifest_list.as_deref() == Some(k.manifest_list.as_str())
             && specs.values().all(|s| s.fields.is_empty())
     });
+    let unchanged = prior
+        .unchanged
+        .is_some_and(|(s, list)| s == id && chosen.manifest_list.as_deref() == Some(list));
     let (manifests, known_files) = match known {
         Some(k) => {
             snap.data_manifests = Some(k.data_manifests.clone());
             snap.data_only_list = Some(k.manifest_list.clone());
             (Vec::new(), Some(k.files.clone()))
         }
+        None if unchanged => (Vec::new(), None),
         None => {
             let manifests = manifests_of(root, &cx, chosen, moved.as_ref()).await?;
             waves += u64::from(chosen.manifest_list.is_some());
@@ -315,6 +332,7 @@ async fn open(
         waves,
         moved,
         known_files,
+        unchanged,
     })
 }
 
@@ -403,7 +421,9 @@ async fn read_manifests(
 /// `since` whose data manifests were `known`: when every one of those is still in the
 /// snapshot's manifest list (manifests are immutable, so their live files are still live),
 /// the files of the manifests added since; else why the snapshot must be read whole (files
-/// were removed, or manifests rewritten).
+/// were removed, or manifests rewritten). `list`: snapshot `since`'s manifest list when
+/// known: a snapshot that still has it is `since` itself, and its list is not read.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn since(
     root: &StoreRoot,
     arg: &str,
@@ -412,6 +432,7 @@ pub(crate) async fn since(
     listed: Option<&[String]>,
     since: i64,
     known: &[String],
+    list: Option<&str>,
 ) -> Result<super::since::Tail, Error> {
     use super::since::{LogTail, Tail};
     let Opened {
@@ -422,6 +443,7 @@ pub(crate) async fn since(
         default_spec,
         mut waves,
         moved,
+        unchanged,
         ..
     } = open(
         root,
@@ -430,6 +452,7 @@ pub(crate) async fn since(
         as_of,
         Prior {
             listed,
+            unchanged: list.map(|l| (since, l)),
             ..Prior::default()
         },
     )
@@ -439,7 +462,8 @@ pub(crate) async fn since(
         .filter(|m| m.content == 0)
         .map(|m| m.path.as_str())
         .collect();
-    if let Some(gone) = known.iter().find(|k| !in_list.contains(k.as_str())) {
+    let gone = known.iter().find(|k| !in_list.contains(k.as_str()));
+    if let Some(gone) = gone.filter(|_| !unchanged) {
         return Ok(Tail::Snapshot(format!(
             "snapshot {} no longer lists manifest {gone} of snapshot {since} (files removed, or \
              manifests rewritten)",

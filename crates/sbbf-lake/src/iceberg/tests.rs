@@ -1044,4 +1044,28 @@ fn a_known_snapshot_stands_for_the_manifests_only_when_exact() {
     t.metadata("metadata/00001-abc.metadata.json", &meta);
     let e = read(&known).unwrap_err().to_string();
     assert!(e.contains("storage does not have"), "{e}");
+    // What changed since a snapshot whose list is known: the snapshot itself (partitioned or
+    // not) is unchanged without its list being read; with another list, the list is asked.
+    let since_list = |list: &str| {
+        sbbf_parquet::source::block_on(super::since(
+            &StoreRoot::local(),
+            "t",
+            &url,
+            None,
+            None,
+            11,
+            std::slice::from_ref(&m),
+            Some(list),
+        ))
+        .expect("a runtime")
+    };
+    match since_list(&list).unwrap() {
+        crate::since::Tail::Read(tail) => {
+            assert_eq!((tail.version, tail.commits), (11, 0));
+            assert!(tail.added.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = since_list("elsewhere.avro").unwrap_err().to_string();
+    assert!(e.contains("storage does not have"), "{e}");
 }
