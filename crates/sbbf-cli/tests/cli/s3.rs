@@ -926,7 +926,8 @@ fn a_query_of_an_indexed_iceberg_table_on_s3_reads_no_manifest_of_the_indexed_sn
         .cloned()
         .collect();
     assert!(
-        !got.iter().any(|g| g.contains(".avro") || g.contains(".parquet")),
+        !got.iter()
+            .any(|g| g.contains(".avro") || g.contains(".parquet")),
         "{got:#?}"
     );
 
