@@ -27,7 +27,7 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 use sbbf_index::format::Stamp;
 use sbbf_index::probe::{row_groups_ruled_out, KnownFile};
-use sbbf_index::table::{Loaded, ReadStats};
+use sbbf_index::table::ReadStats;
 use sbbf_index::{Listed, Root};
 use sbbf_lake::Snapshot;
 use sbbf_parquet::prune::Predicate;
@@ -35,8 +35,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// An index's head as [`Root::load`] reads it.
-pub(crate) type Loading = Result<Option<(Loaded, ReadStats)>, sbbf_index::Error>;
+pub(crate) use sbbf_index::table::Loading;
 
 /// Files the index rules out for one scan: object path -> (size, row groups).
 pub(crate) type Dropped = HashMap<String, (u64, usize)>;

@@ -898,13 +898,13 @@ impl Loaded {
     }
 }
 
-/// An index's head as [`Root::load`] reads it (`None`: no root to read it at).
-pub type Loading = Option<Result<Option<(Loaded, ReadStats)>, Error>>;
+/// An index's head as [`Root::load`] reads it.
+pub type Loading = Result<Option<(Loaded, ReadStats)>, Error>;
 
-/// Reads the index's head at `root` for a table's reader: the load (to await beside finding
-/// the table: it runs whether or not the reader asks), and what the reader is handed
-/// ([`sbbf_lake::Table::open_known`]): the snapshot the head knows, awaited only where the
-/// reader needs it (an Iceberg table), once the load is in.
+/// Reads the index's head at `root` for a table's reader: the load (`None`: no root to read
+/// it at), to await beside finding the table (it runs whether or not the reader asks), and
+/// what the reader is handed ([`sbbf_lake::Table::open_known`]): the snapshot the head
+/// knows, awaited only where the reader needs it (an Iceberg table), once the load is in.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), sbbf_parquet::Error> {
@@ -921,7 +921,7 @@ pub type Loading = Option<Result<Option<(Loaded, ReadStats)>, Error>>;
 pub fn load_for_reader(
     root: Option<Root>,
 ) -> (
-    impl std::future::Future<Output = Loading>,
+    impl std::future::Future<Output = Option<Loading>>,
     impl std::future::Future<Output = Option<sbbf_lake::since::KnownSnapshot>> + Send + 'static,
 ) {
     let (send, heard) = futures::channel::oneshot::channel::<Loaded>();

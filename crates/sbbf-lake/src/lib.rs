@@ -634,6 +634,7 @@ async fn detect_remote(
         (Ok(page), fetched) => (page, fetched),
         (Err(e), _) => return Err(e),
     };
+    use sbbf_parquet::write::output::names_iceberg_metadata;
     let mut found = names.iter().any(|n| names_iceberg_metadata(n));
     // A whole page without one: the names that sort first need not be the metadata files
     // (a Hadoop table's `v12.metadata.json` and hint sort after thousands of manifests named
@@ -660,11 +661,6 @@ async fn detect_remote(
         return Ok(Some((Format::Iceberg, Some(look))));
     }
     Ok(None)
-}
-
-/// Whether a name in `metadata/` marks an Iceberg table: a metadata file or a version hint.
-fn names_iceberg_metadata(name: &str) -> bool {
-    name.ends_with(".metadata.json") || name == "version-hint.text"
 }
 
 /// Reads the snapshot of the table at `arg` as `lake` says: `None` when `arg` is no table or is

@@ -91,18 +91,29 @@ pub fn table_format_at(dir: &Path) -> Option<TableFormat> {
     }
     let meta = dir.join("metadata");
     if meta.is_dir() {
-        if meta.join("version-hint.text").is_file() {
-            return Some(TableFormat::Iceberg);
-        }
         if let Ok(entries) = std::fs::read_dir(&meta) {
             for e in entries.flatten() {
-                if e.file_name().to_string_lossy().ends_with(".metadata.json") {
+                if names_iceberg_metadata(&e.file_name().to_string_lossy()) {
                     return Some(TableFormat::Iceberg);
                 }
             }
         }
     }
     None
+}
+
+/// Whether a name in a folder's `metadata/` marks an Iceberg table: a metadata file
+/// (`*.metadata.json`) or a version hint (`version-hint.text`). One rule for a local folder
+/// ([`table_format_at`]) and a store's listing.
+///
+/// ```
+/// use sbbf_parquet::write::output::names_iceberg_metadata;
+/// assert!(names_iceberg_metadata("00003-9c.metadata.json"));
+/// assert!(names_iceberg_metadata("version-hint.text"));
+/// assert!(!names_iceberg_metadata("snap-1-0-9c.avro"));
+/// ```
+pub fn names_iceberg_metadata(name: &str) -> bool {
+    name.ends_with(".metadata.json") || name == "version-hint.text"
 }
 
 /// The nearest folder above `file` (or `file` itself, for a folder) that is a table format's
